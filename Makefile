@@ -1,0 +1,44 @@
+# Two commands for a newcomer on a fresh Debian machine: `make demo` and `make test`.
+# Each sets up its own virtualenv (.venv) and installs what it needs.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: test demo lint typecheck unit bench clean venv
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "Python 3.11 or newer is needed (found $$($(PYTHON) --version))"; exit 1; }
+	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || \
+	  { echo "installing python3-venv with apt"; $(SUDO) apt-get update -q && \
+	    $(SUDO) apt-get install -y -q python3-venv; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+unit: $(STAMP)
+	$(PY) -m pytest
+
+test: lint typecheck unit
+
+demo: $(STAMP)
+	$(VENV)/bin/tablectl demo --hands 12 --irregularities 0.35 --profile corner-pocket
+
+bench: $(STAMP)
+	$(PY) -m tests.bench.replay_throughput --hands 10000
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

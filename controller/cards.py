@@ -1,0 +1,75 @@
+"""Cards, deck identities and tag payloads.
+
+Cards are written rank then suit (``As``, ``Td``, ``2c``); a joker is ``JK``. A tag's NDEF Text
+record carries ``<deck-id>:<card>`` (``R1:As``). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+RANKS = "AKQJT98765432"
+SUITS = "shdc"
+JOKER = "JK"
+# A tag that maps to no card still occupies the slot it was dealt into; this marks it.
+UNKNOWN = "??"
+
+STANDARD_DECK: tuple[str, ...] = tuple(r + s for r in RANKS for s in SUITS)
+
+_DECK_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
+
+
+class CardError(ValueError):
+    """A card, deck id or tag payload that cannot be understood."""
+
+
+def parse_card(text: str) -> str:
+    """The canonical spelling of a card: ``as`` -> ``As``, ``10h`` -> ``Th``, ``jk`` -> ``JK``."""
+    if not isinstance(text, str):
+        raise CardError(f"a card is a string like 'As' or 'Td', not {text!r}")
+    raw = text.strip()
+    if raw.upper() in (JOKER, "JOKER"):
+        return JOKER
+    if len(raw) == 3 and raw[:2] == "10":
+        raw = "T" + raw[2]
+    if len(raw) != 2:
+        raise CardError(
+            f"unknown card {text!r}: write rank then suit, ranks {' '.join(RANKS)}, "
+            f"suits {' '.join(SUITS)}, or JK for a joker"
+        )
+    rank, suit = raw[0].upper(), raw[1].lower()
+    if rank not in RANKS or suit not in SUITS:
+        raise CardError(
+            f"unknown card {text!r}: write rank then suit, ranks {' '.join(RANKS)}, "
+            f"suits {' '.join(SUITS)}, or JK for a joker"
+        )
+    return rank + suit
+
+
+def parse_deck_id(text: str) -> str:
+    if not isinstance(text, str) or not _DECK_ID.match(text):
+        raise CardError(
+            f"bad deck id {text!r}: 1 to 16 letters, digits, '-' or '_' (for example R1 or B2)"
+        )
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class TaggedCard:
+    """What a tag says: the deck it belongs to and the card."""
+
+    deck: str
+    card: str
+
+
+def parse_ndef_text(payload: str) -> TaggedCard:
+    """Parse an NDEF Text record ``<deck-id>:<card>``."""
+    if not isinstance(payload, str) or payload.count(":") != 1:
+        raise CardError(f"tag text {payload!r} is not '<deck-id>:<card>' (for example 'R1:As')")
+    deck, card = payload.split(":")
+    return TaggedCard(parse_deck_id(deck.strip()), parse_card(card))
+
+
+def is_joker(card: str) -> bool:
+    return card == JOKER

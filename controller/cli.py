@@ -1,0 +1,239 @@
+"""``tablectl``: the table controller's command line.
+
+Errors that are the user's (a bad line, an unknown profile, a bad file) print one clear message
+on stderr and exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import NoReturn, TextIO
+
+from controller.profiles import (
+    DEFAULT_PROFILE,
+    RULES,
+    Profile,
+    ProfileError,
+    builtin_names,
+    load_profile,
+)
+from controller.replay import ReplayError, dumps, replay
+from controller.table import TableConfig
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep it short
+        self.print_usage(sys.stderr)
+        print(f"tablectl: {message}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def _fail(message: str) -> int:
+    print(f"tablectl: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _profile(name: str) -> Profile:
+    return load_profile(name)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        profile = _profile(args.profile)
+    except ProfileError as exc:
+        return _fail(str(exc))
+    config = TableConfig(deal_gap=args.deal_gap, evaluate=not args.no_evaluate)
+    stream: TextIO
+    if args.file == "-":
+        stream = sys.stdin
+    else:
+        try:
+            stream = open(args.file, encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            return _fail(f"cannot read {args.file}: {exc.strerror}")
+    out = sys.stdout
+    try:
+        for event in replay(stream, profile, config):
+            out.write(dumps(event))
+            out.write("\n")
+    except ReplayError as exc:
+        out.flush()
+        where = "stdin" if args.file == "-" else args.file
+        return _fail(f"{where}: {exc}")
+    except UnicodeDecodeError as exc:
+        return _fail(f"{args.file}: not UTF-8 text ({exc.reason})")
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    out.flush()
+    return 0
+
+
+def cmd_profiles(args: argparse.Namespace) -> int:
+    try:
+        profiles = [_profile(name) for name in builtin_names()]
+        if args.file:
+            profiles.append(_profile(args.file))
+    except ProfileError as exc:
+        return _fail(str(exc))
+    if args.show:
+        try:
+            profile = _profile(args.show)
+        except ProfileError as exc:
+            return _fail(str(exc))
+        return _show_profile(profile, args.json)
+    if args.json:
+        print(json.dumps({p.name: {k: r.value for k, r in p.rules.items()} for p in profiles},
+                         indent=2))
+        return 0
+    print(f"Profiles (default: {DEFAULT_PROFILE})\n")
+    for p in profiles:
+        base = f"inherits {p.inherits}" if p.inherits else "complete"
+        print(f"  {p.name:<20} {p.title} ({base})")
+    print("\nWhere they differ (rule: value -> profiles):\n")
+    for key, spec in RULES.items():
+        values: dict[str, list[str]] = {}
+        for p in profiles:
+            value = p.rules[key].value
+            text = (f"{value['seconds']:g}s + {value['countdown']:g}s"
+                    if isinstance(value, dict) else str(value))
+            values.setdefault(text, []).append(p.name)
+        if len(values) < 2:
+            continue
+        print(f"  {key} (SPEC row {spec.row}: {spec.question})")
+        for text, names in values.items():
+            print(f"      {text:<36} {', '.join(names)}")
+    same = [k for k in RULES if len({json.dumps(p.rules[k].value) for p in profiles}) == 1]
+    print("\nThe same everywhere: " + ", ".join(same))
+    print("\n`tablectl profiles --show NAME` lists one profile's rules with their sources.")
+    return 0
+
+
+def _show_profile(profile: Profile, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps({
+            "name": profile.name, "title": profile.title, "inherits": profile.inherits,
+            "base_note": profile.base_note,
+            "rules": {k: {"value": r.value, "source": r.source, "quote": r.quote or None,
+                          "defined_in": r.defined_in} for k, r in profile.rules.items()},
+        }, indent=2))
+        return 0
+    print(f"{profile.name}: {profile.title}")
+    if profile.base_note:
+        print(f"  {profile.base_note}")
+    print(f"  inheritance: {' -> '.join(profile.chain)}\n")
+    for key, rule in profile.rules.items():
+        value = rule.value
+        text = (f"{value['seconds']:g}s + {value['countdown']:g}s countdown"
+                if isinstance(value, dict) else value)
+        print(f"  {key}: {text}")
+        print(f"      source: {rule.source}" + (f"  [from {rule.defined_in}]"
+                                                if rule.defined_in != profile.name else ""))
+        if rule.quote:
+            print(f"      \"{rule.quote}\"")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    import random
+
+    from controller.dealer_script import session_lines
+
+    try:
+        profile = _profile(args.profile)
+    except ProfileError as exc:
+        return _fail(str(exc))
+    rng = random.Random(args.seed)
+    lines = [json.dumps(x) for x in session_lines(
+        rng, profile, hands=args.hands, game=args.game, irregularity_rate=args.irregularities,
+        clock=args.structure)]
+    counts: dict[str, int] = {}
+    rulings: dict[str, int] = {}
+    hands = 0
+    try:
+        for event in replay(lines, profile):
+            kind = event["type"]
+            if kind == "hand.ended":
+                hands += 1
+            if kind == "irregularity":
+                counts[event["kind"]] = counts.get(event["kind"], 0) + 1
+            if kind == "ruling":
+                rulings[event["action"]] = rulings.get(event["action"], 0) + 1
+            if not args.quiet:
+                print(_describe(event))
+    except ReplayError as exc:  # a generator bug, not the user's: say so plainly
+        return _fail(f"the generated session did not replay: {exc}")
+    print(f"\n{hands} hands under profile {profile.name}; "
+          f"irregularities: {json.dumps(counts, sort_keys=True)}; "
+          f"rulings: {json.dumps(rulings, sort_keys=True)}")
+    return 0
+
+
+def _describe(event: dict[str, object]) -> str:
+    kind = event["type"]
+    t = event.get("t")
+    stamp = f"{t:9.1f}s" if isinstance(t, int | float) else " " * 10
+    if kind == "card":
+        where = f"seat {event['seat']}" if "seat" in event else str(event["street"])
+        return f"{stamp}  hand {event['hand']:>3}  #{event['n']:<3} {event['card']} " \
+               f"{event['role']:<5} {where}"
+    if kind == "ruling":
+        return f"{stamp}  hand {event['hand']:>3}  >>> {event['text']}"
+    if kind == "irregularity":
+        return f"{stamp}  hand {event['hand']:>3}  !!! {event['kind']}" + (
+            f" ({event['card']})" if "card" in event else "")
+    if kind == "hand.ended":
+        return f"{stamp}  hand {event['hand']:>3}  ended: {event['outcome']}, board " \
+               f"{' '.join(event['board'])}"  # type: ignore[arg-type]
+    rest = {k: v for k, v in event.items() if k not in ("type", "t")}
+    return f"{stamp}  {kind} {json.dumps(rest)}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tablectl", description="Poker table controller")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("replay", help="feed recorded inputs through the core, print events")
+    p.add_argument("file", metavar="FILE", help="JSON lines of inputs, or - for stdin")
+    p.add_argument("--profile", default=DEFAULT_PROFILE,
+                   help=f"house-rule profile name or .toml path (default {DEFAULT_PROFILE})")
+    p.add_argument("--deal-gap", type=float, default=3.0,
+                   help="seconds after the last expected card still in the deal (default 3)")
+    p.add_argument("--no-evaluate", action="store_true",
+                   help="leave best hands out of hand records")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("profiles", help="list house-rule profiles and what differs")
+    p.add_argument("--show", metavar="NAME", help="one profile's rules with their sources")
+    p.add_argument("--file", metavar="PATH", help="also validate and compare this .toml profile")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_profiles)
+
+    p = sub.add_parser("demo", help="replay a generated session and narrate it")
+    p.add_argument("--profile", default=DEFAULT_PROFILE)
+    p.add_argument("--hands", type=int, default=12)
+    p.add_argument("--game", choices=("holdem", "omaha", "omaha8", "mixed"), default="holdem")
+    p.add_argument("--irregularities", type=float, default=0.3,
+                   help="share of hands with one irregularity (default 0.3)")
+    p.add_argument("--structure", default="tda-2024", help="blind structure for the clock")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--quiet", action="store_true", help="print the summary only")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

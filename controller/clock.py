@@ -1,0 +1,279 @@
+"""The tournament blind clock. Pure: time is passed in, never read.
+
+A structure (``controller/structures/<name>.toml``, or a house's own file) is a list of periods,
+each a level (``level``, ``sb``, ``bb``, ``ante``, ``minutes``) or a break (``break_minutes``).
+The clock runs, pauses and resumes; ``advance(t)`` returns the ``level``, ``break`` and
+``clock.warning`` events for every boundary passed since the last call, each stamped with the
+time it happened. The last level runs on until the clock is stopped.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+Event = dict[str, Any]
+
+WARNING_SECONDS = 60.0
+_LEVEL_KEYS = {"level", "sb", "bb", "ante", "minutes", "note", "color_up", "announce"}
+_BREAK_KEYS = {"break_minutes", "note", "color_up", "announce"}
+_TOP_KEYS = {"name", "title", "source", "schedule", "starting_stack", "note"}
+
+
+class StructureError(ValueError):
+    """A blind structure that cannot be used; ``problems`` lists every one with its key."""
+
+    def __init__(self, origin: str, problems: list[str]) -> None:
+        self.origin = origin
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"structure {origin} has {len(problems)} problem(s):\n{lines}")
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    seconds: float
+    level: int | None = None  # None for a break
+    sb: int = 0
+    bb: int = 0
+    ante: int = 0
+    note: str = ""
+
+    @property
+    def is_break(self) -> bool:
+        return self.level is None
+
+
+@dataclass(frozen=True)
+class Structure:
+    name: str
+    title: str
+    source: str
+    periods: tuple[Period, ...]
+
+
+def _number(value: Any, where: str, problems: list[str], *, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        problems.append(f"{where}: must be a number, not {value!r}")
+        return 0.0
+    if value < 0 or (positive and value == 0):
+        problems.append(f"{where}: must be {'> 0' if positive else '>= 0'}, not {value!r}")
+    return float(value)
+
+
+def structure_from_data(data: Mapping[str, Any], origin: str) -> Structure:
+    problems: list[str] = []
+    for key in sorted(set(data) - _TOP_KEYS):
+        problems.append(f"{key}: unknown key (allowed: {', '.join(sorted(_TOP_KEYS))})")
+    name = data.get("name", origin)
+    schedule = data.get("schedule")
+    periods: list[Period] = []
+    if not isinstance(schedule, list) or not schedule:
+        problems.append("schedule: must be a non-empty list of [[schedule]] levels and breaks")
+        schedule = []
+    last_level = 0
+    for i, entry in enumerate(schedule):
+        where = f"schedule[{i}]"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: must be a table")
+            continue
+        note = str(entry.get("note") or entry.get("color_up") or entry.get("announce") or "")
+        if "break_minutes" in entry:
+            for key in sorted(set(entry) - _BREAK_KEYS):
+                problems.append(f"{where}.{key}: unknown key for a break")
+            minutes = _number(entry["break_minutes"], f"{where}.break_minutes", problems,
+                              positive=True)
+            periods.append(Period(minutes * 60.0, None, note=note))
+            continue
+        for key in sorted(set(entry) - _LEVEL_KEYS):
+            problems.append(f"{where}.{key}: unknown key for a level "
+                            f"(allowed: {', '.join(sorted(_LEVEL_KEYS))})")
+        for key in ("level", "sb", "bb", "minutes"):
+            if key not in entry:
+                problems.append(f"{where}.{key}: missing")
+        level = entry.get("level", 0)
+        if isinstance(level, int) and not isinstance(level, bool):
+            if level != last_level + 1:
+                problems.append(f"{where}.level: {level} follows level {last_level}; "
+                                "levels count up from 1 without gaps")
+            last_level = level
+        else:
+            problems.append(f"{where}.level: must be a whole number")
+        sb = _number(entry.get("sb", 0), f"{where}.sb", problems)
+        bb = _number(entry.get("bb", 0), f"{where}.bb", problems, positive=True)
+        ante = _number(entry.get("ante", 0), f"{where}.ante", problems)
+        if sb > bb:
+            problems.append(f"{where}.sb: small blind {sb:g} is larger than the big blind {bb:g}")
+        minutes = _number(entry.get("minutes", 0), f"{where}.minutes", problems, positive=True)
+        periods.append(Period(minutes * 60.0, int(level) if isinstance(level, int) else 0,
+                              int(sb), int(bb), int(ante), note))
+    if problems:
+        raise StructureError(origin, problems)
+    return Structure(str(name), str(data.get("title", name)), str(data.get("source", "")),
+                     tuple(periods))
+
+
+def builtin_structures() -> list[str]:
+    folder = resources.files("controller") / "structures"
+    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def load_structure(name_or_path: str) -> Structure:
+    if name_or_path.endswith(".toml") or "/" in name_or_path:
+        path = Path(name_or_path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise StructureError(name_or_path, [f"no structure file: {exc.strerror}"]) from None
+    else:
+        resource = resources.files("controller") / "structures" / f"{name_or_path}.toml"
+        if not resource.is_file():
+            raise StructureError(name_or_path, [
+                f"no structure named {name_or_path!r} (built-in: "
+                f"{', '.join(builtin_structures())}; or give the path of a .toml file)"])
+        text = resource.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise StructureError(name_or_path, [f"not valid TOML: {exc}"]) from None
+    return structure_from_data(data, name_or_path)
+
+
+class BlindClock:
+    """Running, paused, on a break or finished; tells which level applies at any time."""
+
+    def __init__(self, structure: Structure, t: float) -> None:
+        self.structure = structure
+        self.started_t = t
+        self.elapsed_before = 0.0  # clock seconds accumulated before the current run
+        self.running_since: float | None = t
+        self.index = -1  # period last announced
+        self.warned_index = -1
+        self.stopped = False
+        self._bounds: list[float] = []
+        total = 0.0
+        for period in structure.periods:
+            total += period.seconds
+            self._bounds.append(total)
+
+    # -- time
+    def elapsed(self, t: float) -> float:
+        if self.running_since is None:
+            return self.elapsed_before
+        return self.elapsed_before + max(0.0, t - self.running_since)
+
+    def _index_at(self, elapsed: float) -> int:
+        for i, bound in enumerate(self._bounds):
+            if elapsed < bound:
+                return i
+        return len(self._bounds) - 1
+
+    def _wall_time_of(self, elapsed: float) -> float:
+        """The input time at which the clock reads ``elapsed`` (the clock is running)."""
+        assert self.running_since is not None
+        return self.running_since + (elapsed - self.elapsed_before)
+
+    @property
+    def paused(self) -> bool:
+        return self.running_since is None and not self.stopped
+
+    def pause(self, t: float) -> list[Event]:
+        events = self.advance(t)
+        if self.running_since is not None:
+            self.elapsed_before = self.elapsed(t)
+            self.running_since = None
+            events.append(self._state_event("paused", t))
+        return events
+
+    def resume(self, t: float) -> list[Event]:
+        if self.running_since is None and not self.stopped:
+            self.running_since = t
+            return [self._state_event("running", t), *self.advance(t)]
+        return []
+
+    def stop(self, t: float) -> list[Event]:
+        events = self.advance(t)
+        self.elapsed_before = self.elapsed(t)
+        self.running_since = None
+        self.stopped = True
+        events.append(self._state_event("stopped", t))
+        return events
+
+    def advance(self, t: float) -> list[Event]:
+        events: list[Event] = []
+        if self.stopped:
+            return events
+        elapsed = self.elapsed(t)
+        target = self._index_at(elapsed)
+        while True:
+            if self.index >= 0:
+                self._maybe_warn(elapsed, t, events)
+            if self.index >= target:
+                break
+            self.index += 1
+            start_elapsed = self._bounds[self.index] - self.structure.periods[self.index].seconds
+            at = self._wall_time_of(start_elapsed) if self.running_since is not None else t
+            previous = self.structure.periods[self.index - 1] if self.index > 0 else None
+            if previous is not None and previous.is_break:
+                events.append({"type": "break", "state": "ended", "t": at})
+            events.append(self._period_event(self.index, at))
+        return events
+
+    def _maybe_warn(self, elapsed: float, t: float, events: list[Event]) -> None:
+        index = self.index
+        if index == len(self._bounds) - 1 or self.warned_index >= index:
+            return
+        period = self.structure.periods[index]
+        warn_elapsed = max(self._bounds[index] - WARNING_SECONDS,
+                           self._bounds[index] - period.seconds)
+        if elapsed < warn_elapsed:
+            return
+        self.warned_index = index
+        at = self._wall_time_of(warn_elapsed) if self.running_since is not None else t
+        events.append({"type": "clock.warning",
+                       "seconds_left": round(self._bounds[index] - warn_elapsed, 3),
+                       "level": period.level, "break": period.is_break, "t": at})
+
+    def _period_event(self, index: int, at: float) -> Event:
+        period = self.structure.periods[index]
+        following = self.structure.periods[index + 1] if index + 1 < len(self._bounds) else None
+        if period.is_break:
+            return {"type": "break", "state": "started", "minutes": period.seconds / 60.0,
+                    "note": period.note or None, "t": at}
+        event: Event = {"type": "level", "level": period.level, "sb": period.sb,
+                        "bb": period.bb, "ante": period.ante, "minutes": period.seconds / 60.0}
+        if period.note:
+            event["note"] = period.note
+        if following is not None:
+            event["next"] = None if following.is_break else {
+                "level": following.level, "sb": following.sb, "bb": following.bb,
+                "ante": following.ante}
+            event["break_next"] = following.is_break
+        event["t"] = at
+        return event
+
+    def _state_event(self, state: str, t: float) -> Event:
+        return {"type": "clock", "state": state, "structure": self.structure.name,
+                "elapsed": round(self.elapsed(t), 3), "t": t}
+
+    def current_level(self) -> int | None:
+        """The level in play now: during a break, the level before it."""
+        for index in range(self.index, -1, -1):
+            period = self.structure.periods[index]
+            if not period.is_break:
+                return period.level
+        return None
+
+    def snapshot(self, t: float) -> dict[str, Any]:
+        period = self.structure.periods[max(self.index, 0)]
+        return {
+            "structure": self.structure.name,
+            "level": self.current_level(),
+            "on_break": period.is_break,
+            "running": self.running_since is not None,
+            "remaining": round(self._bounds[max(self.index, 0)] - self.elapsed(t), 3),
+        }

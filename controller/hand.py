@@ -1,0 +1,616 @@
+"""One hand at the table: which card went where, every irregularity and the ruling it gets.
+
+A ``Hand`` is fed cards drawn from the shoe and the dealer's taps, each with its time in seconds,
+and answers with events (plain dicts, the replay contract's JSON objects). It never reads a clock
+and does no I/O: the table core (``controller.table``) owns it.
+
+The model of a deal (SPEC section 2):
+
+- hole cards go one at a time clockwise from left of the button, one round per card;
+- each street is ``burn + cards`` (flop 3, turn 1, river 1), dealt after the dealer's tap closes
+  the previous betting round;
+- cards drawn in quick succession belong to one dealing action; once the last expected card of
+  an action is out, a card within ``deal_gap`` seconds is still part of it (an extra hole card, a
+  fourth flop card), a card after a longer gap is a new action (premature, betting being open).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.cards import JOKER, UNKNOWN
+from controller.profiles import Profile
+from controller.seating import Positions
+
+Event = dict[str, Any]
+
+STREETS = ("flop", "turn", "river")
+BOARD_COUNT = {"flop": 3, "turn": 1, "river": 1}
+NEXT_STREET = {"preflop": "flop", "flop": "turn", "turn": "river", "river": None}
+HOLE_COUNT = {"holdem": 2, "omaha": 4, "omaha8": 4}
+
+ORDINAL = {0: "1st", 1: "2nd"}
+
+
+@dataclass(slots=True)
+class Drawn:
+    """A card as the shoe reported it, identity resolved by the table."""
+
+    card: str  # canonical card, JOKER, or UNKNOWN for a tag that maps to no card
+    deck: str | None
+    face: str = "down"
+    boxed: bool = False
+    tag: str | None = None
+
+
+@dataclass(slots=True)
+class _Premature:
+    street: str
+    last_t: float
+    action: str
+    burn_kept: bool = False
+    cards: list[str] = field(default_factory=list)
+
+
+class Hand:
+    """The state of one hand from deck insertion to its end."""
+
+    def __init__(
+        self,
+        *,
+        number: int,
+        game: str,
+        positions: Positions,
+        profile: Profile,
+        deck: str | None,
+        deal_gap: float,
+        t: float,
+        redeal: int = 0,
+        level: int | None = None,
+        dealer: str | None = None,
+    ) -> None:
+        self.number = number
+        self.game = game
+        self.positions = positions
+        self.profile = profile
+        self.deck = deck
+        self.deal_gap = deal_gap
+        self.redeal = redeal
+        self.level = level
+        self.dealer = dealer
+        self.started_t = t
+        order = positions.deal_order()
+        self.slots: list[int] = [seat for _ in range(HOLE_COUNT[game]) for seat in order]
+        self.slot_index = 0
+        self.replacements: list[int] = []
+        self.hole: dict[int, list[str]] = {seat: [] for seat in order}
+        self.board: dict[str, list[str]] = {street: [] for street in STREETS}
+        self.burns: list[str] = []
+        self.scrap: list[str] = []
+        self.out: list[str] = []  # foreign and duplicate cards: never in play
+        self.returned: list[str] = []  # back into the stub or set aside (may come out again)
+        self.in_play: set[str] = set()
+        self.draws = 0
+        # phase: "hole" (hole cards being dealt), "betting" (a betting round open on ``street``),
+        # "street" (the cards of ``street`` being dealt), "showdown", "ended".
+        self.phase = "hole"
+        self.street = "preflop"
+        self.burn_needed = {street: True for street in STREETS}
+        self.board_needed = dict(BOARD_COUNT)
+        self.street_draws: list[tuple[int, str]] = []  # (n, card) dealt for the current street
+        self.street_burn_n: int | None = None
+        self.rhythm_t: float | None = None  # time of the last card of the last dealing action
+        self.last_t = t
+        self.exposed = 0
+        self.boxed_in_deal = 0
+        self.extras = 0
+        self.flop_extra_ruled = False
+        self.premature: _Premature | None = None
+        self.set_aside: list[str] = []
+        self.reshuffle_pending = False
+        self.scramble: list[str] | None = None
+        self.outcome: str | None = None
+        self.events: list[Event] = []
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def ended(self) -> bool:
+        return self.phase == "ended"
+
+    def started_event(self) -> Event:
+        return {
+            "type": "hand.started",
+            "hand": self.number,
+            "game": self.game,
+            "button": self.positions.button,
+            "seats": list(self.positions.seats),
+            "level": self.level,
+            **{k: v for k, v in self.positions.as_dict().items() if k != "button"},
+            "deck": self.deck,
+            "redeal": self.redeal,
+            "dealer": self.dealer,
+            "t": self.started_t,
+        }
+
+    def draw(self, drawn: Drawn, t: float) -> list[Event]:
+        self.events = []
+        self.draws += 1
+        n = self.draws
+        self.last_t = t
+        if self.deck is None and drawn.deck is not None:
+            self.deck = drawn.deck  # deck inserted without an id: the first card names it
+        if self.scramble is not None and drawn.card in self.scramble:
+            self._identify_scrambled_burn(drawn, t)
+            self.draws -= 1
+            return self.events
+        if drawn.card == UNKNOWN:
+            self._place(n, drawn, t)
+            self._irregularity("unknown_tag", n, drawn, t)
+            self._ruling("unknown_tag", "call_floor", "unknown_tag", t,
+                         f"UNKNOWN TAG {drawn.tag or ''}: call the floor to check the card")
+            return self.events
+        if self.deck is not None and drawn.deck is not None and drawn.deck != self.deck:
+            self._card_event(n, drawn, "out", None, self._street_for_event(), t)
+            self.out.append(drawn.card)
+            self._irregularity("foreign_card", n, drawn, t, in_play_deck=self.deck)
+            self._ruling("foreign_card", "void_hand", "foreign_card", t,
+                         f"VOID HAND: {drawn.deck}:{drawn.card} is from another deck - "
+                         "return all bets, check both decks")
+            self._end("void", t)
+            return self.events
+        if drawn.card in self.in_play and drawn.card != JOKER:
+            self._card_event(n, drawn, "out", None, self._street_for_event(), t)
+            self.out.append(drawn.card)
+            self._irregularity("duplicate_card", n, drawn, t)
+            self._ruling("duplicate_card", "void_hand", "duplicate_card", t,
+                         f"VOID HAND: {drawn.card} twice - deck fouled, return all bets, "
+                         "check the deck")
+            self._end("void", t)
+            return self.events
+        if drawn.boxed:
+            self._scrap(n, drawn, t, "boxed_card")
+            return self.events
+        if drawn.card == JOKER:
+            self._scrap(n, drawn, t, "joker")
+            return self.events
+        self.in_play.add(drawn.card)
+        self._place(n, drawn, t)
+        return self.events
+
+    def tap(self, t: float) -> list[Event]:
+        """The dealer's tap: the current betting round is complete."""
+        self.events = []
+        self.last_t = t
+        if self.phase == "hole":
+            self._irregularity("missing_card", None, None, t, street="preflop",
+                               missing=self._missing_hole())
+            self._ruling("missing_hole_card", "call_floor", "wrong_card_count", t,
+                         "FLOOR: hole cards missing and betting closed - call the floor")
+            self._close_round("preflop", t)
+        elif self.phase == "betting":
+            self._close_round(self.street, t)
+        elif self.phase == "street":
+            self._close_partial_street(t)
+        return self.events
+
+    def finish(self, t: float, why: str) -> list[Event]:
+        """The hand is over: double tap, or the next deck inserted."""
+        self.events = []
+        if not self.ended:
+            self._end("complete", t, why=why)
+        return self.events
+
+    def shoe_fault(self, state: str, detail: str | None, t: float) -> list[Event]:
+        self.events = []
+        self._irregularity("shoe_fault", None, None, t, state=state, detail=detail)
+        what = "link lost" if state == "lost" else "reader fault"
+        self._ruling("shoe_fault", "call_floor", "shoe_fault", t,
+                     f"SHOE {what.upper()}: call the floor; hold the deal until the shoe is back")
+        return self.events
+
+    def deck_reinserted(self, t: float) -> bool:
+        """A deck insertion of the same deck while a reshuffle is pending continues the hand."""
+        if self.reshuffle_pending and not self.ended:
+            self.reshuffle_pending = False
+            return True
+        return False
+
+    # ------------------------------------------------------------------ placing a card
+
+    def _street_for_event(self) -> str:
+        if self.phase == "hole":
+            return "preflop"
+        if self.phase == "street":
+            return self.street
+        return NEXT_STREET.get(self.street) or self.street
+
+    def _place(self, n: int, drawn: Drawn, t: float) -> None:
+        if self.phase == "hole":
+            self._hole_card(n, drawn, t)
+        elif self.phase == "street":
+            self._street_card(n, drawn, t)
+        elif self.phase == "betting":
+            self._card_while_betting(n, drawn, t)
+        else:  # showdown: every street is out
+            self._card_event(n, drawn, "out", None, "river", t)
+            self._return_to_stub(drawn.card)
+            self._irregularity("too_many_board_cards", n, drawn, t, street="river")
+            self._ruling("too_many_board_cards", "call_floor", "too_many_board_cards", t,
+                         f"EXTRA CARD {drawn.card} after the river: call the floor",
+                         rule_value=False)
+
+    def _hole_card(self, n: int, drawn: Drawn, t: float) -> None:
+        replacing = self.slot_index >= len(self.slots)
+        seat = self.replacements[0] if replacing else self.slots[self.slot_index]
+        if drawn.face == "up":
+            self.exposed += 1
+            if self.exposed >= 2:
+                self._card_event(n, drawn, "hole", seat, "preflop", t)
+                self.hole[seat].append(drawn.card)
+                self._irregularity("exposed_card", n, drawn, t, seat=seat, exposed=self.exposed)
+                self._ruling("exposed_two_cards", "misdeal", "exposed_two_cards", t,
+                             "MISDEAL: two hole cards exposed - reshuffle, button stays")
+                self._end("misdeal", t)
+                return
+            if replacing:
+                key = "exposed_later_card"
+            else:
+                key = {0: "exposed_first_card", 1: "exposed_second_card"}.get(
+                    self.slot_index, "exposed_later_card")
+            action = self.profile.choice(key)
+            if action == "misdeal":
+                self._card_event(n, drawn, "hole", seat, "preflop", t)
+                self.hole[seat].append(drawn.card)
+                self._irregularity("exposed_card", n, drawn, t, seat=seat)
+                which = ORDINAL.get(self.slot_index, "a")
+                reason = "exposed_first_two" if key != "exposed_later_card" else "exposed_card"
+                self._ruling(key, "misdeal", reason, t,
+                             f"MISDEAL: {which} card exposed - reshuffle, button stays")
+                self._end("misdeal", t)
+                return
+            # replace_exposed: the deal goes on; the seat is owed the next card after the deal
+            # and the exposed card becomes the flop's burn.
+            self._card_event(n, drawn, "burn", None, "flop", t, dealt_to=seat)
+            self.burns.append(drawn.card)
+            self.burn_needed["flop"] = False
+            self._irregularity("exposed_card", n, drawn, t, seat=seat)
+            self._ruling(key, "replace_exposed", None, t,
+                         f"EXPOSED {drawn.card} seat {seat}: deal on; after the deal seat {seat} "
+                         f"gets the next card; {drawn.card} is the flop burn",
+                         seat=seat)
+            self.replacements.append(seat)
+        else:
+            self._card_event(n, drawn, "hole", seat, "preflop", t,
+                             replacement=True if replacing else None)
+            self.hole[seat].append(drawn.card)
+        if replacing:
+            self.replacements.pop(0)
+        else:
+            self.slot_index += 1
+        if self.slot_index >= len(self.slots) and not self.replacements:
+            self.phase = "betting"
+            self.street = "preflop"
+            self.rhythm_t = t
+
+    def _street_card(self, n: int, drawn: Drawn, t: float) -> None:
+        street = self.street
+        expected = (1 if self.burn_needed[street] else 0) + self.board_needed[street]
+        burn_turn = self.burn_needed[street] and self.street_burn_n is None
+        if burn_turn:
+            self._card_event(n, drawn, "burn", None, street, t)
+            self.burns.append(drawn.card)
+            self.street_burn_n = n
+        else:
+            self._card_event(n, drawn, "board", None, street, t)
+            self.board[street].append(drawn.card)
+        self.street_draws.append((n, drawn.card))
+        if len(self.street_draws) >= expected:
+            self.phase = "betting"
+            self.rhythm_t = t
+            self.burn_needed[street] = False
+            self.board_needed[street] = 0
+
+    def _card_while_betting(self, n: int, drawn: Drawn, t: float) -> None:
+        street = self.street
+        in_rhythm = self.rhythm_t is not None and t - self.rhythm_t <= self.deal_gap
+        if self.premature is None and in_rhythm:
+            if street == "preflop":
+                self._extra_hole_card(n, drawn, t)
+                return
+            if street == "flop" and not self.flop_extra_ruled:
+                self._fourth_flop_card(n, drawn, t)
+                return
+        nxt = NEXT_STREET[street]
+        if nxt is None:
+            self._card_event(n, drawn, "out", None, "river", t)
+            self._return_to_stub(drawn.card)
+            self._irregularity("too_many_board_cards", n, drawn, t, street="river")
+            self._ruling("too_many_board_cards", "call_floor", "too_many_board_cards", t,
+                         f"EXTRA CARD {drawn.card} after the river: call the floor",
+                         rule_value=False)
+            return
+        self._premature_card(n, drawn, t, nxt)
+
+    def _extra_hole_card(self, n: int, drawn: Drawn, t: float) -> None:
+        self.extras += 1
+        self.rhythm_t = t
+        if self.extras >= 2:
+            self._card_event(n, drawn, "out", None, "preflop", t)
+            self.out.append(drawn.card)
+            self._irregularity("extra_card", n, drawn, t, extra=self.extras)
+            self._ruling("extra_two_cards", "misdeal", "wrong_card_count", t,
+                         "MISDEAL: two extra hole cards - reshuffle, button stays")
+            self._end("misdeal", t)
+            return
+        action = self.profile.choice("extra_hole_card")
+        if action == "misdeal":
+            self._card_event(n, drawn, "out", None, "preflop", t)
+            self.out.append(drawn.card)
+            self._irregularity("extra_card", n, drawn, t, extra=self.extras)
+            self._ruling("extra_hole_card", "misdeal", "wrong_card_count", t,
+                         "MISDEAL: extra hole card - reshuffle, button stays")
+            self._end("misdeal", t)
+            return
+        if self.burn_needed["flop"]:
+            self._card_event(n, drawn, "burn", None, "flop", t)
+            self.burns.append(drawn.card)
+            self.burn_needed["flop"] = False
+            text = f"EXTRA CARD {drawn.card}: it is the flop burn; flop is 3 cards, no burn"
+        else:
+            # The flop's burn is already on the table (an exposed card): back into the stub.
+            self._card_event(n, drawn, "out", None, "flop", t)
+            self._return_to_stub(drawn.card)
+            text = f"EXTRA CARD {drawn.card}: back on the deck; burn already out"
+        self._irregularity("extra_card", n, drawn, t, extra=self.extras)
+        self._ruling("extra_hole_card", "use_as_burn", None, t, text)
+
+    def _fourth_flop_card(self, n: int, drawn: Drawn, t: float) -> None:
+        self.flop_extra_ruled = True
+        self._card_event(n, drawn, "board", None, "flop", t)
+        self.board["flop"].append(drawn.card)
+        self._irregularity("too_many_board_cards", n, drawn, t, street="flop")
+        action = self.profile.choice("too_many_flop_cards")
+        flop = list(self.board["flop"])
+        if action == "redeal_flop":
+            for card in flop:
+                self._return_to_stub(card)
+            self.board["flop"] = []
+            self.burn_needed["flop"] = False
+            self.board_needed["flop"] = 3
+            self.phase = "street"
+            self.street = "flop"
+            self.street_draws = []
+            self.street_burn_n = None
+            self.reshuffle_pending = True
+            self._ruling("too_many_flop_cards", "redeal_flop", "too_many_board_cards", t,
+                         "4-CARD FLOP: burn stays; flop back in the stub, reshuffle, "
+                         "deal a new flop without burning", returned=flop)
+        else:  # scramble_flop (TDA 39): one of the four is picked at random as the next burn
+            self.scramble = flop
+            self.board["flop"] = []
+            self.burn_needed["turn"] = False
+            self.rhythm_t = t
+            self._ruling("too_many_flop_cards", "scramble_flop", "too_many_board_cards", t,
+                         "4-CARD FLOP: call the floor - scramble the 4 face down, floor picks "
+                         "the burn; scan it to record it", candidates=flop)
+
+    def _identify_scrambled_burn(self, drawn: Drawn, t: float) -> None:
+        assert self.scramble is not None
+        burn = drawn.card
+        flop = [c for c in self.scramble if c != burn]
+        self.scramble = None
+        self.board["flop"] = flop
+        self.burns.append(burn)
+        self.events.append({
+            "type": "board.resolved", "hand": self.number, "street": "flop", "burn": burn,
+            "board": flop, "t": t,
+        })
+
+    def _premature_card(self, n: int, drawn: Drawn, t: float, street: str) -> None:
+        p = self.premature
+        new_action = p is None or t - p.last_t > self.deal_gap or p.street != street
+        if new_action:
+            key = f"premature_{street}"
+            action = self.profile.choice(key)
+            p = self.premature = _Premature(street, t, action)
+        assert p is not None
+        p.last_t = t
+        p.cards.append(drawn.card)
+        keep_as_burn = self.burn_needed[street] and not p.burn_kept
+        if keep_as_burn:
+            self._card_event(n, drawn, "burn", None, street, t, premature=True)
+            self.burns.append(drawn.card)
+            p.burn_kept = True
+            self.burn_needed[street] = False
+        elif p.action == "set_aside_turn":
+            self._card_event(n, drawn, "out", None, street, t, premature=True)
+            self.set_aside.append(drawn.card)
+            self.returned.append(drawn.card)
+            # Robert's: after betting burn and deal the next card as the turn; the river then
+            # comes from the reshuffled stub (set-aside card included) without a burn.
+            self.burn_needed["turn"] = True
+            self.burn_needed["river"] = False
+        else:
+            self._card_event(n, drawn, "out", None, street, t, premature=True)
+            self._return_to_stub(drawn.card)
+            self.reshuffle_pending = True
+        if not new_action:
+            return
+        self._irregularity("premature_card", n, drawn, t, street=street,
+                           betting=self.street)
+        if p.action == "set_aside_turn":
+            text = ("PREMATURE TURN: card out of play; after betting burn and turn; "
+                    "reshuffle it in before the river, no burn")
+        else:
+            text = (f"PREMATURE {street.upper()}: burn stays, card back in the stub, reshuffle; "
+                    f"after betting deal the {street} without burning")
+        self._ruling(f"premature_{street}", p.action, None, t, text, street=street)
+
+    def _scrap(self, n: int, drawn: Drawn, t: float, kind: str) -> None:
+        street = self._street_for_event()
+        self._card_event(n, drawn, "scrap", None, street, t)
+        self.scrap.append(drawn.card)
+        if drawn.card != JOKER:
+            self.in_play.add(drawn.card)  # a boxed card is still a card of this deck
+        self._irregularity(kind, n, drawn, t, street=street)
+        if kind == "boxed_card" and self.phase == "hole":
+            self.boxed_in_deal += 1
+            if self.boxed_in_deal >= 2 and self.profile.choice("boxed_two_cards") == "misdeal":
+                self._ruling("boxed_two_cards", "misdeal", "boxed_two_cards", t,
+                             "MISDEAL: two boxed cards - reshuffle, button stays")
+                self._end("misdeal", t)
+                return
+            key = "boxed_two_cards" if self.boxed_in_deal >= 2 else "boxed_card"
+        else:
+            key = kind if kind == "joker" else "boxed_card"
+        what = "JOKER" if kind == "joker" else f"BOXED {drawn.card}"
+        self._ruling(key, "scrap_and_replace", None, t,
+                     f"{what}: scrap of paper - the next card takes its place")
+
+    # ------------------------------------------------------------------ closing rounds
+
+    def _close_round(self, street: str, t: float) -> None:
+        self.premature = None
+        if street == "turn" and self.set_aside:
+            for card in self.set_aside:
+                self.in_play.discard(card)
+            self.set_aside = []
+            self.reshuffle_pending = True
+        nxt = NEXT_STREET[street]
+        if nxt is None:
+            self.phase = "showdown"
+            return
+        self.phase = "street"
+        self.street = nxt
+        self.street_draws = []
+        self.street_burn_n = None
+        if self.board_needed[nxt] == 0 and not self.burn_needed[nxt]:
+            self.phase = "betting"
+
+    def _close_partial_street(self, t: float) -> None:
+        street = self.street
+        drawn = len(self.street_draws)
+        if drawn == 0:
+            return  # nothing of this street is out: a tap with nothing to close
+        needed_board = self.board_needed[street]
+        if self.street_burn_n is not None and drawn == needed_board:
+            # Every draw was a board card: the dealer did not burn.
+            first_n, first_card = self.street_draws[0]
+            self.burns.remove(first_card)
+            self.board[street].insert(0, first_card)
+            action = self.profile.choice("missing_burn")
+            self._irregularity("missing_burn", first_n, None, t, street=street)
+            if action == "board_stands":
+                self._ruling("missing_burn", "board_stands", None, t,
+                             f"NO BURN on the {street}: the board stands, no burn this street",
+                             reassigned={first_card: "board"})
+            else:
+                self._ruling("missing_burn", "call_floor", "missing_burn", t,
+                             f"NO BURN on the {street}: call the floor",
+                             reassigned={first_card: "board"})
+        else:
+            expected = (1 if self.burn_needed[street] else 0) + needed_board
+            self._irregularity("missing_card", None, None, t, street=street,
+                               missing=expected - drawn)
+            self._ruling("missing_hole_card", "call_floor", "wrong_card_count", t,
+                         f"SHORT {street.upper()}: betting closed with cards missing - "
+                         "call the floor", rule_value=False)
+        self.burn_needed[street] = False
+        self.board_needed[street] = 0
+        self._close_round(street, t)
+
+    def _missing_hole(self) -> dict[str, int]:
+        missing: dict[str, int] = {}
+        for seat in self.slots[self.slot_index:] + self.replacements:
+            missing[str(seat)] = missing.get(str(seat), 0) + 1
+        return missing
+
+    def _return_to_stub(self, card: str) -> None:
+        self.in_play.discard(card)
+        self.returned.append(card)
+
+    def _out_of_play(self) -> list[str]:
+        """Cards drawn this hand that are in no seat, board, burn or scrap at its end."""
+        played = set(self.burns) | set(self.scrap) | {
+            c for cards in self.board.values() for c in cards} | {
+            c for cards in self.hole.values() for c in cards}
+        returned = [c for c in dict.fromkeys(self.returned) if c not in played]
+        return list(dict.fromkeys(self.out + returned))
+
+    # ------------------------------------------------------------------ events
+
+    def _card_event(self, n: int, drawn: Drawn, role: str, seat: int | None, street: str,
+                    t: float, **extra: Any) -> None:
+        event: Event = {"type": "card", "hand": self.number, "n": n, "card": drawn.card,
+                        "deck": drawn.deck, "role": role, "street": street}
+        if seat is not None:
+            event["seat"] = seat
+        if drawn.face == "up":
+            event["face"] = "up"
+        if drawn.boxed:
+            event["boxed"] = True
+        if drawn.tag is not None:
+            event["tag"] = drawn.tag
+        event.update({k: v for k, v in extra.items() if v is not None})
+        event["t"] = t
+        self.events.append(event)
+
+    def _irregularity(self, kind: str, n: int | None, drawn: Drawn | None, t: float,
+                      **extra: Any) -> None:
+        event: Event = {"type": "irregularity", "hand": self.number, "kind": kind}
+        if drawn is not None:
+            event["card"] = drawn.card
+            if drawn.tag is not None:
+                event["tag"] = drawn.tag
+        if n is not None:
+            event["n"] = n
+        event.update({k: v for k, v in extra.items() if v is not None})
+        event["t"] = t
+        self.events.append(event)
+
+    def _ruling(self, rule: str, action: str, reason: str | None, t: float, text: str,
+                rule_value: bool = True, **extra: Any) -> None:
+        event: Event = {"type": "ruling", "hand": self.number, "action": action}
+        if reason is not None:
+            event["reason"] = reason
+        event["text"] = text
+        event["profile"] = self.profile.name
+        if rule_value and rule in self.profile.rules:
+            event["rule"] = rule
+            event["source"] = self.profile.rules[rule].source
+        event.update({k: v for k, v in extra.items() if v is not None})
+        event["t"] = t
+        self.events.append(event)
+
+    def _end(self, outcome: str, t: float, why: str | None = None) -> None:
+        self.phase = "ended"
+        self.outcome = outcome
+        hole = {str(seat): list(cards) for seat, cards in self.hole.items()}
+        board = self.board["flop"] + self.board["turn"] + self.board["river"]
+        event: Event = {
+            "type": "hand.ended", "hand": self.number, "outcome": outcome, "hole": hole,
+            "board": board, "burns": list(self.burns), "scrap": list(self.scrap),
+            "out": self._out_of_play(), "level": self.level, "button": self.positions.button,
+            "draws": self.draws,
+        }
+        if self.scramble is not None:
+            event["flop_unresolved"] = list(self.scramble)
+        if why is not None:
+            event["ended_by"] = why
+        event["t"] = t
+        self.events.append(event)
+
+    def record_data(self) -> dict[str, Any]:
+        """What the hand record needs: cards by seat and the board (for evaluation)."""
+        return {
+            "hand": self.number, "game": self.game, "outcome": self.outcome,
+            "hole": {seat: list(cards) for seat, cards in self.hole.items()},
+            "board": self.board["flop"] + self.board["turn"] + self.board["river"],
+            "flop_resolved": self.scramble is None,
+        }
+
+
+Evaluator = Callable[[str, dict[int, list[str]], list[str]], dict[str, Any]]

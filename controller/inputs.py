@@ -1,0 +1,297 @@
+"""What goes into the table core: shoe reads, dealer gestures, seating, clock commands.
+
+Each input carries ``t``, seconds on the shoe's (or the daemon's monotonic) clock, or ``None`` when
+the source gave none: the core then treats it as happening at the last time it knows.
+Pure: these are plain values; ``parse_input`` turns a JSON object (a replay line, a command) into
+one, reporting every problem with its key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from controller.cards import CardError, parse_card, parse_deck_id, parse_ndef_text
+from controller.seating import SeatingError, normalise_seats
+
+GAMES = {"holdem": 2, "omaha": 4, "omaha8": 4}
+GESTURES = ("tap", "double_tap", "hold", "long_hold")
+SHOE_STATES = ("ok", "lost", "fault")
+CLOCK_ACTIONS = ("start", "pause", "resume", "stop")
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    game: str | None = None
+    seats: tuple[int, ...] | None = None
+    button: int | None = None
+    hand: int | None = None
+    tags: tuple[tuple[str, str], ...] = ()  # enrolled UID -> "<deck>:<card>"
+    t: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeckIn:
+    deck: str | None
+    t: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeckOut:
+    t: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CardRead:
+    """One card drawn from the shoe: a known card (``card``/``deck``) or a bare tag UID."""
+
+    card: str | None
+    deck: str | None
+    tag: str | None
+    face: str = "down"
+    boxed: bool = False
+    t: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Gesture:
+    gesture: str
+    t: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatsChange:
+    seats: tuple[int, ...]
+    t: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClockCommand:
+    action: str
+    structure: str | None = None
+    t: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeStatus:
+    state: str
+    detail: str | None = None
+    t: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DealerSignIn:
+    dealer: str | None
+    t: float | None = None
+
+
+Input = (
+    Setup | DeckIn | DeckOut | CardRead | Gesture | SeatsChange | ClockCommand | ShoeStatus
+    | DealerSignIn
+)
+
+
+class InputError(ValueError):
+    """An input object that is not what the contract says; lists every problem with its key."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+_ALLOWED: dict[str, tuple[str, ...]] = {
+    "setup": ("game", "seats", "button", "hand", "tags"),
+    "deck_in": ("deck",),
+    "deck_out": (),
+    "card": ("card", "deck", "tag", "ndef", "face", "boxed"),
+    "button": ("gesture",),
+    "seats": ("seats",),
+    "clock": ("structure", "action"),
+    "shoe": ("state", "detail"),
+    "dealer": ("dealer",),
+}
+
+
+def parse_input(obj: Any) -> Input:
+    """Turn a decoded JSON object into an input; raise ``InputError`` naming every bad key."""
+    if not isinstance(obj, Mapping):
+        raise InputError([f"an input is a JSON object, not {type(obj).__name__}"])
+    kind = obj.get("type")
+    if kind not in _ALLOWED:
+        raise InputError([f"type: {kind!r} is not one of {', '.join(_ALLOWED)}"])
+    problems: list[str] = []
+    allowed = set(_ALLOWED[kind]) | {"type", "t"}
+    for key in obj:
+        if key not in allowed:
+            problems.append(f"{key}: unknown key for a {kind!r} line "
+                            f"(allowed: {', '.join(sorted(allowed))})")
+    t = obj.get("t")
+    if t is not None and (isinstance(t, bool) or not isinstance(t, int | float)
+                          or not math.isfinite(t)):
+        problems.append(f"t: must be a number of seconds, not {t!r}")
+        t = None
+    t_value = float(t) if t is not None else None
+    result: Input | None = None
+    try:
+        result = _BUILDERS[kind](obj, t_value, problems)
+    except (CardError, SeatingError) as exc:
+        problems.append(str(exc))
+    if problems or result is None:
+        raise InputError(problems or ["unreadable input"])
+    return result
+
+
+def _opt_str(obj: Mapping[str, Any], key: str, problems: list[str]) -> str | None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        problems.append(f"{key}: must be a string, not {value!r}")
+        return None
+    return value
+
+
+def _setup(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
+    game = obj.get("game")
+    if game is not None and game not in GAMES:
+        problems.append(f"game: {game!r} is not one of {', '.join(GAMES)}")
+    seats = obj.get("seats")
+    seat_tuple: tuple[int, ...] | None = None
+    if seats is not None:
+        if not isinstance(seats, list):
+            problems.append(f"seats: must be a list of seat numbers, not {seats!r}")
+        else:
+            try:
+                seat_tuple = normalise_seats(seats)
+            except SeatingError as exc:
+                problems.append(f"seats: {exc}")
+    button = obj.get("button")
+    if button is not None and (isinstance(button, bool) or not isinstance(button, int)):
+        problems.append(f"button: must be a seat number, not {button!r}")
+    if seat_tuple is not None and isinstance(button, int) and button not in seat_tuple:
+        problems.append(f"button: seat {button} is not one of the seats {list(seat_tuple)}")
+    hand = obj.get("hand")
+    if hand is not None and (isinstance(hand, bool) or not isinstance(hand, int) or hand < 1):
+        problems.append(f"hand: must be a hand number >= 1, not {hand!r}")
+    tags_obj = obj.get("tags", {})
+    tags: list[tuple[str, str]] = []
+    if not isinstance(tags_obj, dict):
+        problems.append("tags: must be an object mapping tag UIDs to '<deck>:<card>'")
+    else:
+        for uid, text in tags_obj.items():
+            try:
+                tagged = parse_ndef_text(text)
+            except CardError as exc:
+                problems.append(f"tags.{uid}: {exc}")
+                continue
+            tags.append((_norm_uid(uid), f"{tagged.deck}:{tagged.card}"))
+    return Setup(game, seat_tuple, button, hand, tuple(tags), t)
+
+
+def _norm_uid(uid: str) -> str:
+    return uid.replace(":", "").replace(" ", "").upper()
+
+
+def _deck_in(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
+    deck = _opt_str(obj, "deck", problems)
+    return DeckIn(parse_deck_id(deck) if deck is not None else None, t)
+
+
+def _deck_out(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
+    return DeckOut(t)
+
+
+def _card(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
+    card = _opt_str(obj, "card", problems)
+    deck = _opt_str(obj, "deck", problems)
+    tag = _opt_str(obj, "tag", problems)
+    ndef = _opt_str(obj, "ndef", problems)
+    face = obj.get("face", "down")
+    if face not in ("down", "up"):
+        problems.append(f"face: {face!r} is not 'down' or 'up'")
+    boxed = obj.get("boxed", False)
+    if not isinstance(boxed, bool):
+        problems.append(f"boxed: must be true or false, not {boxed!r}")
+    if ndef is not None:
+        try:
+            tagged = parse_ndef_text(ndef)
+        except CardError as exc:
+            problems.append(f"ndef: {exc}")
+        else:
+            if card is not None or deck is not None:
+                problems.append("ndef: give either ndef or card/deck, not both")
+            card, deck = tagged.card, tagged.deck
+    if card is None and tag is None:
+        problems.append("card: a card line needs 'card' (or 'ndef') or 'tag'")
+    if tag is not None and not tag.strip():
+        problems.append("tag: empty tag UID")
+    try:
+        card_value = parse_card(card) if card is not None else None
+    except CardError as exc:
+        problems.append(f"card: {exc}")
+        card_value = None
+    deck_value = None
+    if deck is not None:
+        try:
+            deck_value = parse_deck_id(deck)
+        except CardError as exc:
+            problems.append(f"deck: {exc}")
+    return CardRead(card_value, deck_value, _norm_uid(tag) if tag else None, face,
+                    bool(boxed), t)
+
+
+def _gesture(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
+    gesture = obj.get("gesture")
+    if gesture not in GESTURES:
+        problems.append(f"gesture: {gesture!r} is not one of {', '.join(GESTURES)}")
+        return None
+    return Gesture(gesture, t)
+
+
+def _seats(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
+    seats = obj.get("seats")
+    if not isinstance(seats, list):
+        problems.append(f"seats: must be a list of seat numbers, not {seats!r}")
+        return None
+    try:
+        return SeatsChange(normalise_seats(seats), t)
+    except SeatingError as exc:
+        problems.append(f"seats: {exc}")
+        return None
+
+
+def _clock(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
+    structure = _opt_str(obj, "structure", problems)
+    action = obj.get("action", "start" if structure is not None else None)
+    if action not in CLOCK_ACTIONS:
+        problems.append(f"action: {action!r} is not one of {', '.join(CLOCK_ACTIONS)} "
+                        "(a clock line names a structure to start, or an action)")
+        return None
+    if action == "start" and structure is None:
+        problems.append("structure: starting the clock needs a structure name")
+    return ClockCommand(action, structure, t)
+
+
+def _shoe(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
+    state = obj.get("state")
+    if state not in SHOE_STATES:
+        problems.append(f"state: {state!r} is not one of {', '.join(SHOE_STATES)}")
+        return None
+    return ShoeStatus(state, _opt_str(obj, "detail", problems), t)
+
+
+def _dealer(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
+    return DealerSignIn(_opt_str(obj, "dealer", problems), t)
+
+
+_BUILDERS = {
+    "setup": _setup,
+    "deck_in": _deck_in,
+    "deck_out": _deck_out,
+    "card": _card,
+    "button": _gesture,
+    "seats": _seats,
+    "clock": _clock,
+    "shoe": _shoe,
+    "dealer": _dealer,
+}

@@ -1,0 +1,52 @@
+"""``tablectl replay``: a recorded stream of shoe and button inputs through the table core.
+
+One JSON object per input line in, one JSON object per event out. The same ``Table`` the daemon
+runs; only the source of inputs differs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+
+from controller.hand import Event
+from controller.inputs import InputError, parse_input
+from controller.profiles import Profile
+from controller.table import Table, TableConfig, TableUsageError
+
+
+class ReplayError(ValueError):
+    """A line of the input that cannot be replayed; names the line."""
+
+    def __init__(self, line: int, message: str) -> None:
+        self.line = line
+        self.message = message
+        super().__init__(f"line {line}: {message}")
+
+
+def replay(lines: Iterable[str], profile: Profile, config: TableConfig | None = None,
+           table: Table | None = None) -> Iterator[Event]:
+    """Yield every event the core emits for these input lines, in order."""
+    table = table or Table(profile, config)
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ReplayError(number, f"not a JSON object: {exc.msg} at column {exc.colno}") \
+                from None
+        try:
+            item = parse_input(obj)
+        except InputError as exc:
+            raise ReplayError(number, "; ".join(exc.problems)) from None
+        try:
+            events = table.handle(item)
+        except TableUsageError as exc:
+            raise ReplayError(number, str(exc)) from None
+        yield from events
+
+
+def dumps(event: Event) -> str:
+    return json.dumps(event, separators=(",", ":"))

@@ -1,0 +1,129 @@
+"""Seats, the button and the blinds. Pure.
+
+Seats are numbered 1-10 clockwise; "left of" a seat is the next occupied seat with a higher number,
+wrapping after 10. Positions between hands follow the profile's ``button_movement`` rule:
+
+- ``moving_button``: the button always moves to the next player; blinds follow it.
+- ``dead_button`` (TDA 32, Robert's Rules button rule 1(b)): the big blind moves to the next player
+  every hand; the small blind goes where the big blind was and the button where the small blind
+  was, even when that seat is now empty (a dead small blind, a dead button).
+- ``dead_button_button_stays_on_sb_bust`` (seed 003): as ``dead_button``, except that when the
+  player who posted the small blind is gone the button does not move.
+
+Heads-up the button posts the small blind and the other player is dealt first; going to two
+players, whoever was due the big blind gets it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+SEAT_MIN, SEAT_MAX = 1, 10
+
+
+class SeatingError(ValueError):
+    """Seating that cannot be played (a caller's mistake: fix the setup or seats input)."""
+
+
+def normalise_seats(seats: Iterable[int]) -> tuple[int, ...]:
+    result = []
+    for seat in seats:
+        if isinstance(seat, bool) or not isinstance(seat, int) or not SEAT_MIN <= seat <= SEAT_MAX:
+            raise SeatingError(f"seat {seat!r} is not a seat number from {SEAT_MIN} to {SEAT_MAX}")
+        result.append(seat)
+    if len(set(result)) != len(result):
+        raise SeatingError(f"seats {list(result)} name a seat twice")
+    return tuple(sorted(result))
+
+
+def next_occupied(seats: Sequence[int], after: int) -> int:
+    """The next occupied seat clockwise (higher number, wrapping after 10) after ``after``."""
+    for seat in seats:
+        if seat > after:
+            return seat
+    return seats[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Positions:
+    """Where the button and blinds are for one hand. A position may be an empty seat (dead)."""
+
+    button: int
+    small_blind: int
+    big_blind: int
+    seats: tuple[int, ...]
+
+    @property
+    def dead_button(self) -> bool:
+        return self.button not in self.seats
+
+    @property
+    def small_blind_posted(self) -> bool:
+        return self.small_blind in self.seats and self.small_blind != self.big_blind
+
+    def deal_order(self) -> list[int]:
+        """Occupied seats in dealing order: starting left of the button, clockwise."""
+        first = next_occupied(self.seats, self.button)
+        start = self.seats.index(first)
+        return list(self.seats[start:] + self.seats[:start])
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "button": self.button,
+            "small_blind": self.small_blind if self.small_blind_posted else None,
+            "big_blind": self.big_blind,
+            "dead_button": self.dead_button,
+        }
+
+
+def initial_positions(seats: Sequence[int], button: int) -> Positions:
+    seats = normalise_seats(seats)
+    if len(seats) < 2:
+        raise SeatingError(f"a hand needs at least two seated players, seats are {list(seats)}")
+    if button not in seats:
+        raise SeatingError(
+            f"the button seat {button} is not one of the occupied seats {list(seats)}")
+    if len(seats) == 2:
+        other = next_occupied(seats, button)
+        return Positions(button, button, other, seats)
+    small = next_occupied(seats, button)
+    return Positions(button, small, next_occupied(seats, small), seats)
+
+
+def next_positions(previous: Positions, seats: Sequence[int], rule: str) -> Positions:
+    """Positions for the next hand, given who is seated now."""
+    seats = normalise_seats(seats)
+    if len(seats) < 2:
+        raise SeatingError(f"a hand needs at least two seated players, seats are {list(seats)}")
+    if rule == "moving_button":
+        return initial_positions(seats, next_occupied(seats, previous.button))
+    if rule not in ("dead_button", "dead_button_button_stays_on_sb_bust"):
+        raise SeatingError(f"unknown button movement rule {rule!r}")
+    big = next_occupied(seats, previous.big_blind)
+    if len(seats) == 2:
+        # Heads-up: the player due the big blind gets it; the other has the button and small blind.
+        other = next_occupied(seats, big)
+        return Positions(other, other, big, seats)
+    small = previous.big_blind
+    button = previous.small_blind
+    if (
+        rule == "dead_button_button_stays_on_sb_bust"
+        and previous.small_blind_posted
+        and previous.small_blind not in seats
+    ):
+        button = previous.button
+    result = Positions(button, small, big, seats)
+    if len({result.button, result.small_blind, result.big_blind}) < 3:
+        # Seating changed so much that the dead-button order cannot hold: fall back to the
+        # plain order from the new big blind so that no one posts twice.
+        small = _previous_occupied(seats, big)
+        return Positions(_previous_occupied(seats, small), small, big, seats)
+    return result
+
+
+def _previous_occupied(seats: Sequence[int], before: int) -> int:
+    for seat in reversed(seats):
+        if seat < before:
+            return seat
+    return seats[-1]

@@ -1,0 +1,373 @@
+"""The table core: one object that every input goes into and every event comes out of.
+
+``Table.handle(input)`` takes one input (``controller.inputs``) and returns the events it causes,
+in order. Time comes in with the inputs (``t``); the core never reads a clock and does no I/O, so
+the daemon, the simulator, the tests and ``tablectl replay`` all run this same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.cards import UNKNOWN, parse_ndef_text
+from controller.clock import BlindClock, Structure, load_structure
+from controller.hand import Drawn, Event, Hand
+from controller.inputs import (
+    CardRead,
+    ClockCommand,
+    DealerSignIn,
+    DeckIn,
+    DeckOut,
+    Gesture,
+    Input,
+    SeatsChange,
+    Setup,
+    ShoeStatus,
+)
+from controller.profiles import Profile
+from controller.record import hand_record
+from controller.seating import Positions, SeatingError, initial_positions, next_positions
+
+GESTURE_ACTIONS = ("close_round", "end_hand", "shot_clock", "call_floor", "ignore")
+DEFAULT_GESTURES = {
+    "tap": "close_round",
+    "double_tap": "end_hand",
+    "hold": "shot_clock",
+    "long_hold": "call_floor",
+}
+
+
+class TableUsageError(ValueError):
+    """An input that the table cannot act on in its present state (the caller's mistake)."""
+
+
+@dataclass
+class TableConfig:
+    deal_gap: float = 3.0  # seconds after the last expected card that still belong to the deal
+    reread_window: float = 0.25  # the same tag read again within this is one card, not two
+    gestures: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_GESTURES))
+    evaluate: bool = True  # compute best hands in the hand record
+
+
+@dataclass
+class _ShotClock:
+    started: float
+    seconds: float
+    countdown: float
+    countdown_sent: bool = False
+
+
+class Table:
+    def __init__(
+        self,
+        profile: Profile,
+        config: TableConfig | None = None,
+        structure_loader: Callable[[str], Structure] = load_structure,
+    ) -> None:
+        self.profile = profile
+        self.config = config or TableConfig()
+        self.structure_loader = structure_loader
+        self.now = 0.0
+        self.game = "holdem"
+        self.seats: tuple[int, ...] | None = None
+        self.setup_button: int | None = None
+        self.hand: Hand | None = None
+        self.next_number = 1
+        self.last_positions: Positions | None = None
+        self.last_outcome: str | None = None
+        self.redeals = 0
+        self.pending_setup: Setup | None = None
+        self.pending_seats: tuple[int, ...] | None = None
+        self.tags: dict[str, str] = {}
+        self.last_deck: str | None = None
+        self.dealer: str | None = None
+        self.clock: BlindClock | None = None
+        self.shot: _ShotClock | None = None
+        self.shoe_state = "ok"
+        self._last_read: tuple[str | None, str | None, str | None, float] | None = None
+
+    # ------------------------------------------------------------------ entry point
+
+    def handle(self, item: Input) -> list[Event]:
+        t = self.now if item.t is None else max(self.now, item.t)
+        self.now = t
+        events = self.advance(t)
+        if isinstance(item, CardRead):
+            events += self._card(item, t)
+        elif isinstance(item, Gesture):
+            events += self._gesture(item.gesture, t)
+        elif isinstance(item, DeckIn):
+            events += self._deck_in(item.deck, t)
+        elif isinstance(item, Setup):
+            events += self._setup(item, t)
+        elif isinstance(item, SeatsChange):
+            events += self._seats(item.seats, t)
+        elif isinstance(item, ClockCommand):
+            events += self._clock(item, t)
+        elif isinstance(item, ShoeStatus):
+            events += self._shoe(item, t)
+        elif isinstance(item, DealerSignIn):
+            self.dealer = item.dealer
+            events.append({"type": "dealer", "dealer": item.dealer, "t": t})
+        elif isinstance(item, DeckOut):
+            events.append({"type": "deck", "state": "removed", "deck": self.last_deck,
+                           "hand": self._active_number(), "t": t})
+        return events
+
+    def advance(self, t: float) -> list[Event]:
+        """Let time pass: blind clock boundaries, shot-clock countdown and expiry."""
+        events: list[Event] = []
+        if self.clock is not None:
+            events += self.clock.advance(t)
+        if self.shot is not None:
+            shot = self.shot
+            countdown_at = shot.started + shot.seconds
+            if not shot.countdown_sent and t >= countdown_at:
+                shot.countdown_sent = True
+                events.append({"type": "shot_clock", "state": "countdown",
+                               "seconds": shot.countdown, "hand": self._active_number(),
+                               "t": countdown_at})
+            if t >= countdown_at + shot.countdown:
+                self.shot = None
+                events.append({"type": "shot_clock", "state": "expired",
+                               "hand": self._active_number(),
+                               "t": countdown_at + shot.countdown})
+        return events
+
+    @property
+    def hand_in_progress(self) -> bool:
+        return self.hand is not None and not self.hand.ended
+
+    def _active_number(self) -> int | None:
+        return self.hand.number if self.hand is not None and not self.hand.ended else None
+
+    # ------------------------------------------------------------------ setup and seating
+
+    def _setup(self, item: Setup, t: float) -> list[Event]:
+        for uid, text in item.tags:
+            self.tags[uid] = text
+        if self.hand_in_progress:
+            self.pending_setup = item
+            return [{"type": "table.setup", "effective": "next_hand", **self._setup_view(item),
+                     "t": t}]
+        self._apply_setup(item)
+        return [{"type": "table.setup", "effective": "now", **self._setup_view(item), "t": t}]
+
+    def _setup_view(self, item: Setup) -> dict[str, Any]:
+        return {"game": item.game or self.game,
+                "seats": list(item.seats) if item.seats is not None else
+                (list(self.seats) if self.seats else None),
+                "button": item.button, "profile": self.profile.name}
+
+    def _apply_setup(self, item: Setup) -> None:
+        if item.game is not None:
+            self.game = item.game
+        if item.seats is not None:
+            self.seats = item.seats
+        if item.hand is not None:
+            self.next_number = item.hand
+        if item.seats is not None or item.button is not None:
+            # A new seating with its own button starts the button afresh.
+            self.setup_button = item.button
+            self.last_positions = None
+            self.last_outcome = None
+
+    def _seats(self, seats: tuple[int, ...], t: float) -> list[Event]:
+        if self.hand_in_progress:
+            self.pending_seats = seats
+            return [{"type": "seating", "seats": list(seats), "effective": "next_hand", "t": t}]
+        self.seats = seats
+        return [{"type": "seating", "seats": list(seats), "effective": "now", "t": t}]
+
+    def _positions_for_next_hand(self) -> Positions:
+        if self.seats is None:
+            raise TableUsageError("a deck was inserted before the table was set up: give a "
+                                  "'setup' line with the game, the seats and the button first")
+        seats = self.seats
+        previous = self.last_positions
+        try:
+            if previous is None:
+                button = self.setup_button if self.setup_button is not None else seats[0]
+                if button not in seats:
+                    raise SeatingError(f"the button seat {button} is no longer occupied; "
+                                       "give a setup line with a new button")
+                return initial_positions(seats, button)
+            if self.last_outcome in ("misdeal", "void"):
+                # The button stays for the redeal (misdeal) or the replayed hand (void).
+                if previous.seats == seats:
+                    return previous
+                if previous.button in seats:
+                    return initial_positions(seats, previous.button)
+                return next_positions(previous, seats, self.profile.choice("button_movement"))
+            return next_positions(previous, seats, self.profile.choice("button_movement"))
+        except SeatingError as exc:
+            raise TableUsageError(str(exc)) from None
+
+    # ------------------------------------------------------------------ hands
+
+    def _deck_in(self, deck: str | None, t: float) -> list[Event]:
+        events: list[Event] = []
+        if self.hand is not None and not self.hand.ended:
+            same_deck = deck is None or deck == self.hand.deck
+            if same_deck and self.hand.deck_reinserted(t):
+                return [{"type": "deck", "state": "reinserted", "deck": self.hand.deck,
+                         "hand": self.hand.number, "t": t}]
+            events += self._after(self.hand.finish(t, "next_deck"), t)
+        positions = self._positions_for_next_hand()
+        if self.last_outcome == "misdeal":
+            self.redeals += 1
+            number = self.next_number - 1
+        else:
+            self.redeals = 0
+            number = self.next_number
+            self.next_number += 1
+        if deck is not None:
+            self.last_deck = deck
+        level = self.clock.current_level() if self.clock is not None else None
+        self.hand = Hand(
+            number=number, game=self.game, positions=positions, profile=self.profile,
+            deck=deck, deal_gap=self.config.deal_gap, t=t, redeal=self.redeals, level=level,
+            dealer=self.dealer,
+        )
+        self.last_outcome = None
+        self.last_positions = positions
+        self._last_read = None
+        events.append(self.hand.started_event())
+        return events
+
+    def _resolve(self, item: CardRead) -> Drawn:
+        card, deck = item.card, item.deck
+        if card is None and item.tag is not None:
+            text = self.tags.get(item.tag)
+            if text is None:
+                return Drawn(UNKNOWN, None, item.face, item.boxed, item.tag)
+            tagged = parse_ndef_text(text)
+            card, deck = tagged.card, tagged.deck
+        if deck is None:
+            deck = self.hand.deck if self.hand is not None and self.hand.deck else self.last_deck
+        assert card is not None
+        return Drawn(card, deck, item.face, item.boxed, item.tag)
+
+    def _card(self, item: CardRead, t: float) -> list[Event]:
+        drawn = self._resolve(item)
+        key = (drawn.card, drawn.deck, drawn.tag)
+        last = self._last_read
+        self._last_read = (*key, t)
+        if last is not None and last[:3] == key and t - last[3] <= self.config.reread_window:
+            return []  # the reader saw the same tag twice as the card passed: one card
+        hand = self.hand
+        if hand is None or hand.ended:
+            return [{"type": "card.ignored", "card": drawn.card, "deck": drawn.deck,
+                     "reason": "no hand in progress: insert the deck to start one",
+                     "hand": hand.number if hand is not None else None, "t": t}]
+        events: list[Event] = []
+        if hand.draws == 0 and self.profile.choice("level_change_timing") == "first_card":
+            level = self.clock.current_level() if self.clock is not None else None
+            if level != hand.level:
+                hand.level = level
+                events.append({"type": "hand.level", "hand": hand.number, "level": level,
+                               "t": t})
+        events += hand.draw(drawn, t)
+        if hand.ended:
+            events = self._after(events, t)
+        return events
+
+    def _gesture(self, gesture: str, t: float) -> list[Event]:
+        action = self.config.gestures.get(gesture, "ignore")
+        hand = self.hand if self.hand_in_progress else None
+        if action == "close_round":
+            events = self._cancel_shot(t, "round closed")
+            if hand is not None:
+                events += hand.tap(t)
+            return events
+        if action == "end_hand":
+            if hand is None:
+                return []
+            return self._after(hand.finish(t, "double_tap"), t)
+        if action == "shot_clock":
+            if self.shot is not None:
+                return self._cancel_shot(t, "cancelled by the dealer")
+            seconds, countdown = self.profile.shot_clock
+            self.shot = _ShotClock(t, seconds, countdown)
+            return [{"type": "shot_clock", "state": "started", "seconds": seconds,
+                     "countdown": countdown, "hand": self._active_number(), "t": t}]
+        if action == "call_floor":
+            return [{"type": "floor.called", "hand": self._active_number(), "t": t}]
+        return []
+
+    def _cancel_shot(self, t: float, why: str) -> list[Event]:
+        if self.shot is None:
+            return []
+        self.shot = None
+        return [{"type": "shot_clock", "state": "cancelled", "reason": why,
+                 "hand": self._active_number(), "t": t}]
+
+    def _after(self, events: list[Event], t: float) -> list[Event]:
+        """Close the books on a hand that just ended: record, button, deferred seating."""
+        hand = self.hand
+        assert hand is not None and hand.ended
+        ended = next(e for e in reversed(events) if e["type"] == "hand.ended")
+        events.append(hand_record(ended, hand.game, list(hand.positions.seats),
+                                  hand.positions.button, hand.scramble is None,
+                                  evaluate=self.config.evaluate))
+        self.last_outcome = hand.outcome
+        if hand.outcome == "misdeal":
+            pass  # same number again at the next deck insertion
+        events += self._cancel_shot(t, "hand over")
+        if self.pending_setup is not None:
+            setup, self.pending_setup = self.pending_setup, None
+            self._apply_setup(setup)
+        if self.pending_seats is not None:
+            self.seats, self.pending_seats = self.pending_seats, None
+        return events
+
+    # ------------------------------------------------------------------ clock and shoe
+
+    def _clock(self, item: ClockCommand, t: float) -> list[Event]:
+        if item.action == "start":
+            assert item.structure is not None
+            try:
+                structure = self.structure_loader(item.structure)
+            except ValueError as exc:
+                raise TableUsageError(str(exc)) from None
+            self.clock = BlindClock(structure, t)
+            return [{"type": "clock", "state": "running", "structure": structure.name,
+                     "elapsed": 0.0, "t": t}, *self.clock.advance(t)]
+        if self.clock is None:
+            raise TableUsageError(f"clock {item.action}: no clock is running; start one with "
+                                  "a structure first")
+        if item.action == "pause":
+            return self.clock.pause(t)
+        if item.action == "resume":
+            return self.clock.resume(t)
+        return self.clock.stop(t)
+
+    def _shoe(self, item: ShoeStatus, t: float) -> list[Event]:
+        previous, self.shoe_state = self.shoe_state, item.state
+        event: Event = {"type": "shoe", "state": item.state, "hand": self._active_number(),
+                        "t": t}
+        if item.detail:
+            event["detail"] = item.detail
+        events = [event]
+        if item.state != "ok" and previous == "ok" and self.hand_in_progress:
+            assert self.hand is not None
+            events += self.hand.shoe_fault(item.state, item.detail, t)
+        elif item.state == "ok" and previous != "ok" and self.hand_in_progress:
+            event["resumed"] = True
+        return events
+
+    def state(self) -> dict[str, Any]:
+        """A snapshot for late joiners and the display's status line."""
+        hand = self.hand
+        return {
+            "hand": hand.number if hand is not None else None,
+            "in_progress": self.hand_in_progress,
+            "street": hand.street if hand is not None and not hand.ended else None,
+            "phase": hand.phase if hand is not None else None,
+            "dealer": self.dealer,
+            "shoe": self.shoe_state,
+            "clock": self.clock.snapshot(self.now) if self.clock is not None else None,
+            "profile": self.profile.name,
+        }

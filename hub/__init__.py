@@ -1,0 +1,1 @@
+"""The venue side: recorder, venue clock and the floor dashboard (later issues)."""

@@ -1,0 +1,32 @@
+"""Shared helpers for the tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.profiles import load_profile
+from controller.replay import replay
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+
+
+def run(lines: Iterable[Any], profile: str = "tda-2024", **config: Any) -> list[dict[str, Any]]:
+    """Replay input objects (or JSON strings) through the core; return all events."""
+    from controller.table import TableConfig
+
+    text = [x if isinstance(x, str) else json.dumps(x) for x in lines]
+    return list(replay(text, load_profile(profile), TableConfig(**config)))
+
+
+def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == kind]
+
+
+@pytest.fixture
+def scenarios_dir() -> Path:
+    return SCENARIOS
