@@ -154,12 +154,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
         clock=args.structure)]
     counts: dict[str, int] = {}
     rulings: dict[str, int] = {}
-    hands = 0
+    outcomes: dict[str, int] = {}
+    hands: set[object] = set()
     try:
         for event in replay(lines, profile):
             kind = event["type"]
             if kind == "hand.ended":
-                hands += 1
+                hands.add(event["hand"])
+                outcome = str(event["outcome"])
+                outcomes[outcome] = outcomes.get(outcome, 0) + 1
             if kind == "irregularity":
                 counts[event["kind"]] = counts.get(event["kind"], 0) + 1
             if kind == "ruling":
@@ -168,7 +171,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 print(_describe(event))
     except ReplayError as exc:  # a generator bug, not the user's: say so plainly
         return _fail(f"the generated session did not replay: {exc}")
-    print(f"\n{hands} hands under profile {profile.name}; "
+    print(f"\n{len(hands)} hands under profile {profile.name}; "
+          f"deals: {json.dumps(outcomes, sort_keys=True)}; "
           f"irregularities: {json.dumps(counts, sort_keys=True)}; "
           f"rulings: {json.dumps(rulings, sort_keys=True)}")
     return 0

@@ -203,11 +203,12 @@ def profile_from_data(
     if inherits is not None:
         if not isinstance(inherits, str):
             problems.append("inherits: must be the name of another profile")
-        elif inherits in _seen or inherits == name:
-            problems.append(f"inherits: {inherits!r} makes a cycle ({' -> '.join((*_seen, name))})")
+        elif inherits in _seen or inherits in (name, origin):
+            chain = " -> ".join((*_seen, origin, inherits))
+            problems.append(f"inherits: {inherits!r} makes a cycle ({chain})")
         else:
             try:
-                base = (resolve or load_profile)(inherits, _seen=(*_seen, str(name)))
+                base = (resolve or load_profile)(inherits, _seen=(*_seen, origin, str(name)))
             except ProfileError as exc:
                 if exc.origin == inherits and exc.problems and exc.problems[0].startswith("no "):
                     problems.append(f"inherits: {exc.problems[0]}")
@@ -243,8 +244,8 @@ def profile_from_data(
             )
     if problems:
         raise ProfileError(origin, problems)
-    chain = (str(name), *(base.chain if base else ()))
-    return Profile(str(name), title, inherits, merged, base_note, chain)
+    lineage = (str(name), *(base.chain if base else ()))
+    return Profile(str(name), title, inherits, merged, base_note, lineage)
 
 
 def load_profile(name_or_path: str, *, _seen: tuple[str, ...] = ()) -> Profile:

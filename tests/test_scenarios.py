@@ -25,7 +25,8 @@ def test_scenario(scenario, profile):
     irregularities = of_type(events, "irregularity")
     rulings = of_type(events, "ruling")
     assert len(irregularities) == len(rulings)
-    got = [[i["kind"], r["action"], r.get("reason", "")] for i, r in zip(irregularities, rulings)]
+    got = [[i["kind"], r["action"], r.get("reason", "")]
+           for i, r in zip(irregularities, rulings, strict=True)]
     assert got == scenario["rulings"]
     assert [e["outcome"] for e in of_type(events, "hand.ended")] == scenario["outcomes"]
     last = of_type(events, "hand.ended")[-1]

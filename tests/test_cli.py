@@ -1,0 +1,132 @@
+"""``tablectl`` as a user runs it: stdout is JSON lines only, user errors exit 2 without a
+traceback and name the line or key."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import SCENARIOS
+
+SETUP = '{"type": "setup", "game": "holdem", "seats": [1, 2, 4, 6], "button": 6}'
+
+
+def tablectl(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "controller.cli", *args], input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_replay_prints_only_json_lines(tmp_path):
+    result = tablectl("replay", str(SCENARIOS / "row02_later_exposed.jsonl"))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    events = [json.loads(line) for line in lines]
+    assert all(isinstance(e, dict) and "type" in e for e in events)
+    assert {"hand.started", "card", "irregularity", "ruling", "hand.ended"} <= {
+        e["type"] for e in events}
+    assert result.stderr == ""
+
+
+def test_replay_reads_stdin_and_takes_a_profile():
+    text = (SCENARIOS / "row14_missing_burn.jsonl").read_text()
+    result = tablectl("replay", "--profile", "corner-pocket", "-", stdin=text)
+    assert result.returncode == 0, result.stderr
+    rulings = [json.loads(x) for x in result.stdout.splitlines() if '"ruling"' in x]
+    assert rulings[0]["action"] == "board_stands"
+
+
+def test_malformed_line_names_the_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(SETUP + '\n{"type": "deck_in", "deck": "R1"}\n{"type": "card", "card": \n')
+    result = tablectl("replay", str(path))
+    assert result.returncode == 2
+    assert "line 3" in result.stderr and "not a JSON object" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_card_names_the_line_and_the_card(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(SETUP + '\n{"type": "deck_in", "deck": "R1"}\n'
+                    '{"type": "card", "card": "Xq", "t": 1}\n')
+    result = tablectl("replay", str(path))
+    assert result.returncode == 2
+    assert "line 3" in result.stderr and "'Xq'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_every_bad_key_of_a_line_is_listed(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"type": "card", "card": "As", "fase": "up", "boxed": "yes", "t": "x"}\n')
+    result = tablectl("replay", str(path))
+    assert result.returncode == 2
+    for key in ("fase", "boxed", "t:"):
+        assert key in result.stderr
+
+
+def test_unknown_profile_lists_the_known_ones():
+    result = tablectl("replay", "--profile", "casino-royale",
+                      str(SCENARIOS / "row04_boxed.jsonl"))
+    assert result.returncode == 2
+    assert "casino-royale" in result.stderr and "corner-pocket" in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_deck_before_setup_is_a_clear_error(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"type": "deck_in", "deck": "R1", "t": 0}\n')
+    result = tablectl("replay", str(path))
+    assert result.returncode == 2 and "line 1" in result.stderr and "setup" in result.stderr
+
+
+def test_missing_file():
+    result = tablectl("replay", "/nonexistent/session.jsonl")
+    assert result.returncode == 2 and "cannot read" in result.stderr
+
+
+def test_profiles_lists_all_and_what_differs():
+    result = tablectl("profiles")
+    assert result.returncode == 0
+    for name in ("tda-2024", "roberts-rules", "corner-pocket", "scpc-2010", "lppl",
+                 "mikes-poker-tables", "dealers-choice"):
+        assert name in result.stdout
+    assert "premature_turn" in result.stdout and "set_aside_turn" in result.stdout
+    shown = tablectl("profiles", "--show", "corner-pocket")
+    assert "seed 000, Dealing rule D" in shown.stdout
+    assert "[from roberts-rules]" in shown.stdout
+
+
+def test_a_bad_user_profile_reports_every_problem(tmp_path):
+    path = tmp_path / "house.toml"
+    path.write_text('name = "house"\ninherits = "tda-2024"\ncolour = "red"\n'
+                    '[rules.premature_turn]\nvalue = "burn_it"\nsource = "house rule 4"\n'
+                    '[rules.missing_burn]\nvalue = "board_stands"\n'
+                    '[rules.flop_too_big]\nvalue = "x"\nsource = "y"\n')
+    result = tablectl("profiles", "--file", str(path))
+    assert result.returncode == 2
+    for needle in ("colour", "rules.premature_turn.value", "rules.missing_burn.source",
+                   "rules.flop_too_big"):
+        assert needle in result.stderr
+    assert "4 problem(s)" in result.stderr
+
+
+def test_a_user_profile_replays(tmp_path):
+    path = tmp_path / "house.toml"
+    path.write_text('name = "house"\ninherits = "tda-2024"\n'
+                    '[rules.missing_burn]\nvalue = "board_stands"\nsource = "house rule 9"\n')
+    result = tablectl("replay", "--profile", str(path),
+                      str(SCENARIOS / "row14_missing_burn.jsonl"))
+    assert result.returncode == 0, result.stderr
+    assert '"board_stands"' in result.stdout and '"house rule 9"' in result.stdout
+
+
+def test_demo_runs_and_summarises():
+    result = tablectl("demo", "--hands", "5", "--quiet", "--profile", "lppl")
+    assert result.returncode == 0, result.stderr
+    assert "5 hands under profile lppl" in result.stdout
+
+
+def test_scenario_files_are_valid_replay_inputs():
+    for path in sorted(Path(SCENARIOS).glob("*.jsonl")):
+        assert tablectl("replay", str(path)).returncode == 0, path

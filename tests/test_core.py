@@ -1,0 +1,156 @@
+"""The table core's edges: card spelling, re-reads, time, gestures, games, hand records, and
+the rule that the core does no I/O."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from controller.cards import CardError, parse_card, parse_ndef_text
+from tests.conftest import of_type, run
+
+SETUP = {"type": "setup", "game": "holdem", "seats": [1, 2, 4, 6], "button": 6}
+HOLE = ["As", "Ks", "Qs", "Js", "Ts", "9s", "8s", "7s"]
+
+
+def _deal(cards, t=1.0, step=0.4, **extra):
+    lines = []
+    for card in cards:
+        lines.append({"type": "card", "card": card, "t": round(t, 2), **extra})
+        t += step
+    return lines
+
+
+def test_card_spelling():
+    assert parse_card("as") == "As"
+    assert parse_card("10h") == "Th"
+    assert parse_card("jk") == "JK"
+    for bad in ("1s", "Ax", "A", "Asd", ""):
+        with pytest.raises(CardError):
+            parse_card(bad)
+    tagged = parse_ndef_text("B2:Td")
+    assert (tagged.deck, tagged.card) == ("B2", "Td")
+    with pytest.raises(CardError):
+        parse_ndef_text("B2-Td")
+
+
+def test_a_card_read_twice_as_it_passes_is_one_card():
+    lines = [SETUP, {"type": "deck_in", "deck": "R1", "t": 0},
+             {"type": "card", "card": "As", "t": 1.0}, {"type": "card", "card": "As", "t": 1.1},
+             {"type": "card", "card": "Ks", "t": 1.5}]
+    cards = of_type(run(lines), "card")
+    assert [(c["card"], c["seat"]) for c in cards] == [("As", 1), ("Ks", 2)]
+    assert not of_type(run(lines), "irregularity")
+
+
+def test_the_same_card_later_is_a_duplicate():
+    lines = [SETUP, {"type": "deck_in", "deck": "R1", "t": 0},
+             {"type": "card", "card": "As", "t": 1.0}, {"type": "card", "card": "As", "t": 2.0}]
+    assert of_type(run(lines), "irregularity")[0]["kind"] == "duplicate_card"
+
+
+def test_cards_resolved_from_ndef_and_enrolled_tags():
+    lines = [{**SETUP, "tags": {"04:a1:b2:c3": "R1:Ks"}},
+             {"type": "deck_in", "deck": "R1", "t": 0},
+             {"type": "card", "ndef": "R1:As", "t": 1.0},
+             {"type": "card", "tag": "04A1B2C3", "t": 1.4}]
+    cards = of_type(run(lines), "card")
+    assert [(c["card"], c.get("tag")) for c in cards] == [("As", None), ("Ks", "04A1B2C3")]
+
+
+def test_without_times_everything_happens_at_once():
+    lines = [SETUP, {"type": "deck_in", "deck": "R1"}] + [
+        {"type": "card", "card": c} for c in HOLE] + [{"type": "card", "card": "2c"}]
+    kinds = [e["kind"] for e in of_type(run(lines), "irregularity")]
+    assert kinds == ["extra_card"]  # no pause could be seen: the card is within the deal
+
+
+def test_deal_gap_separates_extra_from_premature():
+    base = [SETUP, {"type": "deck_in", "deck": "R1", "t": 0}, *_deal(HOLE)]
+    extra = run([*base, {"type": "card", "card": "2c", "t": 5.0}], deal_gap=3.0)
+    premature = run([*base, {"type": "card", "card": "2c", "t": 7.0}], deal_gap=3.0)
+    assert of_type(extra, "irregularity")[0]["kind"] == "extra_card"
+    assert of_type(premature, "irregularity")[0]["kind"] == "premature_card"
+    wide = run([*base, {"type": "card", "card": "2c", "t": 7.0}], deal_gap=5.0)
+    assert of_type(wide, "irregularity")[0]["kind"] == "extra_card"
+
+
+def test_cards_with_no_hand_are_ignored_not_lost():
+    events = run([SETUP, {"type": "card", "card": "As", "t": 1}])
+    assert of_type(events, "card.ignored")[0]["card"] == "As"
+
+
+def test_next_deck_ends_the_hand_and_a_reshuffle_reinsertion_does_not():
+    lines = [SETUP, {"type": "deck_in", "deck": "R1", "t": 0}, *_deal(HOLE),
+             {"type": "deck_in", "deck": "R1", "t": 100}]
+    ended = of_type(run(lines), "hand.ended")
+    assert ended[0]["ended_by"] == "next_deck" and ended[0]["outcome"] == "complete"
+
+
+def test_omaha_deals_four_cards_and_records_high_and_low():
+    seats = {"type": "setup", "game": "omaha8", "seats": [3, 7], "button": 7}
+    hole = ["Ah", "Kd", "2h", "Qd", "3c", "Qs", "4s", "Js"]
+    lines = [seats, {"type": "deck_in", "deck": "R1", "t": 0}, *_deal(hole),
+             {"type": "button", "gesture": "tap", "t": 30},
+             *_deal(["9d", "5h", "8c", "Td"], t=31),
+             {"type": "button", "gesture": "tap", "t": 60}, *_deal(["9c", "7d"], t=61),
+             {"type": "button", "gesture": "tap", "t": 90}, *_deal(["9h", "Kh"], t=91),
+             {"type": "button", "gesture": "double_tap", "t": 120}]
+    events = run(lines)
+    assert not of_type(events, "irregularity")
+    record = of_type(events, "hand.record")[0]
+    assert record["hole"] == {"3": ["Ah", "2h", "3c", "4s"], "7": ["Kd", "Qd", "Qs", "Js"]}
+    assert record["board"] == ["5h", "8c", "Td", "7d", "Kh"]
+    best = record["best"]
+    assert best["3"]["low"].startswith("8-7-5-2-A low")
+    assert best["7"]["low"] is None
+    assert best["7"]["high"] == "One pair (KdQd8cTdKh)"  # exactly two hole cards in Omaha
+
+
+def test_hand_record_is_computed_only_at_hand_end():
+    lines = [SETUP, {"type": "deck_in", "deck": "R1", "t": 0}, *_deal(HOLE)]
+    assert not of_type(run(lines), "hand.record")
+
+
+def test_gestures_are_configurable():
+    lines = [SETUP, {"type": "button", "gesture": "long_hold", "t": 5}]
+    assert of_type(run(lines), "floor.called")
+    assert not of_type(run(lines, gestures={"long_hold": "ignore"}), "floor.called")
+
+
+def test_dealer_sign_in_is_carried_into_hands():
+    lines = [SETUP, {"type": "dealer", "dealer": "D17", "t": 0},
+             {"type": "deck_in", "deck": "R1", "t": 1}]
+    assert of_type(run(lines), "hand.started")[0]["dealer"] == "D17"
+
+
+def test_shoe_link_lost_between_hands_is_not_an_irregularity():
+    lines = [SETUP, {"type": "shoe", "state": "lost", "t": 1}, {"type": "shoe", "state": "ok",
+                                                                 "t": 2}]
+    events = run(lines)
+    assert not of_type(events, "irregularity")
+    assert [e["state"] for e in of_type(events, "shoe")] == ["lost", "ok"]
+
+
+PURE = ["cards", "seating", "profiles", "inputs", "hand", "table", "clock", "record",
+        "replay", "dealer_script"]
+FORBIDDEN = {"serial", "gpiozero", "luma", "paho", "nfc", "time", "datetime", "socket",
+             "threading", "asyncio", "subprocess", "sqlite3", "RPi", "lgpio"}
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_the_core_imports_no_io_and_reads_no_clock(module):
+    root = Path(__file__).resolve().parents[1]
+    tree = ast.parse((root / "controller" / f"{module}.py").read_text())
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        for name in names:
+            assert name.split(".")[0] not in FORBIDDEN, f"controller/{module}.py imports {name}"
+    for path in (root / "firmware_bridge").glob("*.py"):
+        assert "import serial" not in path.read_text()
