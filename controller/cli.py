@@ -194,6 +194,28 @@ def _describe(event: dict[str, object]) -> str:
     if kind == "hand.ended":
         return f"{stamp}  hand {event['hand']:>3}  ended: {event['outcome']}, board " \
                f"{' '.join(event['board'])}"  # type: ignore[arg-type]
+    if kind == "hand.started":
+        redeal = f" REDEAL {event['redeal']}" if event.get("redeal") else ""
+        blinds = f"SB {event['small_blind'] or 'dead'}, BB {event['big_blind']}"
+        dead = " (dead button)" if event.get("dead_button") else ""
+        return (f"{stamp}  === hand {event['hand']}{redeal}: {event['game']}, button seat "
+                f"{event['button']}{dead}, {blinds}, level {event['level']}, "
+                f"deck {event['deck']} ===")
+    if kind == "hand.record":
+        best = event.get("best") or {}
+        hole = event["hole"]
+        assert isinstance(hole, dict) and isinstance(best, dict)
+        parts = []
+        for seat, cards in hole.items():
+            made = best.get(seat) or {}
+            label = str(made.get("high") or "").split(" (")[0]
+            low = made.get("low")
+            label += f", {str(low).split(' (')[0]}" if low else ""
+            parts.append(f"seat {seat} {''.join(cards)}" + (f" {label}" if label else ""))
+        return f"{stamp}  hand {event['hand']:>3}  record: " + "; ".join(parts)
+    if kind == "level":
+        return (f"{stamp}  LEVEL {event['level']}: blinds {event['sb']}/{event['bb']}, "
+                f"ante {event['ante']}" + (f" - {event['note']}" if event.get("note") else ""))
     rest = {k: v for k, v in event.items() if k not in ("type", "t")}
     return f"{stamp}  {kind} {json.dumps(rest)}"
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import SCENARIOS
 
 SETUP = '{"type": "setup", "game": "holdem", "seats": [1, 2, 4, 6], "button": 6}'
@@ -37,23 +39,26 @@ def test_replay_reads_stdin_and_takes_a_profile():
     assert rulings[0]["action"] == "board_stands"
 
 
-def test_malformed_line_names_the_line(tmp_path):
+def _replay_fails(tmp_path, text):
     path = tmp_path / "bad.jsonl"
-    path.write_text(SETUP + '\n{"type": "deck_in", "deck": "R1"}\n{"type": "card", "card": \n')
+    path.write_text(text)
     result = tablectl("replay", str(path))
     assert result.returncode == 2
-    assert "line 3" in result.stderr and "not a JSON object" in result.stderr
     assert "Traceback" not in result.stderr
+    return result.stderr
 
 
-def test_unknown_card_names_the_line_and_the_card(tmp_path):
-    path = tmp_path / "bad.jsonl"
-    path.write_text(SETUP + '\n{"type": "deck_in", "deck": "R1"}\n'
-                    '{"type": "card", "card": "Xq", "t": 1}\n')
-    result = tablectl("replay", str(path))
-    assert result.returncode == 2
-    assert "line 3" in result.stderr and "'Xq'" in result.stderr
-    assert "Traceback" not in result.stderr
+@pytest.mark.parametrize("third_line,needles", [
+    ('{"type": "card", "card": ', ("line 3", "not a JSON object")),
+    ('{"type": "card", "card": "Xq", "t": 1}', ("line 3", "'Xq'")),
+    ('{"type": "flop", "t": 1}', ("line 3", "'flop'")),
+    ('[1, 2]', ("line 3", "JSON object")),
+])
+def test_a_bad_line_is_named(tmp_path, third_line, needles):
+    stderr = _replay_fails(tmp_path, SETUP + '\n{"type": "deck_in", "deck": "R1"}\n'
+                           + third_line + "\n")
+    for needle in needles:
+        assert needle in stderr
 
 
 def test_every_bad_key_of_a_line_is_listed(tmp_path):
