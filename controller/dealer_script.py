@@ -84,6 +84,8 @@ class ScriptedDealer:
         deal_gap: float = 3.0,
         t: float = 0.0,
         first_hand: int = 1,
+        pauses: tuple[float, float] = (1.0, 30.0),
+        between_hands: tuple[float, float] = (20.0, 60.0),
     ) -> None:
         self.rng = rng
         self.profile = profile
@@ -101,6 +103,8 @@ class ScriptedDealer:
         self.deck = decks[0]
         self.tag_serial = 0
         self.last_outcome: str | None = None
+        self.pauses = pauses  # betting rounds: seconds beyond the dealing gap
+        self.between_hands = between_hands  # gathering, shuffling, the deck going in
 
     # ------------------------------------------------------------------ helpers
 
@@ -117,7 +121,7 @@ class ScriptedDealer:
 
     def _pause(self) -> None:
         """A betting round or any other pause, always longer than the dealing gap."""
-        self.t += self.deal_gap + self.rng.uniform(1.0, 30.0)
+        self.t += self.deal_gap + self.rng.uniform(*self.pauses)
 
     def _draw_line(self, card: str, face: str = "down", boxed: bool = False,
                    deck: str | None = None) -> None:
@@ -196,7 +200,7 @@ class ScriptedDealer:
         exp.board, exp.burns = [], []
         self.stub = [c for c in STANDARD_DECK]
         rng.shuffle(self.stub)
-        self.t += rng.uniform(20.0, 60.0)
+        self.t += rng.uniform(*self.between_hands)
         self._emit({"type": "deck_in", "deck": self.deck})
         order = self.positions.deal_order()
         slots = [seat for _ in range(HOLE[self.game]) for seat in order]

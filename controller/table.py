@@ -91,9 +91,11 @@ class Table:
     # ------------------------------------------------------------------ entry point
 
     def handle(self, item: Input) -> list[Event]:
-        t = self.now if item.t is None else max(self.now, item.t)
-        self.now = t
-        events = self.advance(t)
+        # The clocks only move forward; an input keeps its own time (a card retransmitted after
+        # an unplug was drawn when the shoe says, and the dealing rhythm is judged on that).
+        t = self.now if item.t is None else item.t
+        self.now = max(self.now, t)
+        events = self.advance(self.now)
         if isinstance(item, CardRead):
             events += self._card(item, t)
         elif isinstance(item, Gesture):

@@ -1,0 +1,61 @@
+# The shoe's application logic: reader, sensors and deck switch in; protocol messages out.
+#
+# MicroPython and CPython alike. The hardware is passed in, so the board (main.py) and the
+# simulated shoe (hardware/sim_shoe.py) run this same code:
+#   reader.read(now_ms) -> (uid bytes, ndef text) or None;  reader.ok() -> bool
+#   exit_sensor.face_up() -> bool   (the card at the mouth shows its face)
+#   stack_sensor.boxed() -> bool    (latched: the card now at the mouth lay face up in the stack)
+#   deck_switch.present() -> bool
+#   each sensor: ok() -> bool
+
+SAME_CARD_MS = 300  # one card passing the antenna is read several times: count it once
+
+FAULT_READER = 1
+FAULT_EXIT = 2
+FAULT_STACK = 3
+
+
+class Shoe:
+    def __init__(self, protocol, reader, exit_sensor, stack_sensor, deck_switch, now_ms):
+        self.protocol = protocol
+        self.reader = reader
+        self.exit_sensor = exit_sensor
+        self.stack_sensor = stack_sensor
+        self.deck_switch = deck_switch
+        self.deck_present = deck_switch.present()
+        self.last_uid = None
+        self.last_read_ms = now_ms
+        self.faults = {FAULT_READER: False, FAULT_EXIT: False, FAULT_STACK: False}
+
+    def step(self, now_ms):
+        proto = self.protocol
+        present = self.deck_switch.present()
+        if present != self.deck_present:
+            self.deck_present = present
+            if present:
+                proto.deck_in(now_ms)
+            else:
+                proto.deck_out(now_ms)
+        self._faults(now_ms)
+        tag = self.reader.read(now_ms)
+        if tag is not None:
+            uid, text = tag
+            since = (now_ms - self.last_read_ms) & 0xFFFFFFFF
+            repeat = uid == self.last_uid and since < SAME_CARD_MS
+            self.last_uid = uid
+            self.last_read_ms = now_ms
+            if not repeat:
+                proto.card(now_ms, uid, text or "", self.exit_sensor.face_up(),
+                           self.stack_sensor.boxed())
+        proto.sensors = ((1 if self.exit_sensor.ok() else 0) | (2 if self.stack_sensor.ok() else 0)
+                         | (4 if self.reader.ok() else 0) | (8 if present else 0))
+
+    def _faults(self, now_ms):
+        for code, part, name in ((FAULT_READER, self.reader, "reader"),
+                                 (FAULT_EXIT, self.exit_sensor, "exit sensor"),
+                                 (FAULT_STACK, self.stack_sensor, "stack sensor")):
+            failing = not part.ok()
+            if failing != self.faults[code]:
+                self.faults[code] = failing
+                self.protocol.fault(now_ms, code, failing,
+                                    name + (" not answering" if failing else " back"))

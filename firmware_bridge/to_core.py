@@ -1,0 +1,100 @@
+"""From shoe link events to table-core inputs. Pure.
+
+Times: the core judges the dealing rhythm on the shoe's own millisecond clock, so a card that
+was retransmitted late (after an unplug) keeps the time it was drawn. ``ShoeClock`` maps shoe
+milliseconds onto the host's monotonic seconds, one offset per shoe boot, taken from the
+smallest delay seen (the least-delayed message is the truest).
+"""
+
+from __future__ import annotations
+
+from controller.cards import CardError, parse_ndef_text
+from controller.inputs import CardRead, DeckIn, DeckOut, Input, ShoeStatus
+from firmware_bridge import messages as m
+from firmware_bridge.host import (
+    LinkDown,
+    LinkNoise,
+    LinkUp,
+    Retransmission,
+    ShoeLinkEvent,
+    ShoeRestarted,
+)
+
+
+class ShoeClock:
+    def __init__(self) -> None:
+        self.offset: float | None = None
+        self.last_ms: int | None = None
+        self.wraps = 0
+
+    def reset(self) -> None:
+        self.offset = None
+        self.last_ms = None
+        self.wraps = 0
+
+    def observe(self, ms: int, host_now: float) -> None:
+        seconds = self._unwrap(ms) / 1000.0
+        candidate = host_now - seconds
+        if self.offset is None or candidate < self.offset:
+            self.offset = candidate
+
+    def _unwrap(self, ms: int) -> int:
+        if self.last_ms is not None and ms < self.last_ms and self.last_ms - ms > 2**31:
+            self.wraps += 1
+        self.last_ms = ms
+        return ms + self.wraps * 2**32
+
+    def to_host(self, ms: int, host_now: float) -> float:
+        self.observe(ms, host_now)
+        assert self.offset is not None
+        return self.offset + (ms + self.wraps * 2**32) / 1000.0
+
+
+class ShoeTranslator:
+    """Link events in, core inputs out (and the events worth logging, for the caller)."""
+
+    def __init__(self) -> None:
+        self.clock = ShoeClock()
+        self.noise = 0
+        self.retransmissions = 0
+
+    def translate(self, event: ShoeLinkEvent, host_now: float) -> list[Input]:
+        if isinstance(event, m.CardDrawn):
+            t = self.clock.to_host(event.ms, host_now)
+            face = "up" if event.face_up else "down"
+            text = event.text.strip()
+            if text:
+                try:
+                    tagged = parse_ndef_text(text)
+                except CardError:
+                    tagged = None
+                if tagged is not None:
+                    return [CardRead(tagged.card, tagged.deck, event.uid_hex, face, event.boxed,
+                                     t)]
+            # No usable label: the table's enrolled UID table decides, or it is unknown.
+            return [CardRead(None, None, event.uid_hex, face, event.boxed, t)]
+        if isinstance(event, m.DeckInserted):
+            return [DeckIn(None, self.clock.to_host(event.ms, host_now))]
+        if isinstance(event, m.DeckRemoved):
+            return [DeckOut(self.clock.to_host(event.ms, host_now))]
+        if isinstance(event, m.Fault):
+            t = self.clock.to_host(event.ms, host_now)
+            if event.active:
+                return [ShoeStatus("fault", f"{event.source}: {event.text}", t)]
+            return [ShoeStatus("ok", f"{event.source}: {event.text}", t)]
+        if isinstance(event, m.Heartbeat):
+            self.clock.observe(event.ms, host_now)
+            return []
+        if isinstance(event, ShoeRestarted):
+            self.clock.reset()
+            return [ShoeStatus("fault", "shoe restarted: reads it had not sent are lost",
+                               host_now)]
+        if isinstance(event, LinkDown):
+            return [ShoeStatus("lost", event.reason, host_now)]
+        if isinstance(event, LinkUp):
+            return [ShoeStatus("ok", None, host_now)]
+        if isinstance(event, LinkNoise):
+            self.noise += 1
+        elif isinstance(event, Retransmission):
+            self.retransmissions += 1
+        return []

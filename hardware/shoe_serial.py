@@ -1,0 +1,108 @@
+"""The shoe over a serial port: pyserial in a reader thread, reconnecting when the port goes.
+
+The port is opened with ``serial.serial_for_url`` (a device path such as the udev name
+``/dev/shoe``, or any pyserial URL), taken by injection so tests can pass their own. The
+thread only moves bytes: the protocol is ``firmware_bridge.host.HostLink`` and every event is
+handed to ``on_event`` (the daemon's queue ``put``) together with the host's monotonic time.
+Link changes are reported as ``LinkUp`` / ``LinkDown`` events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from firmware_bridge.host import NEED_DATA, HostLink, LinkDown, LinkUp, ShoeLinkEvent
+
+
+def _default_opener(url: str) -> Any:
+    import serial  # lazily: the pure core never needs it
+
+    return serial.serial_for_url(url, baudrate=115200, timeout=0.02, write_timeout=1.0)
+
+
+class SerialShoe:
+    def __init__(
+        self,
+        url: str,
+        on_event: Callable[[ShoeLinkEvent, float], None],
+        *,
+        opener: Callable[[str], Any] = _default_opener,
+        reconnect_interval: float = 0.2,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.url = url
+        self.on_event = on_event
+        self.opener = opener
+        self.reconnect_interval = reconnect_interval
+        self.clock = clock
+        self.link = HostLink()
+        self._commands: list[Callable[[HostLink], None]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.connected = False
+
+    def start(self) -> SerialShoe:
+        self._thread = threading.Thread(target=self._run, name="shoe-serial", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def set_mode(self, mode: int) -> None:
+        with self._lock:
+            self._commands.append(lambda link: link.set_mode(mode))
+
+    def _run(self) -> None:
+        was_up = False
+        reason = "not opened yet"
+        while not self._stop.is_set():
+            try:
+                port = self.opener(self.url)
+            except Exception as exc:
+                if was_up:
+                    self.on_event(LinkDown(self.url, reason), self.clock())
+                    was_up = False
+                reason = f"cannot open: {exc}"
+                self._stop.wait(self.reconnect_interval)
+                continue
+            self.connected = was_up = True
+            self.on_event(LinkUp(self.url), self.clock())
+            reason = self._serve(port)
+            self.connected = False
+            with contextlib.suppress(Exception):
+                port.close()
+            if not self._stop.is_set():
+                self.on_event(LinkDown(self.url, reason), self.clock())
+                was_up = False
+                self._stop.wait(self.reconnect_interval)
+
+    def _serve(self, port: Any) -> str:
+        link = self.link
+        link.request_hello()
+        try:
+            port.write(link.data_to_send())
+            while not self._stop.is_set():
+                data = port.read(4096)
+                now = self.clock()
+                if data:
+                    link.receive_data(data)
+                    while (event := link.next_event()) is not NEED_DATA:
+                        self.on_event(event, now)  # type: ignore[arg-type]
+                with self._lock:
+                    commands, self._commands = self._commands, []
+                for command in commands:
+                    command(link)
+                out = link.data_to_send()
+                if out:
+                    port.write(out)
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"
+        return "stopped"

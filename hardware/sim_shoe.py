@@ -1,0 +1,277 @@
+"""The simulated shoe: the reference firmware's own code (``firmware_bridge/firmware``) driving
+simulated reader and sensors, speaking the real protocol over a pty pair.
+
+The host opens ``shoe.port`` (a stable symlink, like the udev name ``/dev/shoe``) with pyserial
+exactly as it opens a real shoe. A test or the demo scripts the physical world::
+
+    shoe = SimulatedShoe(tmp_path / "shoe")
+    shoe.start()
+    shoe.insert_deck()
+    shoe.draw("R1:As")                       # NDEF-labelled card, dealt face down
+    shoe.draw(uid=bytes.fromhex("04a1b2c3d4e5f6"), face_up=True)
+    shoe.unplug(); shoe.draw("R1:Ks"); shoe.replug()   # the shoe keeps its queue meanwhile
+    shoe.send_garbage(b"\\x13\\x37junk")
+    shoe.stop()
+
+Times are real (monotonic milliseconds), so the rhythm of dealing is what the script makes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+import time
+import tty
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+from firmware_bridge.firmware.protocol import ShoeProtocol
+from firmware_bridge.firmware.shoe import Shoe
+
+CAPS = 1 | 2 | 4 | 8
+
+
+def uid_for(label: str) -> bytes:
+    """A stable 7-byte NTAG-style UID for a card label, so simulated decks are repeatable."""
+    return b"\x04" + hashlib.sha256(label.encode()).digest()[:6]
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.queue: deque[tuple[bytes, str]] = deque()
+        self.healthy = True
+
+    def read(self, now_ms: int) -> tuple[bytes, str] | None:
+        return self.queue.popleft() if self.queue and self.healthy else None
+
+    def ok(self) -> bool:
+        return self.healthy
+
+
+class _Sensor:
+    def __init__(self) -> None:
+        self.value = False
+        self.healthy = True
+
+    def face_up(self) -> bool:
+        return self.value
+
+    def boxed(self) -> bool:
+        return self.value
+
+    def present(self) -> bool:
+        return self.value
+
+    def ok(self) -> bool:
+        return self.healthy
+
+
+class SimulatedShoe:
+    def __init__(self, port: Path | str, *, shoe_id: str = "sim-shoe", boot_id: int = 1,
+                 firmware: str = "shoe-fw 1.0.0 (simulated)", step_s: float = 0.002) -> None:
+        self.port = Path(port)
+        self.step_s = step_s
+        self._lock = threading.Lock()
+        self._reader = _Reader()
+        self._exit = _Sensor()
+        self._stack = _Sensor()
+        self._deck = _Sensor()
+        self._pending: deque[tuple[bytes, str, bool, bool, int]] = deque()
+        now = self._now()
+        self.protocol = ShoeProtocol(boot_id, firmware, shoe_id, CAPS, now)
+        self.shoe = Shoe(self.protocol, self._reader, self._exit, self._stack, self._deck, now)
+        self._master: int | None = None
+        self._slave: int | None = None
+        self._thread: threading.Thread | None = None
+        self._running = False
+        self._garbage: deque[bytes] = deque()
+        self.written = 0
+        self.deck_label = "R1"  # the deck whose labels scripted cards without a deck carry
+
+    @staticmethod
+    def _now() -> int:
+        return int(time.monotonic() * 1000) & 0xFFFFFFFF
+
+    # -- the cable
+    def _plug(self) -> None:
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        os.set_blocking(master, False)
+        tmp = self.port.with_name(self.port.name + ".new")
+        if tmp.exists() or tmp.is_symlink():
+            tmp.unlink()
+        tmp.symlink_to(os.ttyname(slave))
+        tmp.replace(self.port)
+        self._master, self._slave = master, slave
+
+    def _unplug(self) -> None:
+        if self.port.is_symlink():
+            self.port.unlink()
+        for fd in (self._master, self._slave):
+            if fd is not None:
+                os.close(fd)
+        self._master = self._slave = None
+
+    def start(self) -> SimulatedShoe:
+        self._plug()
+        self._running = True
+        self._thread = threading.Thread(target=self._run, name="sim-shoe", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._running = False
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        with self._lock:
+            self._unplug()
+
+    def unplug(self) -> None:
+        """The USB cable is pulled: the port disappears; the shoe (on its own power) goes on."""
+        with self._lock:
+            self._unplug()
+
+    def replug(self) -> None:
+        with self._lock:
+            self._plug()
+            self.protocol.link_up(self._now())
+
+    @property
+    def plugged(self) -> bool:
+        return self._master is not None
+
+    @property
+    def deck_present(self) -> bool:
+        return self._deck.value
+
+    # -- the physical world
+    def insert_deck(self) -> None:
+        with self._lock:
+            self._deck.value = True
+
+    def remove_deck(self) -> None:
+        with self._lock:
+            self._deck.value = False
+
+    def draw(self, label: str | None = None, *, uid: bytes | None = None, face_up: bool = False,
+             boxed: bool = False, reads: int = 1) -> None:
+        """A card leaves the shoe. ``label`` is its NDEF text (``R1:As``); ``uid`` its tag UID
+        (derived from the label when not given); ``reads`` how often the antenna sees it."""
+        if uid is None:
+            if label is None:
+                raise ValueError("a card needs a label or a uid")
+            uid = uid_for(label)
+        with self._lock:
+            self._pending.append((uid, label or "", face_up, boxed, reads))
+
+    def set_reader_ok(self, ok: bool) -> None:
+        with self._lock:
+            self._reader.healthy = ok
+
+    def send_garbage(self, data: bytes) -> None:
+        with self._lock:
+            self._garbage.append(data)
+
+    def idle(self, timeout: float = 5.0) -> bool:
+        """Wait until every card drawn so far has been read and acknowledged by the host."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self._lock:
+                if not self._pending and not self._reader.queue and not self.protocol.unacked:
+                    return True
+            time.sleep(0.005)
+        return False
+
+    # -- the firmware's main loop
+    def _run(self) -> None:
+        while self._running:
+            with self._lock:
+                now = self._now()
+                self._feed_reader()
+                if self._master is not None:
+                    try:
+                        data = os.read(self._master, 4096)
+                    except (BlockingIOError, OSError):
+                        data = b""
+                    if data:
+                        self.protocol.receive(data, now)
+                self.shoe.step(now)
+                out = self.protocol.poll(now)
+                if self._master is not None:
+                    while self._garbage:
+                        out = self._garbage.popleft() + out
+                    if out:
+                        # If the host is not reading, the protocol retransmits later.
+                        with contextlib.suppress(OSError):
+                            self.written += os.write(self._master, out)
+            time.sleep(self.step_s)
+
+    def _feed_reader(self) -> None:
+        # One card per loop turn reaches the antenna, with its sensor readings.
+        if self._pending and not self._reader.queue:
+            uid, label, face_up, boxed, reads = self._pending.popleft()
+            self._exit.value = face_up
+            self._stack.value = boxed
+            for _ in range(reads):
+                self._reader.queue.append((uid, label))
+
+
+def play_script(
+    lines: list[dict[str, object]],
+    shoe: SimulatedShoe,
+    direct: Callable[[dict[str, object]], None],
+    *,
+    scale: float = 1.0,
+    stop: threading.Event | None = None,
+) -> None:
+    """Act out a dealer's script (replay-format lines) in real time, ``scale`` times its pace.
+
+    Shoe lines become physical actions on the simulated shoe (cards drawn, the deck in and
+    out, the cable pulled for ``shoe`` ``lost``); every other line (button, setup, seats,
+    clock) is handed to ``direct`` at its moment, as the dealer's button or the hub would.
+    """
+    start = time.monotonic()
+    first_t: float | None = None
+    for line in lines:
+        t = line.get("t")
+        if isinstance(t, int | float):
+            if first_t is None:
+                first_t = float(t)
+            due = start + (float(t) - first_t) * scale
+            while (delay := due - time.monotonic()) > 0:
+                if stop is not None and stop.wait(min(delay, 0.05)):
+                    return
+                if stop is None:
+                    time.sleep(min(delay, 0.05))
+        kind = line["type"]
+        if kind == "card":
+            tag = line.get("tag")
+            label = line.get("ndef")
+            if label is None and isinstance(line.get("card"), str):
+                label = f"{line.get('deck') or shoe.deck_label}:{line['card']}"
+            shoe.draw(str(label) if label is not None else None,
+                      uid=bytes.fromhex(str(tag)) if isinstance(tag, str) else None,
+                      face_up=line.get("face") == "up", boxed=bool(line.get("boxed")))
+        elif kind == "deck_in":
+            if isinstance(line.get("deck"), str):
+                shoe.deck_label = str(line["deck"])
+            if shoe.deck_present:
+                shoe.remove_deck()
+                time.sleep(max(0.01, 4 * shoe.step_s))
+            shoe.insert_deck()
+        elif kind == "deck_out":
+            shoe.remove_deck()
+        elif kind == "shoe":
+            if line.get("state") == "lost":
+                shoe.unplug()
+            elif line.get("state") == "ok" and not shoe.plugged:
+                shoe.replug()
+            elif line.get("state") == "fault":
+                shoe.set_reader_ok(False)
+            else:
+                shoe.set_reader_ok(True)
+        else:
+            direct(line)

@@ -1,0 +1,252 @@
+"""The shoe protocol: framing, the host's sans-I/O link, and the firmware's end, against the
+golden vectors; fed whole and one byte at a time; fuzzed with random and corrupted streams."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from firmware_bridge import messages as m
+from firmware_bridge.firmware import protocol as fw
+from firmware_bridge.framing import (
+    Frame,
+    FrameDecoder,
+    Noise,
+    UsageError,
+    cobs_decode,
+    cobs_encode,
+    crc16,
+    encode_frame,
+)
+from firmware_bridge.host import NEED_DATA, HostLink, LinkNoise, Retransmission, ShoeRestarted
+
+VECTORS = json.loads((Path(__file__).parents[1] / "firmware_bridge" / "vectors.json").read_text())
+FRAMES = VECTORS["frames"]
+UID = bytes.fromhex("04a1b2c3d4e5f6")
+
+
+def test_crc_check_value_in_both_implementations():
+    assert crc16(b"123456789") == 0x29B1 == fw.crc16(b"123456789")
+
+
+@pytest.mark.parametrize("vector", FRAMES, ids=[v["name"] for v in FRAMES])
+def test_golden_vectors_host_and_firmware_agree(vector):
+    payload = bytes.fromhex(vector["payload"])
+    wire = bytes.fromhex(vector["wire"])
+    assert encode_frame(vector["type"], vector["seq"], payload) == wire
+    assert fw.frame(vector["type"], vector["seq"], payload) == wire
+    (frame,) = FrameDecoder().feed(wire)
+    assert frame == Frame(vector["type"], vector["seq"], payload)
+
+
+@given(st.binary(max_size=700))
+def test_cobs_round_trip_in_both_implementations(data):
+    encoded = cobs_encode(data)
+    assert b"\x00" not in encoded
+    assert cobs_decode(encoded) == data
+    assert fw.cobs_encode(data) == encoded
+    assert fw.cobs_decode(encoded) == data
+
+
+def _stream(count=20, seed=1):
+    rng = random.Random(seed)
+    sent = []
+    wire = bytearray()
+    for seq in range(count):
+        label = f"R1:{rng.choice('AKQJT98765432')}{rng.choice('shdc')}"
+        payload = m.card_payload(seq * 400, UID, label, face_up=rng.random() < 0.2)
+        sent.append((seq, label))
+        wire += encode_frame(m.CARD, seq, payload)
+    return sent, bytes(wire)
+
+
+def _host_with_hello():
+    link = HostLink()
+    link.receive_data(encode_frame(m.HELLO, 0, m.hello_payload(7, 0, 15, "fw", "shoe")))
+    assert isinstance(link.next_event(), m.Hello)
+    return link
+
+
+def _cards(link):
+    out = []
+    while (event := link.next_event()) is not NEED_DATA:
+        if isinstance(event, m.CardDrawn):
+            out.append((event.seq, event.text))
+    return out
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 3, 7, 64])
+def test_fed_whole_or_in_pieces_the_same_cards_come_out(chunk):
+    sent, wire = _stream()
+    link = _host_with_hello()
+    if chunk is None:
+        link.receive_data(wire)
+    else:
+        for i in range(0, len(wire), chunk):
+            link.receive_data(wire[i:i + chunk])
+    assert _cards(link) == sent
+    assert link.data_to_send() == encode_frame(m.ACK, 19)  # one cumulative ACK
+
+
+def test_garbage_between_frames_is_skipped_and_reported():
+    sent, wire = _stream(3)
+    frames = [b"\x00" + f + b"\x00" for f in wire.split(b"\x00") if f]
+    noisy = b"\xff\xfe" + frames[0] + b"junk\x00\x00\x00" + frames[1] + b"\x05\x05" + frames[2]
+    link = _host_with_hello()
+    link.receive_data(noisy)
+    events = link.events()
+    assert [(e.seq, e.text) for e in events if isinstance(e, m.CardDrawn)] == sent
+    assert sum(isinstance(e, LinkNoise) for e in events) == 3
+
+
+def test_retransmission_is_one_card_and_is_acknowledged_again():
+    _, wire = _stream(2)
+    link = _host_with_hello()
+    link.receive_data(wire)
+    assert len(_cards(link)) == 2
+    link.data_to_send()
+    link.receive_data(wire)  # the shoe never got the ACK: sends both again
+    events = link.events()
+    assert [type(e) for e in events] == [Retransmission, Retransmission]
+    assert link.data_to_send() == encode_frame(m.ACK, 1)
+
+
+def test_a_frame_ahead_of_a_lost_one_waits_for_the_retransmission():
+    _sent, wire = _stream(3)
+    frames = [b"\x00" + f + b"\x00" for f in wire.split(b"\x00") if f]
+    link = _host_with_hello()
+    link.receive_data(frames[0] + frames[2])  # frame 1 lost on the line
+    assert [s for s, _ in _cards(link)] == [0]
+    link.receive_data(frames[1] + frames[2])  # go-back-N retransmission
+    assert [s for s, _ in _cards(link)] == [1, 2]
+
+
+def test_reliable_frames_before_hello_are_not_accepted():
+    _, wire = _stream(1)
+    link = HostLink()
+    link.receive_data(wire)
+    assert link.next_event() is NEED_DATA and link.data_to_send() == b""
+
+
+def test_a_new_boot_id_is_a_restart():
+    link = _host_with_hello()
+    link.receive_data(encode_frame(m.HELLO, 0, m.hello_payload(8, 40, 15, "fw", "shoe")))
+    restarted = link.next_event()
+    assert isinstance(restarted, ShoeRestarted) and restarted.boot_id == 8
+    assert link.expected == 40
+
+
+def test_same_boot_hello_does_not_rewind():
+    _sent, wire = _stream(2)
+    link = _host_with_hello()
+    link.receive_data(wire)
+    _cards(link)
+    # The link came back; the shoe still holds seq 1 (its ACK was lost) and says so.
+    link.receive_data(encode_frame(m.HELLO, 0, m.hello_payload(7, 1, 15, "fw", "shoe")))
+    link.receive_data(wire.split(b"\x00")[1] + b"\x00")
+    assert _cards(link) == []
+    assert link.expected == 2
+
+
+def test_bad_payload_with_good_crc_is_acknowledged_and_reported():
+    link = _host_with_hello()
+    link.receive_data(encode_frame(m.CARD, 0, b"\x00\x01"))
+    event = link.next_event()
+    assert isinstance(event, LinkNoise) and event.reason == "bad_payload"
+    assert link.data_to_send() == encode_frame(m.ACK, 0)
+
+
+def test_usage_errors_are_the_callers():
+    with pytest.raises(UsageError):
+        encode_frame(m.CARD, 70000)
+    with pytest.raises(UsageError):
+        encode_frame(m.CARD, 0, bytes(300))
+    with pytest.raises(UsageError):
+        HostLink().set_mode(5)
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=2000))
+def test_random_bytes_never_raise_and_never_invent_a_card(data):
+    link = _host_with_hello()
+    for i in range(0, len(data), 17):
+        link.receive_data(data[i:i + 17])
+    # A card needs a COBS frame with a valid CRC-16, version and the expected seq: noise that
+    # got through would show up here.
+    assert not [e for e in link.events() if isinstance(e, m.CardDrawn)]
+    assert link.stats.delivered == 0
+
+
+@settings(max_examples=300)
+@given(seed=st.integers(0, 2**32), cuts=st.lists(st.integers(0, 10**6), max_size=8),
+       flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), max_size=8),
+       garbage=st.lists(st.tuples(st.integers(0, 10**6), st.binary(min_size=1, max_size=40)),
+                        max_size=6),
+       chunk=st.integers(1, 200))
+def test_corrupted_streams_deliver_only_sent_cards_in_order(seed, cuts, flips, garbage, chunk):
+    sent, wire = _stream(30, seed % 1000)
+    data = bytearray(wire)
+    for position, mask in flips:
+        data[position % len(data)] ^= mask
+    for position, junk in garbage:
+        at = position % (len(data) + 1)
+        data[at:at] = junk
+    for position in sorted({c % len(data) for c in cuts}, reverse=True):
+        del data[position:position + 5]
+    link = _host_with_hello()
+    for i in range(0, len(data), chunk):
+        link.receive_data(bytes(data[i:i + chunk]))
+    got = _cards(link)
+    # Only cards that were sent, each at most once, in the order sent.
+    assert all(card in sent for card in got)
+    seqs = [s for s, _ in got]
+    assert seqs == sorted(set(seqs))
+    # Then the shoe retransmits everything unacknowledged, cleanly: every card arrives.
+    link.receive_data(wire)
+    assert [s for s, _ in got] + [s for s, _ in _cards(link)] == list(range(30))
+
+
+@settings(max_examples=200)
+@given(st.lists(st.sampled_from(FRAMES), min_size=1, max_size=10), st.binary(max_size=50))
+def test_every_valid_frame_after_garbage_is_recovered(vectors, junk):
+    decoder = FrameDecoder()
+    wire = junk + b"\x00" + b"".join(bytes.fromhex(v["wire"]) for v in vectors)
+    frames = [x for x in decoder.feed(wire) if isinstance(x, Frame)]
+    assert [(f.type, f.seq) for f in frames][-len(vectors):] == [
+        (v["type"], v["seq"]) for v in vectors]
+
+
+def test_an_endless_run_without_delimiter_is_dropped_and_the_decoder_resyncs():
+    decoder = FrameDecoder()
+    out = decoder.feed(b"\x01" * 5000)
+    assert out == [] and decoder.pending == 0
+    out = decoder.feed(b"\x01\x01\x00" + bytes.fromhex(FRAMES[0]["wire"]))
+    assert isinstance(out[0], Noise) and isinstance(out[-1], Frame)
+
+
+def test_firmware_retransmits_until_acknowledged_and_answers_commands():
+    shoe = fw.ShoeProtocol(99, "fw", "shoe", 15, now_ms=0)
+    shoe.card(10, UID, "R1:As", False, False)
+    first = shoe.poll(10)
+    link = HostLink()
+    link.receive_data(first)
+    assert [type(e) for e in link.events()] == [m.Hello, m.CardDrawn]
+    assert shoe.poll(100) == b""  # nothing due yet
+    again = shoe.poll(300)  # no ACK in 250 ms: resend
+    link.receive_data(again)
+    assert [type(e) for e in link.events()] == [Retransmission]
+    shoe.receive(link.data_to_send(), 310)
+    assert shoe.unacked == []
+    link.set_mode(m.MODE_DECK_CHECK)
+    shoe.receive(link.data_to_send(), 320)
+    link.receive_data(shoe.poll(330))
+    assert link.events() == [m.ModeChanged(1, 1)]
+    shoe.card(400, UID, "R1:Ks", False, False)
+    link.receive_data(shoe.poll(400))
+    (card,) = [e for e in link.events() if isinstance(e, m.CardDrawn)]
+    assert card.deck_check

@@ -1,0 +1,189 @@
+"""Hardware in the loop: the simulated shoe (the firmware's own code) on a pty, the serial
+transport (pyserial), the host codec and the table core, dealing full hands."""
+
+from __future__ import annotations
+
+import queue
+import random
+import threading
+import time
+
+import pytest
+
+from controller.dealer_script import ScriptedDealer
+from controller.inputs import parse_input
+from controller.profiles import load_profile
+from controller.table import Table, TableConfig
+from firmware_bridge.host import LinkUp
+from firmware_bridge.to_core import ShoeTranslator
+from hardware.shoe_serial import SerialShoe
+from hardware.sim_shoe import SimulatedShoe, play_script
+from tests.conftest import of_type, run
+
+SCALE = 0.05  # the script's seconds, played 20 times faster
+
+
+class Rig:
+    """Shoe on a pty -> SerialShoe -> translator -> Table; other lines go straight in."""
+
+    def __init__(self, tmp_path, profile="tda-2024", scale=SCALE):
+        self.scale = scale
+        self.shoe = SimulatedShoe(tmp_path / "shoe").start()
+        self.queue: queue.Queue = queue.Queue()
+        self.link = SerialShoe(str(tmp_path / "shoe"),
+                               lambda e, t: self.queue.put(("link", e, t))).start()
+        self.table = Table(load_profile(profile), TableConfig(deal_gap=3.0 * scale))
+        self.translator = ShoeTranslator()
+        self.events: list[dict] = []
+        self.link_events: list = []
+        self._pump_until(lambda: any(isinstance(e, LinkUp) for e in self.link_events), 5)
+
+    def _handle(self, item):
+        kind, obj, t = item
+        if kind == "link":
+            self.link_events.append(obj)
+            inputs = self.translator.translate(obj, t)
+        else:
+            inputs = [parse_input({**obj, "t": t})]
+        for inp in inputs:
+            self.events.extend(self.table.handle(inp))
+
+    def _pump_until(self, done, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                self._handle(self.queue.get(timeout=0.02))
+            except queue.Empty:
+                if done():
+                    return True
+        return done()
+
+    def play(self, lines, timeout=120):
+        finished = threading.Event()
+
+        def player():
+            play_script(lines, self.shoe,
+                        lambda line: self.queue.put(("direct", line, time.monotonic())),
+                        scale=self.scale)
+            finished.set()
+
+        threading.Thread(target=player, daemon=True).start()
+        assert self._pump_until(lambda: finished.is_set() and self.shoe.idle(0.01)
+                                and self.queue.empty(), timeout)
+        time.sleep(0.1)
+        self._pump_until(lambda: self.queue.empty(), 1)
+        return self.events
+
+    def close(self):
+        self.link.stop()
+        self.shoe.stop()
+
+
+@pytest.fixture
+def rig(tmp_path):
+    rigs = []
+
+    def make(**kwargs):
+        r = Rig(tmp_path, **kwargs)
+        rigs.append(r)
+        return r
+
+    yield make
+    for r in rigs:
+        r.close()
+
+
+def _records(events):
+    return [{k: e[k] for k in ("hand", "outcome", "hole", "board", "burns", "scrap", "out")}
+            for e in of_type(events, "hand.ended")]
+
+
+def _rulings(events):
+    return [(e["hand"], e["action"], e.get("reason")) for e in of_type(events, "ruling")]
+
+
+@pytest.mark.parametrize("profile,injections", [
+    ("tda-2024", ("exposed_later", "boxed", "premature_turn", "fourth_flop", "missing_burn")),
+    ("roberts-rules", ("extra_card", "premature_turn", "joker", "unknown_tag", "duplicate")),
+    ("lppl", ("exposed_first", "premature_flop", "shoe_fault", "boxed_two")),
+])
+def test_full_hands_through_the_pty_match_the_replay(rig, profile, injections):
+    # One injected irregularity per hand, in the order given, then a clean hand; a brisk
+    # dealer (short betting rounds) so that the test plays in seconds.
+    dealer = ScriptedDealer(random.Random(5), load_profile(profile), seats=(1, 3, 4, 7, 9),
+                            button=4, pauses=(1.0, 2.5), between_hands=(2.0, 4.0))
+    script = [dealer.setup_line()]
+    for injection in (*injections, None):
+        dealer.play_hand(injection)
+    dealer.finish()
+    script += dealer.lines
+    expected = run(script, profile)
+    r = rig(profile=profile)
+    got = r.play(script)
+    assert _records(got) == _records(expected)
+    assert _rulings(got) == _rulings(expected)
+    assert r.link.link.stats.noise == {}
+
+
+def test_unplugged_mid_hand_the_hand_record_is_the_same(rig):
+    hole = ["As", "Ks", "Qs", "Js", "Ts", "9s", "8s", "7s"]
+    board = ["2c", "3c", "4c", "5c", "6c", "7c", "8c", "9c"]
+
+    def script(unplug):
+        t = 0.0
+        lines = [{"type": "setup", "game": "holdem", "seats": [1, 2, 4, 6], "button": 6},
+                 {"type": "deck_in", "deck": "R1", "t": t}]
+        for i, card in enumerate(hole):
+            t += 0.5
+            if unplug and i == 3:
+                lines.append({"type": "shoe", "state": "lost", "t": t - 0.2})
+            lines.append({"type": "card", "card": card, "t": t})
+            if unplug and i == 5:
+                lines.append({"type": "shoe", "state": "ok", "t": t + 10})
+                t += 10
+        for street in ([board[:4]], [board[4:6]], [board[6:]]):
+            t += 20
+            lines.append({"type": "button", "gesture": "tap", "t": t})
+            for card in street[0]:
+                t += 0.5
+                lines.append({"type": "card", "card": card, "t": t})
+        lines.append({"type": "button", "gesture": "double_tap", "t": t + 20})
+        return lines
+
+    plugged = rig().play(script(False))
+    unplugged_rig = rig()
+    unplugged = unplugged_rig.play(script(True))
+    assert _records(unplugged) == _records(plugged)
+    assert of_type(plugged, "irregularity") == []
+    kinds = [e["kind"] for e in of_type(unplugged, "irregularity")]
+    assert kinds == ["shoe_fault"]  # reported to the floor, and nothing lost or doubled
+    assert [e["state"] for e in of_type(unplugged, "shoe")][-2:] == ["lost", "ok"]
+
+
+def test_garbage_and_double_reads_on_the_line(rig):
+    r = rig()
+    r.shoe.insert_deck()
+    for i, card in enumerate(["As", "Ks", "Qs", "Js"]):
+        if i == 2:
+            r.shoe.send_garbage(b"\x13\x37 line noise \x00\xff\x00")
+        r.shoe.draw(f"R1:{card}", reads=4)
+        time.sleep(0.02)
+    r.table.handle(parse_input({"type": "setup", "game": "holdem", "seats": [1, 2],
+                                "button": 1}))
+    events = r.play([])
+    cards = [e["card"] for e in of_type(events, "card")]
+    assert cards == ["As", "Ks", "Qs", "Js"]
+    assert sum(r.link.link.stats.noise.values()) >= 1
+
+
+def test_deck_check_mode_is_confirmed_by_the_shoe(rig):
+    r = rig()
+    r.link.set_mode(1)
+    assert r._pump_until(lambda: r.shoe.protocol.mode == 1, 3)
+    r.shoe.draw("R1:As")
+    from firmware_bridge import messages as m
+
+    assert r._pump_until(lambda: any(isinstance(e, m.CardDrawn) and e.deck_check
+                                     for e in r.link_events), 3)
+    assert any(isinstance(e, m.ModeChanged) and e.mode == 1 for e in r.link_events)
+
