@@ -250,13 +250,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--quiet", action="store_true", help="print the summary only")
     p.set_defaults(func=cmd_demo)
+
+    from controller.deck_commands import add_parsers
+
+    add_parsers(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from controller.deck_commands import DeckCommandError
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
+    except DeckCommandError as exc:
+        return _fail(str(exc))
     except BrokenPipeError:
         return 0
 

@@ -82,6 +82,13 @@ class ShoeStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class DeckCheckCommand:
+    action: str  # start, finish, cancel
+    deck: str | None = None
+    t: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DealerSignIn:
     dealer: str | None
     t: float | None = None
@@ -89,7 +96,7 @@ class DealerSignIn:
 
 Input = (
     Setup | DeckIn | DeckOut | CardRead | Gesture | SeatsChange | ClockCommand | ShoeStatus
-    | DealerSignIn
+    | DealerSignIn | DeckCheckCommand
 )
 
 
@@ -111,6 +118,7 @@ _ALLOWED: dict[str, tuple[str, ...]] = {
     "clock": ("structure", "action"),
     "shoe": ("state", "detail"),
     "dealer": ("dealer",),
+    "deck_check": ("action", "deck"),
 }
 
 
@@ -284,6 +292,18 @@ def _dealer(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Inp
     return DealerSignIn(_opt_str(obj, "dealer", problems), t)
 
 
+def _deck_check(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
+    action = obj.get("action")
+    if action not in ("start", "finish", "cancel"):
+        problems.append(f"action: {action!r} is not start, finish or cancel")
+        return None
+    deck = _opt_str(obj, "deck", problems)
+    if action == "start" and deck is None:
+        problems.append("deck: a deck check names the deck being checked")
+        return None
+    return DeckCheckCommand(action, parse_deck_id(deck) if deck is not None else None, t)
+
+
 _BUILDERS = {
     "setup": _setup,
     "deck_in": _deck_in,
@@ -294,4 +314,5 @@ _BUILDERS = {
     "clock": _clock,
     "shoe": _shoe,
     "dealer": _dealer,
+    "deck_check": _deck_check,
 }

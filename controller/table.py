@@ -11,13 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.cards import UNKNOWN, parse_ndef_text
+from controller.cards import UNKNOWN, TaggedCard, parse_ndef_text
 from controller.clock import BlindClock, Structure, load_structure
+from controller.decks import DeckCheck, DeckRegistry
 from controller.hand import Drawn, Event, Hand
 from controller.inputs import (
     CardRead,
     ClockCommand,
     DealerSignIn,
+    DeckCheckCommand,
     DeckIn,
     DeckOut,
     Gesture,
@@ -65,6 +67,7 @@ class Table:
         profile: Profile,
         config: TableConfig | None = None,
         structure_loader: Callable[[str], Structure] = load_structure,
+        registry: DeckRegistry | None = None,
     ) -> None:
         self.profile = profile
         self.config = config or TableConfig()
@@ -80,7 +83,9 @@ class Table:
         self.redeals = 0
         self.pending_setup: Setup | None = None
         self.pending_seats: tuple[int, ...] | None = None
-        self.tags: dict[str, str] = {}
+        self.registry = registry or DeckRegistry()
+        self.tags: dict[str, str] = self.registry.tag_map()
+        self.deck_check: DeckCheck | None = None
         self.last_deck: str | None = None
         self.dealer: str | None = None
         self.clock: BlindClock | None = None
@@ -113,6 +118,8 @@ class Table:
         elif isinstance(item, DealerSignIn):
             self.dealer = item.dealer
             events.append({"type": "dealer", "dealer": item.dealer, "t": t})
+        elif isinstance(item, DeckCheckCommand):
+            events += self._deck_check(item, t)
         elif isinstance(item, DeckOut):
             events.append({"type": "deck", "state": "removed", "deck": self.last_deck,
                            "hand": self._active_number(), "t": t})
@@ -259,6 +266,12 @@ class Table:
         self._last_read = (*key, t)
         if last is not None and last[:3] == key and t - last[3] <= self.config.reread_window:
             return []  # the reader saw the same tag twice as the card passed: one card
+        if self.deck_check is not None:
+            check = self.deck_check
+            check.add(None if drawn.card == UNKNOWN else TaggedCard(drawn.deck or "?", drawn.card),
+                      drawn.tag)
+            return [{"type": "deck_check.card", "deck": check.deck, "card": drawn.card,
+                     "card_deck": drawn.deck, "count": check.count, "t": t}]
         hand = self.hand
         if hand is None or hand.ended:
             return [{"type": "card.ignored", "card": drawn.card, "deck": drawn.deck,
@@ -324,6 +337,24 @@ class Table:
         if self.pending_seats is not None:
             self.seats, self.pending_seats = self.pending_seats, None
         return events
+
+    def _deck_check(self, item: DeckCheckCommand, t: float) -> list[Event]:
+        if item.action == "start":
+            if self.hand_in_progress:
+                raise TableUsageError("a deck check cannot start while a hand is in progress: "
+                                      "end the hand (double tap) first")
+            assert item.deck is not None
+            self.deck_check = DeckCheck(item.deck, self.registry)
+            self._last_read = None
+            return [{"type": "deck_check.started", "deck": item.deck,
+                     "text": f"DECK CHECK {item.deck}: run every card through", "t": t}]
+        check = self.deck_check
+        if check is None:
+            raise TableUsageError(f"deck check {item.action}: no deck check is running")
+        self.deck_check = None
+        if item.action == "cancel":
+            return [{"type": "deck_check.cancelled", "deck": check.deck, "t": t}]
+        return [{**check.result().as_event(), "t": t}]
 
     # ------------------------------------------------------------------ clock and shoe
 

@@ -134,7 +134,7 @@ def test_shoe_link_lost_between_hands_is_not_an_irregularity():
     assert [e["state"] for e in of_type(events, "shoe")] == ["lost", "ok"]
 
 
-PURE = ["cards", "seating", "profiles", "inputs", "hand", "table", "clock", "record",
+PURE = ["cards", "seating", "profiles", "inputs", "hand", "table", "clock", "record", "decks",
         "replay", "dealer_script"]
 FORBIDDEN = {"serial", "gpiozero", "luma", "paho", "nfc", "time", "datetime", "socket",
              "threading", "asyncio", "subprocess", "sqlite3", "RPi", "lgpio"}
