@@ -90,7 +90,11 @@ class SerialShoe:
         try:
             port.write(link.data_to_send())
             while not self._stop.is_set():
-                data = port.read(4096)
+                # Wait (up to the port timeout) for one byte, then take all that is there: a
+                # plain read(4096) would sit out the whole timeout on every frame.
+                data = port.read(port.in_waiting or 1)
+                if data and port.in_waiting:
+                    data += port.read(port.in_waiting)
                 now = self.clock()
                 if data:
                     link.receive_data(data)
