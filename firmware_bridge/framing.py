@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 VERSION = 1
 MAX_PAYLOAD = 240
-_HEADER = struct.Struct(">BBH")
+_HEADER = struct.Struct(">BBHB")  # version, type, seq, payload length
 MIN_FRAME = _HEADER.size + 2
 MAX_FRAME = _HEADER.size + MAX_PAYLOAD + 2
 # An encoded frame is at most one byte per 254 longer than the frame, plus its code byte.
@@ -73,7 +73,7 @@ class Frame:
 class Noise:
     """Bytes the device sent that were not a valid frame, and why they were skipped."""
 
-    reason: str  # bad_cobs, too_short, too_long, bad_crc, bad_version
+    reason: str  # bad_cobs, too_short, too_long, bad_crc, bad_version, bad_length
     size: int
 
 
@@ -82,7 +82,7 @@ def encode_frame(type_: int, seq: int, payload: bytes = b"") -> bytes:
         raise UsageError(f"frame type {type_} or seq {seq} out of range")
     if len(payload) > MAX_PAYLOAD:
         raise UsageError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
-    body = _HEADER.pack(VERSION, type_, seq) + payload
+    body = _HEADER.pack(VERSION, type_, seq, len(payload)) + payload
     # A delimiter before and after: noise on the line before a frame ends at the first one and
     # cannot corrupt the frame (an empty run between two delimiters is skipped).
     return b"\x00" + cobs_encode(body + crc16(body).to_bytes(2, "big")) + b"\x00"
@@ -102,9 +102,13 @@ def decode_frame(encoded: bytes) -> Frame | Noise:
         return Noise("too_long", len(encoded))
     if crc16(raw[:-2]) != int.from_bytes(raw[-2:], "big"):
         return Noise("bad_crc", len(encoded))
-    version, type_, seq = _HEADER.unpack_from(raw)
+    version, type_, seq, length = _HEADER.unpack_from(raw)
     if version != VERSION:
         return Noise("bad_version", len(encoded))
+    if length != len(raw) - MIN_FRAME:
+        # A corrupted delimiter can add a zero byte that a CRC without final XOR still
+        # accepts; the length field catches it.
+        return Noise("bad_length", len(encoded))
     return Frame(type_, seq, raw[_HEADER.size:-2])
 
 

@@ -9,7 +9,7 @@ smallest delay seen (the least-delayed message is the truest).
 from __future__ import annotations
 
 from controller.cards import CardError, parse_ndef_text
-from controller.inputs import CardRead, DeckIn, DeckOut, Input, ShoeStatus
+from controller.inputs import CardRead, DealerSignIn, DeckIn, DeckOut, Input, ShoeStatus
 from firmware_bridge import messages as m
 from firmware_bridge.host import (
     LinkDown,
@@ -98,3 +98,28 @@ class ShoeTranslator:
         elif isinstance(event, Retransmission):
             self.retransmissions += 1
         return []
+
+
+BADGE_PREFIX = "dealer:"
+
+
+def nfc_read_to_input(uid: str, text: str, t: float,
+                      badges: dict[str, str] | None = None) -> Input:
+    """A read from an NFC reader without orientation sensors (SPEC 1.1's second backend).
+
+    A dealer's badge is a tag whose NDEF text is ``dealer:<id>``, or whose UID is enrolled in
+    ``badges``; anything else is a card, face down, never boxed (no sensors to say otherwise).
+    """
+    text = text.strip()
+    if text.startswith(BADGE_PREFIX):
+        return DealerSignIn(text[len(BADGE_PREFIX):].strip() or None, t)
+    if badges and uid.upper() in badges:
+        return DealerSignIn(badges[uid.upper()], t)
+    if text:
+        try:
+            tagged = parse_ndef_text(text)
+        except CardError:
+            tagged = None
+        if tagged is not None:
+            return CardRead(tagged.card, tagged.deck, uid.upper(), "down", False, t)
+    return CardRead(None, None, uid.upper(), "down", False, t)

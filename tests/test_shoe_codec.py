@@ -250,3 +250,19 @@ def test_firmware_retransmits_until_acknowledged_and_answers_commands():
     link.receive_data(shoe.poll(400))
     (card,) = [e for e in link.events() if isinstance(e, m.CardDrawn)]
     assert card.deck_check
+
+
+def test_a_delimiter_turned_into_0x01_does_not_pass_as_a_longer_frame():
+    # Found by the fuzz test: COBS then decodes one extra zero byte, and a CRC without final
+    # XOR accepts the frame shifted by one byte. The length byte rejects it.
+    _sent, wire = _stream(2)
+    data = bytearray(wire)
+    first_end = data.index(0, 1)  # the delimiter after the first frame
+    data[first_end] = 0x01
+    link = _host_with_hello()
+    link.receive_data(bytes(data))
+    events = link.events()
+    assert [e.reason for e in events if isinstance(e, LinkNoise)] == ["bad_length"]
+    assert not [e for e in events if isinstance(e, m.CardDrawn) and e.seq == 0]
+    link.receive_data(wire)  # the retransmission brings card 0, then card 1, in order
+    assert [s for s, _ in _cards(link)] == [0, 1]

@@ -77,7 +77,7 @@ def cobs_decode(data):
 
 
 def frame(type_, seq, payload=b""):
-    body = struct.pack(">BBH", VERSION, type_, seq) + payload
+    body = struct.pack(">BBHB", VERSION, type_, seq, len(payload)) + payload
     crc = crc16(body)
     return b"\x00" + cobs_encode(body + bytes(((crc >> 8) & 0xFF, crc & 0xFF))) + b"\x00"
 
@@ -148,11 +148,11 @@ class ShoeProtocol:
             chunk = bytes(self.rx[:end])
             self.rx = self.rx[end + 1:]
             raw = cobs_decode(chunk) if chunk else None
-            if raw is None or len(raw) < 6 or raw[0] != VERSION:
+            if raw is None or len(raw) < 7 or raw[0] != VERSION or raw[4] != len(raw) - 7:
                 continue
             if crc16(raw[:-2]) != (raw[-2] << 8 | raw[-1]):
                 continue
-            self._command(raw[1], raw[2] << 8 | raw[3], raw[4:-2], now_ms)
+            self._command(raw[1], raw[2] << 8 | raw[3], raw[5:-2], now_ms)
         if len(self.rx) > 512:
             self.rx = bytearray()
 
