@@ -35,7 +35,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 demo: $(STAMP)
-	$(VENV)/bin/tablectl demo --hands 12 --irregularities 0.35 --profile corner-pocket --structure corner-pocket
+	$(VENV)/bin/tablectl demo --shoe --hands 8 --irregularities 0.4 --profile corner-pocket --structure corner-pocket
 
 bench: $(STAMP)
 	$(PY) -m tests.bench.replay_throughput --hands 10000

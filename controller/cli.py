@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NoReturn, TextIO
 
 from controller.profiles import (
@@ -149,26 +149,35 @@ def cmd_demo(args: argparse.Namespace) -> int:
     except ProfileError as exc:
         return _fail(str(exc))
     rng = random.Random(args.seed)
-    lines = [json.dumps(x) for x in session_lines(
-        rng, profile, hands=args.hands, game=args.game, irregularity_rate=args.irregularities,
-        clock=args.structure)]
+    script = session_lines(rng, profile, hands=args.hands, game=args.game,
+                           irregularity_rate=args.irregularities, clock=args.structure,
+                           brisk=args.shoe)
+    lines = [json.dumps(x) for x in script]
+    if args.shoe:
+        events_source = _through_simulated_shoe(script, profile, args)
+    else:
+        events_source = replay(lines, profile)
     counts: dict[str, int] = {}
     rulings: dict[str, int] = {}
     outcomes: dict[str, int] = {}
     hands: set[object] = set()
+    base: float | None = None  # narration times count from the first event
     try:
-        for event in replay(lines, profile):
+        for event in events_source:
             kind = event["type"]
             if kind == "hand.ended":
                 hands.add(event["hand"])
                 outcome = str(event["outcome"])
                 outcomes[outcome] = outcomes.get(outcome, 0) + 1
             if kind == "irregularity":
-                counts[event["kind"]] = counts.get(event["kind"], 0) + 1
+                counts[str(event["kind"])] = counts.get(str(event["kind"]), 0) + 1
             if kind == "ruling":
-                rulings[event["action"]] = rulings.get(event["action"], 0) + 1
+                rulings[str(event["action"])] = rulings.get(str(event["action"]), 0) + 1
             if not args.quiet:
-                print(_describe(event))
+                t = event.get("t")
+                if base is None and isinstance(t, int | float):
+                    base = float(t)
+                print(_describe(event, base or 0.0))
     except ReplayError as exc:  # a generator bug, not the user's: say so plainly
         return _fail(f"the generated session did not replay: {exc}")
     print(f"\n{len(hands)} hands under profile {profile.name}; "
@@ -178,10 +187,40 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _describe(event: dict[str, object]) -> str:
+def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
+                            args: argparse.Namespace) -> Iterator[dict[str, object]]:
+    """Play the script through the simulated shoe on a pty: firmware code, serial link,
+    codec and core, live; yield events as the core emits them."""
+    import queue
+    import tempfile
+    import threading
+    from pathlib import Path
+
+    from hardware.sim_table import SimulatedTable
+
+    events: queue.Queue[dict[str, object] | None] = queue.Queue()
+
+    def run(directory: str) -> None:
+        table = SimulatedTable(Path(directory), profile, scale=args.pace,
+                               on_event=events.put)
+        try:
+            table.play(script)
+        finally:
+            table.close()
+            events.put(None)
+
+    with tempfile.TemporaryDirectory(prefix="tablectl-demo-") as directory:
+        print(f"simulated shoe on a pty ({directory}/shoe), dealing at {1 / args.pace:g}x "
+              "speed; no broker yet: events are printed here", file=sys.stderr)
+        threading.Thread(target=run, args=(directory,), daemon=True).start()
+        while (event := events.get()) is not None:
+            yield event
+
+
+def _describe(event: dict[str, object], base: float = 0.0) -> str:
     kind = event["type"]
     t = event.get("t")
-    stamp = f"{t:9.1f}s" if isinstance(t, int | float) else " " * 10
+    stamp = f"{t - base:9.1f}s" if isinstance(t, int | float) else " " * 10
     if kind == "card":
         where = f"seat {event['seat']}" if "seat" in event else str(event["street"])
         return f"{stamp}  hand {event['hand']:>3}  #{event['n']:<3} {event['card']} " \
@@ -200,7 +239,7 @@ def _describe(event: dict[str, object]) -> str:
         dead = " (dead button)" if event.get("dead_button") else ""
         return (f"{stamp}  === hand {event['hand']}{redeal}: {event['game']}, button seat "
                 f"{event['button']}{dead}, {blinds}, level {event['level']}, "
-                f"deck {event['deck']} ===")
+                f"deck {event['deck'] or '(named by its first card)'} ===")
     if kind == "hand.record":
         best = event.get("best") or {}
         hole = event["hole"]
@@ -249,6 +288,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--structure", default="tda-2024", help="blind structure for the clock")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--quiet", action="store_true", help="print the summary only")
+    p.add_argument("--shoe", action="store_true",
+                   help="deal through the simulated shoe (firmware code on a pty) in real time")
+    p.add_argument("--pace", type=float, default=0.1,
+                   help="with --shoe: seconds per second of the dealer's script (default 0.1)")
     p.set_defaults(func=cmd_demo)
 
     from controller.deck_commands import add_parsers

@@ -409,10 +409,11 @@ def session_lines(
     clock: str | None = None,
     seats: tuple[int, ...] | None = None,
     injections: tuple[str, ...] = INJECTIONS,
+    brisk: bool = False,
 ) -> list[Line]:
     """Input lines for a whole session; ``game='mixed'`` changes game between hands."""
     return session(rng, profile, hands=hands, game=game, irregularity_rate=irregularity_rate,
-                   clock=clock, seats=seats, injections=injections)[0]
+                   clock=clock, seats=seats, injections=injections, brisk=brisk)[0]
 
 
 def session(
@@ -425,13 +426,17 @@ def session(
     clock: str | None = None,
     seats: tuple[int, ...] | None = None,
     injections: tuple[str, ...] = INJECTIONS,
+    brisk: bool = False,
 ) -> tuple[list[Line], list[Expected]]:
+    """Lines and the dealer's own account; ``brisk``: short betting rounds (demos, tests)."""
     if seats is None:
         count = rng.randint(2, 10)
         seats = tuple(sorted(rng.sample(range(1, 11), count)))
     first_game = rng.choice(("holdem", "omaha", "omaha8")) if game == "mixed" else game
     dealer = ScriptedDealer(rng, profile, game=first_game, seats=seats,
-                            button=rng.choice(seats))
+                            button=rng.choice(seats),
+                            pauses=(1.0, 4.0) if brisk else (1.0, 30.0),
+                            between_hands=(4.0, 8.0) if brisk else (20.0, 60.0))
     lines: list[Line] = [dealer.setup_line()]
     if clock is not None:
         lines.append({"type": "clock", "structure": clock, "t": 0.0})

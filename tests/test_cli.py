@@ -132,6 +132,14 @@ def test_demo_runs_and_summarises():
     assert "5 hands under profile lppl" in result.stdout
 
 
+def test_demo_through_the_simulated_shoe():
+    result = tablectl("demo", "--shoe", "--pace", "0.03", "--hands", "2", "--irregularities",
+                      "0", "--quiet", "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    assert "2 hands under profile tda-2024" in result.stdout
+    assert "simulated shoe on a pty" in result.stderr
+
+
 def test_scenario_files_are_valid_replay_inputs():
     for path in sorted(Path(SCENARIOS).glob("*.jsonl")):
         assert tablectl("replay", str(path)).returncode == 0, path

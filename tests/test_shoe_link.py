@@ -3,9 +3,7 @@ transport (pyserial), the host codec and the table core, dealing full hands."""
 
 from __future__ import annotations
 
-import queue
 import random
-import threading
 import time
 
 import pytest
@@ -13,70 +11,19 @@ import pytest
 from controller.dealer_script import ScriptedDealer
 from controller.inputs import parse_input
 from controller.profiles import load_profile
-from controller.table import Table, TableConfig
-from firmware_bridge.host import LinkUp
-from firmware_bridge.to_core import ShoeTranslator
-from hardware.shoe_serial import SerialShoe
-from hardware.sim_shoe import SimulatedShoe, play_script
+from hardware.sim_table import SimulatedTable
 from tests.conftest import of_type, run
 
 SCALE = 0.05  # the script's seconds, played 20 times faster
 
 
-class Rig:
+class Rig(SimulatedTable):
     """Shoe on a pty -> SerialShoe -> translator -> Table; other lines go straight in."""
 
     def __init__(self, tmp_path, profile="tda-2024", scale=SCALE):
-        self.scale = scale
-        self.shoe = SimulatedShoe(tmp_path / "shoe").start()
-        self.queue: queue.Queue = queue.Queue()
-        self.link = SerialShoe(str(tmp_path / "shoe"),
-                               lambda e, t: self.queue.put(("link", e, t))).start()
-        self.table = Table(load_profile(profile), TableConfig(deal_gap=3.0 * scale))
-        self.translator = ShoeTranslator()
-        self.events: list[dict] = []
-        self.link_events: list = []
-        self._pump_until(lambda: any(isinstance(e, LinkUp) for e in self.link_events), 5)
+        super().__init__(tmp_path, load_profile(profile), scale=scale)
 
-    def _handle(self, item):
-        kind, obj, t = item
-        if kind == "link":
-            self.link_events.append(obj)
-            inputs = self.translator.translate(obj, t)
-        else:
-            inputs = [parse_input({**obj, "t": t})]
-        for inp in inputs:
-            self.events.extend(self.table.handle(inp))
-
-    def _pump_until(self, done, timeout):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                self._handle(self.queue.get(timeout=0.02))
-            except queue.Empty:
-                if done():
-                    return True
-        return done()
-
-    def play(self, lines, timeout=120):
-        finished = threading.Event()
-
-        def player():
-            play_script(lines, self.shoe,
-                        lambda line: self.queue.put(("direct", line, time.monotonic())),
-                        scale=self.scale)
-            finished.set()
-
-        threading.Thread(target=player, daemon=True).start()
-        assert self._pump_until(lambda: finished.is_set() and self.shoe.idle(0.01)
-                                and self.queue.empty(), timeout)
-        time.sleep(0.1)
-        self._pump_until(lambda: self.queue.empty(), 1)
-        return self.events
-
-    def close(self):
-        self.link.stop()
-        self.shoe.stop()
+    _pump_until = SimulatedTable.pump_until
 
 
 @pytest.fixture

@@ -1,0 +1,96 @@
+"""A table in simulation: the simulated shoe (the firmware's code) on a pty, the real serial
+transport and codec, and the table core, all fed through one queue as the daemon is.
+
+Inputs that do not come from the shoe (the dealer's button, seating, the clock) go into the
+same queue. ``play`` acts out a dealer's script (replay-format lines) in real time, at
+``scale`` times its pace, and returns every event the core emitted.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from controller.inputs import parse_input
+from controller.profiles import Profile
+from controller.table import Table, TableConfig
+from firmware_bridge.host import LinkUp, ShoeLinkEvent
+from firmware_bridge.to_core import ShoeTranslator
+from hardware.shoe_serial import SerialShoe
+from hardware.sim_shoe import SimulatedShoe, play_script
+
+Event = dict[str, Any]
+
+
+class SimulatedTable:
+    def __init__(self, directory: Path, profile: Profile, *, scale: float = 1.0,
+                 deal_gap: float = 3.0, evaluate: bool = True,
+                 on_event: Callable[[Event], None] | None = None) -> None:
+        self.scale = scale
+        self.shoe = SimulatedShoe(directory / "shoe").start()
+        self.queue: queue.Queue[tuple[str, Any, float]] = queue.Queue()
+        self.link = SerialShoe(str(directory / "shoe"),
+                               lambda e, t: self.queue.put(("link", e, t))).start()
+        # The core judges rhythm on real (scaled) time: the dealing gap scales with the pace.
+        self.table = Table(profile, TableConfig(deal_gap=deal_gap * scale, evaluate=evaluate))
+        self.translator = ShoeTranslator()
+        self.events: list[Event] = []
+        self.link_events: list[ShoeLinkEvent] = []
+        self.on_event = on_event
+        if not self.pump_until(lambda: any(isinstance(e, LinkUp) for e in self.link_events),
+                               10):
+            self.close()
+            raise RuntimeError("the simulated shoe's port did not open")
+
+    def direct(self, line: dict[str, object]) -> None:
+        """A non-shoe input (button, setup, seats, clock), stamped with the time it happens."""
+        self.queue.put(("direct", line, time.monotonic()))
+
+    def _handle(self, item: tuple[str, Any, float]) -> None:
+        kind, obj, t = item
+        if kind == "link":
+            self.link_events.append(obj)
+            inputs = self.translator.translate(obj, t)
+        else:
+            inputs = [parse_input({**obj, "t": t})]
+        for inp in inputs:
+            for event in self.table.handle(inp):
+                self.events.append(event)
+                if self.on_event is not None:
+                    self.on_event(event)
+
+    def pump_until(self, done: Callable[[], bool], timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                self._handle(self.queue.get(timeout=0.02))
+            except queue.Empty:
+                if done():
+                    return True
+        return done()
+
+    def play(self, lines: list[dict[str, object]], timeout: float = 600) -> list[Event]:
+        finished = threading.Event()
+
+        def player() -> None:
+            try:
+                play_script(lines, self.shoe, self.direct, scale=self.scale)
+            finally:
+                finished.set()
+
+        threading.Thread(target=player, name="dealer", daemon=True).start()
+        done = self.pump_until(lambda: finished.is_set() and self.shoe.idle(0.01)
+                               and self.queue.empty(), timeout)
+        if not done:
+            raise TimeoutError("the simulated table did not finish the script in time")
+        time.sleep(0.1)
+        self.pump_until(self.queue.empty, 1)
+        return self.events
+
+    def close(self) -> None:
+        self.link.stop()
+        self.shoe.stop()
