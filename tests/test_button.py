@@ -1,0 +1,139 @@
+"""The dealer button: gestures recognised from a gpiozero mock pin driven as a finger would,
+bounces included."""
+
+from __future__ import annotations
+
+import pytest
+from gpiozero.pins.mock import MockFactory
+
+from controller.gestures import GestureConfig, GestureRecogniser
+from hardware.button import DealerButton
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Finger:
+    """Presses a button wired to a mock pin (active low), with contact bounce."""
+
+    def __init__(self, config=None):
+        self.factory = MockFactory()
+        self.clock = FakeClock()
+        self.events = []
+        self.button = DealerButton(17, self.events.append, config=config,
+                                   pin_factory=self.factory, clock=self.clock,
+                                   tick_interval=None)
+        self.pin = self.factory.pin(17)
+
+    def wait(self, seconds: float, step: float = 0.01) -> None:
+        end = self.clock.now + seconds
+        while self.clock.now < end:
+            self.clock.now = min(end, self.clock.now + step)
+            self.button.tick()
+
+    def _bounce(self, final_low: bool, bounces: int) -> None:
+        for i in range(bounces * 2 + 1):
+            low = (i % 2 == 0) == final_low
+            if low:
+                self.pin.drive_low()
+            else:
+                self.pin.drive_high()
+            self.clock.now += 0.002  # contact chatter, 2 ms apart
+        self.button.tick()
+
+    def press(self, seconds: float, bounces: int = 3) -> None:
+        self._bounce(True, bounces)
+        self.wait(seconds)
+        self._bounce(False, bounces)
+        self.wait(0.05)
+
+    def gestures(self):
+        return [e.kind for e in self.events if e.kind != "held"]
+
+    def close(self):
+        self.button.close()
+        self.factory.close()
+
+
+@pytest.fixture
+def finger():
+    f = Finger()
+    yield f
+    f.close()
+
+
+def test_a_bouncy_tap_is_one_tap(finger):
+    finger.press(0.15, bounces=4)
+    finger.wait(1.0)
+    assert finger.gestures() == ["tap"]
+    assert finger.events[0].duration == pytest.approx(0.15, abs=0.03)
+
+
+def test_double_tap_after_the_tap(finger):
+    finger.press(0.1)
+    finger.wait(0.2)
+    finger.press(0.1)
+    finger.wait(1.0)
+    assert finger.gestures() == ["tap", "double_tap"]
+
+
+def test_two_taps_far_apart_are_two_taps(finger):
+    finger.press(0.1)
+    finger.wait(1.0)
+    finger.press(0.1)
+    assert finger.gestures() == ["tap", "tap"]
+
+
+def test_hold_and_long_hold_with_feedback_while_held(finger):
+    finger.press(2.0)
+    assert finger.gestures() == ["hold"]
+    assert [e.detail for e in finger.events if e.kind == "held"] == ["hold"]
+    finger.events.clear()
+    finger.press(4.5)
+    assert finger.gestures() == ["long_hold"]
+    assert [e.detail for e in finger.events if e.kind == "held"] == ["hold", "long_hold"]
+
+
+def test_released_just_before_the_hold_threshold_is_a_tap(finger):
+    finger.press(1.45)
+    assert finger.gestures() == ["tap"]
+
+
+def test_released_just_before_the_long_hold_threshold_is_a_hold(finger):
+    finger.press(3.9)
+    assert finger.gestures() == ["hold"]
+
+
+def test_bounce_alone_is_nothing(finger):
+    # A knock on the table: the contact chatters for a few ms and settles open.
+    finger.pin.drive_low()
+    finger.clock.now += 0.004
+    finger.pin.drive_high()
+    finger.wait(1.0)
+    assert finger.events == []
+
+
+def test_thresholds_are_configurable():
+    f = Finger(GestureConfig(hold=0.8, long_hold=2.0, double_tap=0.2))
+    try:
+        f.press(1.0)
+        f.press(2.5)
+        f.press(0.1)
+        f.wait(0.3)  # longer than the double-tap window
+        f.press(0.1)
+        assert f.gestures() == ["hold", "long_hold", "tap", "tap"]
+    finally:
+        f.close()
+
+
+def test_bad_config_is_reported_with_its_keys():
+    problems = GestureConfig(hold=5.0, long_hold=4.0).problems()
+    assert problems == ["button.long_hold: 4.0 s must be longer than button.hold (5.0 s)"]
+    assert GestureConfig(debounce=0).problems()[0].startswith("button.debounce")
+    with pytest.raises(ValueError):
+        GestureRecogniser(GestureConfig(double_tap=-1))
