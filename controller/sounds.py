@@ -1,0 +1,60 @@
+"""What the buzzer plays for each event, as data. Pure.
+
+A pattern is a list of notes ``(frequency in Hz or 0 for a rest, seconds)``. An active buzzer
+(on/off only) plays every note at its one pitch. Alarms (irregularities, the floor called, a
+shot clock run out) sound even in quiet mode; the rest only at normal volume.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Note = tuple[int, float]
+
+PATTERNS: dict[str, list[Note]] = {
+    "level_up": [(880, 0.15), (0, 0.05), (1047, 0.15), (0, 0.05), (1319, 0.35)],
+    "one_minute": [(1047, 0.1), (0, 0.1), (1047, 0.1)],
+    "break_start": [(784, 0.3), (659, 0.3), (523, 0.6)],
+    "break_end": [(523, 0.2), (659, 0.2), (784, 0.2), (1047, 0.4)],
+    "shot_clock_start": [(1319, 0.08)],
+    "shot_clock_tick": [(1568, 0.06), (0, 0.94)],
+    "shot_clock_expired": [(1568, 1.0)],
+    "irregularity": [(1976, 0.15), (0, 0.1), (1976, 0.15), (0, 0.1), (1976, 0.15)],
+    "floor_call": [(1319, 0.2), (988, 0.2), (1319, 0.2), (988, 0.2)],
+    "deck_ok": [(1047, 0.08), (0, 0.05), (1319, 0.12)],
+    "announce": [(988, 0.12), (0, 0.08), (988, 0.12)],
+    "held": [(2093, 0.03)],
+}
+
+ALARMS = frozenset({"irregularity", "floor_call", "shot_clock_expired"})
+
+
+def sounds_for(event: dict[str, Any]) -> list[str]:
+    """The patterns an event sounds, in order."""
+    kind = event.get("type")
+    if kind == "level":
+        return ["level_up"]
+    if kind == "clock.warning" and not event.get("break"):
+        return ["one_minute"]
+    if kind == "break":
+        return ["break_start" if event.get("state") == "started" else "break_end"]
+    if kind == "shot_clock":
+        state = event.get("state")
+        if state == "started":
+            return ["shot_clock_start"]
+        if state == "countdown":
+            return ["shot_clock_tick"] * int(event.get("seconds") or 0)
+        if state == "expired":
+            return ["shot_clock_expired"]
+        return []
+    if kind == "ruling":
+        return ["irregularity"]
+    if kind == "floor.called":
+        return ["floor_call"]
+    if kind == "deck_check.result":
+        return ["deck_ok"] if event.get("ok") else ["irregularity"]
+    if kind == "announcement":
+        return ["announce"]
+    if kind == "gesture.held":
+        return ["held"]
+    return []
