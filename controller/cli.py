@@ -187,6 +187,38 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_render(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from controller.screens import sample_screens
+    from hardware.display import lcd_preview, render_lcd, render_oled
+
+    screens = sample_screens()
+    names = sorted(screens) if args.all or not args.screen else args.screen
+    unknown = [n for n in names if n not in screens]
+    if unknown:
+        return _fail(f"no screen named {', '.join(unknown)} (screens: "
+                     f"{', '.join(sorted(screens))})")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        screen = screens[name]
+        oled = render_oled(screen)
+        lines = render_lcd(screen)
+        if args.golden:
+            oled.save(out / f"{name}.oled.png")
+            (out / f"{name}.lcd.txt").write_text("\n".join(lines) + "\n", encoding="ascii")
+        else:
+            from PIL import Image
+
+            scale = max(1, args.scale)
+            oled.convert("L").resize((oled.width * scale, oled.height * scale),
+                                     Image.Resampling.NEAREST).save(out / f"{name}.oled.png")
+            lcd_preview(lines, scale=max(1, scale // 2)).save(out / f"{name}.lcd.png")
+        print(f"{name}: {out / name}.oled.png, lcd: " + " | ".join(x.rstrip() for x in lines))
+    return 0
+
+
 def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
                             args: argparse.Namespace) -> Iterator[dict[str, object]]:
     """Play the script through the simulated shoe on a pty: firmware code, serial link,
@@ -293,6 +325,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pace", type=float, default=0.1,
                    help="with --shoe: seconds per second of the dealer's script (default 0.1)")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("render", help="draw every display screen to PNG files")
+    p.add_argument("screen", nargs="*", help="screen names (default: all)")
+    p.add_argument("--all", action="store_true", help="every screen")
+    p.add_argument("--out", default="screens", help="output folder (default ./screens)")
+    p.add_argument("--scale", type=int, default=4, help="pixel scale of the PNGs (default 4)")
+    p.add_argument("--golden", action="store_true",
+                   help="native size 1-bit PNGs and LCD text, as the tests' golden files")
+    p.set_defaults(func=cmd_render)
 
     from controller.deck_commands import add_parsers
 

@@ -135,7 +135,7 @@ def test_shoe_link_lost_between_hands_is_not_an_irregularity():
 
 
 PURE = ["cards", "seating", "profiles", "inputs", "hand", "table", "clock", "record", "decks",
-        "replay", "dealer_script", "gestures"]
+        "replay", "dealer_script", "gestures", "sounds", "screens"]
 FORBIDDEN = {"serial", "gpiozero", "luma", "paho", "nfc", "time", "datetime", "socket",
              "threading", "asyncio", "subprocess", "sqlite3", "RPi", "lgpio"}
 

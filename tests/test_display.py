@@ -1,0 +1,138 @@
+"""The display: every screen through luma's real drivers over fake I2C buses that emulate the
+controllers, against golden images (OLED) and golden text (LCD); and the display model that
+chooses the screen from the core's events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from controller.screens import DisplayModel, Screen, sample_screens
+from hardware.display import Display, lcd_device, oled_device, render_lcd, render_oled
+from hardware.fake_i2c import LcdBus, OledBus
+
+GOLDEN = Path(__file__).parent / "golden"
+SCREENS = sample_screens()
+
+
+def _pixels(image):
+    return image.convert("1").tobytes()
+
+
+@pytest.fixture(scope="module")
+def lcd():
+    bus = LcdBus()
+    return Display(lcd_device(bus=bus)), bus
+
+
+@pytest.mark.parametrize("name", sorted(SCREENS))
+def test_oled_golden_through_the_ssd1306_driver(name):
+    bus = OledBus()
+    display = Display(oled_device("ssd1306", bus=bus))
+    display.show(SCREENS[name])
+    golden = Image.open(GOLDEN / f"{name}.oled.png")
+    assert bus.display_on
+    assert _pixels(bus.image()) == _pixels(golden), (
+        f"{name}: the OLED differs from tests/golden; if the change is meant, regenerate with "
+        "`tablectl render --all --golden --out tests/golden`")
+
+
+@pytest.mark.parametrize("name", ["clock", "alert-misdeal", "shot-clock-countdown"])
+def test_oled_golden_through_the_sh1106_driver(name):
+    bus = OledBus(sh1106=True)
+    Display(oled_device("sh1106", bus=bus)).show(SCREENS[name])
+    assert _pixels(bus.image()) == _pixels(Image.open(GOLDEN / f"{name}.oled.png"))
+
+
+@pytest.mark.parametrize("name", sorted(SCREENS))
+def test_lcd_golden_through_the_hd44780_driver(lcd, name):
+    display, bus = lcd
+    display.show(SCREENS[name])
+    golden = (GOLDEN / f"{name}.lcd.txt").read_text(encoding="ascii").splitlines()
+    assert bus.lines() == golden
+    assert bus.backlight
+
+
+def test_only_changes_are_pushed():
+    bus = OledBus()
+    display = Display(oled_device("ssd1306", bus=bus))
+    assert display.show(SCREENS["clock"])
+    writes = bus.writes
+    assert not display.show(SCREENS["clock"])
+    assert bus.writes == writes
+
+
+def test_every_line_fits_the_lcd():
+    for screen in SCREENS.values():
+        assert all(len(line) == 20 for line in render_lcd(screen))
+        assert render_oled(screen).size == (128, 64)
+
+
+def _clock_events():
+    return [
+        {"type": "level", "level": 3, "sb": 250, "bb": 500, "ante": 0, "minutes": 15,
+         "next": {"level": 4, "sb": 500, "bb": 1000, "ante": 0}, "break_next": False, "t": 0},
+        {"type": "hand.started", "hand": 7, "t": 10},
+    ]
+
+
+def test_model_shows_the_clock_counting_down():
+    model = DisplayModel()
+    for event in _clock_events():
+        model.update(event)
+    clock = {"remaining": 900.0, "running": True}
+    screen = model.screen(100.0, clock, clock_time=0.0)
+    assert (screen.kind, screen.title, screen.big) == ("clock", "LVL 3 250/500", "13:20")
+    assert screen.lines == ("Next 500/1000",) and screen.status.startswith("#7 SHOE ok")
+    paused = model.screen(100.0, {"remaining": 800.0, "running": False}, clock_time=0.0)
+    assert paused.big == "13:20" and paused.lines == ("PAUSED",)
+
+
+def test_a_ruling_takes_the_screen_for_a_while():
+    model = DisplayModel(alert_seconds=20)
+    for event in _clock_events():
+        model.update(event)
+    model.update({"type": "ruling", "action": "misdeal", "reason": "exposed_first_two",
+                  "text": "MISDEAL: 2nd card exposed - reshuffle, button stays", "t": 50})
+    alert = model.screen(55.0)
+    assert (alert.kind, alert.title, alert.inverted) == ("alert", "MISDEAL", True)
+    assert alert.lines[0] == "2nd card exposed"
+    assert model.screen(71.0).kind == "clock"
+    model.update({"type": "ruling", "action": "misdeal", "text": "MISDEAL: x", "t": 80})
+    model.update({"type": "hand.started", "hand": 7, "t": 85})  # the redeal clears it
+    assert model.screen(86.0).kind == "clock"
+
+
+def test_shot_clock_then_countdown_then_gone():
+    model = DisplayModel()
+    model.update({"type": "shot_clock", "state": "started", "seconds": 25, "countdown": 5,
+                  "t": 100})
+    assert (model.screen(101.0).kind, model.screen(101.0).big) == ("shot_clock", "29")
+    countdown = model.screen(127.2)
+    assert (countdown.title, countdown.big, countdown.inverted) == ("COUNTDOWN", "3", True)
+    model.update({"type": "shot_clock", "state": "expired", "t": 130})
+    assert model.screen(131.0).title == "TIME"
+
+
+def test_deck_check_break_hand_for_hand_and_game():
+    model = DisplayModel()
+    model.update({"type": "deck_check.started", "deck": "R1", "t": 0})
+    model.update({"type": "deck_check.card", "deck": "R1", "count": 12, "t": 1})
+    assert model.screen(2.0).big == "12"
+    model.update({"type": "deck_check.result", "deck": "R1", "ok": True, "count": 52,
+                  "text": "DECK R1 OK: 52 cards", "t": 3})
+    assert model.screen(4.0).big == "OK"
+    assert model.screen(60.0).kind == "clock"
+    model.update({"type": "break", "state": "started", "minutes": 10, "t": 70})
+    assert model.screen(71.0, {"remaining": 599, "running": True}, 70.0).big == "09:58"
+    model.update({"type": "hand_for_hand", "state": "waiting", "t": 80})
+    assert model.screen(81.0).kind == "hand_for_hand"
+    model.update({"type": "hand.started", "hand": 8, "t": 90})
+    model.update({"type": "break", "state": "ended", "t": 91})
+    model.update({"type": "game.declared", "game": "omaha8", "label": "OMAHA HI/LO PL",
+                  "t": 92})
+    screen = model.screen(93.0)
+    assert screen.lines == ("OMAHA HI/LO PL",)
+    assert isinstance(screen, Screen)
