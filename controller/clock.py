@@ -42,6 +42,7 @@ class Period:
     bb: int = 0
     ante: int = 0
     note: str = ""
+    announcements: tuple[str, ...] = ()  # what the floor announces as this period starts
 
     @property
     def is_break(self) -> bool:
@@ -82,12 +83,14 @@ def structure_from_data(data: Mapping[str, Any], origin: str) -> Structure:
             problems.append(f"{where}: must be a table")
             continue
         note = str(entry.get("note") or entry.get("color_up") or entry.get("announce") or "")
+        announcements = tuple(str(entry[key]) for key in ("color_up", "announce")
+                              if isinstance(entry.get(key), str) and entry[key])
         if "break_minutes" in entry:
             for key in sorted(set(entry) - _BREAK_KEYS):
                 problems.append(f"{where}.{key}: unknown key for a break")
             minutes = _number(entry["break_minutes"], f"{where}.break_minutes", problems,
                               positive=True)
-            periods.append(Period(minutes * 60.0, None, note=note))
+            periods.append(Period(minutes * 60.0, None, note=note, announcements=announcements))
             continue
         for key in sorted(set(entry) - _LEVEL_KEYS):
             problems.append(f"{where}.{key}: unknown key for a level "
@@ -110,7 +113,7 @@ def structure_from_data(data: Mapping[str, Any], origin: str) -> Structure:
             problems.append(f"{where}.sb: small blind {sb:g} is larger than the big blind {bb:g}")
         minutes = _number(entry.get("minutes", 0), f"{where}.minutes", problems, positive=True)
         periods.append(Period(minutes * 60.0, int(level) if isinstance(level, int) else 0,
-                              int(sb), int(bb), int(ante), note))
+                              int(sb), int(bb), int(ante), note, announcements))
     if problems:
         raise StructureError(origin, problems)
     return Structure(str(name), str(data.get("title", name)), str(data.get("source", "")),
@@ -203,6 +206,33 @@ class BlindClock:
         events.append(self._state_event("stopped", t))
         return events
 
+    def sync(self, elapsed: float, running: bool, t: float) -> list[Event]:
+        """Follow the venue clock: it read ``elapsed`` seconds at ``t``. The period it is in is
+        announced (again, if it is the same); the periods skipped are not replayed."""
+        drift = round(elapsed - self.elapsed(t), 3)
+        self.stopped = False
+        self.elapsed_before = elapsed
+        self.running_since = t if running else None
+        target = self._index_at(elapsed)
+        events: list[Event] = [{"type": "clock", "state": "synced", "structure":
+                                self.structure.name, "elapsed": round(elapsed, 3),
+                                "drift": drift, "running": running, "t": t}]
+        if target != self.index:
+            self.index = target - 1
+            self.warned_index = target - 1
+            if self.running_since is None:
+                self.running_since = t  # announce the period, then stop again
+                events += self.advance(t)
+                self.running_since = None
+                return events
+        return events + self.advance(t)
+
+    def snapshot_state(self, t: float) -> dict[str, Any]:
+        """What to persist so that a restart resumes the clock (no wall time involved)."""
+        return {"structure": self.structure.name, "elapsed": self.elapsed(t),
+                "running": self.running_since is not None, "index": self.index,
+                "stopped": self.stopped}
+
     def advance(self, t: float) -> list[Event]:
         events: list[Event] = []
         if self.stopped:
@@ -221,6 +251,9 @@ class BlindClock:
             if previous is not None and previous.is_break:
                 events.append({"type": "break", "state": "ended", "t": at})
             events.append(self._period_event(self.index, at))
+            period = self.structure.periods[self.index]
+            events.extend({"type": "announcement", "text": text, "level": period.level,
+                           "break": period.is_break, "t": at} for text in period.announcements)
         return events
 
     def _maybe_warn(self, elapsed: float, t: float, events: list[Event]) -> None:

@@ -164,6 +164,7 @@ class ScriptedDealer:
         self.deck_turn += 1
         self.positions = self._positions_for_hand()
         expected = Expected(self.number, injected=injection)
+        self._declare_game()
         if injection is not None:
             expected.rulings.append(expected_ruling(self.profile, injection))
         outcome = self._one_deal(expected, injection)
@@ -174,6 +175,18 @@ class ScriptedDealer:
         self.last_outcome = outcome
         self.number += 1
         return expected
+
+    def _declare_game(self) -> None:
+        """Dealer's choice: tap between hands until the display shows the game to deal."""
+        if self.profile.choice("game_declaration") != "dealer_declares":
+            return
+        from controller.table import DECLARABLE_GAMES
+
+        index = next(i for i, (game, _, _) in enumerate(DECLARABLE_GAMES) if game == self.game)
+        # The first tap shows the first game; no tap at all leaves the default (the first).
+        for _ in range(index + 1 if index else 0):
+            self.t += 1.0
+            self._emit({"type": "button", "gesture": "tap"})
 
     def _positions_for_hand(self) -> Positions:
         """Where the button is for the next hand, by the house's button rule."""
@@ -388,9 +401,11 @@ class ScriptedDealer:
 
     def _end_hand(self) -> str:
         self.t += self.rng.uniform(2.0, 20.0)
-        if self.rng.random() < 0.8:
+        declares = self.profile.choice("game_declaration") == "dealer_declares"
+        if declares or self.rng.random() < 0.8:
             self._emit({"type": "button", "gesture": "double_tap"})
-        # else: the next deck going into the shoe ends the hand
+        # else: the next deck going into the shoe ends the hand (under dealer's choice the
+        # dealer ends it with the button, then taps through the games to declare the next)
         return "complete"
 
     def finish(self) -> None:

@@ -70,6 +70,7 @@ class Hand:
         redeal: int = 0,
         level: int | None = None,
         dealer: str | None = None,
+        declared: str | None = None,
     ) -> None:
         self.number = number
         self.game = game
@@ -80,6 +81,7 @@ class Hand:
         self.redeal = redeal
         self.level = level
         self.dealer = dealer
+        self.declared = declared  # dealer's choice: the game label the dealer declared
         self.started_t = t
         order = positions.deal_order()
         self.slots: list[int] = [seat for _ in range(HOLE_COUNT[game]) for seat in order]
@@ -184,7 +186,14 @@ class Hand:
         """The dealer's tap: the current betting round is complete."""
         self.events = []
         self.last_t = t
-        if self.phase == "hole":
+        if self.phase == "hole" and self._dealt_holdem_for_omaha():
+            self._irregularity("wrong_game", None, None, t, street="preflop",
+                               declared=self.declared)
+            self._ruling("missing_hole_card", "call_floor", "wrong_game", t,
+                         f"WRONG GAME: {self.declared} declared, 2 cards each dealt - "
+                         "call the floor", rule_value=False, declared=self.declared)
+            self._close_round("preflop", t)
+        elif self.phase == "hole":
             self._irregularity("missing_card", None, None, t, street="preflop",
                                missing=self._missing_hole())
             self._ruling("missing_hole_card", "call_floor", "wrong_card_count", t,
@@ -340,9 +349,11 @@ class Hand:
         if self.extras >= 2:
             self._card_event(n, drawn, "out", None, "preflop", t)
             self.out.append(drawn.card)
-            self._irregularity("extra_card", n, drawn, t, extra=self.extras)
+            self._irregularity("extra_card", n, drawn, t, extra=self.extras,
+                               declared=self.declared)
             self._ruling("extra_two_cards", "misdeal", "wrong_card_count", t,
-                         "MISDEAL: two extra hole cards - reshuffle, button stays")
+                         "MISDEAL: two extra hole cards - reshuffle, button stays",
+                         declared=self.declared)
             self._end("misdeal", t)
             return
         action = self.profile.choice("extra_hole_card")
@@ -521,6 +532,12 @@ class Hand:
         self.burn_needed[street] = False
         self.board_needed[street] = 0
         self._close_round(street, t)
+
+    def _dealt_holdem_for_omaha(self) -> bool:
+        """An Omaha game declared, and the deal stopped at two cards a seat."""
+        return (self.declared is not None and HOLE_COUNT[self.game] == 4
+                and not self.replacements and self.slot_index == len(self.slots) // 2
+                and all(len(cards) == 2 for cards in self.hole.values()))
 
     def _missing_hole(self) -> dict[str, int]:
         missing: dict[str, int] = {}

@@ -19,7 +19,8 @@ from controller.seating import SeatingError, normalise_seats
 GAMES = {"holdem": 2, "omaha": 4, "omaha8": 4}
 GESTURES = ("tap", "double_tap", "hold", "long_hold")
 SHOE_STATES = ("ok", "lost", "fault")
-CLOCK_ACTIONS = ("start", "pause", "resume", "stop")
+CLOCK_ACTIONS = ("start", "pause", "resume", "stop", "sync")
+HAND_FOR_HAND = ("on", "off", "release")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,14 @@ class ClockCommand:
     action: str
     structure: str | None = None
     t: float | None = None
+    elapsed: float | None = None  # sync: seconds on the venue clock at t
+    running: bool = True  # sync: whether the venue clock runs
+
+
+@dataclass(frozen=True, slots=True)
+class HandForHand:
+    state: str  # on, off, release
+    t: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +105,7 @@ class DealerSignIn:
 
 Input = (
     Setup | DeckIn | DeckOut | CardRead | Gesture | SeatsChange | ClockCommand | ShoeStatus
-    | DealerSignIn | DeckCheckCommand
+    | DealerSignIn | DeckCheckCommand | HandForHand
 )
 
 
@@ -115,10 +124,11 @@ _ALLOWED: dict[str, tuple[str, ...]] = {
     "card": ("card", "deck", "tag", "ndef", "face", "boxed"),
     "button": ("gesture",),
     "seats": ("seats",),
-    "clock": ("structure", "action"),
+    "clock": ("structure", "action", "elapsed", "running"),
     "shoe": ("state", "detail"),
     "dealer": ("dealer",),
     "deck_check": ("action", "deck"),
+    "hand_for_hand": ("state",),
 }
 
 
@@ -275,9 +285,19 @@ def _clock(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Inpu
         problems.append(f"action: {action!r} is not one of {', '.join(CLOCK_ACTIONS)} "
                         "(a clock line names a structure to start, or an action)")
         return None
-    if action == "start" and structure is None:
-        problems.append("structure: starting the clock needs a structure name")
-    return ClockCommand(action, structure, t)
+    if action in ("start", "sync") and structure is None:
+        problems.append(f"structure: {action} needs a structure name")
+    elapsed = obj.get("elapsed")
+    if action == "sync" and (isinstance(elapsed, bool) or not isinstance(elapsed, int | float)
+                             or elapsed < 0):
+        problems.append(f"elapsed: sync needs the seconds on the venue clock, not {elapsed!r}")
+        elapsed = None
+    running = obj.get("running", True)
+    if not isinstance(running, bool):
+        problems.append(f"running: must be true or false, not {running!r}")
+        running = True
+    return ClockCommand(action, structure, t, float(elapsed) if elapsed is not None else None,
+                        running)
 
 
 def _shoe(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
@@ -304,6 +324,15 @@ def _deck_check(obj: Mapping[str, Any], t: float | None, problems: list[str]) ->
     return DeckCheckCommand(action, parse_deck_id(deck) if deck is not None else None, t)
 
 
+def _hand_for_hand_line(obj: Mapping[str, Any], t: float | None,
+                        problems: list[str]) -> Input | None:
+    state = obj.get("state")
+    if state not in HAND_FOR_HAND:
+        problems.append(f"state: {state!r} is not one of {', '.join(HAND_FOR_HAND)}")
+        return None
+    return HandForHand(state, t)
+
+
 _BUILDERS = {
     "setup": _setup,
     "deck_in": _deck_in,
@@ -315,4 +344,5 @@ _BUILDERS = {
     "shoe": _shoe,
     "dealer": _dealer,
     "deck_check": _deck_check,
+    "hand_for_hand": _hand_for_hand_line,
 }

@@ -74,6 +74,11 @@ RULES: dict[str, RuleSpec] = {
         "the moment a hand begins, fixing the blind level it is played at",
         ("deck_inserted", "first_card"),
     ),
+    "game_declaration": RuleSpec(
+        "dealing",
+        "whether the dealer declares the game before each deal (dealer's choice)",
+        ("fixed", "dealer_declares"),
+    ),
     "shot_clock": RuleSpec(
         "clock",
         "time a player has once the clock is called, then the final countdown",

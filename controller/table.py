@@ -23,6 +23,7 @@ from controller.inputs import (
     DeckIn,
     DeckOut,
     Gesture,
+    HandForHand,
     Input,
     SeatsChange,
     Setup,
@@ -33,6 +34,16 @@ from controller.record import hand_record
 from controller.seating import Positions, SeatingError, initial_positions, next_positions
 
 GESTURE_ACTIONS = ("close_round", "end_hand", "shot_clock", "call_floor", "ignore")
+# Seed 004's games, in the order a tap cycles them; the first is the default.
+DECLARABLE_GAMES: tuple[tuple[str, str, str], ...] = (
+    ("holdem", "limit", "HOLD'EM LIMIT"),
+    ("holdem", "pot_limit", "HOLD'EM POT LIMIT"),
+    ("holdem", "no_limit", "HOLD'EM NO LIMIT"),
+    ("omaha", "limit", "OMAHA HI LIMIT"),
+    ("omaha", "pot_limit", "OMAHA HI POT LIMIT"),
+    ("omaha8", "limit", "OMAHA HI/LO LIMIT"),
+    ("omaha8", "pot_limit", "OMAHA H/L POT LIMIT"),
+)
 DEFAULT_GESTURES = {
     "tap": "close_round",
     "double_tap": "end_hand",
@@ -92,6 +103,11 @@ class Table:
         self.shot: _ShotClock | None = None
         self.shoe_state = "ok"
         self._last_read: tuple[str | None, str | None, str | None, float] | None = None
+        self.declared: int | None = None  # dealer's choice: index into DECLARABLE_GAMES
+        self.betting: str | None = None
+        self.hand_for_hand = "off"  # off, waiting, playing
+        self.dealer_since: float | None = None
+        self.dealer_hands = 0
 
     # ------------------------------------------------------------------ entry point
 
@@ -116,8 +132,9 @@ class Table:
         elif isinstance(item, ShoeStatus):
             events += self._shoe(item, t)
         elif isinstance(item, DealerSignIn):
-            self.dealer = item.dealer
-            events.append({"type": "dealer", "dealer": item.dealer, "t": t})
+            events += self._dealer(item.dealer, t)
+        elif isinstance(item, HandForHand):
+            events += self._hand_for_hand(item.state, t)
         elif isinstance(item, DeckCheckCommand):
             events += self._deck_check(item, t)
         elif isinstance(item, DeckOut):
@@ -214,6 +231,50 @@ class Table:
         except SeatingError as exc:
             raise TableUsageError(str(exc)) from None
 
+    @property
+    def declares_game(self) -> bool:
+        return self.profile.choice("game_declaration") == "dealer_declares"
+
+    def _declared_label(self) -> str | None:
+        if not self.declares_game:
+            return None
+        return next((label for game, betting, label in DECLARABLE_GAMES
+                     if game == self.game and betting == self.betting), None)
+
+    def _declare_next(self, t: float) -> list[Event]:
+        self.declared = 0 if self.declared is None else (self.declared + 1) % len(
+            DECLARABLE_GAMES)
+        game, betting, label = DECLARABLE_GAMES[self.declared]
+        return [{"type": "game.declared", "game": game, "betting": betting, "label": label,
+                 "default": False, "t": t}]
+
+    def _dealer(self, dealer: str | None, t: float) -> list[Event]:
+        events: list[Event] = []
+        if self.dealer is not None and self.dealer_since is not None:
+            events.append(self._dealer_summary(t))
+        self.dealer, self.dealer_since, self.dealer_hands = dealer, t, 0
+        events.append({"type": "dealer", "dealer": dealer, "t": t})
+        return events
+
+    def _dealer_summary(self, t: float) -> Event:
+        since = t if self.dealer_since is None else self.dealer_since
+        minutes = max(0.0, t - since) / 60.0
+        rate = round(self.dealer_hands / (minutes / 60.0), 1) if minutes >= 1 else None
+        return {"type": "dealer.summary", "dealer": self.dealer, "hands": self.dealer_hands,
+                "minutes": round(minutes, 1), "hands_per_hour": rate, "t": t}
+
+    def _hand_for_hand(self, state: str, t: float) -> list[Event]:
+        if state == "on":
+            self.hand_for_hand = "playing" if self.hand_in_progress else "waiting"
+        elif state == "off":
+            self.hand_for_hand = "off"
+        elif self.hand_for_hand == "waiting":  # release
+            self.hand_for_hand = "playing"
+            return [{"type": "hand_for_hand", "state": "released", "t": t}]
+        else:
+            return []
+        return [{"type": "hand_for_hand", "state": self.hand_for_hand, "t": t}]
+
     # ------------------------------------------------------------------ hands
 
     def _deck_in(self, deck: str | None, t: float) -> list[Event]:
@@ -225,6 +286,19 @@ class Table:
                          "hand": self.hand.number, "t": t}]
             events += self._after(self.hand.finish(t, "next_deck"), t)
         positions = self._positions_for_next_hand()
+        if self.hand_for_hand == "waiting":
+            events.append({"type": "hand_for_hand", "state": "dealt_early",
+                           "text": "HAND FOR HAND: dealt before the floor released the table",
+                           "t": t})
+            self.hand_for_hand = "playing"
+        if self.declares_game and self.last_outcome != "misdeal":
+            choice = self.declared if self.declared is not None else 0
+            self.game, self.betting, label = DECLARABLE_GAMES[choice]
+            if self.declared is None:
+                events.append({"type": "game.declared", "game": self.game,
+                               "betting": self.betting, "label": label, "default": True,
+                               "t": t})
+            self.declared = None  # the next dealer declares again
         if self.last_outcome == "misdeal":
             self.redeals += 1
             number = self.next_number - 1
@@ -238,12 +312,15 @@ class Table:
         self.hand = Hand(
             number=number, game=self.game, positions=positions, profile=self.profile,
             deck=deck, deal_gap=self.config.deal_gap, t=t, redeal=self.redeals, level=level,
-            dealer=self.dealer,
+            dealer=self.dealer, declared=self._declared_label(),
         )
         self.last_outcome = None
         self.last_positions = positions
         self._last_read = None
-        events.append(self.hand.started_event())
+        started = self.hand.started_event()
+        if self.declares_game:
+            started["betting"] = self.betting
+        events.append(started)
         return events
 
     def _resolve(self, item: CardRead) -> Drawn:
@@ -296,6 +373,8 @@ class Table:
             events = self._cancel_shot(t, "round closed")
             if hand is not None:
                 events += hand.tap(t)
+            elif self.declares_game and self.deck_check is None:
+                events += self._declare_next(t)  # between hands a tap cycles the game
             return events
         if action == "end_hand":
             if hand is None:
@@ -328,8 +407,13 @@ class Table:
                                   hand.positions.button, hand.scramble is None,
                                   evaluate=self.config.evaluate))
         self.last_outcome = hand.outcome
-        if hand.outcome == "misdeal":
-            pass  # same number again at the next deck insertion
+        ended["dealer"] = self.dealer
+        if hand.outcome == "complete":
+            self.dealer_hands += 1
+        if self.hand_for_hand == "playing" and hand.outcome != "misdeal":
+            self.hand_for_hand = "waiting"
+            events.append({"type": "hand_for_hand", "state": "waiting", "hand": hand.number,
+                           "t": t})
         events += self._cancel_shot(t, "hand over")
         if self.pending_setup is not None:
             setup, self.pending_setup = self.pending_setup, None
@@ -368,6 +452,15 @@ class Table:
             self.clock = BlindClock(structure, t)
             return [{"type": "clock", "state": "running", "structure": structure.name,
                      "elapsed": 0.0, "t": t}, *self.clock.advance(t)]
+        if item.action == "sync":
+            assert item.structure is not None and item.elapsed is not None
+            if self.clock is None or self.clock.structure.name != item.structure:
+                try:
+                    structure = self.structure_loader(item.structure)
+                except ValueError as exc:
+                    raise TableUsageError(str(exc)) from None
+                self.clock = BlindClock(structure, t)
+            return self.clock.sync(item.elapsed, item.running, t)
         if self.clock is None:
             raise TableUsageError(f"clock {item.action}: no clock is running; start one with "
                                   "a structure first")
@@ -403,4 +496,6 @@ class Table:
             "shoe": self.shoe_state,
             "clock": self.clock.snapshot(self.now) if self.clock is not None else None,
             "profile": self.profile.name,
+            "hand_for_hand": self.hand_for_hand,
+            "dealer_stats": self._dealer_summary(self.now) if self.dealer else None,
         }

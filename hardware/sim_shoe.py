@@ -147,6 +147,17 @@ class SimulatedShoe:
     def deck_present(self) -> bool:
         return self._deck.value
 
+    def wait_seen(self, timeout: float = 2.0) -> bool:
+        """Wait until the firmware has seen the deck switch as it is now (a quick out-and-in
+        must not fall between two turns of its loop)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self._lock:
+                if self.shoe.deck_present == self._deck.value:
+                    return True
+            time.sleep(self.step_s)
+        return False
+
     # -- the physical world
     def insert_deck(self) -> None:
         with self._lock:
@@ -260,10 +271,12 @@ def play_script(
                 shoe.deck_label = str(line["deck"])
             if shoe.deck_present:
                 shoe.remove_deck()
-                time.sleep(max(0.01, 4 * shoe.step_s))
+                shoe.wait_seen()
             shoe.insert_deck()
+            shoe.wait_seen()
         elif kind == "deck_out":
             shoe.remove_deck()
+            shoe.wait_seen()
         elif kind == "shoe":
             if line.get("state") == "lost":
                 shoe.unplug()
