@@ -40,6 +40,7 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m tests.bench.replay_throughput --hands 10000
 	$(PY) -m tests.bench.shoe_link
+	$(PY) -m tests.bench.display
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

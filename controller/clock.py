@@ -227,6 +227,22 @@ class BlindClock:
                 return events
         return events + self.advance(t)
 
+    @classmethod
+    def restore(cls, structure: Structure, state: dict[str, Any], t: float) -> BlindClock:
+        """A clock from ``snapshot_state`` after a restart: it resumes at the elapsed time it
+        had, counting from ``t`` (monotonic time restarts with the Pi; the wall clock cannot be
+        trusted before the hub or NTP is heard, so the time the power was off is not counted
+        until the venue clock says so). Nothing already announced is announced again."""
+        clock = cls(structure, t)
+        clock.elapsed_before = float(state["elapsed"])
+        clock.running_since = t if state.get("running") else None
+        clock.stopped = bool(state.get("stopped"))
+        clock.index = int(state.get("index", -1))
+        clock.warned_index = clock.index if clock.index >= 0 and (
+            clock._bounds[clock.index] - clock.elapsed_before <= WARNING_SECONDS) else \
+            clock.index - 1
+        return clock
+
     def snapshot_state(self, t: float) -> dict[str, Any]:
         """What to persist so that a restart resumes the clock (no wall time involved)."""
         return {"structure": self.structure.name, "elapsed": self.elapsed(t),

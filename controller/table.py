@@ -484,6 +484,22 @@ class Table:
             event["resumed"] = True
         return events
 
+    def clock_state(self) -> dict[str, Any] | None:
+        """The blind clock's persistable state (the daemon writes it to disk)."""
+        return self.clock.snapshot_state(self.now) if self.clock is not None else None
+
+    def restore_clock(self, state: dict[str, Any], t: float) -> list[Event]:
+        """Resume a persisted clock after a restart (see ``BlindClock.restore``)."""
+        try:
+            structure = self.structure_loader(str(state["structure"]))
+        except (KeyError, ValueError) as exc:
+            raise TableUsageError(f"cannot restore the clock: {exc}") from None
+        self.now = max(self.now, t)
+        self.clock = BlindClock.restore(structure, state, t)
+        return [{"type": "clock", "state": "restored", "structure": structure.name,
+                 "elapsed": round(self.clock.elapsed(t), 3),
+                 "level": self.clock.current_level(), "t": t}]
+
     def state(self) -> dict[str, Any]:
         """A snapshot for late joiners and the display's status line."""
         hand = self.hand

@@ -10,6 +10,7 @@ device is injected: ``oled_device``/``lcd_device`` build the real ones (a fake b
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from controller.screens import LCD_WIDTH, Screen
@@ -17,13 +18,16 @@ from controller.screens import LCD_WIDTH, Screen
 OLED_SIZE = (128, 64)
 
 
+@lru_cache(maxsize=1)
 def _font() -> Any:
     from luma.core.legacy.font import CP437_FONT, proportional
 
     return proportional(CP437_FONT)
 
 
+@lru_cache(maxsize=256)
 def _text_image(text: str, scale: int) -> Any:
+    """A text's glyphs as a 1-bit mask (cached: titles and status lines rarely change)."""
     from luma.core.legacy import text as legacy_text
     from luma.core.legacy import textsize
     from PIL import Image, ImageDraw
@@ -37,11 +41,8 @@ def _text_image(text: str, scale: int) -> Any:
     return image
 
 
-def _paste(canvas: Any, glyphs: Any, x: int, y: int, ink: int) -> None:
-    from PIL import Image
-
-    solid = Image.new("1", glyphs.size, ink)
-    canvas.paste(solid, (x, y), glyphs)
+def _paste(draw: Any, glyphs: Any, x: int, y: int, ink: int) -> None:
+    draw.bitmap((x, y), glyphs, fill=ink)
 
 
 def render_oled(screen: Screen) -> Any:
@@ -56,25 +57,25 @@ def render_oled(screen: Screen) -> Any:
         draw.rectangle((0, 0, width - 1, 53), fill=1)
         ink = 0
     title = _text_image(screen.title, 1)
-    _paste(image, title, max(0, (width - title.width) // 2), 0, ink)
+    _paste(draw, title, max(0, (width - title.width) // 2), 0, ink)
     y = 10
     if screen.big:
         for scale in (4, 3, 2, 1):
             big = _text_image(screen.big, scale)
             if big.width <= width - 4 and big.height <= 32:
                 break
-        _paste(image, big, (width - big.width) // 2, y + (30 - big.height) // 2, ink)
+        _paste(draw, big, (width - big.width) // 2, y + (30 - big.height) // 2, ink)
         y = 42
         room = 1
     else:
         room = 5
     for line in screen.lines[:room]:
         glyphs = _text_image(line, 1)
-        _paste(image, glyphs, max(0, (width - glyphs.width) // 2), y, ink)
+        _paste(draw, glyphs, max(0, (width - glyphs.width) // 2), y, ink)
         y += 9
     draw.line((0, 55, width - 1, 55), fill=1)
     status = _text_image(screen.status, 1)
-    _paste(image, status, 0, 56, 1)
+    _paste(draw, status, 0, 56, 1)
     return image
 
 

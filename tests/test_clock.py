@@ -101,3 +101,42 @@ def test_clock_lines_in_replay():
     assert [e["level"] for e in of_type(events, "level")] == [1, 2]
     assert of_type(events, "level")[1]["t"] == 1900
     assert of_type(events, "hand.started")[0]["level"] == 2
+
+
+def test_a_restart_resumes_the_persisted_clock_without_trusting_the_wall_clock():
+    from controller.inputs import ClockCommand, DeckIn, Setup
+    from controller.profiles import load_profile
+    from controller.table import Table
+
+    table = Table(load_profile("tda-2024"))
+    table.handle(Setup("holdem", (1, 2), 1, t=0.0))
+    table.handle(ClockCommand("start", "corner-pocket", t=0.0))
+    table.handle(DeckIn("R1", t=1000.0))  # 16 min 40 s in: level 2
+    saved = table.clock_state()
+    assert saved is not None and saved["elapsed"] == 1000.0
+    # Power cut. The Pi boots; monotonic time starts near zero again, and its wall clock says
+    # 1970: neither is used. The clock resumes where it was saved, nothing re-announced.
+    after = Table(load_profile("tda-2024"))
+    after.handle(Setup("holdem", (1, 2), 1, t=3.0))
+    events = after.restore_clock(saved, t=5.0)
+    assert events[0]["state"] == "restored" and events[0]["level"] == 2
+    assert not [e for e in after.advance(10.0) if e["type"] == "level"]
+    ticking = after.advance(5.0 + 800.0)  # 1800 s on the clock: level 3 begins
+    assert [e["level"] for e in ticking if e["type"] == "level"] == [3]
+    # Then the hub is heard: its venue clock is ahead by the time the power was off.
+    synced = after.handle(ClockCommand("sync", "corner-pocket", t=810.0, elapsed=2900.0))
+    assert synced[0]["drift"] > 1000 and [e["level"] for e in synced
+                                          if e["type"] == "level"] == [4]
+
+
+def test_a_hub_outage_the_table_counts_alone_and_reconciles():
+    lines = [{"type": "setup", "game": "holdem", "seats": [1, 2], "button": 1},
+             {"type": "clock", "action": "sync", "structure": "corner-pocket", "elapsed": 0,
+              "t": 0},
+             # The hub is lost for 20 minutes: the table keeps counting on its own.
+             {"type": "deck_in", "deck": "R1", "t": 1200},
+             {"type": "clock", "action": "sync", "structure": "corner-pocket", "elapsed": 1203,
+              "t": 1200}]
+    events = run(lines)
+    assert of_type(events, "hand.started")[0]["level"] == 2
+    assert of_type(events, "clock")[-1]["drift"] == 3.0

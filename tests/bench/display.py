@@ -1,0 +1,109 @@
+"""Display benchmarks: a frame rendered and pushed through the SSD1306 driver over the fake I2C
+bus, against the bare driver push of a prepared image (the floor) in the same run; and the CPU
+an idle table spends with the clock ticking.
+
+    python -m tests.bench.display [--frames 300] [--idle-seconds 10] [--json]
+
+Targets (issue 4): render + push within 2x the bare push; an idle table under 2 % of one core.
+The idle table is the core with a running blind clock, the display model and the OLED refreshed
+once a second through luma's driver, and the dealer button's gpiozero mock pin with its 10 ms
+debounce ticker: what runs on a Pi between hands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+
+from controller.inputs import ClockCommand, Setup
+from controller.profiles import load_profile
+from controller.screens import DisplayModel, Status, mmss, sample_screens
+from controller.table import Table
+from hardware.display import Display, oled_device, render_oled
+from hardware.fake_i2c import OledBus
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def frame_cost(frames: int) -> dict[str, float]:
+    bus = OledBus()
+    device = oled_device("ssd1306", bus=bus)
+    display = Display(device)
+    # The clock screen, its time one second less each frame: a new figure to draw every time,
+    # as on a table (the title and status lines repeat, and are cached).
+    base = sample_screens()["clock"]
+    screens = [replace(base, big=mmss(3600 - i)) for i in range(frames)]
+    prepared = [render_oled(s).convert(device.mode) for s in sample_screens().values()]
+    floor, full = [], []
+    for i in range(frames):
+        image = prepared[i % len(prepared)]
+        start = time.perf_counter()
+        device.display(image)
+        floor.append(time.perf_counter() - start)
+        screen = screens[i]
+        start = time.perf_counter()
+        display.show(screen, force=True)
+        full.append(time.perf_counter() - start)
+    return {"frames": frames, "render_push_ms": round(_median(full) * 1000, 3),
+            "floor_push_ms": round(_median(floor) * 1000, 3),
+            "ratio": round(_median(full) / _median(floor), 2)}
+
+
+def idle_cpu(seconds: float) -> dict[str, float]:
+    from gpiozero.pins.mock import MockFactory
+
+    from hardware.button import DealerButton
+
+    table = Table(load_profile("tda-2024"))
+    table.handle(Setup("holdem", (1, 2, 3, 4, 5, 6), 1, t=0.0))
+    start_wall = time.monotonic()
+    model = DisplayModel(status=Status(hand=1, hub="ok"))
+    for event in table.handle(ClockCommand("start", "tda-2024", t=0.0)):
+        model.update(event)
+    display = Display(oled_device("ssd1306", bus=OledBus()))
+    factory = MockFactory()
+    button = DealerButton(17, lambda e: None, pin_factory=factory)
+    cpu_start = time.process_time()
+    wall_start = time.monotonic()
+    pushes = 0
+    while (now := time.monotonic()) - wall_start < seconds:
+        t = now - start_wall
+        for event in table.advance(t):
+            model.update(event)
+        clock = table.state()["clock"]
+        pushes += display.show(model.screen(t, clock, table.now))
+        time.sleep(1.0 - (time.monotonic() - now) % 1.0)
+    cpu = time.process_time() - cpu_start
+    wall = time.monotonic() - wall_start
+    button.close()
+    factory.close()
+    return {"seconds": round(wall, 1), "cpu_percent_of_one_core": round(100 * cpu / wall, 2),
+            "pushes": pushes}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=300)
+    parser.add_argument("--idle-seconds", type=float, default=10.0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    result = {"frame": frame_cost(args.frames), "idle": idle_cpu(args.idle_seconds)}
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    f, idle = result["frame"], result["idle"]
+    print(f"OLED frame: render + push {f['render_push_ms']} ms, bare driver push "
+          f"{f['floor_push_ms']} ms (ratio {f['ratio']}x)")
+    print(f"idle table: {idle['cpu_percent_of_one_core']} % of one core over {idle['seconds']} s "
+          f"({idle['pushes']} frames pushed)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
