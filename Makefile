@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: test demo lint typecheck unit bench clean venv
+.PHONY: test demo lint typecheck unit bench clean venv system-deps
 
 venv: $(STAMP)
 
@@ -29,7 +29,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP)
+# The tests start their own Mosquitto brokers and make certificates with openssl.
+system-deps:
+	@missing=""; \
+	  command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing="$$missing mosquitto"; \
+	  command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
+	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
+	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
+
+unit: $(STAMP) system-deps
 	$(PY) -m pytest
 
 test: lint typecheck unit

@@ -30,3 +30,12 @@ def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 @pytest.fixture
 def scenarios_dir() -> Path:
     return SCENARIOS
+
+
+@pytest.fixture
+def broker(tmp_path):
+    from tests.mqtt_broker import Broker
+
+    started = Broker(tmp_path / "mosquitto").start()
+    yield started
+    started.kill()

@@ -1,0 +1,174 @@
+"""What the table tells the venue hub: envelopes, the public/private split, and the validation
+of floor commands. Pure: the outbox and the MQTT client are in ``hardware/``.
+
+Every core event becomes one envelope with a ``seq`` that never resets. The ``private`` topic
+carries it whole; the ``events`` topic carries its public view, without hole or burn card
+identities (SPEC section 4): those are for the recorder and the roles granted it only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+SCHEMA_VERSION = 1
+TOPIC_ROOT = "pkr/v1/{venue}/tables/{table}/"
+MAX_COMMAND_BYTES = 4096
+_CARD = re.compile(r"\b[AKQJT2-9][shdc]\b")
+# Irregularities whose card everyone at the table has seen (face up, shown, on the board).
+_PUBLIC_CARD_KINDS = frozenset({"exposed_card", "boxed_card", "joker", "foreign_card",
+                                "too_many_board_cards"})
+# Rulings whose text names only cards that were shown to the table.
+_PUBLIC_TEXT_ACTIONS = frozenset({"replace_exposed", "scrap_and_replace", "redeal_flop",
+                                  "scramble_flop", "board_stands"})
+_PRIVATE_ONLY = frozenset({"hand.record", "card.ignored"})
+
+
+def topic(venue: str, table: str, leaf: str) -> str:
+    return TOPIC_ROOT.format(venue=venue, table=table) + leaf
+
+
+def envelope(event: dict[str, Any], *, venue: str, table: str, seq: int, boot: int,
+             ts_ms: int, historical: bool = False) -> dict[str, Any]:
+    data = {k: v for k, v in event.items() if k not in ("type", "hand", "dealer")}
+    return {
+        "v": SCHEMA_VERSION,
+        "event_id": f"{table}:{seq}",
+        "venue": venue,
+        "table": table,
+        "seq": seq,
+        "boot": boot,
+        "type": event["type"],
+        "ts": ts_ms,
+        "hand": event.get("hand"),
+        "dealer": event.get("dealer"),
+        "historical": historical,
+        "data": data,
+    }
+
+
+def public_event(event: dict[str, Any]) -> dict[str, Any] | None:
+    """The event as the dashboard may see it, or None if it is private altogether."""
+    kind = event["type"]
+    if kind in _PRIVATE_ONLY:
+        return None
+    out = dict(event)
+    if kind == "card":
+        if out.get("role") in ("hole", "burn") and out.get("face") != "up":
+            out["card"] = None
+            out.pop("tag", None)
+            out.pop("deck", None)
+    elif kind == "hand.ended":
+        out.pop("hole", None)
+        out.pop("burns", None)
+        out["hole_counts"] = {seat: len(cards) for seat, cards in event.get("hole", {}).items()}
+    elif kind == "irregularity":
+        if event.get("kind") not in _PUBLIC_CARD_KINDS:
+            out.pop("card", None)
+            out.pop("tag", None)
+    elif kind == "ruling":
+        if event.get("action") not in _PUBLIC_TEXT_ACTIONS:
+            out["text"] = _CARD.sub("a card", str(event.get("text", "")))
+    elif kind == "board.resolved":
+        out.pop("burn", None)
+    return out
+
+
+def private_leaks(public: dict[str, Any], private: dict[str, Any]) -> list[str]:
+    """Hole or burn card identities of ``private`` that appear anywhere in ``public``
+    (used by the tests: the dashboard must never see them)."""
+    secret: set[str] = set()
+    if private.get("type") == "hand.ended":
+        for cards in private.get("hole", {}).values():
+            secret.update(cards)
+        secret.update(private.get("burns", []))
+    text = json.dumps(public)
+    return sorted(card for card in secret if card not in ("??", "JK")
+                  and re.search(rf"\b{card}\b", text))
+
+
+# ---------------------------------------------------------------------------- commands
+
+COMMANDS: dict[str, dict[str, Any]] = {
+    # name: {field: (types, required)}
+    "seating": {"seats": (list, True)},
+    "clock": {"action": (str, True), "structure": (str, False), "elapsed": ((int, float), False),
+              "running": (bool, False)},
+    "deck-check": {"action": (str, True), "deck": (str, False)},
+    "replay": {"from_seq": (int, True)},
+    "status": {},
+    "hand-for-hand": {"state": (str, True)},
+}
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    transaction: str
+    args: dict[str, Any]
+
+
+class CommandError(ValueError):
+    """A floor command that must be refused; ``transaction`` is echoed when it was readable."""
+
+    def __init__(self, message: str, transaction: str | None = None) -> None:
+        self.transaction = transaction
+        super().__init__(message)
+
+
+def parse_command(name: str, payload: bytes, seen: set[str] | None = None) -> Command:
+    """Validate a command from ``cmd/<name>``; raise CommandError saying what is wrong."""
+    if len(payload) > MAX_COMMAND_BYTES:
+        raise CommandError(f"command of {len(payload)} bytes is over the {MAX_COMMAND_BYTES}-byte "
+                           "limit")
+    try:
+        obj = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CommandError(f"not a JSON object: {exc}") from None
+    if not isinstance(obj, dict):
+        raise CommandError("a command is a JSON object")
+    transaction = obj.get("transaction")
+    if not isinstance(transaction, str) or not 0 < len(transaction) <= 64:
+        raise CommandError("transaction: every command carries a transaction id (a string of "
+                           "1 to 64 characters)")
+    if name not in COMMANDS:
+        raise CommandError(f"unknown command {name!r} (known: {', '.join(COMMANDS)})",
+                           transaction)
+    if seen is not None and transaction in seen:
+        raise CommandError(f"transaction {transaction!r} was already handled: a replayed "
+                           "command changes nothing", transaction)
+    spec = COMMANDS[name]
+    problems = []
+    for key in obj:
+        if key != "transaction" and key not in spec:
+            problems.append(f"{key}: unknown field for {name}")
+    for key, (types, required) in spec.items():
+        if key not in obj:
+            if required:
+                problems.append(f"{key}: missing")
+            continue
+        value = obj[key]
+        if isinstance(value, bool) and types is not bool:
+            problems.append(f"{key}: wrong type bool")
+        elif not isinstance(value, types):
+            problems.append(f"{key}: wrong type {type(value).__name__}")
+    if problems:
+        raise CommandError("; ".join(problems), transaction)
+    args = {k: v for k, v in obj.items() if k != "transaction"}
+    return Command(name, transaction, args)
+
+
+def command_input(command: Command) -> dict[str, Any] | None:
+    """The core input line a command becomes (None: handled by the link, e.g. replay)."""
+    args = command.args
+    if command.name == "seating":
+        return {"type": "seats", "seats": args["seats"]}
+    if command.name == "clock":
+        return {"type": "clock", **args}
+    if command.name == "deck-check":
+        return {"type": "deck_check", **args}
+    if command.name == "hand-for-hand":
+        return {"type": "hand_for_hand", "state": args["state"]}
+    return None

@@ -1,0 +1,108 @@
+"""The table's durable outbox: every event is committed here before it is published.
+
+SQLite in WAL mode with ``synchronous=FULL``: once ``append`` returns, the event survives a
+power cut. ``seq`` never resets (it continues across restarts); ``boot`` counts the starts. A
+row is deleted only once the hub's recorder has acknowledged it (``ack``), never on the broker's
+PUBACK alone; the newest acknowledged rows are kept a while longer so that a recorder that lost
+them can ask for a replay.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER PRIMARY KEY,
+    ts INTEGER NOT NULL,
+    boot INTEGER NOT NULL,
+    event TEXT NOT NULL
+);
+"""
+
+
+class Outbox:
+    def __init__(self, path: Path | str, *, keep_acked: int = 10000) -> None:
+        self.path = str(path)
+        self.keep_acked = keep_acked
+        self._local = threading.local()
+        db = self._db()
+        with db:
+            db.executescript(SCHEMA)
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('boot', 0), ('next_seq', 1), "
+                       "('acked_upto', 0)")
+            db.execute("UPDATE meta SET value = value + 1 WHERE key = 'boot'")
+        self.boot = self._meta("boot")
+
+    def _db(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.isolation_level = "DEFERRED"
+            self._local.db = db
+        return db
+
+    def _meta(self, key: str) -> int:
+        row = self._db().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return int(row[0])
+
+    def append(self, event: dict[str, Any], ts_ms: int) -> int:
+        """Commit an event; returns its seq."""
+        db = self._db()
+        with db:
+            seq = int(db.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()[0])
+            db.execute("INSERT INTO outbox VALUES (?, ?, ?, ?)",
+                       (seq, ts_ms, self.boot, json.dumps(event, separators=(",", ":"))))
+            db.execute("UPDATE meta SET value = ? WHERE key = 'next_seq'", (seq + 1,))
+        return seq
+
+    def rows(self, after: int, limit: int = 500) -> list[tuple[int, int, int, dict[str, Any]]]:
+        """Rows with seq > after, in order: (seq, ts_ms, boot, event)."""
+        cursor = self._db().execute(
+            "SELECT seq, ts, boot, event FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+            (after, limit))
+        return [(seq, ts, boot, json.loads(text)) for seq, ts, boot, text in cursor]
+
+    @property
+    def acked_upto(self) -> int:
+        return self._meta("acked_upto")
+
+    @property
+    def last_seq(self) -> int:
+        return self._meta("next_seq") - 1
+
+    def ack(self, upto: int) -> int:
+        """The recorder holds every seq up to ``upto``; returns the new acked mark."""
+        db = self._db()
+        with db:
+            current = int(db.execute(
+                "SELECT value FROM meta WHERE key = 'acked_upto'").fetchone()[0])
+            last = int(db.execute("SELECT value FROM meta WHERE key = 'next_seq'")
+                       .fetchone()[0]) - 1
+            upto = min(upto, last)  # an ack for what was never sent is the recorder's error
+            if upto > current:
+                db.execute("UPDATE meta SET value = ? WHERE key = 'acked_upto'", (upto,))
+                current = upto
+            db.execute("DELETE FROM outbox WHERE seq <= ?", (current - self.keep_acked,))
+        return current
+
+    def pending_count(self) -> int:
+        return int(self._db().execute("SELECT COUNT(*) FROM outbox WHERE seq > ?",
+                                      (self.acked_upto,)).fetchone()[0])
+
+    def oldest_kept(self) -> int | None:
+        row = self._db().execute("SELECT MIN(seq) FROM outbox").fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None

@@ -1,0 +1,226 @@
+"""The hub's recorder: the other end of the tables' acknowledgements.
+
+It subscribes to every table's ``private`` topic with a persistent MQTT session (messages for
+it wait at the broker while it is away), stores each ``(table, seq)`` exactly once in SQLite,
+acknowledges the contiguous prefix it holds on the table's ``ack`` topic, and when a gap stays
+open longer than the reorder timeout asks the table for a replay on ``cmd/replay``.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hardware.mqtt_link import TlsSettings
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    tbl TEXT NOT NULL, seq INTEGER NOT NULL, boot INTEGER, type TEXT, ts INTEGER,
+    historical INTEGER, envelope TEXT NOT NULL, PRIMARY KEY (tbl, seq)
+);
+CREATE TABLE IF NOT EXISTS tables (tbl TEXT PRIMARY KEY, upto INTEGER NOT NULL);
+"""
+
+
+@dataclass
+class RecorderStats:
+    received: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    replay_requests: int = 0
+    acks: int = 0
+    invalid: int = 0
+    gaps: dict[str, int] = field(default_factory=dict)
+
+
+class Recorder:
+    def __init__(self, db_path: Path | str, *, venue: str, host: str = "127.0.0.1",
+                 port: int = 1883, tls: TlsSettings | None = None, client_id: str = "recorder",
+                 username: str | None = None, password: str | None = None,
+                 reorder_timeout: float = 2.0, ack_interval: float = 0.05,
+                 validate: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.db_path = str(db_path)
+        self.venue = venue
+        self.host, self.port, self.tls = host, port, tls
+        self.client_id = client_id
+        self.username, self.password = username, password
+        self.reorder_timeout = reorder_timeout
+        self.ack_interval = ack_interval
+        self.validate = validate
+        self.stats = RecorderStats()
+        self.upto: dict[str, int] = {}
+        self._gap_since: dict[str, float] = {}
+        self._last_request: dict[str, float] = {}
+        self._ack_due: set[str] = set()
+        self._queue: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self._stop = threading.Event()
+        self._client: Any = None
+        self._worker: threading.Thread | None = None
+        self.connected = threading.Event()
+        self._db: sqlite3.Connection | None = None
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.db_path)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.executescript(SCHEMA)
+        for table, upto in db.execute("SELECT tbl, upto FROM tables"):
+            self.upto[table] = upto
+        return db
+
+    def start(self) -> Recorder:
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.client_id,
+                             protocol=mqtt.MQTTv5)
+        if self.tls is not None:
+            client.tls_set(ca_certs=self.tls.ca_file, certfile=self.tls.cert_file,
+                           keyfile=self.tls.key_file)
+        if self.username is not None:
+            client.username_pw_set(self.username, self.password)
+        properties = Properties(PacketTypes.CONNECT)
+        properties.SessionExpiryInterval = 7 * 24 * 3600  # a persistent session
+        client.on_connect = lambda c, u, f, rc, p=None: self._queue.put(("connect", rc))
+        client.on_disconnect = lambda c, u, f, rc, p=None: self._queue.put(("disconnect",))
+        client.on_message = lambda c, u, msg: self._queue.put(("message", msg.topic,
+                                                               msg.payload))
+        client.reconnect_delay_set(min_delay=1, max_delay=5)
+        client.connect_async(self.host, self.port, keepalive=10, clean_start=False,
+                             properties=properties)
+        self._client = client
+        client.loop_start()
+        self._worker = threading.Thread(target=self._run, name="recorder", daemon=True)
+        self._worker.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._worker is not None:
+            self._worker.join(timeout=5)
+        if self._client is not None:
+            self._client.disconnect()
+            self._client.loop_stop()
+
+    def _topic(self, table: str, leaf: str) -> str:
+        return f"pkr/v1/{self.venue}/tables/{table}/{leaf}"
+
+    def _run(self) -> None:
+        self._db = self._open()
+        last_flush = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                item = self._queue.get(timeout=self.ack_interval)
+            except queue.Empty:
+                item = None
+            if item is not None:
+                if item[0] == "connect":
+                    if not getattr(item[1], "is_failure", False):
+                        base = f"pkr/v1/{self.venue}/tables/+/"
+                        self._client.subscribe([(base + "private", 1), (base + "cmd-resp", 1)])
+                        self.connected.set()
+                elif item[0] == "disconnect":
+                    self.connected.clear()
+                elif item[0] == "message":
+                    self._message(item[1], item[2])
+            now = time.monotonic()
+            if now - last_flush >= self.ack_interval or self._queue.empty():
+                self._flush(now)
+                last_flush = now
+        self._flush(time.monotonic())
+        self._db.close()
+
+    def _message(self, name: str, payload: bytes) -> None:
+        assert self._db is not None
+        table = name.split("/")[4]
+        if name.endswith("/cmd-resp"):
+            self._command_response(table, payload)
+            return
+        self.stats.received += 1
+        try:
+            envelope = json.loads(payload)
+            seq = int(envelope["seq"])
+            if self.validate is not None:
+                self.validate(envelope)
+        except Exception:
+            self.stats.invalid += 1
+            return
+        cursor = self._db.execute(
+            "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (table, seq, envelope.get("boot"), envelope.get("type"), envelope.get("ts"),
+             int(bool(envelope.get("historical"))), payload.decode()))
+        if cursor.rowcount == 0:
+            self.stats.duplicates += 1
+        else:
+            self.stats.stored += 1
+        self._ack_due.add(table)
+
+    def _command_response(self, table: str, payload: bytes) -> None:
+        try:
+            body = json.loads(payload)
+        except ValueError:
+            return
+        if body.get("command") == "replay" and not body.get("ok") and "oldest" in body:
+            # The table no longer keeps what we miss: start our count where it starts.
+            assert self._db is not None
+            self.upto[table] = max(self.upto.get(table, 0), int(body["oldest"]) - 1)
+            self._ack_due.add(table)
+
+    def _flush(self, now: float) -> None:
+        assert self._db is not None
+        self._db.commit()
+        for table in sorted(self._ack_due):
+            upto = self.upto.get(table, 0)
+            rows = self._db.execute("SELECT seq FROM events WHERE tbl = ? AND seq > ? "
+                                    "ORDER BY seq", (table, upto)).fetchall()
+            for (seq,) in rows:
+                if seq != upto + 1:
+                    break
+                upto = seq
+            self.upto[table] = upto
+            self._db.execute("INSERT INTO tables VALUES (?, ?) ON CONFLICT(tbl) DO UPDATE "
+                             "SET upto = excluded.upto", (table, upto))
+            self._db.commit()
+            if self.connected.is_set():
+                self._client.publish(self._topic(table, "ack"),
+                                     json.dumps({"upto_seq": upto}), qos=1)
+                self.stats.acks += 1
+            ahead = rows and rows[-1][0] > upto
+            if ahead:
+                self._gap_since.setdefault(table, now)
+            else:
+                self._gap_since.pop(table, None)
+        self._ack_due.clear()
+        for table, since in list(self._gap_since.items()):
+            if now - since < self.reorder_timeout:
+                continue
+            if now - self._last_request.get(table, 0.0) < self.reorder_timeout:
+                continue
+            self._last_request[table] = now
+            self.stats.replay_requests += 1
+            self.stats.gaps[table] = self.stats.gaps.get(table, 0) + 1
+            self._client.publish(self._topic(table, "cmd/replay"), json.dumps(
+                {"transaction": uuid.uuid4().hex, "from_seq": self.upto.get(table, 0) + 1}),
+                qos=1)
+            self._gap_since[table] = now
+
+    # -- reading what was recorded (thread-safe: a connection of its own)
+    def seqs(self, table: str) -> list[int]:
+        with sqlite3.connect(self.db_path) as db:
+            return [row[0] for row in db.execute(
+                "SELECT seq FROM events WHERE tbl = ? ORDER BY seq", (table,))]
+
+    def envelopes(self, table: str) -> list[dict[str, Any]]:
+        with sqlite3.connect(self.db_path) as db:
+            return [json.loads(row[0]) for row in db.execute(
+                "SELECT envelope FROM events WHERE tbl = ? ORDER BY seq", (table,))]

@@ -1,0 +1,186 @@
+"""Reporting to the venue hub against a real Mosquitto: outbox, acks, exactly-once at the
+recorder through broker restarts, network cuts and a SIGKILLed table."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hardware.mqtt_link import TableLink
+from hardware.outbox import Outbox
+from hub.recorder import Recorder
+
+VENUE = "testvenue"
+
+
+def _wait(condition, timeout=60.0, step=0.05):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(step)
+    return condition()
+
+
+def _event(i):
+    return {"type": "card", "hand": i // 20 + 1, "n": i % 20 + 1, "card": "As", "deck": "R1",
+            "role": "board", "street": "flop", "t": float(i)}
+
+
+def test_outbox_keeps_seq_across_restarts_and_deletes_only_on_ack(tmp_path):
+    path = tmp_path / "outbox.db"
+    box = Outbox(path, keep_acked=2)
+    assert box.boot == 1
+    assert [box.append(_event(i), 1000 + i) for i in range(5)] == [1, 2, 3, 4, 5]
+    box.ack(3)
+    assert box.acked_upto == 3 and box.pending_count() == 2
+    assert box.oldest_kept() == 2  # two acknowledged rows kept for replays
+    box.close()
+    again = Outbox(path, keep_acked=2)
+    assert again.boot == 2 and again.append(_event(9), 2000) == 6
+    assert again.ack(99) == 6  # an ack beyond what exists covers what exists
+
+
+@pytest.fixture
+def recorder(tmp_path, broker):
+    rec = Recorder(tmp_path / "recorder.db", venue=VENUE, port=broker.port,
+                   reorder_timeout=1.0).start()
+    assert rec.connected.wait(10)
+    yield rec
+    rec.stop()
+
+
+def _link(tmp_path, broker, table="t1", **kwargs):
+    box = Outbox(tmp_path / f"{table}.db")
+    link = TableLink(box, venue=VENUE, table=table, port=broker.port, **kwargs).start()
+    assert _wait(lambda: link.connected, 10)
+    return box, link
+
+
+def test_exactly_once_through_a_broker_restart(tmp_path, broker, recorder):
+    box, link = _link(tmp_path, broker)
+    total = 3000
+
+    def produce():
+        for i in range(total):
+            box.append(_event(i), 1000 + i)
+            link.notify()
+            if i % 50 == 0:
+                time.sleep(0.005)
+
+    producer = threading.Thread(target=produce)
+    producer.start()
+    assert _wait(lambda: recorder.upto.get("t1", 0) > 500, 30)
+    broker.kill()  # mid-stream: everything the broker had in memory is gone
+    time.sleep(1.0)
+    broker.start()
+    producer.join()
+    assert _wait(lambda: recorder.upto.get("t1", 0) == total, 60), recorder.stats
+    assert recorder.seqs("t1") == list(range(1, total + 1))
+    assert _wait(lambda: box.acked_upto == total, 10)
+    got = recorder.envelopes("t1")
+    assert all(e["data"]["n"] == (e["seq"] - 1) % 20 + 1 for e in got)  # nothing invented
+    link.stop()
+
+
+def test_thousands_of_events_while_the_broker_is_unreachable(tmp_path, broker, recorder):
+    box, link = _link(tmp_path, broker)
+    for i in range(100):
+        box.append(_event(i), i)
+        link.notify()
+    assert _wait(lambda: recorder.upto.get("t1", 0) == 100, 30)
+    broker.kill()
+    assert _wait(lambda: not link.connected, 15)
+    for i in range(100, 5100):
+        box.append(_event(i), i)
+        link.notify()
+    broker.start()
+    assert _wait(lambda: recorder.upto.get("t1", 0) == 5100, 90), recorder.stats
+    assert recorder.seqs("t1") == list(range(1, 5101))
+    flags = {e["seq"]: e["historical"] for e in recorder.envelopes("t1")}
+    assert not flags[50] and flags[3000]  # the backlog is flagged historical
+    link.stop()
+
+
+TABLE_PROCESS = r"""
+import sys, time
+sys.path.insert(0, {root!r})
+from hardware.outbox import Outbox
+from hardware.mqtt_link import TableLink
+box = Outbox({db!r})
+link = TableLink(box, venue={venue!r}, table="t9", port={port}).start()
+start = box.last_seq
+for i in range({count}):
+    box.append({{"type": "card", "hand": 1, "n": start + i + 1, "card": "As", "role": "board",
+                "street": "flop", "t": 0.0}}, 1)
+    link.notify()
+    time.sleep(0.001)
+print("done", flush=True)
+time.sleep(60)
+"""
+
+
+def _table_process(tmp_path, broker, count):
+    script = TABLE_PROCESS.format(root=str(Path(__file__).resolve().parents[1]),
+                                  db=str(tmp_path / "t9.db"), venue=VENUE, port=broker.port,
+                                  count=count)
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+
+
+def test_a_sigkilled_table_resumes_without_loss_or_duplicates(tmp_path, broker, recorder):
+    first = _table_process(tmp_path, broker, 4000)
+    assert _wait(lambda: recorder.upto.get("t9", 0) > 300, 30)
+    os.kill(first.pid, signal.SIGKILL)  # mid-publish
+    first.wait()
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "t9.db") as db:  # read only: opening an Outbox is a boot
+        killed_at = db.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()[0] - 1
+    assert killed_at < 4000
+    second = _table_process(tmp_path, broker, 500)
+    try:
+        total = killed_at + 500
+        assert _wait(lambda: recorder.upto.get("t9", 0) == total, 60), recorder.stats
+        assert recorder.seqs("t9") == list(range(1, total + 1))
+        ns = [e["data"]["n"] for e in recorder.envelopes("t9")]
+        assert ns == list(range(1, total + 1))  # each event once, in order, none invented
+        boots = {e["boot"] for e in recorder.envelopes("t9")}
+        assert boots == {1, 2}
+    finally:
+        os.kill(second.pid, signal.SIGKILL)
+        second.wait()
+
+
+def test_status_birth_clean_stop_and_last_will(tmp_path, broker):
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    seen: list[dict] = []
+    watcher = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    watcher.on_message = lambda c, u, m: seen.append(json.loads(m.payload))
+    watcher.connect("127.0.0.1", broker.port)
+    watcher.subscribe(f"pkr/v1/{VENUE}/tables/+/status", qos=1)
+    watcher.loop_start()
+    try:
+        _box, link = _link(tmp_path, broker, table="t2")
+        assert _wait(lambda: any(s["state"] == "online" for s in seen), 10)
+        link.stop()
+        assert _wait(lambda: seen[-1]["state"] == "offline", 10)
+        process = _table_process(tmp_path, broker, 1)
+        assert _wait(lambda: seen[-1]["state"] == "online", 15)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        # keepalive 10 s: the broker gives the table 1.5 x that before its Last Will
+        assert _wait(lambda: seen[-1]["state"] == "lost", 30)
+        assert seen[-1]["boot"] >= 1
+    finally:
+        watcher.loop_stop()
+        watcher.disconnect()
