@@ -56,13 +56,21 @@ def public_event(event: dict[str, Any]) -> dict[str, Any] | None:
         return None
     out = dict(event)
     if kind == "card":
-        if out.get("role") in ("hole", "burn") and out.get("face") != "up":
+        role = out.get("role")
+        hidden = role in ("hole", "burn") and out.get("face") != "up"
+        # A card out of play was seen only if it was a premature board card turned up; a
+        # duplicate or an extra card may be the twin of someone's hole card.
+        hidden = hidden or (role == "out" and not out.get("premature"))
+        if hidden:
             out["card"] = None
             out.pop("tag", None)
             out.pop("deck", None)
     elif kind == "hand.ended":
+        secret = {c for cards in event.get("hole", {}).values() for c in cards}
+        secret.update(event.get("burns", []))
         out.pop("hole", None)
         out.pop("burns", None)
+        out["out"] = [c for c in event.get("out", []) if c not in secret]
         out["hole_counts"] = {seat: len(cards) for seat, cards in event.get("hole", {}).items()}
     elif kind == "irregularity":
         if event.get("kind") not in _PUBLIC_CARD_KINDS:
@@ -76,17 +84,29 @@ def public_event(event: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def private_leaks(public: dict[str, Any], private: dict[str, Any]) -> list[str]:
-    """Hole or burn card identities of ``private`` that appear anywhere in ``public``
-    (used by the tests: the dashboard must never see them)."""
-    secret: set[str] = set()
-    if private.get("type") == "hand.ended":
-        for cards in private.get("hole", {}).values():
-            secret.update(cards)
-        secret.update(private.get("burns", []))
-    text = json.dumps(public)
-    return sorted(card for card in secret if card not in ("??", "JK")
-                  and re.search(rf"\b{card}\b", text))
+def shown_cards(events: list[dict[str, Any]]) -> set[str]:
+    """Cards the whole table saw during a hand: turned up, shown or put back after a
+    premature deal (their identities are public even if they end as burns)."""
+    shown: set[str] = set()
+    for event in events:
+        if event["type"] == "card" and (event.get("face") == "up" or event.get("role") in (
+                "board", "scrap") or (event.get("role") == "out" and event.get("premature"))):
+            shown.add(str(event.get("card")))
+        if event["type"] == "ruling":
+            shown.update(event.get("candidates", []) + event.get("returned", []))
+        if event["type"] == "irregularity" and event.get("kind") == "foreign_card":
+            shown.add(str(event.get("card")))  # another deck's card: not anyone's hole card
+    return shown
+
+
+def private_leaks(public_texts: list[str], ended: dict[str, Any], shown: set[str]) -> list[str]:
+    """Hole or burn cards of a hand (its ``hand.ended``) that appear in what the dashboard
+    received for it, other than cards the table saw anyway (used by the tests)."""
+    secret = {c for cards in ended.get("hole", {}).values() for c in cards}
+    secret.update(ended.get("burns", []))
+    secret -= shown | {"??", "JK"}
+    text = "\n".join(public_texts)
+    return sorted(card for card in secret if re.search(rf"\b{card}\b", text))
 
 
 # ---------------------------------------------------------------------------- commands

@@ -51,8 +51,12 @@ def test_outbox_keeps_seq_across_restarts_and_deletes_only_on_ack(tmp_path):
 
 @pytest.fixture
 def recorder(tmp_path, broker):
+    from controller.contract import validate
+
+    # Every envelope the recorder captures is checked against the AsyncAPI document; one
+    # that breaks it is counted invalid and never stored, which the tests would see.
     rec = Recorder(tmp_path / "recorder.db", venue=VENUE, port=broker.port,
-                   reorder_timeout=1.0).start()
+                   reorder_timeout=1.0, validate=lambda e: validate("Envelope", e)).start()
     assert rec.connected.wait(10)
     yield rec
     rec.stop()
@@ -85,6 +89,7 @@ def test_exactly_once_through_a_broker_restart(tmp_path, broker, recorder):
     producer.join()
     assert _wait(lambda: recorder.upto.get("t1", 0) == total, 60), recorder.stats
     assert recorder.seqs("t1") == list(range(1, total + 1))
+    assert recorder.stats.invalid == 0
     assert _wait(lambda: box.acked_upto == total, 10)
     got = recorder.envelopes("t1")
     assert all(e["data"]["n"] == (e["seq"] - 1) % 20 + 1 for e in got)  # nothing invented
@@ -181,6 +186,67 @@ def test_status_birth_clean_stop_and_last_will(tmp_path, broker):
         # keepalive 10 s: the broker gives the table 1.5 x that before its Last Will
         assert _wait(lambda: seen[-1]["state"] == "lost", 30)
         assert seen[-1]["boot"] >= 1
+        from controller.contract import validate
+
+        for status in seen:
+            validate("Status", status)
     finally:
         watcher.loop_stop()
         watcher.disconnect()
+
+
+def test_commands_are_validated_answered_and_applied(tmp_path, broker):
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from controller.contract import validate
+
+    applied = []
+
+    def on_command(command):
+        applied.append((command.name, command.args))
+        return None if command.args.get("seats") != [99] else "seat 99 does not exist"
+
+    box, link = _link(tmp_path, broker, table="t3", on_command=on_command)
+    for i in range(5):
+        box.append(_event(i), i)
+    link.notify()
+    answers: list[dict] = []
+    floor = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    floor.on_message = lambda c, u, m: answers.append(json.loads(m.payload))
+    floor.connect("127.0.0.1", broker.port)
+    root = f"pkr/v1/{VENUE}/tables/t3/"
+    floor.subscribe(root + "cmd-resp", qos=1)
+    floor.loop_start()
+    time.sleep(0.3)
+    try:
+        sends = [("seating", b'{"transaction": "c1", "seats": [1, 2, 5]}'),
+                 ("seating", b'{"transaction": "c1", "seats": [1, 2]}'),  # replayed
+                 ("seating", b'{"transaction": "c2", "seats": "all"}'),
+                 ("seating", b'{"transaction": "c3", "seats": [99]}'),
+                 ("warp", b'{"transaction": "c4"}'),
+                 ("status", b'{not json'),
+                 ("status", b'{"transaction": "c5", "pad": "' + b"x" * 5000 + b'"}'),
+                 ("replay", b'{"transaction": "c6", "from_seq": 2}'),
+                 ("status", b'{"transaction": "c7"}')]
+        for name, payload in sends:
+            floor.publish(root + f"cmd/{name}", payload, qos=1)
+        assert _wait(lambda: len(answers) == len(sends), 15), answers
+        for answer in answers:
+            validate("CommandResponse", answer)
+        by_tx = {(a["transaction"], a["ok"]): a for a in answers}
+        assert by_tx[("c1", True)]["command"] == "seating"
+        assert "already handled" in by_tx[("c1", False)]["error"]
+        assert "seats: wrong type str" in by_tx[("c2", False)]["error"]
+        assert by_tx[("c3", False)]["error"] == "seat 99 does not exist"
+        assert "unknown command" in by_tx[("c4", False)]["error"]
+        assert any(not a["ok"] and "JSON" in a["error"] for a in answers)
+        assert any(not a["ok"] and "4096" in a["error"] for a in answers)
+        assert by_tx[("c6", True)]["from_seq"] == 2
+        assert by_tx[("c7", True)]["last_seq"] == 5
+        # Only the valid, new commands reached the table.
+        assert applied == [("seating", {"seats": [1, 2, 5]}), ("seating", {"seats": [99]})]
+    finally:
+        floor.loop_stop()
+        floor.disconnect()
+        link.stop()

@@ -1,0 +1,103 @@
+"""The MQTT contract: every payload validates against docs/asyncapi.json, and the public
+events never carry a hole or burn card that the table did not see."""
+
+from __future__ import annotations
+
+import json
+import random
+import zlib
+
+import pytest
+
+from controller.contract import document, problems
+from controller.dealer_script import session_lines
+from controller.profiles import builtin_names, load_profile
+from controller.replay import replay
+from controller.reporting import (
+    envelope,
+    parse_command,
+    private_leaks,
+    public_event,
+    shown_cards,
+)
+
+
+def test_the_document_is_asyncapi_3_with_the_spec_channels():
+    doc = document()
+    assert doc["asyncapi"].startswith("3.")
+    addresses = {c["address"] for c in doc["channels"].values()}
+    for leaf in ("events", "private", "status", "state", "cmd/{command}", "cmd-resp", "ack"):
+        assert f"pkr/v1/{{venue}}/tables/{{table}}/{leaf}" in addresses
+    assert "pkr/v1/{venue}/clock" in addresses
+
+
+@pytest.mark.parametrize("profile", sorted(builtin_names()))
+def test_every_event_validates_and_the_public_view_leaks_nothing(profile):
+    rng = random.Random(zlib.crc32(profile.encode()))
+    lines = [json.dumps(x) for x in session_lines(
+        rng, load_profile(profile), hands=40, irregularity_rate=0.6, game="mixed",
+        clock="tda-2024")]
+    hand_events: dict[int, list[dict]] = {}
+    public_texts: dict[int, list[str]] = {}
+    for seq, event in enumerate(replay(lines, load_profile(profile)), start=1):
+        private = envelope(event, venue="v1", table="t1", seq=seq, boot=1, ts_ms=seq)
+        assert problems("Envelope", private) == [], event
+        shown = public_event(event)
+        if shown is not None:
+            public = envelope(shown, venue="v1", table="t1", seq=seq, boot=1, ts_ms=seq)
+            assert problems("PublicEnvelope", public) == [], shown
+        hand = event.get("hand")
+        if isinstance(hand, int):
+            hand_events.setdefault(hand, []).append(event)
+            if shown is not None:
+                public_texts.setdefault(hand, []).append(json.dumps(shown))
+        if event["type"] == "hand.ended":
+            leaks = private_leaks(public_texts.get(hand, []), event,
+                                  shown_cards(hand_events[hand]))
+            assert leaks == [], (hand, leaks)
+            hand_events.pop(hand)
+            public_texts.pop(hand, None)
+
+
+def test_public_views_hide_hole_and_burn_cards():
+    hole = {"type": "card", "hand": 1, "n": 1, "card": "As", "deck": "R1", "role": "hole",
+            "seat": 3, "street": "preflop", "tag": "04AA", "t": 1.0}
+    assert public_event(hole)["card"] is None and "tag" not in public_event(hole)
+    exposed = {**hole, "face": "up"}
+    assert public_event(exposed)["card"] == "As"
+    ended = {"type": "hand.ended", "hand": 1, "outcome": "void", "hole": {"3": ["As", "Kd"]},
+             "board": [], "burns": ["2c"], "scrap": [], "out": ["Kd", "B2x"], "level": None,
+             "t": 9.0}
+    view = public_event(ended)
+    assert "hole" not in view and "burns" not in view and view["out"] == ["B2x"]
+    assert view["hole_counts"] == {"3": 2}
+    ruling = {"type": "ruling", "hand": 1, "action": "void_hand",
+              "text": "VOID HAND: Kd twice - deck fouled", "t": 9.0}
+    assert "Kd" not in public_event(ruling)["text"]
+    assert public_event({"type": "hand.record", "hand": 1}) is None
+
+
+@pytest.mark.parametrize("name,payload,needle", [
+    ("seating", b'{"transaction": "a1", "seats": [1, 2]', "not a JSON object"),
+    ("seating", b'["a", 1]', "JSON object"),
+    ("seating", b'{"seats": [1, 2]}', "transaction"),
+    ("teleport", b'{"transaction": "a2"}', "unknown command"),
+    ("seating", b'{"transaction": "a3", "seats": "1,2"}', "seats: wrong type str"),
+    ("replay", b'{"transaction": "a4", "from_seq": true}', "from_seq: wrong type bool"),
+    ("clock", b'{"transaction": "a5", "action": "pause", "speed": 2}', "speed: unknown field"),
+    ("status", b'{"transaction": "' + b"x" * 5000 + b'"}', "over the 4096-byte limit"),
+])
+def test_bad_commands_are_refused_with_a_reason(name, payload, needle):
+    from controller.reporting import CommandError
+
+    with pytest.raises(CommandError, match=needle):
+        parse_command(name, payload)
+
+
+def test_a_replayed_transaction_is_refused():
+    from controller.reporting import CommandError
+
+    command = parse_command("status", b'{"transaction": "t-1"}')
+    with pytest.raises(CommandError, match="already handled") as info:
+        parse_command("status", b'{"transaction": "t-1"}', {command.transaction})
+    assert info.value.transaction == "t-1"
