@@ -1,0 +1,186 @@
+"""The venue's broker as deployed: TLS, a certificate per client, the CN as user name, no
+anonymous access, and the ACL of deploy/hub, with certificates made by its script."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import ssl
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.mqtt_broker import Broker, free_port
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy" / "hub"
+VENUE = "v1"
+
+
+@pytest.fixture(scope="module")
+def secure_broker(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("hub")
+    subprocess.run([str(DEPLOY / "make-certs.sh"), str(directory), VENUE, "127.0.0.1", "t1",
+                    "t2"], check=True, capture_output=True)
+    port = free_port()
+    subprocess.run([str(DEPLOY / "render-config"), str(directory), VENUE, str(port),
+                    getpass.getuser()], check=True, capture_output=True)
+    broker = Broker(directory, port=port,
+                    config=(directory / "mosquitto.conf").read_text(), name="secure").start()
+    yield broker, directory
+    broker.kill()
+
+
+class Client:
+    def __init__(self, directory: Path, port: int, name: str | None) -> None:
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        self.messages: list[tuple[str, dict]] = []
+        self.subacks: dict[int, list] = {}
+        self.pubacks: dict[int, object] = {}
+        self.connected = threading.Event()
+        self.refused: object = None
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"test-{name}-{time.time()}",
+                             protocol=mqtt.MQTTv5)
+        if name is None:
+            client.tls_set(ca_certs=str(directory / "ca.crt"))
+        else:
+            client.tls_set(ca_certs=str(directory / "ca.crt"),
+                           certfile=str(directory / f"{name}.crt"),
+                           keyfile=str(directory / f"{name}.key"))
+        client.on_connect = self._on_connect
+        client.on_message = lambda c, u, m: self.messages.append((m.topic, json.loads(m.payload)))
+        client.on_subscribe = lambda c, u, mid, codes, p: self.subacks.__setitem__(mid, codes)
+        client.on_publish = lambda c, u, mid, code, p: self.pubacks.__setitem__(mid, code)
+        self.client = client
+        self.error: Exception | None = None
+        try:
+            client.connect("127.0.0.1", port, keepalive=10)
+        except (ssl.SSLError, OSError) as exc:
+            self.error = exc
+            return
+        client.loop_start()
+
+    def _on_connect(self, client, userdata, flags, reason, properties=None):
+        if reason.is_failure:
+            self.refused = reason
+        else:
+            self.connected.set()
+
+    def subscribe(self, topic: str) -> list:
+        _, mid = self.client.subscribe(topic, qos=1)
+        end = time.monotonic() + 5
+        while mid not in self.subacks and time.monotonic() < end:
+            time.sleep(0.01)
+        return self.subacks[mid]
+
+    def publish(self, topic: str, body: dict) -> object:
+        info = self.client.publish(topic, json.dumps(body), qos=1)
+        end = time.monotonic() + 5
+        while info.mid not in self.pubacks and time.monotonic() < end:
+            time.sleep(0.01)
+        return self.pubacks.get(info.mid)
+
+    def close(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+def _root(table: str) -> str:
+    return f"pkr/v1/{VENUE}/tables/{table}/"
+
+
+@pytest.fixture
+def clients(secure_broker):
+    broker, directory = secure_broker
+    made: list[Client] = []
+
+    def connect(name):
+        client = Client(directory, broker.port, name)
+        made.append(client)
+        if client.error is None:
+            client.connected.wait(5)
+        return client
+
+    yield connect
+    for client in made:
+        if client.error is None:
+            client.close()
+
+
+def test_a_table_publishes_only_as_itself(clients):
+    hub, t1 = clients("hub"), clients("t1")
+    assert not hub.subscribe(_root("+") + "events")[0].is_failure
+    assert not t1.publish(_root("t1") + "events", {"n": 1}).is_failure
+    forged = t1.publish(_root("t2") + "events", {"n": 2})
+    assert forged.is_failure  # MQTT 5: the broker says "not authorized"
+    time.sleep(0.5)
+    assert [(t, m["n"]) for t, m in hub.messages] == [(_root("t1") + "events", 1)]
+
+
+def test_a_table_reads_only_its_own_commands(clients):
+    # Mosquitto 2.0 may grant a subscription and enforce read access on each message: what
+    # matters is what reaches the client.
+    hub, t1, t2 = clients("hub"), clients("t1"), clients("t2")
+    t1.subscribe(_root("t2") + "cmd/#")
+    t1.subscribe(_root("t1") + "cmd/#")
+    t2.subscribe(_root("t2") + "cmd/#")
+    assert not hub.publish(_root("t2") + "cmd/status", {"transaction": "x1"}).is_failure
+    assert not hub.publish(_root("t1") + "cmd/status", {"transaction": "x2"}).is_failure
+    time.sleep(0.5)
+    assert [m["transaction"] for _, m in t1.messages] == ["x2"]
+    assert [m["transaction"] for _, m in t2.messages] == ["x1"]
+
+
+def test_the_dashboard_never_reads_private(clients):
+    dashboard, recorder, t1 = clients("dashboard"), clients("recorder"), clients("t1")
+    dashboard.subscribe(_root("+") + "private")
+    dashboard.subscribe(_root("+") + "#")
+    assert not dashboard.subscribe(_root("+") + "events")[0].is_failure
+    assert not recorder.subscribe(_root("+") + "private")[0].is_failure
+    t1.publish(_root("t1") + "private", {"hole": ["As", "Kd"]})
+    t1.publish(_root("t1") + "events", {"public": True})
+    time.sleep(0.5)
+    assert {t for t, _ in dashboard.messages} == {_root("t1") + "events"}
+    assert [t for t, _ in recorder.messages] == [_root("t1") + "private"]
+
+
+def test_a_client_without_a_certificate_is_refused(clients):
+    anonymous = clients(None)
+    refused = anonymous.error is not None or anonymous.refused is not None or \
+        not anonymous.connected.wait(3)
+    assert refused
+
+
+def test_the_table_link_and_recorder_over_tls(tmp_path, secure_broker):
+    from hardware.mqtt_link import TableLink, TlsSettings
+    from hardware.outbox import Outbox
+    from hub.recorder import Recorder
+
+    broker, directory = secure_broker
+
+    def tls(name):
+        return TlsSettings(str(directory / "ca.crt"), str(directory / f"{name}.crt"),
+                           str(directory / f"{name}.key"))
+
+    recorder = Recorder(tmp_path / "rec.db", venue=VENUE, port=broker.port, tls=tls("recorder"),
+                        client_id="recorder-tls").start()
+    box = Outbox(tmp_path / "t1.db")
+    link = TableLink(box, venue=VENUE, table="t1", port=broker.port, tls=tls("t1")).start()
+    try:
+        for i in range(50):
+            box.append({"type": "shoe", "state": "ok", "t": float(i)}, i)
+        link.notify()
+        end = time.monotonic() + 20
+        while recorder.upto.get("t1", 0) < 50 and time.monotonic() < end:
+            time.sleep(0.05)
+        assert recorder.seqs("t1") == list(range(1, 51))
+        while box.acked_upto < 50 and time.monotonic() < end:
+            time.sleep(0.05)
+        assert box.acked_upto == 50  # the recorder's acks got through the ACL
+    finally:
+        link.stop()
+        recorder.stop()
