@@ -49,6 +49,8 @@ bench: $(STAMP)
 	$(PY) -m tests.bench.replay_throughput --hands 10000
 	$(PY) -m tests.bench.shoe_link
 	$(PY) -m tests.bench.display
+	$(PY) -m tests.bench.mqtt latency
+	$(PY) -m tests.bench.mqtt outage
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -219,6 +219,56 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_recorder(args: argparse.Namespace) -> int:
+    """The hub's recorder (the minimal one of the reporting issue), until SIGTERM or Ctrl-C."""
+    import signal
+    import threading
+
+    from hardware.mqtt_link import TlsSettings
+    from hub.recorder import Recorder
+
+    tls = None
+    if args.ca or args.cert or args.key:
+        if not (args.ca and args.cert and args.key):
+            return _fail("TLS needs --ca, --cert and --key together")
+        tls = TlsSettings(args.ca, args.cert, args.key)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    recorder = Recorder(args.db, venue=args.venue, host=args.host, port=args.port, tls=tls,
+                        client_id=args.client_id).start()
+    print(f"recorder for venue {args.venue} on {args.host}:{args.port}, storing in {args.db}",
+          file=sys.stderr, flush=True)
+    try:
+        while not stop.wait(1.0):
+            pass
+    except KeyboardInterrupt:
+        pass
+    recorder.stop()
+    print(json.dumps({"stored": recorder.stats.stored, "duplicates": recorder.stats.duplicates,
+                      "replay_requests": recorder.stats.replay_requests}), file=sys.stderr)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run a benchmark command from the source tree's tests/bench."""
+    import runpy
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    module = {"latency": "mqtt", "outage": "mqtt", "replay": "replay_throughput",
+              "shoe": "shoe_link", "display": "display"}[args.which]
+    if not (root / "tests" / "bench" / f"{module}.py").exists():
+        return _fail("benchmarks run from a source checkout (tests/bench is not installed)")
+    sys.path.insert(0, str(root))
+    argv = ([args.which] if module == "mqtt" else []) + args.rest
+    sys.argv = [f"tablectl bench {args.which}", *argv]
+    try:
+        runpy.run_module(f"tests.bench.{module}", run_name="__main__")
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
 def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
                             args: argparse.Namespace) -> Iterator[dict[str, object]]:
     """Play the script through the simulated shoe on a pty: firmware code, serial link,
@@ -334,6 +384,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--golden", action="store_true",
                    help="native size 1-bit PNGs and LCD text, as the tests' golden files")
     p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("recorder", help="run the hub's recorder (stores and acknowledges)")
+    p.add_argument("--venue", required=True)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=1883)
+    p.add_argument("--db", default="recorder.db")
+    p.add_argument("--client-id", default="recorder")
+    p.add_argument("--ca")
+    p.add_argument("--cert")
+    p.add_argument("--key")
+    p.set_defaults(func=cmd_recorder)
+
+    p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display")
+    p.add_argument("which", choices=("latency", "outage", "replay", "shoe", "display"))
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
+    p.set_defaults(func=cmd_bench)
 
     from controller.deck_commands import add_parsers
 

@@ -17,7 +17,7 @@ import json
 import queue
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -64,7 +64,7 @@ class TableLink:
         username: str | None = None,
         password: str | None = None,
         on_command: Callable[[Command], str | None] | None = None,
-        max_inflight: int = 64,
+        max_inflight: int = 16,
         keepalive: int = 10,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -85,6 +85,7 @@ class TableLink:
         self._queue: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self._inflight: dict[int, int] = {}  # mid -> seq
         self._sent_upto = 0
+        self._buffer: deque[tuple[int, int, int, dict[str, Any]]] = deque()  # rows read ahead
         self._backlog_upto = 0
         self._transactions: OrderedDict[str, None] = OrderedDict()
         self._client: Any = None
@@ -182,16 +183,20 @@ class TableLink:
         client.publish(self.topic("status"), self._status("online"), qos=1, retain=True)
         client.subscribe([(self.topic("cmd/+"), 1), (self.topic("ack"), 1)])
         self._inflight.clear()
+        self._buffer.clear()
         self._sent_upto = self.outbox.acked_upto
         self._backlog_upto = self.outbox.last_seq
 
     def _pump(self) -> None:
         if not self.connected:
             return
-        room = self.max_inflight - len(self._inflight)
-        if room <= 0:
-            return
-        for seq, ts, boot, event in self.outbox.rows(self._sent_upto, room):
+        while len(self._inflight) < self.max_inflight:
+            if not self._buffer:
+                # Read ahead in batches: one query per few hundred rows, not per PUBACK.
+                self._buffer.extend(self.outbox.rows(self._sent_upto, 500))
+                if not self._buffer:
+                    return
+            seq, ts, boot, event = self._buffer.popleft()
             historical = seq <= self._backlog_upto
             message = envelope(event, venue=self.venue, table=self.table, seq=seq, boot=boot,
                                ts_ms=ts, historical=historical)
@@ -247,6 +252,7 @@ class TableLink:
             return (f"events before seq {oldest or last + 1} are no longer kept",
                     {"oldest": oldest or last + 1, "last_seq": last})
         self._sent_upto = min(self._sent_upto, from_seq - 1)
+        self._buffer.clear()
         self._backlog_upto = max(self._backlog_upto, last)
         return None, {"from_seq": from_seq, "last_seq": last}
 

@@ -57,6 +57,7 @@ class Recorder:
         self.validate = validate
         self.stats = RecorderStats()
         self.upto: dict[str, int] = {}
+        self._above: dict[str, set[int]] = {}  # seqs stored beyond each table's upto
         self._gap_since: dict[str, float] = {}
         self._last_request: dict[str, float] = {}
         self._ack_due: set[str] = set()
@@ -134,7 +135,8 @@ class Recorder:
                 elif item[0] == "message":
                     self._message(item[1], item[2])
             now = time.monotonic()
-            if now - last_flush >= self.ack_interval or self._queue.empty():
+            # Commit (an fsync) and acknowledge in batches, at most every ack_interval.
+            if now - last_flush >= self.ack_interval:
                 self._flush(now)
                 last_flush = now
         self._flush(time.monotonic())
@@ -163,6 +165,8 @@ class Recorder:
             self.stats.duplicates += 1
         else:
             self.stats.stored += 1
+            if seq > self.upto.get(table, 0):
+                self._above.setdefault(table, set()).add(seq)
         self._ack_due.add(table)
 
     def _command_response(self, table: str, payload: bytes) -> None:
@@ -172,7 +176,6 @@ class Recorder:
             return
         if body.get("command") == "replay" and not body.get("ok") and "oldest" in body:
             # The table no longer keeps what we miss: start our count where it starts.
-            assert self._db is not None
             self.upto[table] = max(self.upto.get(table, 0), int(body["oldest"]) - 1)
             self._ack_due.add(table)
 
@@ -181,12 +184,11 @@ class Recorder:
         self._db.commit()
         for table in sorted(self._ack_due):
             upto = self.upto.get(table, 0)
-            rows = self._db.execute("SELECT seq FROM events WHERE tbl = ? AND seq > ? "
-                                    "ORDER BY seq", (table, upto)).fetchall()
-            for (seq,) in rows:
-                if seq != upto + 1:
-                    break
-                upto = seq
+            above = self._above.setdefault(table, set())
+            while upto + 1 in above:
+                upto += 1
+                above.discard(upto)
+            above.difference_update([s for s in above if s <= upto])
             self.upto[table] = upto
             self._db.execute("INSERT INTO tables VALUES (?, ?) ON CONFLICT(tbl) DO UPDATE "
                              "SET upto = excluded.upto", (table, upto))
@@ -195,8 +197,7 @@ class Recorder:
                 self._client.publish(self._topic(table, "ack"),
                                      json.dumps({"upto_seq": upto}), qos=1)
                 self.stats.acks += 1
-            ahead = rows and rows[-1][0] > upto
-            if ahead:
+            if above:
                 self._gap_since.setdefault(table, now)
             else:
                 self._gap_since.pop(table, None)
