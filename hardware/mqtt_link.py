@@ -33,6 +33,10 @@ from controller.reporting import (
 from hardware.outbox import Outbox
 
 
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
 @dataclass
 class TlsSettings:
     ca_file: str
@@ -149,30 +153,43 @@ class TableLink:
 
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
-            kind = item[0]
-            try:
-                if kind == "connect":
-                    self._on_connect(item[1])
-                elif kind == "disconnect":
-                    self.connected = False
-                    self._inflight.clear()
-                elif kind == "message":
-                    self._on_message(item[1], item[2])
-                elif kind == "puback":
-                    if self._inflight.pop(item[1], None) is not None:
-                        self.stats.pubacks += 1
-                elif kind == "state" and self.connected:
-                    self._client.publish(self.topic("state"), json.dumps(item[1]), qos=1,
-                                         retain=True)
-                elif kind == "stop":
-                    self._clean_stop(item[1])
+            items = [self._queue.get()]
+            # Take everything already waiting (PUBACKs come in bursts): one pump for all.
+            while True:
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            for item in items:
+                if not self._handle(item):
                     return
-            except Exception:
-                import logging
-
-                logging.getLogger(__name__).exception("mqtt link: %s failed", kind)
             self._pump()
+
+    def _handle(self, item: tuple[Any, ...]) -> bool:
+        """Handle one queued item; False when the worker must end."""
+        kind = item[0]
+        try:
+            if kind == "connect":
+                self._on_connect(item[1])
+            elif kind == "disconnect":
+                self.connected = False
+                self._inflight.clear()
+            elif kind == "message":
+                self._on_message(item[1], item[2])
+            elif kind == "puback":
+                if self._inflight.pop(item[1], None) is not None:
+                    self.stats.pubacks += 1
+            elif kind == "state" and self.connected:
+                self._client.publish(self.topic("state"), json.dumps(item[1]), qos=1,
+                                     retain=True)
+            elif kind == "stop":
+                self._clean_stop(item[1])
+                return False
+        except Exception:  # keep the link alive; the outbox keeps the rows
+            import logging
+
+            logging.getLogger(__name__).exception("mqtt link: %s failed", kind)
+        return True
 
     def _on_connect(self, reason: Any) -> None:
         if getattr(reason, "is_failure", False):
@@ -200,12 +217,12 @@ class TableLink:
             historical = seq <= self._backlog_upto
             message = envelope(event, venue=self.venue, table=self.table, seq=seq, boot=boot,
                                ts_ms=ts, historical=historical)
-            info = self._client.publish(self.topic("private"), json.dumps(message), qos=1)
+            info = self._client.publish(self.topic("private"), _dumps(message), qos=1)
             public = public_event(event)
             if public is not None:
                 shown = envelope(public, venue=self.venue, table=self.table, seq=seq, boot=boot,
                                  ts_ms=ts, historical=historical)
-                self._client.publish(self.topic("events"), json.dumps(shown), qos=1)
+                self._client.publish(self.topic("events"), _dumps(shown), qos=1)
             self._inflight[info.mid] = seq
             self._sent_upto = seq
             self.stats.published += 1

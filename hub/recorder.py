@@ -121,10 +121,15 @@ class Recorder:
         last_flush = time.monotonic()
         while not self._stop.is_set():
             try:
-                item = self._queue.get(timeout=self.ack_interval)
+                items = [self._queue.get(timeout=self.ack_interval)]
             except queue.Empty:
-                item = None
-            if item is not None:
+                items = []
+            while items and len(items) < 1000:  # take what waits: fewer wake-ups per message
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            for item in items:
                 if item[0] == "connect":
                     if not getattr(item[1], "is_failure", False):
                         base = f"pkr/v1/{self.venue}/tables/+/"

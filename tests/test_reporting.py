@@ -250,3 +250,34 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
         floor.loop_stop()
         floor.disconnect()
         link.stop()
+
+
+def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from controller.contract import validate
+    from controller.inputs import ClockCommand, Setup
+    from controller.profiles import load_profile
+    from controller.table import Table
+
+    table = Table(load_profile("tda-2024"))
+    table.handle(Setup("holdem", (1, 2, 3), 1, t=0.0))
+    table.handle(ClockCommand("start", "tda-2024", t=0.0))
+    box, link = _link(tmp_path, broker, table="t4")
+    link.publish_state({**table.state(), "last_seq": box.last_seq})
+    time.sleep(0.5)
+    seen: list[dict] = []
+    late = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    late.on_message = lambda c, u, m: seen.append({"retain": m.retain, **json.loads(m.payload)})
+    late.connect("127.0.0.1", broker.port)
+    late.subscribe(f"pkr/v1/{VENUE}/tables/t4/state", qos=1)
+    late.loop_start()
+    try:
+        assert _wait(lambda: seen, 10)
+        assert seen[0]["retain"] and seen[0]["clock"]["level"] == 1
+        validate("State", seen[0])
+    finally:
+        late.loop_stop()
+        late.disconnect()
+        link.stop()
