@@ -281,3 +281,35 @@ def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
         late.loop_stop()
         late.disconnect()
         link.stop()
+
+
+def test_the_recorder_asks_for_a_replay_when_a_gap_stays_open(tmp_path, broker, recorder):
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from controller.reporting import envelope
+
+    requests: list[dict] = []
+    fake = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    fake.on_message = lambda c, u, m: requests.append(json.loads(m.payload))
+    fake.connect("127.0.0.1", broker.port)
+    fake.subscribe(f"pkr/v1/{VENUE}/tables/t5/cmd/replay", qos=1)
+    fake.loop_start()
+    time.sleep(0.3)
+
+    def send(seq):
+        body = envelope(_event(seq), venue=VENUE, table="t5", seq=seq, boot=1, ts_ms=seq)
+        fake.publish(f"pkr/v1/{VENUE}/tables/t5/private", json.dumps(body), qos=1)
+
+    try:
+        for seq in (1, 2, 4, 5):  # 3 was lost
+            send(seq)
+        assert _wait(lambda: requests, 10)
+        assert requests[0]["from_seq"] == 3 and requests[0]["transaction"]
+        assert recorder.upto["t5"] == 2
+        send(3)
+        assert _wait(lambda: recorder.upto.get("t5") == 5, 10)
+        assert recorder.seqs("t5") == [1, 2, 3, 4, 5]
+    finally:
+        fake.loop_stop()
+        fake.disconnect()
