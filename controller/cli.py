@@ -249,6 +249,53 @@ def cmd_recorder(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from controller.config import ConfigError
+    from hardware.daemon import main_run
+
+    try:
+        return main_run(args.config)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    except ProfileError as exc:
+        return _fail(f"configuration {args.config}: table.profile: {exc}")
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    import tempfile
+    from pathlib import Path
+
+    from hardware.sim_venue import SimulatedVenue
+
+    with tempfile.TemporaryDirectory(prefix="tablectl-sim-") as tmp:
+        directory = Path(args.dir) if args.dir else Path(tmp)
+        venue = SimulatedVenue(directory, tables=args.tables, hands=args.hands,
+                               profile=args.profile, pace=args.pace,
+                               broker="none" if args.no_broker else "auto", seed=args.seed,
+                               irregularities=args.irregularities, structure=args.structure,
+                               quiet=args.quiet)
+        try:
+            venue.start()
+            venue.say(f"{args.tables} table(s), {args.hands} hands each, profile "
+                      f"{args.profile}, at {1 / args.pace:g}x a dealer's pace; Ctrl-C stops")
+            venue.run()
+            delivered = venue.wait_delivered()
+            summary = venue.summary()
+        except KeyboardInterrupt:
+            summary = venue.summary()
+            delivered = False
+        finally:
+            venue.stop()
+    for name, table in summary["tables"].items():
+        where = (f"{table['delivered']}/{table['events']} events at the recorder"
+                 if summary["broker"] else f"{table['events']} events in the local outbox")
+        print(f"{name}: {table['hands']} hands; irregularities "
+              f"{json.dumps(table['irregularities'], sort_keys=True)}; {where}")
+    if summary["broker"] and not delivered:
+        return _fail("not every event reached the recorder")
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a benchmark command from the source tree's tests/bench."""
     import runpy
@@ -384,6 +431,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--golden", action="store_true",
                    help="native size 1-bit PNGs and LCD text, as the tests' golden files")
     p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("run", help="the table daemon")
+    p.add_argument("--config", required=True, help="the table's TOML configuration")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("sim", help="simulated tables: the real daemon, simulated hardware")
+    p.add_argument("--tables", type=int, default=2)
+    p.add_argument("--hands", type=int, default=8)
+    p.add_argument("--profile", default=DEFAULT_PROFILE)
+    p.add_argument("--structure", default="tda-2024")
+    p.add_argument("--pace", type=float, default=0.1,
+                   help="seconds per second of the dealer's script (default 0.1: 10x)")
+    p.add_argument("--irregularities", type=float, default=0.25)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-broker", action="store_true", help="local outbox only")
+    p.add_argument("--dir", help="keep the tables' files here")
+    p.add_argument("--quiet", action="store_true", help="the summary only")
+    p.set_defaults(func=cmd_sim)
 
     p = sub.add_parser("recorder", help="run the hub's recorder (stores and acknowledges)")
     p.add_argument("--venue", required=True)

@@ -442,6 +442,7 @@ def session(
     seats: tuple[int, ...] | None = None,
     injections: tuple[str, ...] = INJECTIONS,
     brisk: bool = False,
+    seat_changes: bool = True,
 ) -> tuple[list[Line], list[Expected]]:
     """Lines and the dealer's own account; ``brisk``: short betting rounds (demos, tests)."""
     if seats is None:
@@ -465,7 +466,7 @@ def session(
             dealer.game = rng.choice(("holdem", "omaha", "omaha8"))
             dealer.t += 1.0
             dealer._emit({"type": "setup", "game": dealer.game})
-        if rng.random() < 0.08:
+        if seat_changes and rng.random() < 0.08:
             current = list(dealer.seats)
             free = [s for s in range(1, 11) if s not in current]
             if len(current) > 2 and (not free or rng.random() < 0.7):

@@ -346,3 +346,62 @@ _BUILDERS = {
     "deck_check": _deck_check,
     "hand_for_hand": _hand_for_hand_line,
 }
+
+
+def input_to_dict(item: Input) -> dict[str, Any]:
+    """The replay line of an input (``parse_input`` reads it back): the daemon's journal."""
+    t = item.t
+    line: dict[str, Any]
+    if isinstance(item, Setup):
+        line = {"type": "setup"}
+        for key in ("game", "button", "hand"):
+            if getattr(item, key) is not None:
+                line[key] = getattr(item, key)
+        if item.seats is not None:
+            line["seats"] = list(item.seats)
+        if item.tags:
+            line["tags"] = dict(item.tags)
+    elif isinstance(item, DeckIn):
+        line = {"type": "deck_in"}
+        if item.deck is not None:
+            line["deck"] = item.deck
+    elif isinstance(item, DeckOut):
+        line = {"type": "deck_out"}
+    elif isinstance(item, CardRead):
+        line = {"type": "card"}
+        if item.card is not None:
+            line["card"] = item.card
+        if item.deck is not None:
+            line["deck"] = item.deck
+        if item.tag is not None:
+            line["tag"] = item.tag
+        if item.face != "down":
+            line["face"] = item.face
+        if item.boxed:
+            line["boxed"] = True
+    elif isinstance(item, Gesture):
+        line = {"type": "button", "gesture": item.gesture}
+    elif isinstance(item, SeatsChange):
+        line = {"type": "seats", "seats": list(item.seats)}
+    elif isinstance(item, ClockCommand):
+        line = {"type": "clock", "action": item.action}
+        if item.structure is not None:
+            line["structure"] = item.structure
+        if item.action == "sync":
+            line["elapsed"] = item.elapsed
+            line["running"] = item.running
+    elif isinstance(item, ShoeStatus):
+        line = {"type": "shoe", "state": item.state}
+        if item.detail is not None:
+            line["detail"] = item.detail
+    elif isinstance(item, DealerSignIn):
+        line = {"type": "dealer", "dealer": item.dealer}
+    elif isinstance(item, DeckCheckCommand):
+        line = {"type": "deck_check", "action": item.action}
+        if item.deck is not None:
+            line["deck"] = item.deck
+    else:
+        line = {"type": "hand_for_hand", "state": item.state}
+    if t is not None:
+        line["t"] = t
+    return line

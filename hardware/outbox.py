@@ -23,6 +23,7 @@ CREATE TABLE IF NOT EXISTS outbox (
     boot INTEGER NOT NULL,
     event TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS journal (id INTEGER PRIMARY KEY, line TEXT NOT NULL);
 """
 
 
@@ -62,6 +63,25 @@ class Outbox:
                        (seq, ts_ms, self.boot, json.dumps(event, separators=(",", ":"))))
             db.execute("UPDATE meta SET value = ? WHERE key = 'next_seq'", (seq + 1,))
         return seq
+
+    def record(self, line: dict[str, Any], events: list[dict[str, Any]], ts_ms: int) -> int:
+        """Commit one core input (the journal) and the events it caused, atomically: after a
+        crash, replaying the journal rebuilds the core without any event twice or missing."""
+        db = self._db()
+        with db:
+            seq = int(db.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()[0])
+            db.execute("INSERT INTO journal (line) VALUES (?)",
+                       (json.dumps(line, separators=(",", ":")),))
+            for event in events:
+                db.execute("INSERT INTO outbox VALUES (?, ?, ?, ?)",
+                           (seq, ts_ms, self.boot, json.dumps(event, separators=(",", ":"))))
+                seq += 1
+            db.execute("UPDATE meta SET value = ? WHERE key = 'next_seq'", (seq,))
+        return seq - 1
+
+    def journal(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for (line,) in
+                self._db().execute("SELECT line FROM journal ORDER BY id")]
 
     def rows(self, after: int, limit: int = 500) -> list[tuple[int, int, int, dict[str, Any]]]:
         """Rows with seq > after, in order: (seq, ts_ms, boot, event)."""

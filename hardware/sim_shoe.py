@@ -257,6 +257,13 @@ def play_script(
                     return
                 if stop is None:
                     time.sleep(min(delay, 0.05))
+        perform(line, shoe, direct)
+
+
+def perform(line: dict[str, object], shoe: SimulatedShoe,
+            direct: Callable[[dict[str, object]], None]) -> None:
+    """One line of a dealer's script, done now: on the shoe, or handed to ``direct``."""
+    if True:
         kind = line["type"]
         if kind == "card":
             tag = line.get("tag")

@@ -34,7 +34,7 @@ def scenarios_dir() -> Path:
 
 @pytest.fixture
 def broker(tmp_path):
-    from tests.mqtt_broker import Broker
+    from hub.broker import Broker
 
     started = Broker(tmp_path / "mosquitto").start()
     yield started

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mqtt_broker import Broker, free_port
+from hub.broker import Broker, free_port
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy" / "hub"
 VENUE = "v1"

@@ -36,8 +36,8 @@ from firmware_bridge.to_core import ShoeTranslator
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from hardware.shoe_serial import SerialShoe
+from hub.broker import Broker
 from tests.bench.shoe_link import LABELS, SPACING, UID, _floor_latency, _percentile, _pty
-from tests.mqtt_broker import Broker
 
 VENUE = "bench"
 

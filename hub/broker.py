@@ -1,4 +1,6 @@
-"""A real Mosquitto for the tests: its own config, a free port on loopback, killed by its PID."""
+"""A private Mosquitto: its own config, a free port on loopback, killed by its PID.
+
+Used by `tablectl sim` (a broker for the simulated venue) and by the tests."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ def free_port() -> int:
 def mosquitto_binary() -> str:
     found = shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/usr/bin")
     if found is None:
-        raise RuntimeError("mosquitto is not installed: `make test` installs it with apt")
+        raise RuntimeError("mosquitto is not installed (apt-get install mosquitto; `make test` "
+                           "and `make demo` install it)")
     return found
 
 

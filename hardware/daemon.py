@@ -1,0 +1,482 @@
+"""``tablectl run``: the table daemon, the parts wired from the configuration.
+
+One queue into the core: the shoe's serial (or NFC) thread, the button's gpiozero callbacks,
+the MQTT link's commands and the timer all put items on it; the main loop alone touches the
+table core. Each input the core handles is committed with the events it caused, in one SQLite
+transaction, to the journal and the outbox: after a SIGKILL or a power cut, replaying the
+journal rebuilds the hand in progress and the clock, and no event is lost or sent twice.
+
+Time is the daemon's own: monotonic seconds, continued from the journal's last time after a
+restart (the time the table was down is not counted until the venue clock says otherwise; a Pi
+has no real-time clock). systemd: ``READY=1`` once running, ``WATCHDOG=1`` pings, ``STATUS=``
+lines; SIGTERM stops cleanly (status ``offline``, outbox flushed as far as the broker allows);
+SIGHUP reloads what can change without a restart (profile, gestures, dealing gap, volume).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from controller.config import Config, ConfigError, config_from_data
+from controller.decks import DeckRegistry
+from controller.hand import Event
+from controller.inputs import (
+    ClockCommand,
+    Gesture,
+    Input,
+    Setup,
+    input_to_dict,
+    parse_input,
+)
+from controller.profiles import load_profile
+from controller.reporting import Command, command_input
+from controller.screens import DisplayModel, Status
+from controller.table import Table, TableConfig, TableUsageError
+
+
+def load_config(path: str) -> Config:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(path, [f"cannot read: {exc.strerror}"]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(path, [f"not valid TOML: {exc}"]) from None
+    return config_from_data(data, path)
+
+
+class SystemdNotifier:
+    """sd_notify without a library: a datagram to $NOTIFY_SOCKET (nothing when not under
+    systemd)."""
+
+    def __init__(self) -> None:
+        self.address = os.environ.get("NOTIFY_SOCKET")
+        interval = os.environ.get("WATCHDOG_USEC")
+        self.watchdog = int(interval) / 2e6 if interval and interval.isdigit() else None
+
+    def send(self, message: str) -> None:
+        if not self.address:
+            return
+        address = self.address
+        if address.startswith("@"):
+            address = "\0" + address[1:]
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock, \
+                contextlib.suppress(OSError):
+            sock.sendto(message.encode(), address)
+
+
+class TerminalDisplay:
+    """The display drawn in the terminal: the 20x4 LCD's text, each time it changes."""
+
+    def __init__(self, out: TextIO, table: str) -> None:
+        self.out = out
+        self.table = table
+        self.last: Any = None
+
+    def show(self, screen: Any) -> bool:
+        from hardware.display import render_lcd
+
+        if screen == self.last:
+            return False
+        self.last = screen
+        if screen.kind == "clock" and getattr(self, "_last_kind", None) == "clock":
+            return True  # the clock ticking every second would flood the terminal
+        self._last_kind = screen.kind
+        lines = render_lcd(screen)
+        bar = "+" + "-" * 20 + "+"
+        self.out.write(f"[{self.table}] {bar}\n" + "".join(
+            f"[{self.table}] |{line}|\n" for line in lines) + f"[{self.table}] {bar}\n")
+        self.out.flush()
+        return True
+
+
+class TerminalBuzzer:
+    def __init__(self, out: TextIO, table: str) -> None:
+        self.out = out
+        self.table = table
+
+    def handle_event(self, event: dict[str, Any]) -> None:
+        from controller.sounds import sounds_for
+
+        for name in sounds_for(event):
+            self.out.write(f"[{self.table}] buzzer: {name}\n")
+        self.out.flush()
+
+    def close(self) -> None:
+        pass
+
+
+class Daemon:
+    def __init__(self, config: Config, *, config_path: str | None = None,
+                 out: TextIO = sys.stdout, clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self.config_path = config_path
+        self.out = out
+        self._mono = clock
+        self.queue: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self.notifier = SystemdNotifier()
+        self.running = threading.Event()
+        self.stopped = threading.Event()
+        self.parts: dict[str, Any] = {}
+        self.offset = 0.0
+        self.events = 0
+        self.link: Any = None
+        self.buzzer: Any = None
+        self.display: Any = None
+
+    # ------------------------------------------------------------------ time
+    def now(self) -> float:
+        return self._mono() + self.offset
+
+    # ------------------------------------------------------------------ startup
+    def start(self) -> Daemon:
+        from hardware.outbox import Outbox
+
+        config = self.config
+        data = Path(config.data_dir)
+        data.mkdir(parents=True, exist_ok=True)
+        self.outbox = Outbox(data / f"{config.table}.db")
+        registry = DeckRegistry()
+        if config.decks:
+            from controller.deck_commands import load_registry
+
+            registry = load_registry(Path(config.decks))
+        self.table = Table(load_profile(config.profile),
+                           TableConfig(deal_gap=config.deal_gap,
+                                       gestures=dict(config.gesture_actions), evaluate=False),
+                           registry=registry)
+        self.model = DisplayModel(status=Status(hub="lost" if config.mqtt_enabled else None))
+        journal = self.outbox.journal()
+        if journal:
+            self._resume(journal)
+        self.table.config.evaluate = True
+        if not journal:
+            self.feed(Setup(config.game, tuple(sorted(config.seats)), config.button_seat,
+                            t=self.now()))
+            if config.clock_mode == "standalone" and config.clock_structure:
+                self.feed(ClockCommand("start", config.clock_structure, t=self.now()))
+        self._start_parts()
+        self.running.set()
+        self.notifier.send("READY=1\nSTATUS=dealing: table " + config.table)
+        return self
+
+    def _resume(self, journal: list[dict[str, Any]]) -> None:
+        """Rebuild the core from the journal (the events are in the outbox already)."""
+        last_t = 0.0
+        for line in journal:
+            t = float(line.get("t") or last_t)
+            last_t = max(last_t, t)
+            if line["type"] == "tick":
+                self.table.advance(t)
+                continue
+            try:
+                events = self.table.handle(parse_input(line))
+            except TableUsageError:
+                continue
+            for event in events:
+                self.model.update(event)
+        # Continue the daemon's time where the journal stopped.
+        self.offset = last_t + 0.001 - self._mono()
+        self.resumed = len(journal)
+
+    def _start_parts(self) -> None:
+        config = self.config
+        if config.shoe_backend == "serial":
+            from firmware_bridge.to_core import ShoeTranslator
+            from hardware.shoe_serial import SerialShoe
+
+            self.translator = ShoeTranslator()
+            self.parts["shoe"] = SerialShoe(
+                config.shoe_port, lambda e, t: self.queue.put(("shoe", e, t)),
+                clock=self.now).start()
+        elif config.shoe_backend == "nfc":
+            from hardware.nfc_reader import NfcReader
+
+            self.parts["nfc"] = NfcReader(
+                config.nfc_path, lambda r, t: self.queue.put(("nfc", r, t)),
+                clock=self.now).start()
+        if config.button_backend != "none":
+            self.parts["button"] = self._button()
+        self.display = self._display()
+        self.buzzer = self._buzzer()
+        if config.mqtt_enabled:
+            from hardware.mqtt_link import TableLink, TlsSettings
+
+            tls = (TlsSettings(config.mqtt_ca, config.mqtt_cert, config.mqtt_key)
+                   if config.mqtt_ca and config.mqtt_cert and config.mqtt_key else None)
+            self.link = TableLink(
+                self.outbox, venue=config.venue, table=config.table, host=config.mqtt_host,
+                port=config.mqtt_port, tls=tls, username=config.mqtt_username,
+                password=config.mqtt_password, on_command=self._command_from_link).start()
+        else:
+            self.link = None
+
+    def _button(self) -> Any:
+        from hardware.button import DealerButton
+
+        config = self.config
+        factory: Any = None
+        if config.button_backend == "mock" or config.pin_factory == "mock":
+            from gpiozero.pins.mock import MockFactory
+
+            factory = MockFactory()
+        elif config.pin_factory == "lgpio":
+            from gpiozero.pins.lgpio import LGPIOFactory
+
+            factory = LGPIOFactory()
+        elif config.pin_factory == "rpigpio":
+            from gpiozero.pins.rpigpio import RPiGPIOFactory
+
+            factory = RPiGPIOFactory()
+        button = DealerButton(config.button_pin, lambda e: self.queue.put(("gesture", e)),
+                              config=config.gestures, pin_factory=factory, clock=self.now)
+        if config.button_control:
+            self._control_socket(factory.pin(config.button_pin), config.button_control)
+        return button
+
+    def _control_socket(self, pin: Any, path: str) -> None:
+        """The simulator's finger: datagrams "down"/"up" drive the mock pin (active low)."""
+        if os.path.exists(path):
+            os.unlink(path)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(path)
+        sock.settimeout(0.5)
+        self.parts["control"] = sock
+
+        def serve() -> None:
+            while not self.stopped.is_set():
+                try:
+                    message = sock.recv(16)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+                if message == b"down":
+                    pin.drive_low()
+                elif message == b"up":
+                    pin.drive_high()
+
+        threading.Thread(target=serve, name="button-control", daemon=True).start()
+
+    def _display(self) -> Any:
+        config = self.config
+        if config.display_backend == "none":
+            return None
+        if config.display_backend == "terminal":
+            return TerminalDisplay(self.out, config.table)
+        from hardware.display import Display, lcd_device, oled_device
+
+        if config.display_backend == "hd44780":
+            return Display(lcd_device(port=config.display_port, address=config.display_address))
+        return Display(oled_device(config.display_backend, port=config.display_port,
+                                   address=config.display_address))
+
+    def _buzzer(self) -> Any:
+        config = self.config
+        if config.buzzer_backend == "none":
+            return None
+        if config.button_backend == "mock":
+            return TerminalBuzzer(self.out, config.table)  # a simulated table: sounds as text
+        from datetime import time as daytime
+
+        from hardware.buzzer import BuzzerPlayer
+
+        quiet = None
+        if config.quiet_hours:
+            start, end = (daytime.fromisoformat(x) for x in config.quiet_hours)
+            quiet = (start, end)
+        return BuzzerPlayer(config.buzzer_pin, kind=config.buzzer_backend, volume=config.volume,
+                            quiet_hours=quiet)
+
+    # ------------------------------------------------------------------ the core
+    def feed(self, item: Input) -> list[Event]:
+        """One input through the core; the input and its events committed together."""
+        try:
+            events = self.table.handle(item)
+        except TableUsageError as exc:
+            self.out.write(f"[{self.config.table}] refused: {exc}\n")
+            return []
+        self._commit(input_to_dict(item), events)
+        return events
+
+    def _commit(self, line: dict[str, Any], events: list[Event]) -> None:
+        for event in events:
+            if self.table.dealer is not None and "dealer" not in event:
+                event["dealer"] = self.table.dealer
+        self.outbox.record(line, events, int(time.time() * 1000))
+        self.events += len(events)
+        if self.link is not None and events:
+            self.link.notify()
+        for event in events:
+            self.model.update(event)
+            if self.buzzer is not None:
+                self.buzzer.handle_event(event)
+
+    def tick(self) -> None:
+        t = self.now()
+        if self.link is not None:
+            self.model.status.hub = "ok" if self.link.connected else "lost"
+        events = self.table.advance(t)
+        if events:
+            self._commit({"type": "tick", "t": t}, events)
+        if self.display is not None:
+            clock = self.table.state()["clock"]
+            self.display.show(self.model.screen(t, clock, self.table.now))
+
+    def _dispatch(self, item: tuple[Any, ...]) -> None:
+        kind = item[0]
+        if kind == "shoe":
+            event, t = item[1], item[2]
+            for inp in self.translator.translate(event, t):
+                self.feed(inp)
+        elif kind == "nfc":
+            from firmware_bridge.to_core import nfc_read_to_input
+            from hardware.nfc_reader import TagRead
+
+            read, t = item[1], item[2]
+            if isinstance(read, TagRead):
+                self.feed(nfc_read_to_input(read.uid, read.text, t))
+        elif kind == "gesture":
+            event = item[1]
+            if event.kind == "held":
+                if self.buzzer is not None:
+                    self.buzzer.handle_event({"type": "gesture.held"})
+                return
+            self.feed(Gesture(event.kind, t=event.t))
+        elif kind == "reload":
+            self.reload()
+
+    def _command_from_link(self, command: Command) -> str | None:
+        """On the link's worker thread: hand the command to the main loop and wait for it."""
+        reply: list[str | None] = []
+        done = threading.Event()
+        self.queue.put(("command", command, reply, done))
+        if not done.wait(5.0):
+            return "the table did not answer in time"
+        return reply[0]
+
+    # ------------------------------------------------------------------ running
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, lambda *_: self.running.clear())
+        signal.signal(signal.SIGHUP, lambda *_: self.queue.put(("reload",)))
+        with contextlib.suppress(KeyboardInterrupt):
+            self.loop()
+        self.stop()
+        return 0
+
+    def loop(self, until: Callable[[], bool] | None = None) -> None:
+        last_tick = 0.0
+        last_ping = 0.0
+        while self.running.is_set() and not (until and until()):
+            try:
+                item = self.queue.get(timeout=0.2)
+            except queue.Empty:
+                item = None
+            if item is not None:
+                if item[0] == "command":
+                    self._dispatch_command(item)
+                else:
+                    self._dispatch(item)
+            mono = self._mono()
+            if mono - last_tick >= 0.25:
+                last_tick = mono
+                self.tick()
+            watchdog = self.notifier.watchdog
+            if watchdog and mono - last_ping >= watchdog:
+                last_ping = mono
+                hand = self.table.hand.number if self.table.hand else "-"
+                self.notifier.send(f"WATCHDOG=1\nSTATUS=hand {hand}, {self.events} events")
+
+    def _dispatch_command(self, item: tuple[Any, ...]) -> None:
+        command, reply, done = item[1], item[2], item[3]
+        error = self._apply_command_committed(command)
+        reply.append(error)
+        done.set()
+
+    def _apply_command_committed(self, command: Command) -> str | None:
+        line = command_input(command)
+        if line is None:
+            return f"{command.name} is handled by the link"
+        try:
+            item = parse_input({**line, "t": self.now()})
+        except ValueError as exc:
+            return str(exc)
+        try:
+            events = self.table.handle(item)
+        except TableUsageError as exc:
+            return str(exc)
+        self._commit(input_to_dict(item), events)
+        return None
+
+    def reload(self) -> None:
+        if self.config_path is None:
+            return
+        try:
+            config = load_config(self.config_path)
+        except ConfigError as exc:
+            self.out.write(f"[{self.config.table}] reload refused, keeping the running "
+                           f"configuration:\n{exc}\n")
+            return
+        changed = []
+        if config.profile != self.config.profile:
+            self.table.profile = load_profile(config.profile)
+            changed.append("profile")
+        if config.deal_gap != self.config.deal_gap:
+            self.table.config.deal_gap = config.deal_gap
+            changed.append("deal_gap")
+        if config.gesture_actions != self.config.gesture_actions:
+            self.table.config.gestures = dict(config.gesture_actions)
+            changed.append("button.actions")
+        if config.volume != self.config.volume and hasattr(self.buzzer, "volume"):
+            self.buzzer.volume = config.volume
+            changed.append("buzzer.volume")
+        needs_restart = [k for k in ("shoe_backend", "shoe_port", "mqtt_host", "mqtt_port",
+                                     "display_backend", "button_pin", "table", "venue")
+                         if getattr(config, k) != getattr(self.config, k)]
+        self.config = config
+        self.out.write(f"[{config.table}] reloaded: {', '.join(changed) or 'nothing changed'}"
+                       + (f"; restart to apply {', '.join(needs_restart)}"
+                          if needs_restart else "") + "\n")
+        self.notifier.send("STATUS=configuration reloaded")
+
+    def stop(self) -> None:
+        self.notifier.send("STOPPING=1")
+        self.stopped.set()
+        if self.link is not None:
+            self.link.stop()
+        for name in ("shoe", "nfc"):
+            if name in self.parts:
+                self.parts[name].stop()
+        if "button" in self.parts:
+            self.parts["button"].close()
+        if "control" in self.parts:
+            self.parts["control"].close()
+        if self.buzzer is not None:
+            self.buzzer.close()
+        self.outbox.close()
+
+    def summary(self) -> dict[str, Any]:
+        return {"table": self.config.table, "events": self.events,
+                "hand": self.table.hand.number if self.table.hand else None,
+                "resumed_inputs": getattr(self, "resumed", 0)}
+
+
+def main_run(config_path: str, out: TextIO = sys.stdout) -> int:
+    config = load_config(config_path)
+    daemon = Daemon(config, config_path=config_path, out=out).start()
+    out.write(f"[{config.table}] running: {json.dumps(daemon.summary())}\n")
+    out.flush()
+    return daemon.run()

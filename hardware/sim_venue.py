@@ -1,0 +1,274 @@
+"""``tablectl sim``: simulated tables, each the real daemon (``tablectl run`` in its own
+process) with the simulated shoe (the firmware's code on a pty) and a mock GPIO button pressed
+by a scripted dealer, the display drawn in the terminal, the buzzer as text; with a private
+Mosquitto and the recorder when Mosquitto is installed, on the local outbox alone otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from controller.dealer_script import session
+from controller.profiles import load_profile
+from hardware.sim_shoe import SimulatedShoe, perform
+
+PRESS = 0.08  # seconds a finger holds the button for a tap
+GAP = 0.12  # between the two taps of a double tap
+# A dealer never draws the next card within a fifth of a second of tapping; at a compressed
+# pace the script would, so the simulator keeps this much real time after every gesture
+# (the button's debounce reports a release 30 ms after it happens).
+AFTER_GESTURE = 0.2
+
+
+class Finger:
+    """Presses a daemon's mock button through its control socket."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+
+    def send(self, what: bytes) -> None:
+        # If the daemon is down (the chaos test kills it) the press is lost, as on a table.
+        with contextlib.suppress(OSError):
+            self.sock.sendto(what, self.path)
+
+    def lead(self, gesture: str) -> float:
+        """How long before the gesture's moment the finger starts pressing."""
+        return {"tap": PRESS, "double_tap": 2 * PRESS + GAP, "hold": 2.0,
+                "long_hold": 4.5}.get(gesture, PRESS)
+
+    def press(self, gesture: str) -> None:
+        if gesture == "double_tap":
+            self._hold(PRESS)
+            time.sleep(GAP)
+            self._hold(PRESS)
+        else:
+            self._hold(self.lead(gesture))
+
+    def _hold(self, seconds: float) -> None:
+        self.send(b"down")
+        time.sleep(seconds)
+        self.send(b"up")
+
+
+class SimTable:
+    def __init__(self, venue: SimulatedVenue, index: int) -> None:
+        self.venue = venue
+        self.name = f"t{index}"
+        rng = random.Random(venue.seed * 1000 + index)
+        seats = tuple(sorted(rng.sample(range(1, 11), rng.randint(4, 9))))
+        self.lines, self.expected = session(
+            rng, venue.profile, hands=venue.hands, irregularity_rate=venue.irregularities,
+            seats=seats, brisk=True, seat_changes=False)
+        self.directory = venue.directory / self.name
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.shoe = SimulatedShoe(self.directory / "shoe", shoe_id=f"sim-{self.name}").start()
+        self.control = self.directory / "button.sock"
+        self.config = self.directory / "table.toml"
+        self.process: subprocess.Popen[str] | None = None
+        self.restarts = 0
+
+    def write_config(self) -> None:
+        setup = self.lines[0]
+        venue = self.venue
+        mqtt = (f'[mqtt]\nenabled = true\nhost = "127.0.0.1"\nport = {venue.broker.port}\n'
+                if venue.broker else "[mqtt]\nenabled = false\n")
+        clock = f'structure = "{venue.structure}"\n' if venue.structure else ""
+        self.config.write_text(
+            f'[table]\nvenue = "sim"\nid = "{self.name}"\nprofile = "{venue.profile.name}"\n'
+            f'game = "{setup["game"]}"\nseats = {json.dumps(setup["seats"])}\n'
+            f'button = {setup["button"]}\ndeal_gap = {3.0 * venue.pace}\n\n'
+            f'[clock]\nmode = "standalone"\n{clock}\n'
+            f'[shoe]\nbackend = "serial"\nport = "{self.directory / "shoe"}"\n\n'
+            f'[button]\nbackend = "mock"\npin = 17\ncontrol = "{self.control}"\n\n'
+            f'[display]\nbackend = "terminal"\n\n[buzzer]\nbackend = "tonal"\n\n{mqtt}\n'
+            f'[storage]\ndata_dir = "{self.directory}"\n')
+
+    def start_daemon(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+        ready = threading.Event()
+        threading.Thread(target=self._forward, args=(self.process, ready), daemon=True).start()
+        if not ready.wait(30):
+            raise RuntimeError(f"{self.name}: the daemon did not start")
+        deadline = time.monotonic() + 10
+        while not self.control.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def _forward(self, process: subprocess.Popen[str], ready: threading.Event) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if " running: " in line:
+                ready.set()
+            if not self.venue.quiet:
+                self.venue.out.write(line)
+                self.venue.out.flush()
+
+    def kill_daemon(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def stop_daemon(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill_daemon()
+
+    def play(self, stop: threading.Event) -> None:
+        """Act out the dealer's script in real time at the venue's pace."""
+        finger = Finger(self.control)
+        pace = self.venue.pace
+        start = time.monotonic()
+        first = float(self.lines[1].get("t", 0.0)) if len(self.lines) > 1 else 0.0
+        shift = 0.0
+        not_before = 0.0
+        for line in self.lines[1:]:
+            t = line.get("t")
+            due = start + shift + (float(t) - first) * pace if isinstance(t, int | float) \
+                else time.monotonic()
+            if due < not_before:
+                shift += not_before - due
+                due = not_before
+            gesture = str(line.get("gesture")) if line["type"] == "button" else None
+            begin = due - (finger.lead(gesture) if gesture else 0.0)
+            while (delay := begin - time.monotonic()) > 0:
+                if stop.wait(min(delay, 0.05)):
+                    return
+            if gesture is not None:
+                finger.press(gesture)
+                not_before = time.monotonic() + AFTER_GESTURE
+            elif line["type"] in ("setup", "seats", "clock"):
+                continue  # configured (setup), or not part of a brisk fixed-seat session
+            else:
+                perform(line, self.shoe, lambda _line: None)
+        self.shoe.idle(10)
+
+    def database(self) -> Path:
+        return self.directory / f"{self.name}.db"
+
+    def journal_and_events(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        with sqlite3.connect(self.database()) as db:
+            journal = [json.loads(r[0]) for r in db.execute("SELECT line FROM journal ORDER BY id")]
+            events = [json.loads(r[0]) for r in db.execute("SELECT event FROM outbox ORDER BY seq")]
+            last = db.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()[0] - 1
+        self.last_seq = last
+        return journal, events
+
+
+class SimulatedVenue:
+    def __init__(self, directory: Path, *, tables: int = 3, hands: int = 20,
+                 profile: str = "tda-2024", pace: float = 0.1, broker: str = "auto",
+                 seed: int = 1, irregularities: float = 0.25, structure: str | None = "tda-2024",
+                 out: TextIO = sys.stdout, quiet: bool = False) -> None:
+        self.directory = Path(directory)
+        self.profile = load_profile(profile)
+        self.table_count = tables
+        self.hands = hands
+        self.pace = pace
+        self.seed = seed
+        self.irregularities = irregularities
+        self.structure = structure
+        self.out = out
+        self.quiet = quiet
+        self.broker_mode = broker
+        self.broker: Any = None
+        self.recorder: Any = None
+        self.tables: list[SimTable] = []
+
+    def start(self) -> SimulatedVenue:
+        if self.broker_mode != "none":
+            try:
+                from hub.broker import Broker
+
+                self.broker = Broker(self.directory / "broker").start()
+            except RuntimeError as exc:
+                if self.broker_mode == "required":
+                    raise
+                self.say(f"no broker ({exc}): events stay in each table's local outbox")
+        if self.broker is not None:
+            from hub.recorder import Recorder
+
+            self.recorder = Recorder(self.directory / "recorder.db", venue="sim",
+                                     port=self.broker.port).start()
+            self.recorder.connected.wait(10)
+            self.say(f"private Mosquitto on 127.0.0.1:{self.broker.port} with the recorder")
+        for index in range(1, self.table_count + 1):
+            table = SimTable(self, index)
+            table.write_config()
+            table.start_daemon()
+            self.tables.append(table)
+        return self
+
+    def say(self, text: str) -> None:
+        self.out.write(f"[sim] {text}\n")
+        self.out.flush()
+
+    def run(self, stop: threading.Event | None = None, chaos: Any = None) -> None:
+        stop = stop or threading.Event()
+        players = [threading.Thread(target=t.play, args=(stop,), daemon=True)
+                   for t in self.tables]
+        for player in players:
+            player.start()
+        if chaos is not None:
+            chaos(self, stop)
+        for player in players:
+            while player.is_alive():
+                player.join(0.2)
+        time.sleep(1.0)
+
+    def wait_delivered(self, timeout: float = 60) -> bool:
+        if self.recorder is None:
+            return True
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if all(self.recorder.upto.get(t.name, 0) >= self._last_seq(t) > 0
+                   for t in self.tables):
+                return True
+            time.sleep(0.2)
+        return False
+
+    @staticmethod
+    def _last_seq(table: SimTable) -> int:
+        with sqlite3.connect(table.database()) as db:
+            return int(db.execute("SELECT value FROM meta WHERE key = 'next_seq'")
+                       .fetchone()[0]) - 1
+
+    def stop(self) -> None:
+        for table in self.tables:
+            table.stop_daemon()
+            table.shoe.stop()
+        if self.recorder is not None:
+            self.recorder.stop()
+        if self.broker is not None:
+            self.broker.kill()
+
+    def summary(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"tables": {}, "broker": self.broker is not None}
+        for table in self.tables:
+            _, events = table.journal_and_events()
+            ended = [e for e in events if e["type"] == "hand.ended"]
+            kinds: dict[str, int] = {}
+            for e in events:
+                if e["type"] == "irregularity":
+                    kinds[e["kind"]] = kinds.get(e["kind"], 0) + 1
+            delivered = self.recorder.upto.get(table.name, 0) if self.recorder else None
+            result["tables"][table.name] = {
+                "hands": len({e["hand"] for e in ended if e["outcome"] != "misdeal"}),
+                "irregularities": kinds, "events": len(events), "delivered": delivered}
+        return result
