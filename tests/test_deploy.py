@@ -1,0 +1,71 @@
+"""Deployment files: the systemd unit verifies, the shell scripts pass shellcheck, the
+reference configuration is valid, and bad configuration is reported whole."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from controller.config import ConfigError, config_from_data
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY = ROOT / "deploy"
+
+
+def test_the_unit_file_passes_systemd_analyze_verify(tmp_path):
+    analyze = shutil.which("systemd-analyze")
+    assert analyze, "systemd-analyze is missing: `make test` installs systemd"
+    tablectl = Path(sys.executable).with_name("tablectl")
+    unit = (DEPLOY / "tablectl.service").read_text().replace(
+        "/opt/tablectl/venv/bin/tablectl", str(tablectl))
+    (tmp_path / "tablectl.service").write_text(unit)
+    result = subprocess.run([analyze, "verify", str(tmp_path / "tablectl.service")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "Type=notify" in unit and "WatchdogSec=" in unit and "Restart=on-failure" in unit
+
+
+@pytest.mark.parametrize("script", ["deploy/install.sh", "deploy/hub/make-certs.sh", ".ci/run"])
+def test_shell_scripts_pass_shellcheck(script):
+    shellcheck = shutil.which("shellcheck")
+    assert shellcheck, "shellcheck is missing: `make test` installs it"
+    result = subprocess.run([shellcheck, str(ROOT / script)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+def test_the_reference_configuration_is_valid():
+    config = config_from_data(tomllib.loads((DEPLOY / "table.toml").read_text()), "table.toml")
+    assert config.shoe_port == "/dev/shoe" and config.mqtt_port == 8883
+
+
+def test_every_configuration_error_is_listed_with_its_key():
+    with pytest.raises(ConfigError) as info:
+        config_from_data({
+            "table": {"id": "t 1", "seats": [1], "button": 9, "deal_gap": -1, "colour": "red"},
+            "shoe": {"backend": "bluetooth"},
+            "button": {"pin": 40, "hold": 5.0, "long_hold": 2.0,
+                       "actions": {"tap": "explode", "wink": "close_round"}},
+            "display": {"backend": "hologram"},
+            "mqtt": {"port": 8883, "ca": "/x"},
+            "lights": {},
+        }, "bad.toml")
+    text = "\n".join(info.value.problems)
+    for key in ("lights", "table.colour", "table.id", "table.seats", "table.deal_gap",
+                "shoe.backend", "button.pin", "button.actions.tap", "button.actions.wink",
+                "button.long_hold", "display.backend", "mqtt: TLS needs", "table.button"):
+        assert key in text, key
+
+
+def test_tablectl_run_refuses_a_bad_configuration(tmp_path):
+    path = tmp_path / "table.toml"
+    path.write_text('[table]\nid = "t1"\nseats = [1, 2]\nbutton = 9\n[shoe]\nbackend = "x"\n')
+    result = subprocess.run([sys.executable, "-m", "controller.cli", "run", "--config",
+                             str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "table.button" in result.stderr and "shoe.backend" in result.stderr
+    assert "Traceback" not in result.stderr
