@@ -261,6 +261,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _fail(f"configuration {args.config}: table.profile: {exc}")
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from controller.config import ConfigError
+    from hardware.daemon import load_config
+    from hardware.doctor import FAIL, run_checks
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"[FAIL] config: {exc}")
+        return 1
+    checks = run_checks(config)
+    for check in checks:
+        print(check.line())
+    failed = [c.part for c in checks if c.result == FAIL]
+    print(f"\n{len(failed)} part(s) failing" + (f": {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
@@ -435,6 +453,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="the table daemon")
     p.add_argument("--config", required=True, help="the table's TOML configuration")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("doctor", help="check each part of the table and say what to do")
+    p.add_argument("--config", default="/etc/tablectl/table.toml")
+    p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("sim", help="simulated tables: the real daemon, simulated hardware")
     p.add_argument("--tables", type=int, default=2)

@@ -1,0 +1,219 @@
+"""``tablectl doctor``: checks each part of a table on the machine it runs on, and says what to
+do about each failure."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from controller.config import Config
+
+OK, WARN, FAIL, SKIP = "ok", "warn", "FAIL", "skip"
+
+
+@dataclass
+class Check:
+    part: str
+    result: str
+    detail: str
+    advice: str = ""
+
+    def line(self) -> str:
+        text = f"[{self.result:>4}] {self.part}: {self.detail}"
+        return text + (f"\n         -> {self.advice}" if self.advice else "")
+
+
+def check_display(config: Config, bus_factory: Any = None) -> Check:
+    if config.display_backend in ("none", "terminal"):
+        return Check("display", SKIP, f"backend {config.display_backend}")
+    address = config.display_address
+    try:
+        if bus_factory is None:
+            import smbus2
+
+            bus = smbus2.SMBus(config.display_port)
+        else:
+            bus = bus_factory(config.display_port)
+        bus.read_byte(address)
+    except FileNotFoundError:
+        return Check("display", FAIL, f"no I2C bus /dev/i2c-{config.display_port}",
+                     "enable I2C: sudo raspi-config nonint do_i2c 0, then reboot")
+    except OSError as exc:
+        return Check("display", FAIL,
+                     f"nothing answers at 0x{address:02X} on I2C bus {config.display_port} "
+                     f"({exc.strerror or exc})",
+                     f"check the wiring (SDA, SCL, 3.3 V, GND) and the address with "
+                     f"i2cdetect -y {config.display_port}; set display.address")
+    return Check("display", OK, f"{config.display_backend} answers at 0x{address:02X}")
+
+
+def check_shoe(config: Config, timeout: float = 3.0) -> Check:
+    if config.shoe_backend == "none":
+        return Check("shoe", SKIP, "backend none")
+    if config.shoe_backend == "nfc":
+        return check_nfc(config)
+    from firmware_bridge import messages as m
+    from firmware_bridge.host import NEED_DATA, HostLink
+
+    try:
+        import serial
+
+        port = serial.serial_for_url(config.shoe_port, baudrate=115200, timeout=0.05)
+    except Exception as exc:
+        return Check("shoe", FAIL, f"cannot open {config.shoe_port}: {exc}",
+                     "plug the shoe in; check `ls -l /dev/shoe` and the udev rules "
+                     "(deploy/99-tablectl.rules); the user must be in group dialout")
+    link = HostLink()
+    link.request_hello()
+    try:
+        port.write(link.data_to_send())
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            link.receive_data(port.read(256))
+            while (event := link.next_event()) is not NEED_DATA:
+                if isinstance(event, m.Hello):
+                    if event.proto != 1:
+                        return Check("shoe", FAIL,
+                                     f"firmware {event.firmware} speaks protocol {event.proto}",
+                                     "flash the shoe with the firmware of this release "
+                                     "(firmware_bridge/firmware)")
+                    caps = [name for bit, name in ((1, "exit sensor"), (2, "stack sensor"),
+                                                   (4, "NDEF"), (8, "deck check"))
+                            if event.caps & bit]
+                    return Check("shoe", OK, f"{event.shoe_id}: {event.firmware}, protocol 1, "
+                                 f"{', '.join(caps) or 'no sensors'}")
+    finally:
+        port.close()
+    noise = sum(link.stats.noise.values())
+    return Check("shoe", FAIL, f"no HELLO from {config.shoe_port} in {timeout:g} s"
+                 + (f" ({noise} garbled frames)" if noise else ""),
+                 "is it the shoe's port? power-cycle the shoe; check the firmware is flashed")
+
+
+def check_nfc(config: Config) -> Check:
+    try:
+        from hardware.nfc_reader import open_frontend
+
+        frontend = open_frontend(config.nfc_path)
+    except Exception as exc:
+        return Check("nfc reader", FAIL, f"no reader at {config.nfc_path}: {exc}",
+                     "check the wiring and the UART (raspi-config nonint do_serial_hw 0), or "
+                     "for USB readers blacklist pn533 and stop pcscd")
+    name = str(frontend.device)
+    frontend.close()
+    return Check("nfc reader", OK, name)
+
+
+def check_button(config: Config) -> Check:
+    if config.button_backend == "none":
+        return Check("button", SKIP, "backend none")
+    try:
+        from gpiozero import Button
+
+        factory: Any = None
+        if config.button_backend == "mock" or config.pin_factory == "mock":
+            from gpiozero.pins.mock import MockFactory
+
+            factory = MockFactory()
+        button = Button(config.button_pin, pull_up=True, pin_factory=factory)
+        pressed = button.is_pressed
+        button.close()
+    except Exception as exc:
+        return Check("button", FAIL, f"cannot read GPIO {config.button_pin}: {exc}",
+                     "the user must be in group gpio; on a Pi 5 install lgpio "
+                     "(pip install '.[pi]'); set button.pin_factory")
+    if pressed:
+        return Check("button", WARN, f"GPIO {config.button_pin} reads pressed",
+                     "stuck button, or the pin is wired to ground: check the switch")
+    return Check("button", OK, f"GPIO {config.button_pin} reads released")
+
+
+def check_broker(config: Config, timeout: float = 5.0) -> Check:
+    if not config.mqtt_enabled:
+        return Check("broker", SKIP, "mqtt disabled: events stay in the local outbox")
+    import threading
+
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    result: dict[str, Any] = {}
+    done = threading.Event()
+
+    def on_connect(client: Any, userdata: Any, flags: Any, reason: Any, props: Any = None) -> None:
+        result["reason"] = reason
+        done.set()
+
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"doctor-{config.table}",
+                         protocol=mqtt.MQTTv5)
+    client.on_connect = on_connect
+    where = f"{config.mqtt_host}:{config.mqtt_port}"
+    try:
+        if config.mqtt_ca:
+            client.tls_set(ca_certs=config.mqtt_ca, certfile=config.mqtt_cert,
+                           keyfile=config.mqtt_key)
+        if config.mqtt_username:
+            client.username_pw_set(config.mqtt_username, config.mqtt_password)
+        client.connect(config.mqtt_host, config.mqtt_port, keepalive=10)
+    except Exception as exc:
+        return Check("broker", FAIL, f"cannot reach {where}: {exc}",
+                     "check mqtt.host and mqtt.port, the network, and (TLS) that the CA, "
+                     "certificate and key paths are right and the broker's certificate names "
+                     "the host")
+    client.loop_start()
+    done.wait(timeout)
+    client.loop_stop()
+    client.disconnect()
+    reason = result.get("reason")
+    if reason is None:
+        return Check("broker", FAIL, f"no answer from {where} in {timeout:g} s",
+                     "is Mosquitto running on the hub, and this port open?")
+    if reason.is_failure:
+        return Check("broker", FAIL, f"{where} refused: {reason}",
+                     "the certificate's CN must be the table id (table.id) and the ACL must "
+                     "list it; see deploy/hub")
+    return Check("broker", OK, f"connected to {where}"
+                 + (" with the table's certificate" if config.mqtt_cert else ""))
+
+
+def check_clock_source() -> Check:
+    timedatectl = shutil.which("timedatectl")
+    if timedatectl is not None:
+        try:
+            out = subprocess.run([timedatectl, "show", "-p", "NTPSynchronized", "--value"],
+                                 capture_output=True, text=True, timeout=5).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            out = ""
+        if out == "yes":
+            return Check("clock source", OK, "NTP synchronized")
+    return Check("clock source", WARN, "no NTP synchronisation seen",
+                 "without NTP the venue clock from the hub is the time source (a Pi has no "
+                 "real-time clock); the blind clock counts on monotonic time meanwhile")
+
+
+def check_disk(config: Config, minimum_mb: int = 100) -> Check:
+    data = Path(config.data_dir)
+    try:
+        data.mkdir(parents=True, exist_ok=True)
+        probe = data / ".doctor"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        return Check("disk", FAIL, f"cannot write {data}: {exc.strerror}",
+                     "storage.data_dir must be writable by the service user, on a persistent "
+                     "partition (not a tmpfs, not a read-only root)")
+    free_mb = shutil.disk_usage(data).free // (1024 * 1024)
+    if free_mb < minimum_mb:
+        return Check("disk", FAIL, f"{free_mb} MB free in {data}",
+                     "free space: the outbox holds every event the hub has not acknowledged")
+    return Check("disk", OK, f"{free_mb} MB free in {data}")
+
+
+def run_checks(config: Config) -> list[Check]:
+    return [Check("config", OK, f"table {config.table} of venue {config.venue}, profile "
+                  f"{config.profile}"),
+            check_display(config), check_shoe(config), check_button(config),
+            check_broker(config), check_clock_source(), check_disk(config)]
