@@ -321,7 +321,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     root = Path(__file__).resolve().parents[1]
     module = {"latency": "mqtt", "outage": "mqtt", "replay": "replay_throughput",
-              "shoe": "shoe_link", "display": "display"}[args.which]
+              "shoe": "shoe_link", "display": "display", "footprint": "footprint"}[args.which]
     if not (root / "tests" / "bench" / f"{module}.py").exists():
         return _fail("benchmarks run from a source checkout (tests/bench is not installed)")
     sys.path.insert(0, str(root))
@@ -483,8 +483,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--key")
     p.set_defaults(func=cmd_recorder)
 
-    p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display")
-    p.add_argument("which", choices=("latency", "outage", "replay", "shoe", "display"))
+    p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display, "
+                                     "footprint")
+    p.add_argument("which", choices=("latency", "outage", "replay", "shoe", "display",
+                                     "footprint"))
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     p.set_defaults(func=cmd_bench)
 

@@ -71,7 +71,7 @@ class SimTable:
         seats = tuple(sorted(rng.sample(range(1, 11), rng.randint(4, 9))))
         self.lines, self.expected = session(
             rng, venue.profile, hands=venue.hands, irregularity_rate=venue.irregularities,
-            seats=seats, brisk=True, seat_changes=False)
+            seats=seats, brisk=venue.brisk, seat_changes=False)
         self.directory = venue.directory / self.name
         self.directory.mkdir(parents=True, exist_ok=True)
         self.shoe = SimulatedShoe(self.directory / "shoe", shoe_id=f"sim-{self.name}").start()
@@ -175,8 +175,9 @@ class SimulatedVenue:
     def __init__(self, directory: Path, *, tables: int = 3, hands: int = 20,
                  profile: str = "tda-2024", pace: float = 0.1, broker: str = "auto",
                  seed: int = 1, irregularities: float = 0.25, structure: str | None = "tda-2024",
-                 out: TextIO = sys.stdout, quiet: bool = False) -> None:
+                 out: TextIO = sys.stdout, quiet: bool = False, brisk: bool = True) -> None:
         self.directory = Path(directory)
+        self.brisk = brisk  # short betting rounds (demos, tests); False: a real table's pace
         self.profile = load_profile(profile)
         self.table_count = tables
         self.hands = hands
