@@ -30,6 +30,9 @@ GAP = 0.12  # between the two taps of a double tap
 # pace the script would, so the simulator keeps this much real time after every gesture
 # (the button's debounce reports a release 30 ms after it happens).
 AFTER_GESTURE = 0.2
+# Two separate taps closer than the button's double-tap window (0.4 s) would be one double tap:
+# a dealer's taps are seconds apart, so at a compressed pace the simulator keeps them apart.
+BETWEEN_GESTURES = 0.55
 
 
 class Finger:
@@ -138,21 +141,27 @@ class SimTable:
         first = float(self.lines[1].get("t", 0.0)) if len(self.lines) > 1 else 0.0
         shift = 0.0
         not_before = 0.0
+        gesture_not_before = 0.0
         for line in self.lines[1:]:
             t = line.get("t")
             due = start + shift + (float(t) - first) * pace if isinstance(t, int | float) \
                 else time.monotonic()
-            if due < not_before:
-                shift += not_before - due
-                due = not_before
             gesture = str(line.get("gesture")) if line["type"] == "button" else None
+            earliest = not_before
+            if gesture is not None:
+                earliest = max(earliest, gesture_not_before + finger.lead(gesture))
+            if due < earliest:
+                shift += earliest - due
+                due = earliest
             begin = due - (finger.lead(gesture) if gesture else 0.0)
             while (delay := begin - time.monotonic()) > 0:
                 if stop.wait(min(delay, 0.05)):
                     return
             if gesture is not None:
                 finger.press(gesture)
-                not_before = time.monotonic() + AFTER_GESTURE
+                released = time.monotonic()
+                not_before = released + AFTER_GESTURE
+                gesture_not_before = released + BETWEEN_GESTURES
             elif line["type"] in ("setup", "seats", "clock"):
                 continue  # configured (setup), or not part of a brisk fixed-seat session
             else:
