@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from typing import NoReturn, TextIO
 
@@ -314,6 +315,97 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mqtt_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--venue", required=True)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=1883)
+    p.add_argument("--ca")
+    p.add_argument("--cert")
+    p.add_argument("--key")
+
+
+def _tls(args: argparse.Namespace) -> object:
+    from hardware.mqtt_link import TlsSettings
+
+    if args.ca and args.cert and args.key:
+        return TlsSettings(args.ca, args.cert, args.key)
+    return None
+
+
+def cmd_venue_clock(args: argparse.Namespace) -> int:
+    """The hub's venue clock service, until SIGTERM or Ctrl-C."""
+    import signal
+    import threading
+
+    from hub.venue_clock import VenueClockService
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    service = VenueClockService(venue=args.venue, host=args.host, port=args.port,
+                                tls=_tls(args)).start()  # type: ignore[arg-type]
+    if args.start:
+        service.connected.wait(10)
+        service.apply("start", args.start)
+    print(f"venue clock for {args.venue} on {args.host}:{args.port}", file=sys.stderr,
+          flush=True)
+    try:
+        while not stop.wait(1.0):
+            pass
+    except KeyboardInterrupt:
+        pass
+    service.stop()
+    return 0
+
+
+def cmd_clock(args: argparse.Namespace) -> int:
+    """Send a command to the venue clock and print its answer."""
+    import threading
+    import uuid
+
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    answer: list[dict[str, object]] = []
+    done = threading.Event()
+    transaction = uuid.uuid4().hex
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    tls = _tls(args)
+    if tls is not None:
+        client.tls_set(ca_certs=args.ca, certfile=args.cert, keyfile=args.key)
+
+    def on_message(c: object, u: object, msg: mqtt.MQTTMessage) -> None:
+        body = json.loads(msg.payload)
+        if body.get("transaction") == transaction:
+            answer.append(body)
+            done.set()
+
+    client.on_message = on_message
+    try:
+        client.connect(args.host, args.port)
+    except OSError as exc:
+        return _fail(f"cannot reach the broker at {args.host}:{args.port}: {exc}")
+    client.subscribe(f"pkr/v1/{args.venue}/hub/cmd-resp", qos=1)
+    client.loop_start()
+    time.sleep(0.2)
+    raw: str | None = args.value
+    value: object = raw
+    if args.action in ("add", "level") and raw is not None:
+        try:
+            value = float(raw) if args.action == "add" else int(raw)
+        except ValueError:
+            return _fail(f"clock {args.action}: {raw!r} is not a number")
+    client.publish(f"pkr/v1/{args.venue}/hub/cmd/clock",
+                   json.dumps({"transaction": transaction, "action": args.action,
+                               "value": value}), qos=1)
+    got = done.wait(5)
+    client.loop_stop()
+    client.disconnect()
+    if not got:
+        return _fail("no answer from the venue clock (is `tablectl venue-clock` running?)")
+    print(json.dumps(answer[0]))
+    return 0 if answer[0].get("ok") else 1
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a benchmark command from the source tree's tests/bench."""
     import runpy
@@ -482,6 +574,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cert")
     p.add_argument("--key")
     p.set_defaults(func=cmd_recorder)
+
+    p = sub.add_parser("venue-clock", help="the hub's venue clock, which the tables follow")
+    _mqtt_options(p)
+    p.add_argument("--start", metavar="STRUCTURE", help="start this structure at once")
+    p.set_defaults(func=cmd_venue_clock)
+
+    p = sub.add_parser("clock", help="control the venue clock: start STRUCTURE, pause, resume, "
+                                     "add SECONDS, level N, stop")
+    p.add_argument("action", choices=("start", "pause", "resume", "add", "level", "stop"))
+    p.add_argument("value", nargs="?")
+    _mqtt_options(p)
+    p.set_defaults(func=cmd_clock)
 
     p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display, "
                                      "footprint")

@@ -220,7 +220,10 @@ class Daemon:
             self.link = TableLink(
                 self.outbox, venue=config.venue, table=config.table, host=config.mqtt_host,
                 port=config.mqtt_port, tls=tls, username=config.mqtt_username,
-                password=config.mqtt_password, on_command=self._command_from_link).start()
+                password=config.mqtt_password, on_command=self._command_from_link,
+                on_venue_clock=(lambda state, retained: self.queue.put(
+                    ("venue_clock", state, retained)))
+                if config.clock_mode == "venue" else None).start()
         else:
             self.link = None
 
@@ -358,6 +361,26 @@ class Daemon:
             self.feed(Gesture(event.kind, t=event.t))
         elif kind == "reload":
             self.reload()
+        elif kind == "venue_clock":
+            self._follow_venue_clock(item[1], item[2])
+
+    def _follow_venue_clock(self, state: dict[str, Any], retained: bool) -> None:
+        """The hub's clock, the authority: follow it (a retained state may be a few seconds
+        old: it starts a clock the table does not have, and the next fresh one corrects it)."""
+        structure = state.get("structure")
+        if not isinstance(structure, str):
+            if state.get("structure") is None and self.table.clock is not None and not retained:
+                self.feed(ClockCommand("stop", t=self.now()))
+            return
+        if retained and self.table.clock is not None and \
+                self.table.clock.structure.name == structure:
+            return
+        try:
+            elapsed = float(state["elapsed"])
+        except (KeyError, TypeError, ValueError):
+            return
+        self.feed(ClockCommand("sync", structure, t=self.now(), elapsed=elapsed,
+                               running=bool(state.get("running", True))))
 
     def _command_from_link(self, command: Command) -> str | None:
         """On the link's worker thread: hand the command to the main loop and wait for it."""

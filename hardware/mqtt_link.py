@@ -68,6 +68,7 @@ class TableLink:
         username: str | None = None,
         password: str | None = None,
         on_command: Callable[[Command], str | None] | None = None,
+        on_venue_clock: Callable[[dict[str, Any], bool], None] | None = None,
         max_inflight: int = 16,
         keepalive: int = 10,
         clock: Callable[[], float] = time.time,
@@ -81,6 +82,7 @@ class TableLink:
         self.username = username
         self.password = password
         self.on_command = on_command
+        self.on_venue_clock = on_venue_clock
         self.max_inflight = max_inflight
         self.keepalive = keepalive
         self.clock = clock
@@ -121,7 +123,7 @@ class TableLink:
         client.on_connect = lambda c, u, f, rc, p=None: self._queue.put(("connect", rc))
         client.on_disconnect = lambda c, u, f, rc, p=None: self._queue.put(("disconnect", rc))
         client.on_message = lambda c, u, msg: self._queue.put(("message", msg.topic,
-                                                               msg.payload))
+                                                               msg.payload, msg.retain))
         client.on_publish = lambda c, u, mid, rc, p: self._queue.put(("puback", mid))
         client.max_inflight_messages_set(self.max_inflight * 2 + 8)
         self._client = client
@@ -175,7 +177,10 @@ class TableLink:
                 self.connected = False
                 self._inflight.clear()
             elif kind == "message":
-                self._on_message(item[1], item[2])
+                if item[1] == f"pkr/v1/{self.venue}/clock":
+                    self._venue_clock(item[2], bool(item[3]))
+                else:
+                    self._on_message(item[1], item[2])
             elif kind == "puback":
                 if self._inflight.pop(item[1], None) is not None:
                     self.stats.pubacks += 1
@@ -198,7 +203,10 @@ class TableLink:
         self.stats.connects += 1
         client = self._client
         client.publish(self.topic("status"), self._status("online"), qos=1, retain=True)
-        client.subscribe([(self.topic("cmd/+"), 1), (self.topic("ack"), 1)])
+        subscriptions = [(self.topic("cmd/+"), 1), (self.topic("ack"), 1)]
+        if self.on_venue_clock is not None:
+            subscriptions.append((f"pkr/v1/{self.venue}/clock", 1))
+        client.subscribe(subscriptions)
         self._inflight.clear()
         self._buffer.clear()
         self._sent_upto = self.outbox.acked_upto
@@ -259,6 +267,14 @@ class TableLink:
         else:
             error = "this table takes no floor commands"
         self._respond(command.transaction, command.name, error, **extra)
+
+    def _venue_clock(self, payload: bytes, retained: bool) -> None:
+        try:
+            state = json.loads(payload)
+        except ValueError:
+            return
+        if isinstance(state, dict) and self.on_venue_clock is not None:
+            self.on_venue_clock(state, retained)
 
     def _replay(self, from_seq: int) -> tuple[str | None, dict[str, Any]]:
         oldest = self.outbox.oldest_kept()

@@ -1,0 +1,135 @@
+"""The venue clock: the hub's authority over the tournament clock, followed by a table daemon
+through a real broker."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from controller.config import config_from_data
+from hardware.daemon import Daemon
+from hub.venue_clock import VenueClock, VenueClockService
+
+
+class Tick:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_clock_runs_pauses_adds_time_and_jumps_levels():
+    tick = Tick()
+    clock = VenueClock(tick)
+    clock.apply("start", "corner-pocket")
+    tick.now = 100.0
+    assert clock.state() == {"structure": "corner-pocket", "elapsed": 100.0, "running": True}
+    clock.apply("pause")
+    tick.now = 500.0
+    assert clock.state()["elapsed"] == 100.0 and not clock.state()["running"]
+    clock.apply("resume")
+    tick.now = 510.0
+    clock.apply("add", 60)
+    assert clock.state()["elapsed"] == 50.0
+    clock.apply("level", 3)
+    assert clock.state()["elapsed"] == 1800.0
+    with pytest.raises(ValueError, match="level 99"):
+        clock.apply("level", 99)
+
+
+def _wait(condition, timeout=15.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_table_follows_the_hubs_clock(tmp_path, broker):
+    service = VenueClockService(venue="v1", port=broker.port, interval=0.5).start()
+    assert service.connected.wait(10)
+    service.apply("start", "corner-pocket")
+    service.apply("level", 4)
+    config = config_from_data({
+        "table": {"venue": "v1", "id": "t1"}, "clock": {"mode": "venue"},
+        "shoe": {"backend": "none"}, "button": {"backend": "none"},
+        "display": {"backend": "none"}, "buzzer": {"backend": "none"},
+        "mqtt": {"port": broker.port}, "storage": {"data_dir": str(tmp_path)}}, "test")
+    daemon = Daemon(config).start()
+    try:
+        def level():
+            daemon.loop(until=lambda: True)  # one turn of the main loop
+            while not daemon.queue.empty():
+                daemon.loop(until=lambda: daemon.queue.empty())
+            return daemon.table.clock.current_level() if daemon.table.clock else None
+
+        assert _wait(lambda: level() == 4), "the table did not take the hub's level"
+        service.apply("pause")
+        assert _wait(lambda: (level(), daemon.table.clock.paused) == (4, True))
+        service.apply("level", 6)
+        assert _wait(lambda: level() == 6)
+        events = daemon.outbox.rows(0, 1000)
+        synced = [e for _, _, _, e in events if e["type"] == "clock" and e["state"] == "synced"]
+        assert synced and synced[-1]["structure"] == "corner-pocket"
+    finally:
+        daemon.stop()
+        service.stop()
+
+
+def test_floor_commands_to_the_clock_are_validated(broker):
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    service = VenueClockService(venue="v2", port=broker.port).start()
+    assert service.connected.wait(10)
+    answers: list[dict] = []
+    floor = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    floor.on_message = lambda c, u, m: answers.append(json.loads(m.payload))
+    floor.connect("127.0.0.1", broker.port)
+    floor.subscribe("pkr/v1/v2/hub/cmd-resp", qos=1)
+    floor.loop_start()
+    time.sleep(0.3)
+    try:
+        for body in ({"transaction": "a", "action": "pause"},
+                     {"transaction": "b", "action": "start", "value": "lppl"},
+                     {"transaction": "b", "action": "pause"},
+                     {"transaction": "c", "action": "warp"},
+                     {"action": "pause"}):
+            floor.publish("pkr/v1/v2/hub/cmd/clock", json.dumps(body), qos=1)
+        assert _wait(lambda: len(answers) == 5)
+        assert [a["ok"] for a in answers] == [False, True, False, False, False]
+        assert "start one" in answers[0]["error"]
+        assert answers[1]["structure"] == "lppl"
+        assert "already handled" in answers[2]["error"]
+        assert "unknown clock action" in answers[3]["error"]
+    finally:
+        floor.loop_stop()
+        floor.disconnect()
+        service.stop()
+
+
+def test_tablectl_clock_commands_reach_the_venue_clock(broker):
+    import subprocess
+    import sys
+
+    service = VenueClockService(venue="v3", port=broker.port).start()
+    assert service.connected.wait(10)
+    try:
+        def clock(*args):
+            return subprocess.run([sys.executable, "-m", "controller.cli", "clock", *args,
+                                   "--venue", "v3", "--port", str(broker.port)],
+                                  capture_output=True, text=True, timeout=30)
+
+        started = clock("start", "tda-2024")
+        assert started.returncode == 0, started.stderr
+        assert json.loads(started.stdout)["structure"] == "tda-2024"
+        jumped = clock("level", "5")
+        assert json.loads(jumped.stdout)["elapsed"] >= 4 * 1200 + 600
+        refused = clock("level", "99")
+        assert refused.returncode == 1 and "level 99" in refused.stdout
+    finally:
+        service.stop()
