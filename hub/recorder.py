@@ -1,7 +1,8 @@
 """The hub's recorder: the other end of the tables' acknowledgements.
 
 It subscribes to every table's ``private`` topic with a persistent MQTT session (messages for
-it wait at the broker while it is away), stores each ``(table, seq)`` exactly once in SQLite,
+it wait at the broker while it is away), stores each ``(table, seq)`` exactly once (SQLite, or
+PostgreSQL when ``db_path`` is a ``postgresql://`` URL: ``hub/storage.py``),
 acknowledges the contiguous prefix it holds on the table's ``ack`` topic, and when a gap stays
 open longer than the reorder timeout asks the table for a replay on ``cmd/replay``.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import json
 import queue
-import sqlite3
 import threading
 import time
 import uuid
@@ -20,14 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hardware.mqtt_link import TlsSettings
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
-    tbl TEXT NOT NULL, seq INTEGER NOT NULL, boot INTEGER, type TEXT, ts INTEGER,
-    historical INTEGER, envelope TEXT NOT NULL, PRIMARY KEY (tbl, seq)
-);
-CREATE TABLE IF NOT EXISTS tables (tbl TEXT PRIMARY KEY, upto INTEGER NOT NULL);
-"""
+from hub.storage import Storage, open_storage
 
 
 @dataclass
@@ -66,16 +59,12 @@ class Recorder:
         self._client: Any = None
         self._worker: threading.Thread | None = None
         self.connected = threading.Event()
-        self._db: sqlite3.Connection | None = None
+        self._db: Storage | None = None
 
-    def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.db_path)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
-        db.executescript(SCHEMA)
-        for table, upto in db.execute("SELECT tbl, upto FROM tables"):
-            self.upto[table] = upto
-        return db
+    def _open(self) -> Storage:
+        storage = open_storage(self.db_path)
+        self.upto.update(storage.uptos())
+        return storage
 
     def start(self) -> Recorder:
         import paho.mqtt.client as mqtt
@@ -162,11 +151,7 @@ class Recorder:
         except Exception:
             self.stats.invalid += 1
             return
-        cursor = self._db.execute(
-            "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (table, seq, envelope.get("boot"), envelope.get("type"), envelope.get("ts"),
-             int(bool(envelope.get("historical"))), payload.decode()))
-        if cursor.rowcount == 0:
+        if not self._db.insert(table, seq, envelope, payload.decode()):
             self.stats.duplicates += 1
         else:
             self.stats.stored += 1
@@ -195,8 +180,7 @@ class Recorder:
                 above.discard(upto)
             above.difference_update([s for s in above if s <= upto])
             self.upto[table] = upto
-            self._db.execute("INSERT INTO tables VALUES (?, ?) ON CONFLICT(tbl) DO UPDATE "
-                             "SET upto = excluded.upto", (table, upto))
+            self._db.set_upto(table, upto)
             self._db.commit()
             if self.connected.is_set():
                 self._client.publish(self._topic(table, "ack"),
@@ -222,11 +206,15 @@ class Recorder:
 
     # -- reading what was recorded (thread-safe: a connection of its own)
     def seqs(self, table: str) -> list[int]:
-        with sqlite3.connect(self.db_path) as db:
-            return [row[0] for row in db.execute(
-                "SELECT seq FROM events WHERE tbl = ? ORDER BY seq", (table,))]
+        storage = open_storage(self.db_path)
+        try:
+            return storage.seqs(table)
+        finally:
+            storage.close()
 
     def envelopes(self, table: str) -> list[dict[str, Any]]:
-        with sqlite3.connect(self.db_path) as db:
-            return [json.loads(row[0]) for row in db.execute(
-                "SELECT envelope FROM events WHERE tbl = ? ORDER BY seq", (table,))]
+        storage = open_storage(self.db_path)
+        try:
+            return storage.envelopes(table)
+        finally:
+            storage.close()

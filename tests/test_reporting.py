@@ -313,3 +313,41 @@ def test_the_recorder_asks_for_a_replay_when_a_gap_stays_open(tmp_path, broker, 
     finally:
         fake.loop_stop()
         fake.disconnect()
+
+
+@pytest.fixture
+def postgres():
+    from tests.pg import TestDatabase
+
+    database = TestDatabase()
+    yield database.url
+    database.drop()
+
+
+def test_the_recorder_on_postgresql_stores_each_event_once(tmp_path, broker, postgres):
+    from hub.storage import open_storage
+
+    rec = Recorder(postgres, venue=VENUE, port=broker.port, client_id="recorder-pg").start()
+    assert rec.connected.wait(10)
+    box, link = _link(tmp_path, broker, table="tp")
+    try:
+        for i in range(300):
+            box.append(_event(i), i)
+            link.notify()
+        assert _wait(lambda: rec.upto.get("tp", 0) == 300, 30)
+        broker.kill()  # the table sends everything unacknowledged again after this
+        broker.start()
+        for i in range(300, 400):
+            box.append(_event(i), i)
+        link.notify()
+        assert _wait(lambda: rec.upto.get("tp", 0) == 400, 60)
+        assert rec.seqs("tp") == list(range(1, 401))
+    finally:
+        link.stop()
+        rec.stop()
+    storage = open_storage(postgres)  # the schema is versioned, and reopening migrates nothing
+    try:
+        assert storage.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 1
+        assert storage.uptos() == {"tp": 400}
+    finally:
+        storage.close()

@@ -1,0 +1,84 @@
+"""A PostgreSQL for the tests: the local server when one answers, else a temporary cluster
+started from Debian's postgresql package (initdb and pg_ctl as the postgres user)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+
+from hub.broker import free_port
+
+
+def _connect(url: str) -> bool:
+    try:
+        import psycopg
+
+        psycopg.connect(url, connect_timeout=3).close()
+        return True
+    except Exception:
+        return False
+
+
+class TemporaryCluster:
+    def __init__(self) -> None:
+        binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+        if not binaries:
+            raise RuntimeError("no PostgreSQL server: apt-get install postgresql")
+        self.bin = os.path.dirname(binaries[-1])
+        self.directory = tempfile.mkdtemp(prefix="tablectl-pg-")
+        self.port = free_port()
+        self.as_postgres = os.geteuid() == 0
+        if self.as_postgres:
+            user = pwd.getpwnam("postgres")
+            os.chown(self.directory, user.pw_uid, user.pw_gid)
+        self._run([f"{self.bin}/initdb", "-D", f"{self.directory}/data", "-A", "trust",
+                   "-U", "postgres"])
+        self._run([f"{self.bin}/pg_ctl", "-D", f"{self.directory}/data", "-w", "-l",
+                   f"{self.directory}/log", "-o", f"-p {self.port} -k {self.directory} "
+                   "-c listen_addresses=127.0.0.1", "start"])
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, command: list[str]) -> None:
+        if self.as_postgres:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        subprocess.run(command, check=True, capture_output=True, timeout=120)
+
+    def stop(self) -> None:
+        self._run([f"{self.bin}/pg_ctl", "-D", f"{self.directory}/data", "-m", "immediate",
+                   "stop"])
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class TestDatabase:
+    """A database of its own, dropped afterwards."""
+
+    def __init__(self) -> None:
+        self.cluster: TemporaryCluster | None = None
+        admin = os.environ.get("TABLECTL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+        if not _connect(admin):
+            self.cluster = TemporaryCluster()
+            admin = self.cluster.url
+            deadline = time.monotonic() + 30
+            while not _connect(admin) and time.monotonic() < deadline:
+                time.sleep(0.2)
+        import psycopg
+
+        self.admin = admin
+        self.name = f"tablectl_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(admin, autocommit=True) as db:
+            db.execute(f"CREATE DATABASE {self.name}")
+        self.url = admin.rsplit("/", 1)[0] + f"/{self.name}"
+
+    def drop(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin, autocommit=True) as db:
+            db.execute(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
+        if self.cluster is not None:
+            self.cluster.stop()
