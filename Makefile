@@ -30,13 +30,15 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 # The tests start their own Mosquitto brokers, make certificates with openssl, check the
-# shell scripts with shellcheck and the systemd unit with systemd-analyze.
+# shell scripts with shellcheck and the systemd unit with systemd-analyze, and run the
+# recorder on PostgreSQL (the local server, or a temporary cluster they start).
 system-deps:
 	@missing=""; \
 	  command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing="$$missing mosquitto"; \
 	  command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
 	  command -v shellcheck >/dev/null 2>&1 || missing="$$missing shellcheck"; \
 	  command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
+	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 
