@@ -71,5 +71,20 @@ def parse_ndef_text(payload: str) -> TaggedCard:
     return TaggedCard(parse_deck_id(deck.strip()), parse_card(card))
 
 
+def label_of(text: str | None) -> TaggedCard | None:
+    """The card a tag's text names, or None when it names none (no text, or not a label)."""
+    if not text or not text.strip():
+        return None
+    try:
+        return parse_ndef_text(text.strip())
+    except CardError:
+        return None
+
+
+def normal_uid(uid: str) -> str:
+    """A tag UID as the registry keys it: upper-case hex, no separators."""
+    return uid.replace(":", "").replace(" ", "").upper()
+
+
 def is_joker(card: str) -> bool:
     return card == JOKER

@@ -18,9 +18,10 @@ from controller.cards import (
     STANDARD_DECK,
     CardError,
     TaggedCard,
+    label_of,
+    normal_uid,
     parse_card,
     parse_deck_id,
-    parse_ndef_text,
 )
 
 # Enrollment order: spades, hearts, diamonds, clubs, each ace to king, as the display prompts.
@@ -38,10 +39,6 @@ class RegistryError(ValueError):
         super().__init__(f"deck registry {origin} has {len(problems)} problem(s):\n{lines}")
 
 
-def normal_uid(uid: str) -> str:
-    return uid.replace(":", "").replace(" ", "").upper()
-
-
 @dataclass
 class DeckRegistry:
     """The decks a table uses (two, of different backs) and their enrolled tags."""
@@ -50,17 +47,11 @@ class DeckRegistry:
     tags: dict[str, TaggedCard] = field(default_factory=dict)  # UID -> card
 
     def resolve(self, uid: str | None, text: str | None) -> TaggedCard | None:
-        if text:
-            try:
-                return parse_ndef_text(text)
-            except CardError:
-                pass
-        if uid:
-            return self.tags.get(normal_uid(uid))
-        return None
-
-    def tag_map(self) -> dict[str, str]:
-        return {uid: f"{c.deck}:{c.card}" for uid, c in self.tags.items()}
+        """The card of a read: its label when it has one, else its enrolled UID."""
+        labelled = label_of(text)
+        if labelled is not None or not uid:
+            return labelled
+        return self.tags.get(normal_uid(uid))
 
     def enroll(self, deck: str, tags: Mapping[str, str]) -> None:
         """Replace a deck's enrolled tags (``{uid: card}``)."""

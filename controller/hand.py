@@ -16,7 +16,6 @@ The model of a deal (SPEC section 2):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -619,15 +618,3 @@ class Hand:
             event["ended_by"] = why
         event["t"] = t
         self.events.append(event)
-
-    def record_data(self) -> dict[str, Any]:
-        """What the hand record needs: cards by seat and the board (for evaluation)."""
-        return {
-            "hand": self.number, "game": self.game, "outcome": self.outcome,
-            "hole": {seat: list(cards) for seat, cards in self.hole.items()},
-            "board": self.board["flop"] + self.board["turn"] + self.board["river"],
-            "flop_resolved": self.scramble is None,
-        }
-
-
-Evaluator = Callable[[str, dict[int, list[str]], list[str]], dict[str, Any]]

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controller.cards import CardError, parse_card, parse_deck_id, parse_ndef_text
+from controller.cards import CardError, normal_uid, parse_card, parse_deck_id, parse_ndef_text
 from controller.seating import SeatingError, normalise_seats
 
 GAMES = {"holdem": 2, "omaha": 4, "omaha8": 4}
@@ -202,12 +202,8 @@ def _setup(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Inpu
             except CardError as exc:
                 problems.append(f"tags.{uid}: {exc}")
                 continue
-            tags.append((_norm_uid(uid), f"{tagged.deck}:{tagged.card}"))
+            tags.append((normal_uid(uid), f"{tagged.deck}:{tagged.card}"))
     return Setup(game, seat_tuple, button, hand, tuple(tags), t)
-
-
-def _norm_uid(uid: str) -> str:
-    return uid.replace(":", "").replace(" ", "").upper()
 
 
 def _deck_in(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
@@ -254,7 +250,7 @@ def _card(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input
             deck_value = parse_deck_id(deck)
         except CardError as exc:
             problems.append(f"deck: {exc}")
-    return CardRead(card_value, deck_value, _norm_uid(tag) if tag else None, face,
+    return CardRead(card_value, deck_value, normal_uid(tag) if tag else None, face,
                     bool(boxed), t)
 
 

@@ -94,8 +94,7 @@ class Table:
         self.redeals = 0
         self.pending_setup: Setup | None = None
         self.pending_seats: tuple[int, ...] | None = None
-        self.registry = registry or DeckRegistry()
-        self.tags: dict[str, str] = self.registry.tag_map()
+        self.registry = registry or DeckRegistry()  # enrolled tags; setup lines add to it
         self.deck_check: DeckCheck | None = None
         self.last_deck: str | None = None
         self.dealer: str | None = None
@@ -173,7 +172,7 @@ class Table:
 
     def _setup(self, item: Setup, t: float) -> list[Event]:
         for uid, text in item.tags:
-            self.tags[uid] = text
+            self.registry.tags[uid] = parse_ndef_text(text)
         if self.hand_in_progress:
             self.pending_setup = item
             return [{"type": "table.setup", "effective": "next_hand", **self._setup_view(item),
@@ -326,10 +325,9 @@ class Table:
     def _resolve(self, item: CardRead) -> Drawn:
         card, deck = item.card, item.deck
         if card is None and item.tag is not None:
-            text = self.tags.get(item.tag)
-            if text is None:
+            tagged = self.registry.resolve(item.tag, None)
+            if tagged is None:
                 return Drawn(UNKNOWN, None, item.face, item.boxed, item.tag)
-            tagged = parse_ndef_text(text)
             card, deck = tagged.card, tagged.deck
         if deck is None:
             deck = self.hand.deck if self.hand is not None and self.hand.deck else self.last_deck

@@ -8,7 +8,7 @@ smallest delay seen (the least-delayed message is the truest).
 
 from __future__ import annotations
 
-from controller.cards import CardError, parse_ndef_text
+from controller.cards import label_of, normal_uid
 from controller.inputs import CardRead, DealerSignIn, DeckIn, DeckOut, Input, ShoeStatus
 from firmware_bridge import messages as m
 from firmware_bridge.host import (
@@ -62,17 +62,7 @@ class ShoeTranslator:
         if isinstance(event, m.CardDrawn):
             t = self.clock.to_host(event.ms, host_now)
             face = "up" if event.face_up else "down"
-            text = event.text.strip()
-            if text:
-                try:
-                    tagged = parse_ndef_text(text)
-                except CardError:
-                    tagged = None
-                if tagged is not None:
-                    return [CardRead(tagged.card, tagged.deck, event.uid_hex, face, event.boxed,
-                                     t)]
-            # No usable label: the table's enrolled UID table decides, or it is unknown.
-            return [CardRead(None, None, event.uid_hex, face, event.boxed, t)]
+            return [card_read(event.uid_hex, event.text, t, face, event.boxed)]
         if isinstance(event, m.DeckInserted):
             return [DeckIn(None, self.clock.to_host(event.ms, host_now))]
         if isinstance(event, m.DeckRemoved):
@@ -115,11 +105,14 @@ def nfc_read_to_input(uid: str, text: str, t: float,
         return DealerSignIn(text[len(BADGE_PREFIX):].strip() or None, t)
     if badges and uid.upper() in badges:
         return DealerSignIn(badges[uid.upper()], t)
-    if text:
-        try:
-            tagged = parse_ndef_text(text)
-        except CardError:
-            tagged = None
-        if tagged is not None:
-            return CardRead(tagged.card, tagged.deck, uid.upper(), "down", False, t)
-    return CardRead(None, None, uid.upper(), "down", False, t)
+    return card_read(uid, text, t)
+
+
+def card_read(uid: str, text: str, t: float, face: str = "down",
+              boxed: bool = False) -> CardRead:
+    """A card read: by its label when the tag has one; else by UID alone, for the table's
+    enrolled UID table to name (or to find unknown)."""
+    tagged = label_of(text)
+    if tagged is None:
+        return CardRead(None, None, normal_uid(uid), face, boxed, t)
+    return CardRead(tagged.card, tagged.deck, normal_uid(uid), face, boxed, t)

@@ -5,7 +5,7 @@ Screens (``controller.screens``) are drawn with luma's own bitmap fonts (CP437, 
 with nearest-neighbour for the big figures a dealer reads from across the table, so the pixels
 do not depend on the Pillow version's font rasteriser and golden images stay exact. The luma
 device is injected: ``oled_device``/``lcd_device`` build the real ones (a fake bus in tests),
-``dummy`` renders without hardware.
+the daemon's ``terminal`` backend draws the LCD's text in a terminal.
 """
 
 from __future__ import annotations
@@ -140,12 +140,6 @@ def lcd_device(*, bus: Any = None, port: int = 1, address: int = 0x27) -> Any:
     serial = pcf8574(bus=bus, address=address) if bus is not None else \
         pcf8574(port=port, address=address)
     return hd44780(serial, width=20, height=4)
-
-
-def dummy_device() -> Any:
-    from luma.core.device import dummy
-
-    return dummy(width=128, height=64, mode="1")
 
 
 def lcd_preview(lines: list[str], scale: int = 2) -> Any:

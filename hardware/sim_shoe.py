@@ -263,35 +263,34 @@ def play_script(
 def perform(line: dict[str, object], shoe: SimulatedShoe,
             direct: Callable[[dict[str, object]], None]) -> None:
     """One line of a dealer's script, done now: on the shoe, or handed to ``direct``."""
-    if True:
-        kind = line["type"]
-        if kind == "card":
-            tag = line.get("tag")
-            label = line.get("ndef")
-            if label is None and isinstance(line.get("card"), str):
-                label = f"{line.get('deck') or shoe.deck_label}:{line['card']}"
-            shoe.draw(str(label) if label is not None else None,
-                      uid=bytes.fromhex(str(tag)) if isinstance(tag, str) else None,
-                      face_up=line.get("face") == "up", boxed=bool(line.get("boxed")))
-        elif kind == "deck_in":
-            if isinstance(line.get("deck"), str):
-                shoe.deck_label = str(line["deck"])
-            if shoe.deck_present:
-                shoe.remove_deck()
-                shoe.wait_seen()
-            shoe.insert_deck()
-            shoe.wait_seen()
-        elif kind == "deck_out":
+    kind = line["type"]
+    if kind == "card":
+        tag = line.get("tag")
+        label = line.get("ndef")
+        if label is None and isinstance(line.get("card"), str):
+            label = f"{line.get('deck') or shoe.deck_label}:{line['card']}"
+        shoe.draw(str(label) if label is not None else None,
+                  uid=bytes.fromhex(str(tag)) if isinstance(tag, str) else None,
+                  face_up=line.get("face") == "up", boxed=bool(line.get("boxed")))
+    elif kind == "deck_in":
+        if isinstance(line.get("deck"), str):
+            shoe.deck_label = str(line["deck"])
+        if shoe.deck_present:
             shoe.remove_deck()
             shoe.wait_seen()
-        elif kind == "shoe":
-            if line.get("state") == "lost":
-                shoe.unplug()
-            elif line.get("state") == "ok" and not shoe.plugged:
-                shoe.replug()
-            elif line.get("state") == "fault":
-                shoe.set_reader_ok(False)
-            else:
-                shoe.set_reader_ok(True)
+        shoe.insert_deck()
+        shoe.wait_seen()
+    elif kind == "deck_out":
+        shoe.remove_deck()
+        shoe.wait_seen()
+    elif kind == "shoe":
+        if line.get("state") == "lost":
+            shoe.unplug()
+        elif line.get("state") == "ok" and not shoe.plugged:
+            shoe.replug()
+        elif line.get("state") == "fault":
+            shoe.set_reader_ok(False)
         else:
-            direct(line)
+            shoe.set_reader_ok(True)
+    else:
+        direct(line)

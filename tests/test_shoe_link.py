@@ -23,8 +23,6 @@ class Rig(SimulatedTable):
     def __init__(self, tmp_path, profile="tda-2024", scale=SCALE):
         super().__init__(tmp_path, load_profile(profile), scale=scale)
 
-    _pump_until = SimulatedTable.pump_until
-
 
 @pytest.fixture
 def rig(tmp_path):
@@ -126,11 +124,11 @@ def test_garbage_and_double_reads_on_the_line(rig):
 def test_deck_check_mode_is_confirmed_by_the_shoe(rig):
     r = rig()
     r.link.set_mode(1)
-    assert r._pump_until(lambda: r.shoe.protocol.mode == 1, 3)
+    assert r.pump_until(lambda: r.shoe.protocol.mode == 1, 3)
     r.shoe.draw("R1:As")
     from firmware_bridge import messages as m
 
-    assert r._pump_until(lambda: any(isinstance(e, m.CardDrawn) and e.deck_check
+    assert r.pump_until(lambda: any(isinstance(e, m.CardDrawn) and e.deck_check
                                      for e in r.link_events), 3)
     assert any(isinstance(e, m.ModeChanged) and e.mode == 1 for e in r.link_events)
 
