@@ -139,6 +139,13 @@ class Table:
         elif isinstance(item, DeckOut):
             events.append({"type": "deck", "state": "removed", "deck": self.last_deck,
                            "hand": self._active_number(), "t": t})
+        return self._stamped(events)
+
+    def _stamped(self, events: list[Event]) -> list[Event]:
+        # SPEC 1.3: the dealer signed in is in every event until the next sign-in.
+        if self.dealer is not None:
+            for event in events:
+                event.setdefault("dealer", self.dealer)
         return events
 
     def advance(self, t: float) -> list[Event]:
@@ -159,7 +166,7 @@ class Table:
                 events.append({"type": "shot_clock", "state": "expired",
                                "hand": self._active_number(),
                                "t": countdown_at + shot.countdown})
-        return events
+        return self._stamped(events)
 
     @property
     def hand_in_progress(self) -> bool:
@@ -405,7 +412,6 @@ class Table:
                                   hand.positions.button, hand.scramble is None,
                                   evaluate=self.config.evaluate))
         self.last_outcome = hand.outcome
-        ended["dealer"] = self.dealer
         if hand.outcome == "complete":
             self.dealer_hands += 1
         if self.hand_for_hand == "playing" and hand.outcome != "misdeal":

@@ -316,9 +316,6 @@ class Daemon:
         return events
 
     def _commit(self, line: dict[str, Any], events: list[Event]) -> None:
-        for event in events:
-            if self.table.dealer is not None and "dealer" not in event:
-                event["dealer"] = self.table.dealer
         self.outbox.record(line, events, int(time.time() * 1000))
         self.events += len(events)
         if self.link is not None and events:

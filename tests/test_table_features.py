@@ -78,6 +78,9 @@ def test_hands_per_hour_per_dealer():
     assert summary["dealer"] == "D17" and summary["hands"] == 6
     assert summary["hands_per_hour"] == 24.0  # 6 hands in 15 minutes
     assert all(e["dealer"] == "D17" for e in of_type(events, "hand.ended"))
+    cards = of_type(events, "card")
+    assert cards and all(e["dealer"] == "D17" for e in cards)  # in every event, not just some
+    assert not any("dealer" in e for e in of_type(run(lines[:1] + lines[2:12]), "card"))
 
 
 def test_the_table_follows_the_venue_clock():
