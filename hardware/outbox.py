@@ -55,23 +55,21 @@ class Outbox:
         return int(row[0])
 
     def append(self, event: dict[str, Any], ts_ms: int) -> int:
-        """Commit an event; returns its seq."""
-        db = self._db()
-        with db:
-            seq = int(db.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()[0])
-            db.execute("INSERT INTO outbox VALUES (?, ?, ?, ?)",
-                       (seq, ts_ms, self.boot, json.dumps(event, separators=(",", ":"))))
-            db.execute("UPDATE meta SET value = ? WHERE key = 'next_seq'", (seq + 1,))
-        return seq
+        """Commit an event with no journal line (a producer that is not the table core);
+        returns its seq."""
+        return self.record(None, [event], ts_ms)
 
-    def record(self, line: dict[str, Any], events: list[dict[str, Any]], ts_ms: int) -> int:
+    def record(self, line: dict[str, Any] | None, events: list[dict[str, Any]],
+               ts_ms: int) -> int:
         """Commit one core input (the journal) and the events it caused, atomically: after a
-        crash, replaying the journal rebuilds the core without any event twice or missing."""
+        crash, replaying the journal rebuilds the core without any event twice or missing.
+        Returns the seq of the last event."""
         db = self._db()
         with db:
             seq = int(db.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()[0])
-            db.execute("INSERT INTO journal (line) VALUES (?)",
-                       (json.dumps(line, separators=(",", ":")),))
+            if line is not None:
+                db.execute("INSERT INTO journal (line) VALUES (?)",
+                           (json.dumps(line, separators=(",", ":")),))
             for event in events:
                 db.execute("INSERT INTO outbox VALUES (?, ?, ?, ?)",
                            (seq, ts_ms, self.boot, json.dumps(event, separators=(",", ":"))))
