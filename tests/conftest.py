@@ -27,6 +27,18 @@ def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e["type"] == kind]
 
 
+def wait_for(condition: Any, timeout: float = 15.0, step: float = 0.05) -> bool:
+    """Poll ``condition`` until it holds or ``timeout`` seconds pass; its last value."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(step)
+    return bool(condition())
+
+
 @pytest.fixture
 def scenarios_dir() -> Path:
     return SCENARIOS

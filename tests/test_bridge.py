@@ -10,6 +10,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from hub.broker import Broker, free_port
+from tests.conftest import wait_for
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "deploy" / "hub" / "bridge.conf.template"
 
@@ -21,15 +22,6 @@ def _client(port, messages=None):
     client.connect("127.0.0.1", port)
     client.loop_start()
     return client
-
-
-def _wait(condition, timeout=15.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 def test_a_venue_broker_bridges_to_the_central_broker(tmp_path):
@@ -49,16 +41,16 @@ def test_a_venue_broker_bridges_to_the_central_broker(tmp_path):
         clients.append(venue_sub := _client(venue.port, at_venue))
         venue_sub.subscribe("pkr/v1/v1/tables/t1/cmd/#", qos=1)
         # the bridge announces on its notification topic that it is connected
-        assert _wait(lambda: ("pkr/v1/v1/hub/bridge", 1) in at_central)
+        assert wait_for(lambda: ("pkr/v1/v1/hub/bridge", 1) in at_central)
         clients.append(table := _client(venue.port))
         table.publish("pkr/v1/v1/tables/t1/events", json.dumps({"seq": 1}), qos=1)
         table.publish("pkr/v1/v1/tables/t1/private", json.dumps({"seq": 1}), qos=1)
-        assert _wait(lambda: {t for t, _ in at_central} >= {"pkr/v1/v1/tables/t1/events",
+        assert wait_for(lambda: {t for t, _ in at_central} >= {"pkr/v1/v1/tables/t1/events",
                                                              "pkr/v1/v1/tables/t1/private"})
         clients.append(floor := _client(central.port))
         floor.publish("pkr/v1/v1/tables/t1/cmd/status", json.dumps({"transaction": "x"}),
                       qos=1)
-        assert _wait(lambda: [m for t, m in at_venue if t.endswith("cmd/status")])
+        assert wait_for(lambda: [m for t, m in at_venue if t.endswith("cmd/status")])
         # Commands go in, not out again: no loop back to the central side.
         time.sleep(0.5)
         assert len([t for t, _ in at_central if t.endswith("cmd/status")]) == 1

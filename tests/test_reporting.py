@@ -17,17 +17,9 @@ import pytest
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from hub.recorder import Recorder
+from tests.conftest import wait_for
 
 VENUE = "testvenue"
-
-
-def _wait(condition, timeout=60.0, step=0.05):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(step)
-    return condition()
 
 
 def _event(i):
@@ -65,7 +57,7 @@ def recorder(tmp_path, broker):
 def _link(tmp_path, broker, table="t1", **kwargs):
     box = Outbox(tmp_path / f"{table}.db")
     link = TableLink(box, venue=VENUE, table=table, port=broker.port, **kwargs).start()
-    assert _wait(lambda: link.connected, 10)
+    assert wait_for(lambda: link.connected, 10)
     return box, link
 
 
@@ -82,15 +74,15 @@ def test_exactly_once_through_a_broker_restart(tmp_path, broker, recorder):
 
     producer = threading.Thread(target=produce)
     producer.start()
-    assert _wait(lambda: recorder.upto.get("t1", 0) > 500, 30)
+    assert wait_for(lambda: recorder.upto.get("t1", 0) > 500, 30)
     broker.kill()  # mid-stream: everything the broker had in memory is gone
     time.sleep(1.0)
     broker.start()
     producer.join()
-    assert _wait(lambda: recorder.upto.get("t1", 0) == total, 60), recorder.stats
+    assert wait_for(lambda: recorder.upto.get("t1", 0) == total, 60), recorder.stats
     assert recorder.seqs("t1") == list(range(1, total + 1))
     assert recorder.stats.invalid == 0
-    assert _wait(lambda: box.acked_upto == total, 10)
+    assert wait_for(lambda: box.acked_upto == total, 10)
     got = recorder.envelopes("t1")
     assert all(e["data"]["n"] == (e["seq"] - 1) % 20 + 1 for e in got)  # nothing invented
     link.stop()
@@ -101,14 +93,14 @@ def test_thousands_of_events_while_the_broker_is_unreachable(tmp_path, broker, r
     for i in range(100):
         box.append(_event(i), i)
         link.notify()
-    assert _wait(lambda: recorder.upto.get("t1", 0) == 100, 30)
+    assert wait_for(lambda: recorder.upto.get("t1", 0) == 100, 30)
     broker.kill()
-    assert _wait(lambda: not link.connected, 15)
+    assert wait_for(lambda: not link.connected, 15)
     for i in range(100, 5100):
         box.append(_event(i), i)
         link.notify()
     broker.start()
-    assert _wait(lambda: recorder.upto.get("t1", 0) == 5100, 90), recorder.stats
+    assert wait_for(lambda: recorder.upto.get("t1", 0) == 5100, 90), recorder.stats
     assert recorder.seqs("t1") == list(range(1, 5101))
     flags = {e["seq"]: e["historical"] for e in recorder.envelopes("t1")}
     assert not flags[50] and flags[3000]  # the backlog is flagged historical
@@ -142,7 +134,7 @@ def _table_process(tmp_path, broker, count):
 
 def test_a_sigkilled_table_resumes_without_loss_or_duplicates(tmp_path, broker, recorder):
     first = _table_process(tmp_path, broker, 4000)
-    assert _wait(lambda: recorder.upto.get("t9", 0) > 300, 30)
+    assert wait_for(lambda: recorder.upto.get("t9", 0) > 300, 30)
     os.kill(first.pid, signal.SIGKILL)  # mid-publish
     first.wait()
     import sqlite3
@@ -153,7 +145,7 @@ def test_a_sigkilled_table_resumes_without_loss_or_duplicates(tmp_path, broker, 
     second = _table_process(tmp_path, broker, 500)
     try:
         total = killed_at + 500
-        assert _wait(lambda: recorder.upto.get("t9", 0) == total, 60), recorder.stats
+        assert wait_for(lambda: recorder.upto.get("t9", 0) == total, 60), recorder.stats
         assert recorder.seqs("t9") == list(range(1, total + 1))
         ns = [e["data"]["n"] for e in recorder.envelopes("t9")]
         assert ns == list(range(1, total + 1))  # each event once, in order, none invented
@@ -176,15 +168,15 @@ def test_status_birth_clean_stop_and_last_will(tmp_path, broker):
     watcher.loop_start()
     try:
         _box, link = _link(tmp_path, broker, table="t2")
-        assert _wait(lambda: any(s["state"] == "online" for s in seen), 10)
+        assert wait_for(lambda: any(s["state"] == "online" for s in seen), 10)
         link.stop()
-        assert _wait(lambda: seen[-1]["state"] == "offline", 10)
+        assert wait_for(lambda: seen[-1]["state"] == "offline", 10)
         process = _table_process(tmp_path, broker, 1)
-        assert _wait(lambda: seen[-1]["state"] == "online", 15)
+        assert wait_for(lambda: seen[-1]["state"] == "online", 15)
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
         # keepalive 10 s: the broker gives the table 1.5 x that before its Last Will
-        assert _wait(lambda: seen[-1]["state"] == "lost", 30)
+        assert wait_for(lambda: seen[-1]["state"] == "lost", 30)
         assert seen[-1]["boot"] >= 1
         from controller.contract import validate
 
@@ -231,7 +223,7 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
                  ("status", b'{"transaction": "c7"}')]
         for name, payload in sends:
             floor.publish(root + f"cmd/{name}", payload, qos=1)
-        assert _wait(lambda: len(answers) == len(sends), 15), answers
+        assert wait_for(lambda: len(answers) == len(sends), 15), answers
         for answer in answers:
             validate("CommandResponse", answer)
         by_tx = {(a["transaction"], a["ok"]): a for a in answers}
@@ -274,7 +266,7 @@ def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
     late.subscribe(f"pkr/v1/{VENUE}/tables/t4/state", qos=1)
     late.loop_start()
     try:
-        assert _wait(lambda: seen, 10)
+        assert wait_for(lambda: seen, 10)
         assert seen[0]["retain"] and seen[0]["clock"]["level"] == 1
         validate("State", seen[0])
     finally:
@@ -304,11 +296,11 @@ def test_the_recorder_asks_for_a_replay_when_a_gap_stays_open(tmp_path, broker, 
     try:
         for seq in (1, 2, 4, 5):  # 3 was lost
             send(seq)
-        assert _wait(lambda: requests, 10)
+        assert wait_for(lambda: requests, 10)
         assert requests[0]["from_seq"] == 3 and requests[0]["transaction"]
         assert recorder.upto["t5"] == 2
         send(3)
-        assert _wait(lambda: recorder.upto.get("t5") == 5, 10)
+        assert wait_for(lambda: recorder.upto.get("t5") == 5, 10)
         assert recorder.seqs("t5") == [1, 2, 3, 4, 5]
     finally:
         fake.loop_stop()
@@ -334,13 +326,13 @@ def test_the_recorder_on_postgresql_stores_each_event_once(tmp_path, broker, pos
         for i in range(300):
             box.append(_event(i), i)
             link.notify()
-        assert _wait(lambda: rec.upto.get("tp", 0) == 300, 30)
+        assert wait_for(lambda: rec.upto.get("tp", 0) == 300, 30)
         broker.kill()  # the table sends everything unacknowledged again after this
         broker.start()
         for i in range(300, 400):
             box.append(_event(i), i)
         link.notify()
-        assert _wait(lambda: rec.upto.get("tp", 0) == 400, 60)
+        assert wait_for(lambda: rec.upto.get("tp", 0) == 400, 60)
         assert rec.seqs("tp") == list(range(1, 401))
     finally:
         link.stop()

@@ -11,6 +11,7 @@ import pytest
 from controller.config import config_from_data
 from hardware.daemon import Daemon
 from hub.venue_clock import VenueClock, VenueClockService
+from tests.conftest import wait_for
 
 
 class Tick:
@@ -40,15 +41,6 @@ def test_the_clock_runs_pauses_adds_time_and_jumps_levels():
         clock.apply("level", 99)
 
 
-def _wait(condition, timeout=15.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_a_table_follows_the_hubs_clock(tmp_path, broker):
     service = VenueClockService(venue="v1", port=broker.port, interval=0.5).start()
     assert service.connected.wait(10)
@@ -67,11 +59,11 @@ def test_a_table_follows_the_hubs_clock(tmp_path, broker):
                 daemon.loop(until=lambda: daemon.queue.empty())
             return daemon.table.clock.current_level() if daemon.table.clock else None
 
-        assert _wait(lambda: level() == 4), "the table did not take the hub's level"
+        assert wait_for(lambda: level() == 4), "the table did not take the hub's level"
         service.apply("pause")
-        assert _wait(lambda: (level(), daemon.table.clock.paused) == (4, True))
+        assert wait_for(lambda: (level(), daemon.table.clock.paused) == (4, True))
         service.apply("level", 6)
-        assert _wait(lambda: level() == 6)
+        assert wait_for(lambda: level() == 6)
         events = daemon.outbox.rows(0, 1000)
         synced = [e for _, _, _, e in events if e["type"] == "clock" and e["state"] == "synced"]
         assert synced and synced[-1]["structure"] == "corner-pocket"
@@ -100,7 +92,7 @@ def test_floor_commands_to_the_clock_are_validated(broker):
                      {"transaction": "c", "action": "warp"},
                      {"action": "pause"}):
             floor.publish("pkr/v1/v2/hub/cmd/clock", json.dumps(body), qos=1)
-        assert _wait(lambda: len(answers) == 5)
+        assert wait_for(lambda: len(answers) == 5)
         assert [a["ok"] for a in answers] == [False, True, False, False, False]
         assert "start one" in answers[0]["error"]
         assert answers[1]["structure"] == "lppl"
