@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from controller.clock import Structure, load_structure
+from controller.clock import Period, Structure, load_structure
 from hardware.mqtt_link import TlsSettings
 
 ACTIONS = ("start", "pause", "resume", "add", "level", "stop")
@@ -47,22 +47,35 @@ class VenueClock:
         elif action == "resume" and self.running_since is None:
             self.running_since = now
         elif action == "add":
-            # Add time to the current level: the clock goes back by that much.
-            self.elapsed_before = max(0.0, self.elapsed_before - float(argument))
+            # Time added to the current level: the clock goes back by that much, but never
+            # into the level before (a floor adds time to this level, not back to the last).
+            elapsed = self.elapsed()
+            starts = [start for _, start in self._periods() if start <= elapsed]
+            self._set_elapsed(max(starts[-1], elapsed - float(argument)), now)
         elif action == "level":
             level = int(argument)
-            start = 0.0
-            for period in self.structure.periods:
+            for period, start in self._periods():
                 if period.level == level:
+                    self._set_elapsed(start, now)
                     break
-                start += period.seconds
             else:
                 raise ValueError(f"level {level} is not in {self.structure.name}")
-            self.elapsed_before = start
-            if self.running_since is not None:
-                self.running_since = now
         elif action == "stop":
             self.structure = None
+
+    def _periods(self) -> list[tuple[Period, float]]:
+        """Each period of the structure with the elapsed seconds at which it starts."""
+        assert self.structure is not None
+        periods, start = [], 0.0
+        for period in self.structure.periods:
+            periods.append((period, start))
+            start += period.seconds
+        return periods
+
+    def _set_elapsed(self, elapsed: float, now: float) -> None:
+        self.elapsed_before = elapsed
+        if self.running_since is not None:
+            self.running_since = now
 
     def state(self) -> dict[str, Any]:
         if self.structure is None:

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from controller.config import config_from_data
+from controller.contract import validate
 from hardware.daemon import Daemon
 from hub.venue_clock import VenueClock, VenueClockService
 from tests.conftest import wait_for
@@ -35,7 +36,16 @@ def test_the_clock_runs_pauses_adds_time_and_jumps_levels():
     tick.now = 510.0
     clock.apply("add", 60)
     assert clock.state()["elapsed"] == 50.0
+    tick.now = 910.0  # running since the resume: the added minute still counts
+    assert clock.state()["elapsed"] == 450.0
+    clock.apply("add", 60)
+    assert clock.state()["elapsed"] == 390.0
+    clock.apply("add", 3600)  # never back past the start of the current level
+    assert clock.state()["elapsed"] == 0.0
     clock.apply("level", 3)
+    assert clock.state()["elapsed"] == 1800.0
+    tick.now = 1010.0
+    clock.apply("add", 3600)  # level 3 gets its full time back, no more
     assert clock.state()["elapsed"] == 1800.0
     with pytest.raises(ValueError, match="level 99"):
         clock.apply("level", 99)
@@ -79,25 +89,40 @@ def test_floor_commands_to_the_clock_are_validated(broker):
     service = VenueClockService(venue="v2", port=broker.port).start()
     assert service.connected.wait(10)
     answers: list[dict] = []
+    states: list[dict] = []
     floor = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    floor.on_message = lambda c, u, m: answers.append(json.loads(m.payload))
+    floor.on_message = lambda c, u, m: (answers if m.topic.endswith("cmd-resp")
+                                        else states).append(json.loads(m.payload))
     floor.connect("127.0.0.1", broker.port)
     floor.subscribe("pkr/v1/v2/hub/cmd-resp", qos=1)
+    floor.subscribe("pkr/v1/v2/clock", qos=1)
     floor.loop_start()
     time.sleep(0.3)
     try:
-        for body in ({"transaction": "a", "action": "pause"},
-                     {"transaction": "b", "action": "start", "value": "lppl"},
-                     {"transaction": "b", "action": "pause"},
-                     {"transaction": "c", "action": "warp"},
-                     {"action": "pause"}):
+        bodies = ({"transaction": "a", "action": "pause"},
+                  {"transaction": "b", "action": "start", "value": "lppl"},
+                  {"transaction": "b", "action": "pause"},
+                  {"transaction": "c", "action": "warp"},
+                  {"action": "pause"},
+                  {"transaction": "d", "action": "stop"})
+        for body in bodies:
             floor.publish("pkr/v1/v2/hub/cmd/clock", json.dumps(body), qos=1)
-        assert wait_for(lambda: len(answers) == 5)
-        assert [a["ok"] for a in answers] == [False, True, False, False, False]
+        assert wait_for(lambda: len(answers) == 6)
+        assert [a["ok"] for a in answers] == [False, True, False, False, False, True]
         assert "start one" in answers[0]["error"]
         assert answers[1]["structure"] == "lppl"
         assert "already handled" in answers[2]["error"]
         assert "unknown clock action" in answers[3]["error"]
+        assert answers[5]["structure"] is None
+        assert wait_for(lambda: states and states[-1]["structure"] is None)
+        # The well-formed commands, every answer and every clock state keep to the contract.
+        for body in bodies[:3] + bodies[5:]:
+            validate("HubClockCommand", body)
+        for answer in answers:
+            validate("HubClockResponse", answer)
+        assert {s["structure"] for s in states} >= {"lppl", None}
+        for state in states:
+            validate("VenueClock", state)
     finally:
         floor.loop_stop()
         floor.disconnect()
