@@ -9,12 +9,12 @@ time it happened. The last level runs on until the clock is stopped.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
+
+from controller.datafiles import ProblemsError, parse_toml, read_toml
 
 Event = dict[str, Any]
 
@@ -24,14 +24,10 @@ _BREAK_KEYS = {"break_minutes", "note", "color_up", "announce"}
 _TOP_KEYS = {"name", "title", "source", "schedule", "starting_stack", "note"}
 
 
-class StructureError(ValueError):
+class StructureError(ProblemsError):
     """A blind structure that cannot be used; ``problems`` lists every one with its key."""
 
-    def __init__(self, origin: str, problems: list[str]) -> None:
-        self.origin = origin
-        self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"structure {origin} has {len(problems)} problem(s):\n{lines}")
+    subject = "structure"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,22 +123,13 @@ def builtin_structures() -> list[str]:
 
 def load_structure(name_or_path: str) -> Structure:
     if name_or_path.endswith(".toml") or "/" in name_or_path:
-        path = Path(name_or_path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise StructureError(name_or_path, [f"no structure file: {exc.strerror}"]) from None
-    else:
-        resource = resources.files("controller") / "structures" / f"{name_or_path}.toml"
-        if not resource.is_file():
-            raise StructureError(name_or_path, [
-                f"no structure named {name_or_path!r} (built-in: "
-                f"{', '.join(builtin_structures())}; or give the path of a .toml file)"])
-        text = resource.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise StructureError(name_or_path, [f"not valid TOML: {exc}"]) from None
+        return structure_from_data(read_toml(name_or_path, StructureError), name_or_path)
+    resource = resources.files("controller") / "structures" / f"{name_or_path}.toml"
+    if not resource.is_file():
+        raise StructureError(name_or_path, [
+            f"no structure named {name_or_path!r} (built-in: "
+            f"{', '.join(builtin_structures())}; or give the path of a .toml file)"])
+    data = parse_toml(resource.read_text(encoding="utf-8"), StructureError, name_or_path)
     return structure_from_data(data, name_or_path)
 
 

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.datafiles import ProblemsError
 from controller.gestures import GestureConfig
 from controller.inputs import GAMES
 from controller.table import DEFAULT_GESTURES, GESTURE_ACTIONS
@@ -25,12 +26,10 @@ BUZZER_BACKENDS = ("tonal", "active", "none")
 CLOCK_MODES = ("standalone", "venue")
 
 
-class ConfigError(ValueError):
-    def __init__(self, origin: str, problems: list[str]) -> None:
-        self.origin = origin
-        self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"configuration {origin} has {len(problems)} problem(s):\n{lines}")
+class ConfigError(ProblemsError):
+    """A configuration file that cannot be used; ``problems`` lists every bad key at once."""
+
+    subject = "configuration"
 
 
 @dataclass

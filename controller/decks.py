@@ -23,6 +23,7 @@ from controller.cards import (
     parse_card,
     parse_deck_id,
 )
+from controller.datafiles import ProblemsError
 
 # Enrollment order: spades, hearts, diamonds, clubs, each ace to king, as the display prompts.
 ENROLL_ORDER: tuple[str, ...] = tuple(
@@ -31,12 +32,10 @@ ENROLL_ORDER: tuple[str, ...] = tuple(
 REREAD_MS = 250  # the same tag again within this is the same pass over the antenna
 
 
-class RegistryError(ValueError):
-    def __init__(self, origin: str, problems: list[str]) -> None:
-        self.origin = origin
-        self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"deck registry {origin} has {len(problems)} problem(s):\n{lines}")
+class RegistryError(ProblemsError):
+    """A deck registry file that cannot be used; ``problems`` lists every one, with its key."""
+
+    subject = "deck registry"
 
 
 @dataclass

@@ -8,12 +8,12 @@ value at once.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Any
+
+from controller.datafiles import ProblemsError, parse_toml, read_toml
 
 
 @dataclass(frozen=True)
@@ -93,14 +93,10 @@ PROFILE_KEYS = ("name", "title", "inherits", "base_note", "rules")
 RULE_ENTRY_KEYS = ("value", "source", "quote", "note")
 
 
-class ProfileError(ValueError):
+class ProfileError(ProblemsError):
     """A profile file that cannot be used; ``problems`` lists every one found, with its key."""
 
-    def __init__(self, origin: str, problems: list[str]) -> None:
-        self.origin = origin
-        self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"profile {origin} has {len(problems)} problem(s):\n{lines}")
+    subject = "profile"
 
 
 @dataclass(frozen=True)
@@ -145,7 +141,7 @@ def _read_builtin(name: str) -> dict[str, Any] | None:
     path = resources.files("controller") / "profiles" / f"{name}.toml"
     if not path.is_file():
         return None
-    return tomllib.loads(path.read_text(encoding="utf-8"))
+    return parse_toml(path.read_text(encoding="utf-8"), ProfileError, name)
 
 
 def _validate_rule(key: str, entry: Any, where: str) -> list[str]:
@@ -256,21 +252,9 @@ def profile_from_data(
 def load_profile(name_or_path: str, *, _seen: tuple[str, ...] = ()) -> Profile:
     """Load a built-in profile by name, or a house's own profile from a ``.toml`` path."""
     if name_or_path.endswith(".toml") or "/" in name_or_path:
-        path = Path(name_or_path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ProfileError(name_or_path, [f"no profile file: {exc.strerror}"]) from None
-        origin = str(path)
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ProfileError(origin, [f"not valid TOML: {exc}"]) from None
-        return profile_from_data(data, origin, _seen=_seen)
-    try:
-        builtin = _read_builtin(name_or_path)
-    except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(name_or_path, [f"not valid TOML: {exc}"]) from None
+        return profile_from_data(read_toml(name_or_path, ProfileError), name_or_path,
+                                 _seen=_seen)
+    builtin = _read_builtin(name_or_path)
     if builtin is None:
         raise ProfileError(
             name_or_path,

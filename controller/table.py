@@ -446,24 +446,23 @@ class Table:
 
     # ------------------------------------------------------------------ clock and shoe
 
+    def _structure(self, name: str) -> Structure:
+        try:
+            return self.structure_loader(name)
+        except ValueError as exc:  # the structure named by the caller cannot be used
+            raise TableUsageError(str(exc)) from None
+
     def _clock(self, item: ClockCommand, t: float) -> list[Event]:
         if item.action == "start":
             assert item.structure is not None
-            try:
-                structure = self.structure_loader(item.structure)
-            except ValueError as exc:
-                raise TableUsageError(str(exc)) from None
+            structure = self._structure(item.structure)
             self.clock = BlindClock(structure, t)
             return [{"type": "clock", "state": "running", "structure": structure.name,
                      "elapsed": 0.0, "t": t}, *self.clock.advance(t)]
         if item.action == "sync":
             assert item.structure is not None and item.elapsed is not None
             if self.clock is None or self.clock.structure.name != item.structure:
-                try:
-                    structure = self.structure_loader(item.structure)
-                except ValueError as exc:
-                    raise TableUsageError(str(exc)) from None
-                self.clock = BlindClock(structure, t)
+                self.clock = BlindClock(self._structure(item.structure), t)
             return self.clock.sync(item.elapsed, item.running, t)
         if self.clock is None:
             raise TableUsageError(f"clock {item.action}: no clock is running; start one with "

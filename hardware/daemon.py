@@ -24,12 +24,12 @@ import socket
 import sys
 import threading
 import time
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 from controller.config import Config, ConfigError, config_from_data
+from controller.datafiles import read_toml
 from controller.decks import DeckRegistry
 from controller.hand import Event
 from controller.inputs import (
@@ -47,15 +47,7 @@ from controller.table import Table, TableConfig, TableUsageError
 
 
 def load_config(path: str) -> Config:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(path, [f"cannot read: {exc.strerror}"]) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(path, [f"not valid TOML: {exc}"]) from None
-    return config_from_data(data, path)
+    return config_from_data(read_toml(path, ConfigError), path)
 
 
 class SystemdNotifier:

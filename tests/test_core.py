@@ -137,8 +137,8 @@ def test_shoe_link_lost_between_hands_is_not_an_irregularity():
 PURE = ["controller/" + name for name in (
     "cards", "seating", "profiles", "inputs", "hand", "table", "clock", "record", "decks",
     "replay", "dealer_script", "gestures", "sounds", "screens", "config", "reporting",
-    "contract")] + ["firmware_bridge/" + name for name in ("framing", "messages", "host",
-                                                           "to_core")]
+    "contract", "datafiles")] + ["firmware_bridge/" + name for name in (
+    "framing", "messages", "host", "to_core")]
 FORBIDDEN = {"serial", "gpiozero", "luma", "paho", "nfc", "time", "datetime", "socket",
              "threading", "asyncio", "subprocess", "sqlite3", "RPi", "lgpio"}
 

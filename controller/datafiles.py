@@ -1,0 +1,38 @@
+"""The house's data files (profiles, blind structures, deck registries, configurations): reading
+them, and the error that lists every problem at once, each naming its key, so that whoever wrote
+the file can mend them all in one go."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+
+class ProblemsError(ValueError):
+    """``origin`` is the file (or the name it was asked by); ``problems`` lists every fault."""
+
+    subject = "data"  # what kind of file it is, as the message names it
+
+    def __init__(self, origin: str, problems: list[str]) -> None:
+        self.origin = origin
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{self.subject} {origin} has {len(problems)} problem(s):\n{lines}")
+
+
+def parse_toml(text: str, error: type[ProblemsError], origin: str) -> dict[str, Any]:
+    """The TOML document in ``text``, or ``error`` naming ``origin`` if it is not TOML."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(origin, [f"not valid TOML: {exc}"]) from None
+
+
+def read_toml(path: str | Path, error: type[ProblemsError]) -> dict[str, Any]:
+    """The TOML file at ``path``, or ``error`` saying why it cannot be read or parsed."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(str(path), [f"cannot read: {exc.strerror}"]) from None
+    return parse_toml(text, error, str(path))
