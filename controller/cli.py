@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Iterator, Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from controller.profiles import (
     DEFAULT_PROFILE,
@@ -325,11 +324,9 @@ def _mqtt_options(p: argparse.ArgumentParser) -> None:
 
 
 def _tls(args: argparse.Namespace) -> object:
-    from hardware.mqtt_link import TlsSettings
+    from hardware.mqtt_link import tls_settings
 
-    if args.ca and args.cert and args.key:
-        return TlsSettings(args.ca, args.cert, args.key)
-    return None
+    return tls_settings(args.ca, args.cert, args.key)
 
 
 def cmd_venue_clock(args: argparse.Namespace) -> int:
@@ -362,18 +359,21 @@ def cmd_clock(args: argparse.Namespace) -> int:
     import threading
     import uuid
 
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
+    from hardware.mqtt_link import mqtt_client, tls_settings
 
+    raw: str | None = args.value
+    value: object = raw
+    if args.action in ("add", "level") and raw is not None:
+        try:
+            value = float(raw) if args.action == "add" else int(raw)
+        except ValueError:
+            return _fail(f"clock {args.action}: {raw!r} is not a number")
     answer: list[dict[str, object]] = []
     done = threading.Event()
     transaction = uuid.uuid4().hex
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    tls = _tls(args)
-    if tls is not None:
-        client.tls_set(ca_certs=args.ca, certfile=args.cert, keyfile=args.key)
+    client = mqtt_client(tls=tls_settings(args.ca, args.cert, args.key))
 
-    def on_message(c: object, u: object, msg: mqtt.MQTTMessage) -> None:
+    def on_message(c: object, u: object, msg: Any) -> None:
         body = json.loads(msg.payload)
         if body.get("transaction") == transaction:
             answer.append(body)
@@ -386,14 +386,8 @@ def cmd_clock(args: argparse.Namespace) -> int:
         return _fail(f"cannot reach the broker at {args.host}:{args.port}: {exc}")
     client.subscribe(f"pkr/v1/{args.venue}/hub/cmd-resp", qos=1)
     client.loop_start()
-    time.sleep(0.2)
-    raw: str | None = args.value
-    value: object = raw
-    if args.action in ("add", "level") and raw is not None:
-        try:
-            value = float(raw) if args.action == "add" else int(raw)
-        except ValueError:
-            return _fail(f"clock {args.action}: {raw!r} is not a number")
+    # The subscription goes out before the command on the same connection: the broker
+    # has it in place by the time the answer is published.
     client.publish(f"pkr/v1/{args.venue}/hub/cmd/clock",
                    json.dumps({"transaction": transaction, "action": args.action,
                                "value": value}), qos=1)

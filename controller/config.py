@@ -202,8 +202,6 @@ def config_from_data(data: dict[str, Any], origin: str) -> Config:
     if config.button_seat not in config.seats:
         problems.append(f"table.button: seat {config.button_seat} is not one of the seats "
                         f"{config.seats}")
-    if config.clock_mode == "standalone" and config.clock_structure is None:
-        pass  # no clock until a floor command starts one
     if config.mqtt_enabled and config.mqtt_port == 8883 and not (
             config.mqtt_cert or config.mqtt_username):
         problems.append("mqtt: port 8883 is the TLS listener: give ca, cert and key (or "

@@ -205,14 +205,14 @@ class Daemon:
         self.display = self._display()
         self.buzzer = self._buzzer()
         if config.mqtt_enabled:
-            from hardware.mqtt_link import TableLink, TlsSettings
+            from hardware.mqtt_link import TableLink, tls_settings
 
-            tls = (TlsSettings(config.mqtt_ca, config.mqtt_cert, config.mqtt_key)
-                   if config.mqtt_ca and config.mqtt_cert and config.mqtt_key else None)
             self.link = TableLink(
                 self.outbox, venue=config.venue, table=config.table, host=config.mqtt_host,
-                port=config.mqtt_port, tls=tls, username=config.mqtt_username,
-                password=config.mqtt_password, on_command=self._command_from_link,
+                port=config.mqtt_port,
+                tls=tls_settings(config.mqtt_ca, config.mqtt_cert, config.mqtt_key),
+                username=config.mqtt_username, password=config.mqtt_password,
+                on_command=self._command_from_link,
                 on_venue_clock=(lambda state, retained: self.queue.put(
                     ("venue_clock", state, retained)))
                 if config.clock_mode == "venue" else None).start()

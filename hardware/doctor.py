@@ -137,8 +137,7 @@ def check_broker(config: Config, timeout: float = 5.0) -> Check:
         return Check("broker", SKIP, "mqtt disabled: events stay in the local outbox")
     import threading
 
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
+    from hardware.mqtt_link import mqtt_client, tls_settings
 
     result: dict[str, Any] = {}
     done = threading.Event()
@@ -147,16 +146,12 @@ def check_broker(config: Config, timeout: float = 5.0) -> Check:
         result["reason"] = reason
         done.set()
 
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"doctor-{config.table}",
-                         protocol=mqtt.MQTTv5)
-    client.on_connect = on_connect
     where = f"{config.mqtt_host}:{config.mqtt_port}"
     try:
-        if config.mqtt_ca:
-            client.tls_set(ca_certs=config.mqtt_ca, certfile=config.mqtt_cert,
-                           keyfile=config.mqtt_key)
-        if config.mqtt_username:
-            client.username_pw_set(config.mqtt_username, config.mqtt_password)
+        client = mqtt_client(f"doctor-{config.table}",
+                             tls=tls_settings(config.mqtt_ca, config.mqtt_cert, config.mqtt_key),
+                             username=config.mqtt_username, password=config.mqtt_password)
+        client.on_connect = on_connect
         client.connect(config.mqtt_host, config.mqtt_port, keepalive=10)
     except Exception as exc:
         return Check("broker", FAIL, f"cannot reach {where}: {exc}",

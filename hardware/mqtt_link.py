@@ -44,6 +44,29 @@ class TlsSettings:
     key_file: str
 
 
+def tls_settings(ca_file: str | None, cert_file: str | None,
+                 key_file: str | None) -> TlsSettings | None:
+    """TLS with a client certificate when all three files are given, else none."""
+    if ca_file and cert_file and key_file:
+        return TlsSettings(ca_file, cert_file, key_file)
+    return None
+
+
+def mqtt_client(client_id: str = "", *, tls: TlsSettings | None = None,
+                username: str | None = None, password: str | None = None) -> Any:
+    """A paho-mqtt 2 client speaking MQTT 5 (callback API version 2), with the venue's TLS
+    client certificate or a username when given: every MQTT client of the project starts here."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+    if tls is not None:
+        client.tls_set(ca_certs=tls.ca_file, certfile=tls.cert_file, keyfile=tls.key_file)
+    if username is not None:
+        client.username_pw_set(username, password)
+    return client
+
+
 @dataclass
 class LinkStats:
     published: int = 0
@@ -108,16 +131,8 @@ class TableLink:
                            "ts": int(self.clock() * 1000)}).encode()
 
     def start(self) -> TableLink:
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
-
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"table-{self.table}",
-                             protocol=mqtt.MQTTv5)
-        if self.tls is not None:
-            client.tls_set(ca_certs=self.tls.ca_file, certfile=self.tls.cert_file,
-                           keyfile=self.tls.key_file)
-        if self.username is not None:
-            client.username_pw_set(self.username, self.password)
+        client = mqtt_client(f"table-{self.table}", tls=self.tls, username=self.username,
+                             password=self.password)
         client.will_set(self.topic("status"), self._status("lost"), qos=1, retain=True)
         client.reconnect_delay_set(min_delay=1, max_delay=5)
         client.on_connect = lambda c, u, f, rc, p=None: self._queue.put(("connect", rc))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hardware.mqtt_link import TlsSettings
+from hardware.mqtt_link import TlsSettings, mqtt_client
 from hub.storage import Storage, open_storage
 
 
@@ -67,18 +67,11 @@ class Recorder:
         return storage
 
     def start(self) -> Recorder:
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
 
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.client_id,
-                             protocol=mqtt.MQTTv5)
-        if self.tls is not None:
-            client.tls_set(ca_certs=self.tls.ca_file, certfile=self.tls.cert_file,
-                           keyfile=self.tls.key_file)
-        if self.username is not None:
-            client.username_pw_set(self.username, self.password)
+        client = mqtt_client(self.client_id, tls=self.tls, username=self.username,
+                             password=self.password)
         properties = Properties(PacketTypes.CONNECT)
         properties.SessionExpiryInterval = 7 * 24 * 3600  # a persistent session
         client.on_connect = lambda c, u, f, rc, p=None: self._queue.put(("connect", rc))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from controller.clock import Period, Structure, load_structure
-from hardware.mqtt_link import TlsSettings
+from hardware.mqtt_link import TlsSettings, mqtt_client
 
 ACTIONS = ("start", "pause", "resume", "add", "level", "stop")
 
@@ -105,14 +105,7 @@ class VenueClockService:
         return f"pkr/v1/{self.venue}/clock"
 
     def start(self) -> VenueClockService:
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
-
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.client_id,
-                             protocol=mqtt.MQTTv5)
-        if self.tls is not None:
-            client.tls_set(ca_certs=self.tls.ca_file, certfile=self.tls.cert_file,
-                           keyfile=self.tls.key_file)
+        client = mqtt_client(self.client_id, tls=self.tls)
         client.on_connect = self._on_connect
         client.on_message = lambda c, u, msg: self._command(bytes(msg.payload))
         client.connect_async(self.host, self.port, keepalive=10)
