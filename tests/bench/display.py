@@ -24,11 +24,7 @@ from controller.screens import DisplayModel, Status, mmss, sample_screens
 from controller.table import Table
 from hardware.display import Display, oled_device, render_oled
 from hardware.fake_i2c import OledBus
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
+from tests.bench import ms, percentile
 
 
 def frame_cost(frames: int) -> dict[str, float]:
@@ -50,9 +46,8 @@ def frame_cost(frames: int) -> dict[str, float]:
         start = time.perf_counter()
         display.show(screen, force=True)
         full.append(time.perf_counter() - start)
-    return {"frames": frames, "render_push_ms": round(_median(full) * 1000, 3),
-            "floor_push_ms": round(_median(floor) * 1000, 3),
-            "ratio": round(_median(full) / _median(floor), 2)}
+    return {"frames": frames, "render_push_ms": ms(full, 50), "floor_push_ms": ms(floor, 50),
+            "ratio": round(percentile(full, 50) / percentile(floor, 50), 2)}
 
 
 def idle_cpu(seconds: float) -> dict[str, float]:

@@ -37,13 +37,10 @@ from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from hardware.shoe_serial import SerialShoe
 from hub.broker import Broker
-from tests.bench.shoe_link import LABELS, SPACING, UID, _floor_latency, _percentile, _pty
+from tests.bench import latency_against_floor
+from tests.bench.shoe_link import LABELS, SPACING, UID, _floor_latency, _pty
 
 VENUE = "bench"
-
-
-def _ms(values: list[float], q: float) -> float:
-    return round(_percentile(values, q) * 1000, 3)
 
 
 def _client(port: int, on_message: Any = None, inflight: int | None = None) -> Any:
@@ -105,11 +102,7 @@ def latency(cards: int) -> dict[str, Any]:
             pipeline = _pipeline(directory, broker.port, cards)
         finally:
             broker.kill()
-    return {"pipeline": {"p50_ms": _ms(pipeline, 50), "p99_ms": _ms(pipeline, 99)},
-            "floor": {"p50_ms": _ms(floor, 50), "p99_ms": _ms(floor, 99)},
-            "events": len(pipeline),
-            "p50_ratio": round(_percentile(pipeline, 50) / _percentile(floor, 50), 2),
-            "p99_ratio": round(_percentile(pipeline, 99) / _percentile(floor, 99), 2)}
+    return {**latency_against_floor(pipeline, floor), "events": len(pipeline)}
 
 
 def _pipeline(directory: Path, port: int, cards: int) -> list[float]:

@@ -27,12 +27,7 @@ from controller.dealer_script import session_lines
 from controller.inputs import CardRead, parse_input
 from controller.profiles import load_profile
 from controller.table import Table, TableConfig
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[index]
+from tests.bench import percentile
 
 
 def run(hands: int, seed: int, profile_name: str) -> dict[str, object]:
@@ -68,7 +63,7 @@ def run(hands: int, seed: int, profile_name: str) -> dict[str, object]:
     total_s = (clock() - started) / 1e9
 
     def us(values: list[int], q: float) -> float:
-        return round(_percentile([v / 1000 for v in values], q), 2)
+        return round(percentile([v / 1000 for v in values], q), 2)
 
     return {
         "hands": hands_done,
@@ -79,9 +74,9 @@ def run(hands: int, seed: int, profile_name: str) -> dict[str, object]:
         "card_us": {"p50": us(card_ns, 50), "p99": us(card_ns, 99),
                     "mean": round(statistics.fmean(card_ns) / 1000, 2)},
         "floor_parse_card_us": {"p50": us(parse_card_ns, 50), "p99": us(parse_card_ns, 99)},
-        "card_over_floor_p50": round(_percentile(card_ns, 50) / _percentile(parse_card_ns, 50),
+        "card_over_floor_p50": round(percentile(card_ns, 50) / percentile(parse_card_ns, 50),
                                      2),
-        "card_over_floor_p99": round(_percentile(card_ns, 99) / _percentile(parse_card_ns, 99),
+        "card_over_floor_p99": round(percentile(card_ns, 99) / percentile(parse_card_ns, 99),
                                      2),
         "hand_end_us_p50": us(other_ns, 50),
         "profile": profile_name,

@@ -35,17 +35,13 @@ from firmware_bridge.framing import encode_frame
 from firmware_bridge.host import HostLink
 from firmware_bridge.to_core import ShoeTranslator
 from hardware.shoe_serial import SerialShoe
+from tests.bench import latency_against_floor
 
 UID = bytes.fromhex("04a1b2c3d4e5f6")
 LABELS = [f"R1:{r}{s}" for r in "AKQJT98765432" for s in "shdc"]
 # Cards come at least a tenth of a second apart at a table; samples are spaced 2 ms apart so
 # that each one meets an idle link (the previous card's ACK written), as a real card does.
 SPACING = 0.002
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def decode_throughput(frames: int) -> dict[str, float]:
@@ -176,16 +172,7 @@ def latency(samples: int) -> dict[str, object]:
         pipeline = _pipeline_latency(samples, directory)
         floor += _floor_latency(samples // 2, directory)
 
-    def ms(values: list[float], q: float) -> float:
-        return round(_percentile(values, q) * 1000, 3)
-
-    return {
-        "samples": samples,
-        "pipeline": {"p50_ms": ms(pipeline, 50), "p99_ms": ms(pipeline, 99)},
-        "floor": {"p50_ms": ms(floor, 50), "p99_ms": ms(floor, 99)},
-        "p50_ratio": round(_percentile(pipeline, 50) / _percentile(floor, 50), 2),
-        "p99_ratio": round(_percentile(pipeline, 99) / _percentile(floor, 99), 2),
-    }
+    return {"samples": samples, **latency_against_floor(pipeline, floor)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,56 @@
+"""The benchmark commands still run, and what they count (not how fast) is right: a benchmark
+that has rotted gives no figure at all. Small sizes; `make bench` runs the real ones."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+RUNS = {
+    "replay": ["replay_throughput", "--hands", "20"],
+    "shoe": ["shoe_link", "--frames", "500", "--samples", "40"],
+    "display": ["display", "--frames", "5", "--idle-seconds", "1"],
+    "latency": ["mqtt", "latency", "--cards", "30"],
+    "outage": ["mqtt", "outage", "--events", "300"],
+    "footprint": ["footprint", "--hands", "1", "--idle-seconds", "1"],
+}
+
+
+def _bench(name: str) -> dict:
+    module, *args = RUNS[name]
+    result = subprocess.run([sys.executable, "-m", f"tests.bench.{module}", *args, "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", ["shoe", "latency"])
+def test_latency_benches_give_pipeline_floor_and_ratios(name):
+    figures = _bench(name)
+    figures = figures.get("latency", figures)
+    for side in ("pipeline", "floor"):
+        assert 0 < figures[side]["p50_ms"] <= figures[side]["p99_ms"]
+    assert figures["p50_ratio"] > 0 and figures["p99_ratio"] > 0
+
+
+def test_replay_bench_counts_the_hands_it_dealt():
+    figures = _bench("replay")
+    assert figures["hands"] >= 20 and figures["cards"] > 20 * 4
+    assert figures["card_us"]["p50"] <= figures["card_us"]["p99"]
+
+
+def test_outage_bench_delivers_every_event_once():
+    figures = _bench("outage")
+    assert figures["delivered"] == figures["events"] == 300
+    assert figures["duplicates"] == 0 and figures["gaps"] == 0
+
+
+def test_display_and_footprint_benches_measure_a_running_table():
+    display = _bench("display")
+    assert display["frame"]["frames"] == 5 and display["idle"]["pushes"] >= 1
+    footprint = _bench("footprint")
+    assert footprint["daemon"]["hands"] == 1
+    assert footprint["daemon"]["rss_mb"] > footprint["bare"]["rss_mb"] > 0
