@@ -186,6 +186,8 @@ class BlindClock:
         return []
 
     def stop(self, t: float) -> list[Event]:
+        if self.stopped:
+            return []  # the venue clock repeats its stopped state every few seconds
         events = self.advance(t)
         self.elapsed_before = self.elapsed(t)
         self.running_since = None

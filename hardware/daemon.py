@@ -77,6 +77,7 @@ class TerminalDisplay:
         self.out = out
         self.table = table
         self.last: Any = None
+        self.last_kind: str | None = None
 
     def show(self, screen: Any) -> bool:
         from hardware.display import render_lcd
@@ -84,9 +85,9 @@ class TerminalDisplay:
         if screen == self.last:
             return False
         self.last = screen
-        if screen.kind == "clock" and getattr(self, "_last_kind", None) == "clock":
+        if screen.kind == "clock" and self.last_kind == "clock":
             return True  # the clock ticking every second would flood the terminal
-        self._last_kind = screen.kind
+        self.last_kind = screen.kind
         lines = render_lcd(screen)
         bar = "+" + "-" * 20 + "+"
         self.out.write(f"[{self.table}] {bar}\n" + "".join(
@@ -125,6 +126,7 @@ class Daemon:
         self.parts: dict[str, Any] = {}
         self.offset = 0.0
         self.events = 0
+        self.resumed = 0  # journal lines replayed at start
         self.link: Any = None
         self.buzzer: Any = None
         self.display: Any = None
@@ -298,12 +300,16 @@ class Daemon:
 
     # ------------------------------------------------------------------ the core
     def feed(self, item: Input) -> list[Event]:
-        """One input through the core; the input and its events committed together."""
+        """One input from the table's own devices through the core; a refusal is printed."""
         try:
-            events = self.table.handle(item)
+            return self._handle(item)
         except TableUsageError as exc:
             self.out.write(f"[{self.config.table}] refused: {exc}\n")
             return []
+
+    def _handle(self, item: Input) -> list[Event]:
+        """One input through the core; the input and its events committed together."""
+        events = self.table.handle(item)
         self._commit(input_to_dict(item), events)
         return events
 
@@ -357,9 +363,11 @@ class Daemon:
         """The hub's clock, the authority: follow it (a retained state may be a few seconds
         old: it starts a clock the table does not have, and the next fresh one corrects it)."""
         structure = state.get("structure")
-        if not isinstance(structure, str):
-            if state.get("structure") is None and self.table.clock is not None and not retained:
+        if structure is None:  # the hub stopped the clock
+            if self.table.clock is not None and not retained:
                 self.feed(ClockCommand("stop", t=self.now()))
+            return
+        if not isinstance(structure, str):
             return
         if retained and self.table.clock is not None and \
                 self.table.clock.structure.name == structure:
@@ -427,10 +435,9 @@ class Daemon:
         except ValueError as exc:
             return str(exc)
         try:
-            events = self.table.handle(item)
+            self._handle(item)
         except TableUsageError as exc:
-            return str(exc)
-        self._commit(input_to_dict(item), events)
+            return str(exc)  # the floor's command was refused: the answer says why
         return None
 
     def reload(self) -> None:
@@ -483,7 +490,7 @@ class Daemon:
     def summary(self) -> dict[str, Any]:
         return {"table": self.config.table, "events": self.events,
                 "hand": self.table.hand.number if self.table.hand else None,
-                "resumed_inputs": getattr(self, "resumed", 0)}
+                "resumed_inputs": self.resumed}
 
 
 def main_run(config_path: str, out: TextIO = sys.stdout) -> int:

@@ -28,6 +28,8 @@ def test_levels_warnings_and_pause():
     events = clock.resume(5000.0) + clock.advance(5100.0)
     levels = [e for e in events if e["type"] == "level"]
     assert [(e["level"], e["t"]) for e in levels] == [(2, 5050.0)]
+    assert of_type(clock.stop(5200.0), "clock")[0]["state"] == "stopped"
+    assert clock.stop(5205.0) == []  # a stopped clock told to stop again says nothing
 
 
 def test_breaks_in_the_default_structure():

@@ -77,6 +77,13 @@ def test_a_table_follows_the_hubs_clock(tmp_path, broker):
         events = daemon.outbox.rows(0, 1000)
         synced = [e for _, _, _, e in events if e["type"] == "clock" and e["state"] == "synced"]
         assert synced and synced[-1]["structure"] == "corner-pocket"
+        service.apply("stop")
+        assert wait_for(lambda: level() is not None and daemon.table.clock.stopped)
+        time.sleep(1.5)  # three more publications of the stopped clock
+        level()
+        stopped = [e for _, _, _, e in daemon.outbox.rows(0, 1000)
+                   if e["type"] == "clock" and e["state"] == "stopped"]
+        assert len(stopped) == 1, "the table reported the hub's stopped clock more than once"
     finally:
         daemon.stop()
         service.stop()
