@@ -19,6 +19,7 @@ from controller.datafiles import ProblemsError, parse_toml, read_toml
 Event = dict[str, Any]
 
 WARNING_SECONDS = 60.0
+SYNC_DRIFT_SECONDS = 1.0  # less than this between the table's clock and the hub's goes unsaid
 _LEVEL_KEYS = {"level", "sb", "bb", "ante", "minutes", "note", "color_up", "announce"}
 _BREAK_KEYS = {"break_minutes", "note", "color_up", "announce"}
 _TOP_KEYS = {"name", "title", "source", "schedule", "starting_stack", "note"}
@@ -196,16 +197,21 @@ class BlindClock:
         return events
 
     def sync(self, elapsed: float, running: bool, t: float) -> list[Event]:
-        """Follow the venue clock: it read ``elapsed`` seconds at ``t``. The period it is in is
-        announced (again, if it is the same); the periods skipped are not replayed."""
+        """Follow the venue clock: it read ``elapsed`` seconds at ``t``. A period the clock
+        moves into is announced; the periods skipped are not replayed. ``synced`` is reported
+        when the table had drifted (``SYNC_DRIFT_SECONDS``), was stopped, ran when the hub's
+        clock did not (or the reverse), or changes period: the hub repeats its clock every few
+        seconds, and a table that agrees with it has nothing to say."""
         drift = round(elapsed - self.elapsed(t), 3)
+        target = self._index_at(elapsed)
+        news = (abs(drift) >= SYNC_DRIFT_SECONDS or self.stopped or target != self.index
+                or running != (self.running_since is not None))
         self.stopped = False
         self.elapsed_before = elapsed
         self.running_since = t if running else None
-        target = self._index_at(elapsed)
         events: list[Event] = [{"type": "clock", "state": "synced", "structure":
                                 self.structure.name, "elapsed": round(elapsed, 3),
-                                "drift": drift, "running": running, "t": t}]
+                                "drift": drift, "running": running, "t": t}] if news else []
         if target != self.index:
             self.index = target - 1
             self.warned_index = target - 1

@@ -142,3 +142,16 @@ def test_a_hub_outage_the_table_counts_alone_and_reconciles():
     events = run(lines)
     assert of_type(events, "hand.started")[0]["level"] == 2
     assert of_type(events, "clock")[-1]["drift"] == 3.0
+
+
+def test_the_hubs_repeated_clock_is_news_only_when_the_table_disagrees():
+    clock = BlindClock(load_structure("corner-pocket"), 0.0)
+    first = clock.sync(0.0, True, 0.0)
+    assert of_type(first, "clock")[0]["state"] == "synced"  # a new clock: level 1 announced
+    assert of_type(first, "level")[0]["level"] == 1
+    assert clock.sync(5.2, True, 5.0) == []  # 0.2 s apart: nothing to say
+    assert of_type(clock.sync(12.0, True, 10.0), "clock")[0]["drift"] == 1.8
+    assert of_type(clock.sync(15.0, False, 13.0), "clock")[0]["running"] is False  # paused
+    assert clock.sync(15.0, False, 20.0) == []  # still paused at the same time
+    moved = clock.sync(900.0, True, 21.0)  # the floor moved to level 2
+    assert of_type(moved, "level")[0]["level"] == 2 and of_type(moved, "clock")
