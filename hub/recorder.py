@@ -164,8 +164,9 @@ class Recorder:
 
     def _flush(self, now: float) -> None:
         assert self._db is not None
-        self._db.commit()
-        for table in sorted(self._ack_due):
+        due = sorted(self._ack_due)
+        self._ack_due.clear()
+        for table in due:
             upto = self.upto.get(table, 0)
             above = self._above.setdefault(table, set())
             while upto + 1 in above:
@@ -174,16 +175,18 @@ class Recorder:
             above.difference_update([s for s in above if s <= upto])
             self.upto[table] = upto
             self._db.set_upto(table, upto)
-            self._db.commit()
-            if self.connected.is_set():
-                self._client.publish(self._topic(table, "ack"),
-                                     json.dumps({"upto_seq": upto}), qos=1)
-                self.stats.acks += 1
             if above:
                 self._gap_since.setdefault(table, now)
             else:
                 self._gap_since.pop(table, None)
-        self._ack_due.clear()
+        # One commit (one fsync) for the rows and every table's count; only then the acks, so
+        # a table never drops from its outbox what the recorder could still lose.
+        self._db.commit()
+        if self.connected.is_set():
+            for table in due:
+                self._client.publish(self._topic(table, "ack"),
+                                     json.dumps({"upto_seq": self.upto[table]}), qos=1)
+                self.stats.acks += 1
         for table, since in list(self._gap_since.items()):
             if now - since < self.reorder_timeout:
                 continue

@@ -23,10 +23,9 @@ MIGRATIONS = [
 
 
 class Storage:
-    def __init__(self, connection: Any, placeholder: str, postgres: bool) -> None:
+    def __init__(self, connection: Any, placeholder: str) -> None:
         self.db = connection
-        self.p = placeholder
-        self.postgres = postgres
+        self.p = placeholder  # the driver's parameter marker: "?" for sqlite3, "%s" for psycopg
         self._migrate()
 
     def _sql(self, text: str) -> str:
@@ -79,9 +78,9 @@ def open_storage(location: str) -> Storage:
     if location.startswith(("postgresql://", "postgres://")):
         import psycopg
 
-        return Storage(psycopg.connect(location), "%s", postgres=True)
+        return Storage(psycopg.connect(location), "%s")
     path = location.removeprefix("sqlite:///")
     db = sqlite3.connect(path, timeout=30)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
-    return Storage(db, "?", postgres=False)
+    return Storage(db, "?")
