@@ -224,14 +224,12 @@ def cmd_recorder(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from hardware.mqtt_link import TlsSettings
     from hub.recorder import Recorder
 
-    tls = None
-    if args.ca or args.cert or args.key:
-        if not (args.ca and args.cert and args.key):
-            return _fail("TLS needs --ca, --cert and --key together")
-        tls = TlsSettings(args.ca, args.cert, args.key)
+    try:
+        tls = _tls(args)
+    except _TlsOptionsError as exc:
+        return _fail(str(exc))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     recorder = Recorder(args.db, venue=args.venue, host=args.host, port=args.port, tls=tls,
@@ -323,10 +321,18 @@ def _mqtt_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--key")
 
 
-def _tls(args: argparse.Namespace) -> object:
+class _TlsOptionsError(Exception):
+    """Some of --ca, --cert and --key without the others: the caller's mistake."""
+
+
+def _tls(args: argparse.Namespace) -> Any:
+    """The hub tools' TLS settings from --ca, --cert and --key (all three, or none)."""
     from hardware.mqtt_link import tls_settings
 
-    return tls_settings(args.ca, args.cert, args.key)
+    given = [args.ca, args.cert, args.key]
+    if any(given) and not all(given):
+        raise _TlsOptionsError("TLS needs --ca, --cert and --key together")
+    return tls_settings(*given)
 
 
 def cmd_venue_clock(args: argparse.Namespace) -> int:
@@ -336,10 +342,14 @@ def cmd_venue_clock(args: argparse.Namespace) -> int:
 
     from hub.venue_clock import VenueClockService
 
+    try:
+        tls = _tls(args)
+    except _TlsOptionsError as exc:
+        return _fail(str(exc))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     service = VenueClockService(venue=args.venue, host=args.host, port=args.port,
-                                tls=_tls(args)).start()  # type: ignore[arg-type]
+                                tls=tls).start()
     if args.start:
         service.connected.wait(10)
         service.apply("start", args.start)
@@ -359,8 +369,12 @@ def cmd_clock(args: argparse.Namespace) -> int:
     import threading
     import uuid
 
-    from hardware.mqtt_link import mqtt_client, tls_settings
+    from hardware.mqtt_link import mqtt_client
 
+    try:
+        tls = _tls(args)
+    except _TlsOptionsError as exc:
+        return _fail(str(exc))
     raw: str | None = args.value
     value: object = raw
     if args.action in ("add", "level") and raw is not None:
@@ -371,7 +385,7 @@ def cmd_clock(args: argparse.Namespace) -> int:
     answer: list[dict[str, object]] = []
     done = threading.Event()
     transaction = uuid.uuid4().hex
-    client = mqtt_client(tls=tls_settings(args.ca, args.cert, args.key))
+    client = mqtt_client(tls=tls)
 
     def on_message(c: object, u: object, msg: Any) -> None:
         body = json.loads(msg.payload)

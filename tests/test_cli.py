@@ -143,3 +143,14 @@ def test_demo_through_the_simulated_shoe():
 def test_scenario_files_are_valid_replay_inputs():
     for path in sorted(Path(SCENARIOS).glob("*.jsonl")):
         assert tablectl("replay", str(path)).returncode == 0, path
+
+
+@pytest.mark.parametrize("command", [["recorder", "--db", "x.db"], ["venue-clock"],
+                                     ["clock", "pause"]])
+def test_hub_tools_refuse_half_a_tls_setup(command, tmp_path):
+    """--ca without --cert and --key is a mistake, not a plain connection."""
+    result = subprocess.run([sys.executable, "-m", "controller.cli", *command, "--venue", "v",
+                             "--port", "1", "--ca", "ca.pem"], capture_output=True, text=True,
+                            timeout=60, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "TLS needs --ca, --cert and --key together" in result.stderr
