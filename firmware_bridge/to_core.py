@@ -62,7 +62,7 @@ class ShoeTranslator:
         if isinstance(event, m.CardDrawn):
             t = self.clock.to_host(event.ms, host_now)
             face = "up" if event.face_up else "down"
-            return [card_read(event.uid_hex, event.text, t, face, event.boxed)]
+            return [tag_read(event.uid_hex, event.text, t, face, event.boxed)]
         if isinstance(event, m.DeckInserted):
             return [DeckIn(None, self.clock.to_host(event.ms, host_now))]
         if isinstance(event, m.DeckRemoved):
@@ -93,25 +93,16 @@ class ShoeTranslator:
 BADGE_PREFIX = "dealer:"
 
 
-def nfc_read_to_input(uid: str, text: str, t: float,
-                      badges: dict[str, str] | None = None) -> Input:
-    """A read from an NFC reader without orientation sensors (SPEC 1.1's second backend).
-
-    A dealer's badge is a tag whose NDEF text is ``dealer:<id>``, or whose UID is enrolled in
-    ``badges``; anything else is a card, face down, never boxed (no sensors to say otherwise).
-    """
-    text = text.strip()
+def tag_read(uid: str, text: str | None, t: float, face: str = "down",
+             boxed: bool = False) -> Input:
+    """A tag read by the shoe, or by an NFC reader (SPEC 1.1's second backend, which has no
+    orientation sensors: face down, never boxed). A dealer's badge, a tag whose NDEF text is
+    ``dealer:<id>``, signs the dealer in (SPEC 1.3) whichever reader it is tapped on; anything
+    else is a card: by its label when the tag has one, else by UID alone, for the table's
+    enrolled UID table to name (or to find unknown)."""
+    text = (text or "").strip()
     if text.startswith(BADGE_PREFIX):
         return DealerSignIn(text[len(BADGE_PREFIX):].strip() or None, t)
-    if badges and uid.upper() in badges:
-        return DealerSignIn(badges[uid.upper()], t)
-    return card_read(uid, text, t)
-
-
-def card_read(uid: str, text: str, t: float, face: str = "down",
-              boxed: bool = False) -> CardRead:
-    """A card read: by its label when the tag has one; else by UID alone, for the table's
-    enrolled UID table to name (or to find unknown)."""
     tagged = label_of(text)
     if tagged is None:
         return CardRead(None, None, normal_uid(uid), face, boxed, t)

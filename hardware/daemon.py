@@ -341,12 +341,12 @@ class Daemon:
             for inp in self.translator.translate(event, t):
                 self.feed(inp)
         elif kind == "nfc":
-            from firmware_bridge.to_core import nfc_read_to_input
+            from firmware_bridge.to_core import tag_read
             from hardware.nfc_reader import TagRead
 
             read, t = item[1], item[2]
             if isinstance(read, TagRead):
-                self.feed(nfc_read_to_input(read.uid, read.text, t))
+                self.feed(tag_read(read.uid, read.text, t))
         elif kind == "gesture":
             event = item[1]
             if event.kind == "held":

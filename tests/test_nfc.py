@@ -10,7 +10,7 @@ import pytest
 
 from controller.inputs import CardRead, DealerSignIn
 from firmware_bridge.firmware.pn532 import PN532, PN532Reader, parse_text_record
-from firmware_bridge.to_core import nfc_read_to_input
+from firmware_bridge.to_core import tag_read
 from hardware.nfc_reader import NfcReader, ReaderState, TagRead
 from hardware.sim_pn532 import (
     Ntag,
@@ -59,7 +59,7 @@ def test_nfcpy_reads_cards_badges_and_bare_uids(reader):
     chip.present(Ntag(UID_A, "R1:As"))
     read, t = _next_read(reads)
     assert read == TagRead("04A1B2C3D4E5F6", "R1:As")
-    assert nfc_read_to_input(read.uid, read.text, t) == CardRead("As", "R1", "04A1B2C3D4E5F6",
+    assert tag_read(read.uid, read.text, t) == CardRead("As", "R1", "04A1B2C3D4E5F6",
                                                                  "down", False, t)
     time.sleep(0.3)
     assert reads.empty()  # the card still in the field is not read again
@@ -67,19 +67,14 @@ def test_nfcpy_reads_cards_badges_and_bare_uids(reader):
     chip.present(Ntag(UID_B, None, kind="NTAG213"))  # no NDEF: the UID alone
     read, t = _next_read(reads)
     assert read == TagRead("04112233445566", "")
-    assert nfc_read_to_input(read.uid, read.text, t).tag == "04112233445566"
+    assert tag_read(read.uid, read.text, t).tag == "04112233445566"
     chip.remove()
     chip.present(Ntag(UID_C, "dealer:D17", kind="NTAG216"))
     read, t = _next_read(reads)
-    assert nfc_read_to_input(read.uid, read.text, t) == DealerSignIn("D17", t)
+    assert tag_read(read.uid, read.text, t) == DealerSignIn("D17", t)
     chip.remove()
     chip.present(Ntag(UID_A, "R1:As"))  # the same card again, a new pass: a new read
     assert _next_read(reads)[0].uid == "04A1B2C3D4E5F6"
-
-
-def test_badges_by_enrolled_uid():
-    event = nfc_read_to_input("04deadbeef0001", "", 5.0, badges={"04DEADBEEF0001": "D3"})
-    assert event == DealerSignIn("D3", 5.0)
 
 
 def test_no_reader_is_reported_and_retried(tmp_path):

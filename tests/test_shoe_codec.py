@@ -266,3 +266,15 @@ def test_a_delimiter_turned_into_0x01_does_not_pass_as_a_longer_frame():
     assert not [e for e in events if isinstance(e, m.CardDrawn) and e.seq == 0]
     link.receive_data(wire)  # the retransmission brings card 0, then card 1, in order
     assert [s for s, _ in _cards(link)] == [0, 1]
+
+
+def test_a_dealer_badge_drawn_through_the_shoe_signs_the_dealer_in():
+    from controller.inputs import CardRead, DealerSignIn
+    from firmware_bridge.to_core import ShoeTranslator
+
+    translator = ShoeTranslator()
+    badge = m.CardDrawn(1, 1000, bytes.fromhex("04aa"), "dealer:D9", False, False, False)
+    card = m.CardDrawn(2, 1500, bytes.fromhex("04bb"), "R1:Kd", True, False, False)
+    assert translator.translate(badge, 10.0) == [DealerSignIn("D9", 10.0)]
+    read = translator.translate(card, 10.5)[0]
+    assert isinstance(read, CardRead) and (read.card, read.deck, read.face) == ("Kd", "R1", "up")
