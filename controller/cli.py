@@ -414,6 +414,78 @@ def cmd_clock(args: argparse.Namespace) -> int:
     return 0 if answer[0].get("ok") else 1
 
 
+def cmd_hub(args: argparse.Namespace) -> int:
+    """The venue hub: recorder, venue clock and the floor dashboard, until SIGTERM or Ctrl-C."""
+    import signal
+    import threading
+
+    from hub.auth import UsersFileError
+    from hub.service import Hub, HubSettings
+
+    try:
+        tls = _tls(args)
+        recorder_tls = None
+        if args.recorder_cert or args.recorder_key:
+            if not (args.ca and args.recorder_cert and args.recorder_key):
+                raise _TlsOptionsError("the recorder's identity needs --ca, --recorder-cert "
+                                       "and --recorder-key together")
+            from hardware.mqtt_link import tls_settings
+
+            recorder_tls = tls_settings(args.ca, args.recorder_cert, args.recorder_key)
+    except _TlsOptionsError as exc:
+        return _fail(str(exc))
+    if bool(args.web_cert) != bool(args.web_key):
+        return _fail("HTTPS for the dashboard needs --web-cert and --web-key together")
+    host, _, port = args.http.rpartition(":")
+    if not port.isdigit():
+        return _fail(f"--http {args.http!r}: HOST:PORT, for example 0.0.0.0:8080")
+    settings = HubSettings(venue=args.venue, db=args.db, users=args.users, host=args.host,
+                           port=args.port, tls=tls, recorder_tls=recorder_tls,
+                           http_host=host or "127.0.0.1", http_port=int(port),
+                           web_cert=args.web_cert, web_key=args.web_key,
+                           retention_days=args.retention_days)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        hub = Hub(settings).start()
+    except UsersFileError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"the dashboard cannot listen on {args.http}: {exc}")
+    if args.start:
+        hub.clock.connected.wait(10)
+        hub.clock.apply("start", args.start)
+    print(f"hub for venue {args.venue}: broker {args.host}:{args.port}, storing in {args.db}, "
+          f"dashboard at {hub.url}", file=sys.stderr, flush=True)
+    try:
+        while not stop.wait(1.0):
+            pass
+    except KeyboardInterrupt:
+        pass
+    hub.stop()
+    return 0
+
+
+def cmd_hub_user(args: argparse.Namespace) -> int:
+    """Add a staff member to the dashboard's users file, or change their role or password."""
+    import getpass
+
+    from hub.auth import UsersFileError, save_user
+
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass(f"password for {args.name}: ")
+        if getpass.getpass("again: ") != password:
+            return _fail("the two passwords differ")
+    try:
+        save_user(args.users, args.name, args.role, password)
+    except (ValueError, UsersFileError) as exc:
+        return _fail(str(exc))
+    print(f"{args.name} ({args.role}) saved in {args.users}")
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a benchmark command from the source tree's tests/bench."""
     import runpy
@@ -590,10 +662,37 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("clock", help="control the venue clock: start STRUCTURE, pause, resume, "
                                      "add SECONDS, level N, stop")
-    p.add_argument("action", choices=("start", "pause", "resume", "add", "level", "stop"))
+    p.add_argument("action", choices=("start", "pause", "resume", "add", "level", "stop",
+                                      "hand-for-hand"))
     p.add_argument("value", nargs="?")
     _mqtt_options(p)
     p.set_defaults(func=cmd_clock)
+
+    p = sub.add_parser("hub", help="the venue hub: recorder, venue clock, floor dashboard")
+    _mqtt_options(p)
+    p.add_argument("--db", default="hub.db",
+                   help="SQLite file or postgresql:// URL (default hub.db)")
+    p.add_argument("--users", default="users.toml",
+                   help="staff users file, made with `tablectl hub-user` (default users.toml)")
+    p.add_argument("--http", default="127.0.0.1:8080", metavar="HOST:PORT",
+                   help="where the dashboard listens (default 127.0.0.1:8080)")
+    p.add_argument("--web-cert", help="HTTPS certificate for the dashboard")
+    p.add_argument("--web-key", help="its key")
+    p.add_argument("--recorder-cert", help="the recorder's client certificate (CN recorder)")
+    p.add_argument("--recorder-key", help="its key")
+    p.add_argument("--retention-days", type=float, default=90.0,
+                   help="delete events, acknowledged alerts and log lines older than this "
+                        "(0 keeps everything; default 90)")
+    p.add_argument("--start", metavar="STRUCTURE", help="start the venue clock at once")
+    p.set_defaults(func=cmd_hub)
+
+    p = sub.add_parser("hub-user", help="add or change a staff member of the dashboard")
+    p.add_argument("name")
+    p.add_argument("--role", choices=("viewer", "floor", "supervisor"), required=True)
+    p.add_argument("--users", default="users.toml", help="the users file (default users.toml)")
+    p.add_argument("--password-stdin", action="store_true",
+                   help="read the password from standard input (for scripts)")
+    p.set_defaults(func=cmd_hub_user)
 
     p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display, "
                                      "footprint")

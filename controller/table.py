@@ -516,5 +516,6 @@ class Table:
             "clock": self.clock.snapshot(self.now) if self.clock is not None else None,
             "profile": self.profile.name,
             "hand_for_hand": self.hand_for_hand,
+            "seats": list(self.seats or ()),
             "dealer_stats": self._dealer_summary(self.now) if self.dealer else None,
         }

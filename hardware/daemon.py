@@ -45,6 +45,8 @@ from controller.reporting import Command, command_input
 from controller.screens import DisplayModel, Status
 from controller.table import Table, TableConfig, TableUsageError
 
+STATE_REFRESH = 10.0  # seconds between state snapshots when only the clock moves
+
 
 def load_config(path: str) -> Config:
     return config_from_data(read_toml(path, ConfigError), path)
@@ -127,6 +129,8 @@ class Daemon:
         self.offset = 0.0
         self.events = 0
         self.resumed = 0  # journal lines replayed at start
+        self._state_key: str | None = None
+        self._state_sent = 0.0
         self.link: Any = None
         self.buzzer: Any = None
         self.display: Any = None
@@ -333,6 +337,24 @@ class Daemon:
         if self.display is not None:
             clock = self.table.state()["clock"]
             self.display.show(self.model.screen(t, clock, self.table.now))
+        if self.link is not None:
+            self._publish_state()
+
+    def _publish_state(self) -> None:
+        """The retained ``state`` snapshot for late joiners (the dashboard): published when
+        something a viewer sees changes, and every STATE_REFRESH seconds for the clock."""
+        assert self.link is not None
+        state = {**self.table.state(), "links": {"hub": "ok" if self.link.connected else
+                                                 "lost"},
+                 "last_seq": self.outbox.last_seq, "ts": int(time.time() * 1000)}
+        stats = state.get("dealer_stats") or {}
+        key = json.dumps({**state, "ts": None, "last_seq": None,
+                          "clock": {**(state["clock"] or {}), "remaining": None},
+                          "dealer_stats": stats.get("hands")}, sort_keys=True, default=str)
+        mono = self._mono()
+        if key != self._state_key or mono - self._state_sent >= STATE_REFRESH:
+            self._state_key, self._state_sent = key, mono
+            self.link.publish_state(state)
 
     def _dispatch(self, item: tuple[Any, ...]) -> None:
         kind = item[0]

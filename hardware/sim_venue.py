@@ -182,9 +182,10 @@ class SimTable:
 
 class SimulatedVenue:
     def __init__(self, directory: Path, *, tables: int = 3, hands: int = 20,
-                 profile: str = "tda-2024", pace: float = 0.1, broker: str = "auto",
+                 profile: str = "tda-2024", pace: float = 0.1, broker: Any = "auto",
                  seed: int = 1, irregularities: float = 0.25, structure: str | None = "tda-2024",
-                 out: TextIO = sys.stdout, quiet: bool = False, brisk: bool = True) -> None:
+                 out: TextIO = sys.stdout, quiet: bool = False, brisk: bool = True,
+                 recorder: bool = True) -> None:
         self.directory = Path(directory)
         self.brisk = brisk  # short betting rounds (demos, tests); False: a real table's pace
         self.profile = load_profile(profile)
@@ -196,13 +197,16 @@ class SimulatedVenue:
         self.structure = structure
         self.out = out
         self.quiet = quiet
-        self.broker_mode = broker
-        self.broker: Any = None
+        # "auto", "required", "none", or a running Broker to use (and leave running): a hub's
+        # tests bring their own broker and hub, and want the tables without a recorder.
+        self.broker_mode = broker if isinstance(broker, str) else "given"
+        self.broker: Any = None if isinstance(broker, str) else broker
+        self.with_recorder = recorder
         self.recorder: Any = None
         self.tables: list[SimTable] = []
 
     def start(self) -> SimulatedVenue:
-        if self.broker_mode != "none":
+        if self.broker_mode not in ("none", "given"):
             try:
                 from hub.broker import Broker
 
@@ -211,7 +215,7 @@ class SimulatedVenue:
                 if self.broker_mode == "required":
                     raise
                 self.say(f"no broker ({exc}): events stay in each table's local outbox")
-        if self.broker is not None:
+        if self.broker is not None and self.with_recorder:
             from hub.recorder import Recorder
 
             self.recorder = Recorder(self.directory / "recorder.db", venue="sim",
@@ -265,7 +269,7 @@ class SimulatedVenue:
             table.shoe.stop()
         if self.recorder is not None:
             self.recorder.stop()
-        if self.broker is not None:
+        if self.broker is not None and self.broker_mode != "given":
             self.broker.kill()
 
     def summary(self) -> dict[str, Any]:

@@ -19,7 +19,20 @@ MIGRATIONS = [
         " PRIMARY KEY (tbl, seq))",
         "CREATE TABLE IF NOT EXISTS tables (tbl TEXT PRIMARY KEY, upto BIGINT NOT NULL)",
     ],
+    [
+        # The floor's alerts with who acknowledged them, and what staff did through the hub.
+        "CREATE TABLE IF NOT EXISTS alerts (id BIGINT PRIMARY KEY, tbl TEXT NOT NULL,"
+        " kind TEXT NOT NULL, text TEXT NOT NULL, hand BIGINT, ts BIGINT NOT NULL,"
+        " historical INTEGER NOT NULL, acked_by TEXT, acked_at BIGINT)",
+        "CREATE TABLE IF NOT EXISTS floor_log (ts BIGINT NOT NULL, username TEXT NOT NULL,"
+        " action TEXT NOT NULL, detail TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS events_by_type ON events (tbl, type, seq)",
+        "CREATE INDEX IF NOT EXISTS events_by_ts ON events (ts)",
+    ],
 ]
+
+# The events a hand-history view is made of.
+HISTORY_TYPES = ("hand.started", "hand.ended", "hand.record", "ruling", "irregularity")
 
 
 class Storage:
@@ -66,6 +79,65 @@ class Storage:
     def envelopes(self, table: str) -> list[dict[str, Any]]:
         return [json.loads(r[0]) for r in self.execute(
             "SELECT envelope FROM events WHERE tbl = ? ORDER BY seq", (table,))]
+
+    def hand_history(self, table: str, hands: int) -> list[dict[str, Any]]:
+        """The envelopes of the table's last ``hands`` hands that a history is made of, oldest
+        first (private: the caller filters them for the viewer's role)."""
+        marks = ", ".join("?" for _ in HISTORY_TYPES)
+        rows = self.execute(
+            f"SELECT envelope FROM events WHERE tbl = ? AND type IN ({marks}) "
+            "ORDER BY seq DESC LIMIT ?", (table, *HISTORY_TYPES, hands * 12)).fetchall()
+        envelopes = [json.loads(r[0]) for r in reversed(rows)]
+        numbers = sorted({e.get("hand") for e in envelopes if e.get("hand") is not None})
+        keep = set(numbers[-hands:])
+        return [e for e in envelopes if e.get("hand") in keep]
+
+    def tables_recorded(self) -> list[str]:
+        return [str(r[0]) for r in self.execute("SELECT tbl FROM tables ORDER BY tbl")]
+
+    # -- alerts and the floor's log
+    def save_alert(self, alert: dict[str, Any]) -> None:
+        self.execute(
+            "INSERT INTO alerts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE "
+            "SET acked_by = excluded.acked_by, acked_at = excluded.acked_at",
+            (alert["id"], alert["table"], alert["kind"], alert["text"], alert["hand"],
+             alert["ts"], int(bool(alert["historical"])), alert["acked_by"],
+             alert["acked_at"]))
+
+    def alerts(self, since_ts: int) -> list[dict[str, Any]]:
+        """Alerts still open, and those raised since ``since_ts``."""
+        rows = self.execute(
+            "SELECT id, tbl, kind, text, hand, ts, historical, acked_by, acked_at FROM alerts "
+            "WHERE acked_by IS NULL OR ts >= ? ORDER BY id", (since_ts,)).fetchall()
+        keys = ("id", "table", "kind", "text", "hand", "ts", "historical", "acked_by",
+                "acked_at")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def max_alert_id(self) -> int:
+        row = self.execute("SELECT MAX(id) FROM alerts").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def log(self, ts: int, user: str, action: str, detail: dict[str, Any]) -> None:
+        self.execute("INSERT INTO floor_log VALUES (?, ?, ?, ?)",
+                     (ts, user, action, json.dumps(detail, sort_keys=True)))
+
+    def floor_log(self, limit: int = 100) -> list[dict[str, Any]]:
+        rows = self.execute("SELECT ts, username, action, detail FROM floor_log "
+                            "ORDER BY ts DESC LIMIT ?", (limit,)).fetchall()
+        return [{"ts": int(r[0]), "user": r[1], "action": r[2], "detail": json.loads(r[3])}
+                for r in rows]
+
+    def purge(self, before_ts: int) -> dict[str, int]:
+        """Retention: delete events, acknowledged alerts and log lines older than
+        ``before_ts`` (UTC ms). Each table's acknowledged count stays: a table replaying old
+        events after a purge is not asked for them again."""
+        counts = {}
+        for name, text in (("events", "DELETE FROM events WHERE ts < ?"),
+                           ("alerts", "DELETE FROM alerts WHERE acked_by IS NOT NULL AND ts < ?"),
+                           ("floor_log", "DELETE FROM floor_log WHERE ts < ?")):
+            counts[name] = int(self.execute(text, (before_ts,)).rowcount or 0)
+        self.commit()
+        return counts
 
     def commit(self) -> None:
         self.db.commit()

@@ -4,7 +4,8 @@ It keeps the clock (structure, elapsed time, running or paused) on the hub's mon
 publishes it, retained, on ``pkr/v1/<venue>/clock`` at every change and every few seconds, so a
 table that joins late gets a state at most that old and is corrected by the next one. Floor
 commands arrive on ``pkr/v1/<venue>/hub/cmd/clock`` (start STRUCTURE, pause, resume, add
-SECONDS, level N, stop), each with a ``transaction``, answered on ``pkr/v1/<venue>/hub/cmd-resp``.
+SECONDS, level N, stop, hand-for-hand on|off), each with a ``transaction``, answered on
+``pkr/v1/<venue>/hub/cmd-resp``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from controller.clock import Period, Structure, load_structure
 from hardware.mqtt_link import TlsSettings, mqtt_client
 
-ACTIONS = ("start", "pause", "resume", "add", "level", "stop")
+ACTIONS = ("start", "pause", "resume", "add", "level", "stop", "hand-for-hand")
 
 
 class VenueClock:
@@ -29,6 +30,7 @@ class VenueClock:
         self.structure: Structure | None = None
         self.elapsed_before = 0.0
         self.running_since: float | None = None
+        self.hand_for_hand = False
 
     def elapsed(self) -> float:
         extra = self.clock() - self.running_since if self.running_since is not None else 0.0
@@ -36,6 +38,11 @@ class VenueClock:
 
     def apply(self, action: str, argument: Any = None) -> None:
         now = self.clock()
+        if action == "hand-for-hand":
+            if argument not in ("on", "off"):
+                raise ValueError(f"hand-for-hand: 'on' or 'off', not {argument!r}")
+            self.hand_for_hand = argument == "on"
+            return
         if action == "start":
             self.structure = load_structure(str(argument))
             self.elapsed_before, self.running_since = 0.0, now
@@ -79,9 +86,19 @@ class VenueClock:
 
     def state(self) -> dict[str, Any]:
         if self.structure is None:
-            return {"structure": None, "elapsed": 0.0, "running": False}
-        return {"structure": self.structure.name, "elapsed": round(self.elapsed(), 3),
-                "running": self.running_since is not None}
+            return {"structure": None, "elapsed": 0.0, "running": False,
+                    "hand_for_hand": self.hand_for_hand}
+        elapsed = self.elapsed()
+        period, start = self._periods()[-1]
+        for period, start in self._periods():
+            if elapsed < start + period.seconds:
+                break
+        # level, on_break and remaining are for viewers (the dashboard); tables compute them
+        # from structure and elapsed themselves.
+        return {"structure": self.structure.name, "elapsed": round(elapsed, 3),
+                "running": self.running_since is not None, "hand_for_hand": self.hand_for_hand,
+                "level": period.level, "on_break": period.is_break,
+                "remaining": round(max(0.0, start + period.seconds - elapsed), 3)}
 
 
 class VenueClockService:

@@ -28,7 +28,9 @@ def test_the_clock_runs_pauses_adds_time_and_jumps_levels():
     clock = VenueClock(tick)
     clock.apply("start", "corner-pocket")
     tick.now = 100.0
-    assert clock.state() == {"structure": "corner-pocket", "elapsed": 100.0, "running": True}
+    assert clock.state() == {"structure": "corner-pocket", "elapsed": 100.0, "running": True,
+                             "hand_for_hand": False, "level": 1, "on_break": False,
+                             "remaining": 800.0}
     clock.apply("pause")
     tick.now = 500.0
     assert clock.state()["elapsed"] == 100.0 and not clock.state()["running"]

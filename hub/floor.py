@@ -1,0 +1,268 @@
+"""What the floor sees: every table's status, the alerts, the venue clock, hand-for-hand and
+the replies to floor commands, built from the public MQTT topics only.
+
+Pure like the table core: messages and time (UTC milliseconds) in, updates out. The hub feeds
+it from one queue; the dashboard gets a snapshot and then the updates (Server-Sent Events).
+It never sees ``private``: the dashboard's MQTT role cannot read it (deploy/hub/acl.template),
+and hand records with hole cards come from the recorder's storage, for roles allowed them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+Update = dict[str, Any]
+
+# Alert kinds the floor is called for, with the label the dashboard shows.
+ALERT_LABELS = {
+    "misdeal": "Misdeal",
+    "void_hand": "Void hand",
+    "deck_fouled": "Deck fouled",
+    "unknown_tag": "Unknown tag",
+    "clock_called": "Clock called",
+    "floor_called": "Floor called",
+    "table_lost": "Table lost",
+}
+
+
+def alert_of(envelope: dict[str, Any]) -> tuple[str, str] | None:
+    """The alert a public event raises, as ``(kind, text)``, or None."""
+    kind = envelope.get("type")
+    data = envelope.get("data") or {}
+    if kind == "ruling":
+        if data.get("action") == "misdeal":
+            return "misdeal", str(data.get("text", "misdeal"))
+        if data.get("action") == "void_hand":
+            fouled = data.get("reason") == "duplicate_card"
+            return ("deck_fouled" if fouled else "void_hand"), str(data.get("text", "void hand"))
+    elif kind == "deck_check.result" and not data.get("ok", True):
+        return "deck_fouled", str(data.get("text", "deck check failed"))
+    elif kind == "irregularity" and data.get("kind") == "unknown_tag":
+        return "unknown_tag", "a tag the table does not know was read"
+    elif kind == "shot_clock" and data.get("state") == "started":
+        return "clock_called", f"clock called: {data.get('seconds', '?')} s"
+    elif kind == "floor.called":
+        return "floor_called", "the dealer calls the floor"
+    return None
+
+
+@dataclass
+class TableView:
+    name: str
+    status: str = "unknown"  # online, lost, offline; unknown until the table is heard
+    status_since: int | None = None
+    boot: int | None = None
+    hand: int | None = None
+    in_progress: bool = False
+    street: str | None = None
+    dealer: str | None = None
+    hands_per_hour: float | None = None
+    level: int | None = None
+    on_break: bool = False
+    clock_running: bool = False
+    remaining: float | None = None  # seconds left in the level at ``state_ts``
+    state_ts: int | None = None
+    shoe: str | None = None
+    hub_link: str | None = None
+    hand_for_hand: str = "off"  # off, waiting (hand finished), playing
+    last_seq: int = 0
+    last_event_ts: int | None = None
+    events: int = 0
+
+
+@dataclass
+class Alert:
+    id: int
+    table: str
+    kind: str
+    label: str
+    text: str
+    hand: int | None
+    ts: int
+    historical: bool = False
+    acked_by: str | None = None
+    acked_at: int | None = None
+
+
+@dataclass
+class CommandView:
+    transaction: str
+    table: str
+    command: str
+    args: dict[str, Any]
+    sent_by: str
+    sent_at: int
+    reply: dict[str, Any] | None = None
+    replied_at: int | None = None
+
+
+@dataclass
+class FloorView:
+    venue: str
+    tables: dict[str, TableView] = field(default_factory=dict)
+    alerts: dict[int, Alert] = field(default_factory=dict)
+    commands: dict[str, CommandView] = field(default_factory=dict)
+    clock: dict[str, Any] | None = None
+    hand_for_hand: bool = False
+    next_alert: int = 1
+    _seen: dict[str, set[int]] = field(default_factory=dict)
+
+    MAX_COMMANDS = 200  # replies kept for the dashboard
+    MAX_ACKED_ALERTS = 500  # acknowledged alerts kept in memory (all are in the database)
+
+    # ------------------------------------------------------------------ from MQTT
+    def table(self, name: str) -> TableView:
+        if name not in self.tables:
+            self.tables[name] = TableView(name)
+        return self.tables[name]
+
+    def on_status(self, name: str, payload: dict[str, Any], now: int) -> list[Update]:
+        view = self.table(name)
+        state = str(payload.get("state", "unknown"))
+        updates: list[Update] = []
+        if state != view.status or payload.get("boot") != view.boot:
+            # A retained status read at start carries the time it was set.
+            view.status_since = int(payload.get("ts") or now)
+            if state == "lost" and view.status != "lost":
+                updates.append(self._raise(name, "table_lost", "the table's connection was "
+                                           "lost (no clean stop)", None, now, False))
+        view.status, view.boot = state, payload.get("boot", view.boot)
+        return [self._table_update(view), *updates]
+
+    def on_state(self, name: str, payload: dict[str, Any], now: int) -> list[Update]:
+        view = self.table(name)
+        clock = payload.get("clock") or {}
+        stats = payload.get("dealer_stats") or {}
+        links = payload.get("links") or {}
+        view.hand = payload.get("hand", view.hand)
+        view.in_progress = bool(payload.get("in_progress"))
+        view.street = payload.get("street")
+        view.dealer = payload.get("dealer")
+        view.hands_per_hour = stats.get("hands_per_hour")
+        view.level = clock.get("level")
+        view.on_break = bool(clock.get("on_break"))
+        view.clock_running = bool(clock.get("running"))
+        view.remaining = clock.get("remaining")
+        view.state_ts = int(payload.get("ts") or now)
+        view.shoe = payload.get("shoe", view.shoe)
+        view.hub_link = links.get("hub", view.hub_link)
+        view.hand_for_hand = str(payload.get("hand_for_hand") or "off")
+        view.last_seq = max(view.last_seq, int(payload.get("last_seq") or 0))
+        return [self._table_update(view)]
+
+    def on_event(self, name: str, envelope: dict[str, Any], now: int) -> list[Update]:
+        """One public event; the same ``(table, seq)`` twice (a replay) counts once."""
+        seq = int(envelope.get("seq", 0))
+        seen = self._seen.setdefault(name, set())
+        if seq in seen:
+            return []
+        seen.add(seq)
+        if len(seen) > 20000:  # replays reach back a few thousand events at most
+            seen.difference_update(sorted(seen)[:10000])
+        view = self.table(name)
+        view.events += 1
+        view.last_seq = max(view.last_seq, seq)
+        ts = int(envelope.get("ts") or now)
+        historical = bool(envelope.get("historical"))
+        if not historical:
+            view.last_event_ts = ts
+            self._follow(view, envelope)
+        updates = [self._table_update(view)]
+        alert = alert_of(envelope)
+        if alert is not None:
+            updates.append(self._raise(name, alert[0], alert[1], envelope.get("hand"), ts,
+                                       historical))
+        return updates
+
+    def _follow(self, view: TableView, envelope: dict[str, Any]) -> None:
+        """Keep the table's line current between its state snapshots."""
+        kind, data = envelope.get("type"), envelope.get("data") or {}
+        if kind == "hand.started":
+            view.hand, view.in_progress, view.street = envelope.get("hand"), True, "preflop"
+            view.level = data.get("level", view.level)
+        elif kind == "card" and data.get("street"):
+            view.street = data["street"]
+        elif kind == "hand.ended":
+            view.in_progress, view.street = False, None
+        elif kind == "dealer":
+            view.dealer = envelope.get("dealer")
+        elif kind == "dealer.summary":
+            view.hands_per_hour = data.get("hands_per_hour")
+        elif kind == "level":
+            view.level = data.get("level", view.level)
+        elif kind == "shoe":
+            view.shoe = data.get("state", view.shoe)
+        elif kind == "hand_for_hand" and data.get("state") in ("off", "waiting", "playing"):
+            view.hand_for_hand = data["state"]
+        elif kind == "hand_for_hand" and data.get("state") in ("released", "dealt_early"):
+            view.hand_for_hand = "playing"
+
+    def on_clock(self, payload: dict[str, Any], now: int) -> list[Update]:
+        self.clock = {**payload, "received": now}
+        self.hand_for_hand = bool(payload.get("hand_for_hand", self.hand_for_hand))
+        return [{"kind": "clock", "clock": self.clock, "hand_for_hand": self.hand_for_hand}]
+
+    def on_command_response(self, name: str, payload: dict[str, Any],
+                            now: int) -> list[Update]:
+        command = self.commands.get(str(payload.get("transaction")))
+        if command is None or command.table != name:
+            return []  # someone else's command (the recorder's replay requests, a CLI)
+        command.reply, command.replied_at = payload, now
+        return [{"kind": "command", "command": asdict(command)}]
+
+    # ------------------------------------------------------------------ from staff
+    def command_sent(self, transaction: str, table: str, command: str, args: dict[str, Any],
+                     user: str, now: int) -> list[Update]:
+        self.commands[transaction] = CommandView(transaction, table, command, args, user, now)
+        while len(self.commands) > self.MAX_COMMANDS:
+            self.commands.pop(next(iter(self.commands)))
+        return [{"kind": "command", "command": asdict(self.commands[transaction])}]
+
+    def acknowledge(self, alert_id: int, user: str, now: int) -> list[Update]:
+        """Record who acknowledged an alert; KeyError if there is no such alert."""
+        alert = self.alerts[alert_id]
+        if alert.acked_by is None:
+            alert.acked_by, alert.acked_at = user, now
+        acked = [a for a in self.alerts.values() if a.acked_by is not None]
+        for old in acked[:max(0, len(acked) - self.MAX_ACKED_ALERTS)]:
+            del self.alerts[old.id]
+        return [{"kind": "alert", "alert": asdict(alert)}]
+
+    def restore_alert(self, alert: Alert) -> None:
+        """An alert read back from the database at start (open ones, and recent ones)."""
+        self.alerts[alert.id] = alert
+        self.next_alert = max(self.next_alert, alert.id + 1)
+
+    # ------------------------------------------------------------------ views
+    def hand_for_hand_panel(self) -> dict[str, Any]:
+        """Which tables have finished the current hand; the next is released when all have."""
+        playing = sorted(t.name for t in self.tables.values()
+                         if t.status == "online" and t.hand_for_hand == "playing")
+        waiting = sorted(t.name for t in self.tables.values()
+                         if t.status == "online" and t.hand_for_hand == "waiting")
+        return {"on": self.hand_for_hand, "playing": playing, "finished": waiting,
+                "ready": self.hand_for_hand and bool(waiting) and not playing}
+
+    def snapshot(self, now: int) -> dict[str, Any]:
+        return {
+            "venue": self.venue, "now": now, "clock": self.clock,
+            "tables": [asdict(t) for _, t in sorted(self.tables.items())],
+            "alerts": [asdict(a) for a in self.alerts.values()],
+            "commands": [asdict(c) for c in self.commands.values()],
+            "hand_for_hand": self.hand_for_hand_panel(),
+            "labels": ALERT_LABELS,
+        }
+
+    # ------------------------------------------------------------------ helpers
+    def _raise(self, table: str, kind: str, text: str, hand: Any, ts: int,
+               historical: bool) -> Update:
+        alert = Alert(self.next_alert, table, kind, ALERT_LABELS[kind], text,
+                      int(hand) if isinstance(hand, int) else None, ts, historical)
+        self.next_alert += 1
+        self.alerts[alert.id] = alert
+        return {"kind": "alert", "alert": asdict(alert), "new": True}
+
+    def _table_update(self, view: TableView) -> Update:
+        return {"kind": "table", "table": asdict(view),
+                "hand_for_hand": self.hand_for_hand_panel()}

@@ -1,0 +1,358 @@
+// The floor dashboard: a snapshot and then updates over Server-Sent Events (/api/stream).
+// Everything shown is set with textContent: table names and texts come from the tables.
+"use strict";
+
+const $ = (selector, root = document) => root.querySelector(selector);
+const el = (tag, cls, text) => {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+};
+
+const state = { tables: {}, alerts: {}, commands: {}, clock: null, h4h: null, labels: {},
+                offset: 0, me: null, openTable: null };
+let audio = null;
+
+function serverNow() { return Date.now() + state.offset; }
+
+function ago(ms) {
+  if (ms === null || ms === undefined) return "";
+  const s = Math.max(0, Math.round((serverNow() - ms) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+function clockText(seconds) {
+  if (seconds === null || seconds === undefined) return "";
+  const s = Math.max(0, Math.round(seconds));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+// Seconds left in a level as of now, from a reading taken at `at` (ms).
+function leftNow(remaining, at, running) {
+  if (remaining === null || remaining === undefined) return null;
+  return running ? remaining - (serverNow() - at) / 1000 : remaining;
+}
+
+async function api(path, body) {
+  const options = body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+  const response = await fetch(path, options);
+  const value = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(value.error || response.statusText);
+  return value;
+}
+
+function beep() {
+  if (!$("#sound").checked) return;
+  try {
+    audio = audio || new AudioContext();
+    const osc = audio.createOscillator();
+    const gain = audio.createGain();
+    osc.frequency.value = 880;
+    gain.gain.value = 0.2;
+    osc.connect(gain).connect(audio.destination);
+    osc.start();
+    osc.stop(audio.currentTime + 0.25);
+  } catch (e) { /* no sound on this device */ }
+}
+
+// ------------------------------------------------------------------ state from the hub
+function applySnapshot(snap) {
+  state.offset = snap.now - Date.now();
+  state.tables = {};
+  for (const t of snap.tables) state.tables[t.name] = t;
+  state.alerts = {};
+  for (const a of snap.alerts) state.alerts[a.id] = a;
+  state.commands = {};
+  for (const c of snap.commands) state.commands[c.transaction] = c;
+  state.clock = snap.clock;
+  state.h4h = snap.hand_for_hand;
+  state.labels = snap.labels;
+  $("#venue").textContent = snap.venue;
+}
+
+function applyUpdate(update) {
+  if (update.kind === "table") {
+    state.tables[update.table.name] = update.table;
+    state.h4h = update.hand_for_hand;
+  } else if (update.kind === "alert") {
+    state.alerts[update.alert.id] = update.alert;
+    if (update.new && !update.alert.historical) beep();
+  } else if (update.kind === "command") {
+    state.commands[update.command.transaction] = update.command;
+  } else if (update.kind === "clock") {
+    state.clock = update.clock;
+    if (state.h4h) state.h4h.on = update.hand_for_hand;
+  }
+}
+
+// ------------------------------------------------------------------ drawing
+let drawPending = false;
+function draw() {
+  if (drawPending) return;
+  drawPending = true;
+  requestAnimationFrame(() => { drawPending = false; drawAll(); });
+}
+
+function drawAll() {
+  drawClock();
+  drawAlerts();
+  drawTables();
+  drawH4h();
+  drawReplies();
+}
+
+function drawClock() {
+  const c = state.clock;
+  const box = $("#clock");
+  if (!c || !c.structure) {
+    $(".level", box).textContent = "no clock";
+    $(".time", box).textContent = "";
+    $(".running", box).textContent = "";
+    return;
+  }
+  $(".level", box).textContent = c.on_break ? "BREAK" : `Level ${c.level ?? "?"}`;
+  $(".time", box).textContent = clockText(leftNow(c.remaining, c.received, c.running));
+  $(".running", box).textContent = c.running ? "" : "PAUSED";
+}
+
+function drawAlerts() {
+  const open = $("#alerts");
+  const acked = $("#acked");
+  open.replaceChildren();
+  acked.replaceChildren();
+  const alerts = Object.values(state.alerts).sort((a, b) => b.id - a.id);
+  let count = 0;
+  for (const a of alerts) {
+    const li = el("li", "alert" + (a.historical ? " historical" : "") + (a.acked_by ? " acked" : ""));
+    li.dataset.alert = a.id;
+    li.dataset.kind = a.kind;
+    li.dataset.table = a.table;
+    const what = el("div", "what");
+    what.append(el("span", "label", a.label), " ", el("span", "table-name", `table ${a.table}`),
+                a.hand ? ` hand ${a.hand}` : "", el("div", "text", a.text),
+                el("div", "when", `${ago(a.ts)} ago` + (a.historical ? " (sent after an outage)" : "")));
+    li.append(what);
+    if (a.acked_by) {
+      li.append(el("span", "acked-by", `acknowledged by ${a.acked_by}`));
+      acked.append(li);
+    } else {
+      const button = el("button", "ack", "Acknowledge");
+      button.addEventListener("click", () => acknowledge(a.id, button));
+      li.append(button);
+      open.append(li);
+      count += 1;
+    }
+  }
+  $("#alert-count").textContent = count ? `(${count})` : "";
+}
+
+function drawTables() {
+  const box = $("#tables");
+  const alerting = new Set(Object.values(state.alerts).filter((a) => !a.acked_by).map((a) => a.table));
+  const names = Object.keys(state.tables).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  const cards = [];
+  for (const name of names) {
+    const t = state.tables[name];
+    const card = el("div", `table ${t.status}` + (alerting.has(name) ? " alerting" : ""));
+    card.dataset.table = name;
+    card.append(el("span", "status", `${t.status} ${ago(t.status_since)}`),
+                el("div", "name", name));
+    const left = leftNow(t.remaining, t.state_ts, t.clock_running);
+    const level = t.on_break ? "break" : (t.level ? `level ${t.level}` : "no clock");
+    card.append(line("", [level, left === null ? "" : ` ${clockText(left)}`]),
+                line("hand ", [t.hand ?? "-", t.in_progress && t.street ? ` ${t.street}` : (t.hand ? " ended" : "")]),
+                line("dealer ", [t.dealer ?? "-", t.hands_per_hour ? `, ${t.hands_per_hour} hands/h` : ""]),
+                line("shoe ", [t.shoe ?? "?", "  hub link ", t.hub_link ?? "?"]));
+    if (t.hand_for_hand !== "off") card.append(line("hand for hand: ", [t.hand_for_hand]));
+    card.addEventListener("click", () => openTable(name));
+    cards.push(card);
+  }
+  box.replaceChildren(...cards);
+  $("#table-count").textContent = `(${names.length})`;
+}
+
+function line(label, parts) {
+  const div = el("div", "line", label);
+  for (const part of parts) div.append(el("b", null, part));
+  return div;
+}
+
+function drawH4h() {
+  const p = state.h4h || { on: false, playing: [], finished: [], ready: false };
+  const box = $("#h4h");
+  $(".state", box).textContent = p.on ? "ON" : "off";
+  $(".playing", box).textContent = p.playing.join(", ") || "-";
+  $(".finished", box).textContent = p.finished.join(", ") || "-";
+  $("#h4h-release").disabled = !p.ready;
+}
+
+function drawReplies() {
+  const list = $("#replies");
+  const commands = Object.values(state.commands).sort((a, b) => b.sent_at - a.sent_at).slice(0, 30);
+  list.replaceChildren(...commands.map((c) => {
+    const reply = c.reply;
+    const li = el("li", reply ? (reply.ok ? "ok" : "error") : "waiting");
+    li.dataset.transaction = c.transaction;
+    li.append(`${c.command} to table ${c.table} by ${c.sent_by}: `,
+              el("span", "result", reply ? (reply.ok ? "done" : reply.error) : "waiting for the table"));
+    return li;
+  }));
+  const dialog = $("#table-dialog");
+  if (dialog.open && state.openTable) {
+    const t = state.tables[state.openTable];
+    drawSeats(t ? t.seats || [] : []);
+  }
+}
+
+// ------------------------------------------------------------------ actions
+async function acknowledge(id, button) {
+  button.disabled = true;
+  try { applyUpdate({ kind: "alert", alert: await api(`/api/alerts/${id}/ack`, {}) }); draw(); }
+  catch (e) { button.disabled = false; alert(e.message); }
+}
+
+async function clockCommand(action, value) {
+  const reply = $("#clock-reply");
+  try {
+    await api("/api/clock", { action, value });
+    reply.className = "reply ok";
+    reply.textContent = `clock ${action}: done`;
+  } catch (e) {
+    reply.className = "reply error";
+    reply.textContent = `clock ${action}: ${e.message}`;
+  }
+}
+
+async function tableCommand(name, command, body) {
+  const reply = $("#table-dialog .reply");
+  try {
+    await api(`/api/tables/${encodeURIComponent(name)}/cmd/${command}`, body);
+    reply.className = "reply ok";
+    reply.textContent = `${command} sent to table ${name}`;
+  } catch (e) {
+    reply.className = "reply error";
+    reply.textContent = `${command}: ${e.message}`;
+  }
+}
+
+function drawSeats(seats) {
+  const box = $("#table-dialog .seats");
+  box.replaceChildren(...seats.map((seat) => {
+    const button = el("button", "seat-bust", `${seat} bust`);
+    button.dataset.seat = seat;
+    button.addEventListener("click", () => tableCommand(state.openTable, "seating",
+      { seats: seats.filter((s) => s !== seat) }));
+    return button;
+  }));
+  if (!seats.length) box.textContent = "-";
+}
+
+async function openTable(name) {
+  state.openTable = name;
+  const dialog = $("#table-dialog");
+  $(".name", dialog).textContent = name;
+  $(".reply", dialog).textContent = "";
+  const t = state.tables[name];
+  drawSeats(t ? t.seats || [] : []);
+  $(".seating", dialog).value = t && t.seats ? t.seats.join(",") : "";
+  const hands = $(".hands", dialog);
+  hands.textContent = "loading";
+  if (!dialog.open) dialog.showModal();
+  try {
+    const history = await api(`/api/tables/${encodeURIComponent(name)}/hands?n=20`);
+    hands.replaceChildren(...history.hands.reverse().map((h) => {
+      const div = el("div", "hand");
+      div.dataset.hand = h.hand;
+      div.append(el("b", null, `hand ${h.hand}`), h.dealer ? ` dealer ${h.dealer}` : "");
+      for (const e of h.events) div.append(el("div", `event ${e.type}`, describe(e)));
+      return div;
+    }));
+    if (!history.hands.length) hands.textContent = "no hands recorded yet";
+  } catch (e) { hands.textContent = e.message; }
+}
+
+function describe(e) {
+  if (e.type === "hand.started") return `started: ${e.game}, button ${e.button}, level ${e.level}`;
+  if (e.type === "hand.ended") {
+    const holes = e.hole ? Object.entries(e.hole).map(([s, c]) => `seat ${s} ${c.join("")}`).join("; ")
+                         : Object.entries(e.hole_counts || {}).map(([s, n]) => `seat ${s}: ${n} cards`).join("; ");
+    return `ended: ${e.outcome}; board ${(e.board || []).join(" ") || "-"}; ${holes}`;
+  }
+  if (e.type === "hand.record") return `record: ${JSON.stringify(e.best || {})}`;
+  if (e.type === "ruling") return `ruling: ${e.text}`;
+  if (e.type === "irregularity") return `irregularity: ${e.kind}${e.card ? " " + e.card : ""}`;
+  return e.type;
+}
+
+function setUpDialog() {
+  const dialog = $("#table-dialog");
+  const value = (cls) => $(cls, dialog).value.trim();
+  $(".close", dialog).addEventListener("click", () => { state.openTable = null; dialog.close(); });
+  $(".send-seating", dialog).addEventListener("click", () => {
+    const seats = value(".seating").split(/[ ,]+/).filter(Boolean).map(Number);
+    tableCommand(state.openTable, "seating", { seats });
+  });
+  $(".deck-start", dialog).addEventListener("click", () =>
+    tableCommand(state.openTable, "deck-check", { action: "start", deck: value(".deck") }));
+  $(".deck-finish", dialog).addEventListener("click", () =>
+    tableCommand(state.openTable, "deck-check", { action: "finish" }));
+  $(".deck-cancel", dialog).addEventListener("click", () =>
+    tableCommand(state.openTable, "deck-check", { action: "cancel" }));
+  $(".replay", dialog).addEventListener("click", () =>
+    tableCommand(state.openTable, "replay", { from_seq: Number(value(".from-seq")) }));
+  $(".status-cmd", dialog).addEventListener("click", () => tableCommand(state.openTable, "status", {}));
+}
+
+function connect() {
+  const link = $("#link");
+  const source = new EventSource("/api/stream");
+  source.addEventListener("snapshot", (m) => {
+    applySnapshot(JSON.parse(m.data));
+    link.textContent = "live";
+    link.className = "link ok";
+    document.body.dataset.live = "1";
+    draw();
+  });
+  source.addEventListener("update", (m) => { applyUpdate(JSON.parse(m.data)); draw(); });
+  source.addEventListener("error", () => {
+    link.textContent = "reconnecting";
+    link.className = "link lost";
+    document.body.dataset.live = "";
+  });
+}
+
+async function startDashboard() {
+  try {
+    state.me = await api("/api/me");
+  } catch (e) { window.location = "/login"; return; }
+  $("#me").textContent = `${state.me.user} (${state.me.role})`;
+  for (const permission of state.me.may) document.body.classList.add(`may-${permission}`);
+  for (const button of document.querySelectorAll("[data-clock]")) {
+    button.addEventListener("click", () => {
+      const action = button.dataset.clock;
+      let value = button.dataset.value ? Number(button.dataset.value) : null;
+      if (action === "start") value = $("#structure").value.trim();
+      if (action === "level") value = Number($("#level").value);
+      clockCommand(action, value);
+    });
+  }
+  $("#h4h-on").addEventListener("click", () => clockCommand("hand-for-hand", "on"));
+  $("#h4h-off").addEventListener("click", () => clockCommand("hand-for-hand", "off"));
+  $("#h4h-release").addEventListener("click", async () => {
+    try { await api("/api/hand-for-hand/release", {}); } catch (e) { alert(e.message); }
+  });
+  setUpDialog();
+  connect();
+  setInterval(() => { drawClock(); drawTables(); }, 1000);  // the clocks and "since" count on
+}
+
+if (document.body.classList.contains("login")) {
+  const error = new URLSearchParams(window.location.search).get("error");
+  if (error) { $("#error").textContent = error; $("#error").hidden = false; }
+} else {
+  startDashboard();
+}
