@@ -345,6 +345,8 @@ class Hub:
                 raise StaffError("hand-for-hand is off")
             if panel["playing"]:
                 raise StaffError("still playing their hand: " + ", ".join(panel["playing"]))
+            if not panel["finished"]:
+                raise StaffError("no table is waiting for the next hand")
             return self._to_every_table("hand-for-hand", {"state": "release"}, user.name)
 
         return list(self.call(run))

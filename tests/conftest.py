@@ -51,3 +51,13 @@ def broker(tmp_path):
     started = Broker(tmp_path / "mosquitto").start()
     yield started
     started.kill()
+
+
+@pytest.fixture
+def postgres():
+    """A PostgreSQL database of its own (the local server, or a temporary cluster)."""
+    from tests.pg import TestDatabase
+
+    database = TestDatabase()
+    yield database.url
+    database.drop()

@@ -307,15 +307,6 @@ def test_the_recorder_asks_for_a_replay_when_a_gap_stays_open(tmp_path, broker, 
         fake.disconnect()
 
 
-@pytest.fixture
-def postgres():
-    from tests.pg import TestDatabase
-
-    database = TestDatabase()
-    yield database.url
-    database.drop()
-
-
 def test_the_recorder_on_postgresql_stores_each_event_once(tmp_path, broker, postgres):
     from hub.storage import open_storage
 

@@ -1,0 +1,89 @@
+"""A member of staff for the tests: logs in to the hub and uses its JSON API and event stream
+as the dashboard page does (the browser tests drive the page itself)."""
+
+from __future__ import annotations
+
+import http.client
+import http.cookiejar
+import json
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+
+class Staff:
+    def __init__(self, url: str, user: str, password: str) -> None:
+        self.url = url
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        form = urllib.parse.urlencode({"user": user, "password": password}).encode()
+        response = self.opener.open(url + "/login", data=form)
+        if "error=" in response.url:
+            raise PermissionError(urllib.parse.unquote_plus(response.url.split("error=")[1]))
+        self.received: list[str] = []  # the raw text of every stream message
+        self.updates: list[dict[str, Any]] = []
+        self._stream: http.client.HTTPConnection | None = None
+
+    def cookie(self) -> str:
+        return "; ".join(f"{c.name}={c.value}" for c in self.jar)
+
+    def get(self, path: str) -> tuple[int, Any]:
+        return self._call(urllib.request.Request(self.url + path))
+
+    def post(self, path: str, body: Any = None, content_type: str = "application/json"
+             ) -> tuple[int, Any]:
+        data = json.dumps(body if body is not None else {}).encode()
+        request = urllib.request.Request(self.url + path, data=data, method="POST",
+                                         headers={"Content-Type": content_type})
+        return self._call(request)
+
+    def _call(self, request: urllib.request.Request) -> tuple[int, Any]:
+        try:
+            with self.opener.open(request) as response:
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"null")
+
+    def listen(self) -> Staff:
+        """Follow the event stream in a thread: ``received`` and ``updates`` fill up."""
+        host, port = urllib.parse.urlsplit(self.url).netloc.split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=60)
+        connection.request("GET", "/api/stream", headers={"Cookie": self.cookie()})
+        response = connection.getresponse()
+        assert response.status == 200, response.status
+        self._stream = connection
+        ready = threading.Event()
+
+        def read() -> None:
+            kind = None
+            try:
+                for raw in response:
+                    line = raw.decode().rstrip("\n")
+                    if line.startswith("event: "):
+                        kind = line[7:]
+                    elif line.startswith("data: "):
+                        self.received.append(line[6:])
+                        if kind == "snapshot":
+                            self.snapshot = json.loads(line[6:])
+                            ready.set()
+                        else:
+                            self.updates.append(json.loads(line[6:]))
+            except (OSError, ValueError):
+                pass
+
+        threading.Thread(target=read, daemon=True).start()
+        assert ready.wait(10), "no snapshot on the event stream"
+        return self
+
+    def alerts(self, kind: str | None = None) -> list[dict[str, Any]]:
+        latest: dict[int, dict[str, Any]] = {a["id"]: a for a in self.snapshot["alerts"]}
+        for update in list(self.updates):
+            if update["kind"] == "alert":
+                latest[update["alert"]["id"]] = update["alert"]
+        return [a for a in latest.values() if kind is None or a["kind"] == kind]
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()

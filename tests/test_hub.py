@@ -1,0 +1,382 @@
+"""The venue hub (`tablectl hub`): the floor view, staff accounts, the database, and the
+whole hub against a real Mosquitto with tables that publish through the real table link."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from controller.dealer_script import session
+from controller.profiles import load_profile
+from controller.reporting import private_leaks, shown_cards
+from hardware.mqtt_link import TableLink
+from hardware.outbox import Outbox
+from hub import auth
+from hub.floor import FloorView
+from hub.service import Hub, HubSettings
+from hub.storage import MIGRATIONS, open_storage
+from tests.conftest import run, wait_for
+from tests.hubclient import Staff
+
+VENUE = "hubtest"
+
+
+def _envelope(seq, type_, hand=1, historical=False, **data):
+    return {"v": 1, "event_id": f"t1:{seq}", "venue": VENUE, "table": "t1", "seq": seq,
+            "boot": 1, "type": type_, "ts": 1000 + seq, "hand": hand, "dealer": "ann",
+            "historical": historical, "data": data}
+
+
+# ---------------------------------------------------------------------------- the floor view
+
+def test_each_alert_kind_is_raised_by_the_event_that_calls_the_floor():
+    floor = FloorView(VENUE)
+    events = [
+        _envelope(1, "ruling", action="misdeal", reason="exposed_two_cards", text="MISDEAL"),
+        _envelope(2, "ruling", action="void_hand", reason="duplicate_card", text="VOID: fouled"),
+        _envelope(3, "ruling", action="void_hand", reason="foreign_card", text="VOID: foreign"),
+        _envelope(4, "deck_check.result", ok=False, text="DECK R1: missing As"),
+        _envelope(5, "deck_check.result", ok=True, text="DECK R1 OK"),
+        _envelope(6, "irregularity", kind="unknown_tag"),
+        _envelope(7, "irregularity", kind="exposed_card"),  # a ruling, not a floor call
+        _envelope(8, "shot_clock", state="started", seconds=30),
+        _envelope(9, "shot_clock", state="expired"),
+        _envelope(10, "floor.called"),
+    ]
+    for envelope in events:
+        floor.on_event("t1", envelope, 5000)
+    kinds = [a.kind for a in floor.alerts.values()]
+    assert kinds == ["misdeal", "deck_fouled", "void_hand", "deck_fouled", "unknown_tag",
+                     "clock_called", "floor_called"]
+    floor.on_status("t1", {"state": "online", "boot": 1, "ts": 1}, 5000)
+    floor.on_status("t1", {"state": "lost", "boot": 1, "ts": 2}, 6000)
+    assert list(floor.alerts.values())[-1].kind == "table_lost"
+    assert floor.tables["t1"].status == "lost" and floor.tables["t1"].status_since == 2
+
+
+def test_a_replayed_event_counts_once_and_an_outage_backlog_is_flagged_historical():
+    floor = FloorView(VENUE)
+    first = floor.on_event("t1", _envelope(1, "floor.called"), 5000)
+    assert [u["kind"] for u in first] == ["table", "alert"]
+    assert floor.on_event("t1", _envelope(1, "floor.called"), 5001) == []
+    floor.on_event("t1", _envelope(2, "floor.called", historical=True), 5002)
+    alerts = list(floor.alerts.values())
+    assert [a.historical for a in alerts] == [False, True]
+    assert floor.tables["t1"].events == 2
+    updates = floor.acknowledge(alerts[0].id, "maria", 6000)
+    assert updates[0]["alert"]["acked_by"] == "maria"
+    floor.acknowledge(alerts[0].id, "sam", 7000)  # the first acknowledgement stands
+    assert floor.alerts[alerts[0].id].acked_by == "maria"
+    with pytest.raises(KeyError):
+        floor.acknowledge(99, "maria", 6000)
+
+
+def test_the_hand_for_hand_panel_is_ready_when_every_online_table_has_finished():
+    floor = FloorView(VENUE)
+    floor.on_clock({"structure": "tda-2024", "hand_for_hand": True}, 1)
+    for name, state in (("t1", "waiting"), ("t2", "playing"), ("t3", "playing")):
+        floor.on_status(name, {"state": "online", "boot": 1}, 1)
+        floor.on_state(name, {"hand_for_hand": state, "clock": None}, 1)
+    floor.on_status("t3", {"state": "lost", "boot": 1}, 2)  # a lost table holds no one up
+    panel = floor.hand_for_hand_panel()
+    assert panel == {"on": True, "playing": ["t2"], "finished": ["t1"], "ready": False}
+    floor.on_event("t2", {**_envelope(1, "hand_for_hand", state="waiting"), "table": "t2"}, 3)
+    assert floor.hand_for_hand_panel()["ready"]
+    floor.on_event("t2", {**_envelope(2, "hand_for_hand", state="released"), "table": "t2"}, 4)
+    assert floor.hand_for_hand_panel()["playing"] == ["t2"]
+
+
+def test_a_reply_is_matched_to_the_command_it_answers():
+    floor = FloorView(VENUE)
+    floor.command_sent("tx1", "t1", "seating", {"seats": [1, 2]}, "maria", 10)
+    assert floor.on_command_response("t1", {"transaction": "other", "ok": True}, 11) == []
+    assert floor.on_command_response("t2", {"transaction": "tx1", "ok": True}, 11) == []
+    [update] = floor.on_command_response("t1", {"transaction": "tx1", "ok": False,
+                                                "error": "seats: missing"}, 12)
+    assert update["command"]["reply"]["error"] == "seats: missing"
+    assert update["command"]["sent_by"] == "maria"
+
+
+# ---------------------------------------------------------------------------- staff accounts
+
+def test_passwords_are_salted_scrypt_hashes():
+    one, two = auth.hash_password("correct horse"), auth.hash_password("correct horse")
+    assert one != two and one.startswith("scrypt$")
+    assert auth.check_password("correct horse", one)
+    assert not auth.check_password("correct hors", one)
+    assert not auth.check_password("x", "not-a-hash")
+
+
+def test_a_users_file_with_faults_lists_every_one(tmp_path):
+    path = tmp_path / "users.toml"
+    path.write_text('[users.ok]\nrole = "floor"\npassword = "scrypt$1$1$1$00$00"\n'
+                    '[users."bad name"]\nrole = "boss"\npassword = "hunter2"\ncolour = 1\n'
+                    'extra = 1\n')
+    with pytest.raises(auth.UsersFileError) as caught:
+        auth.load_users(path)
+    text = str(caught.value)
+    assert "4 problem" not in text  # every problem listed: five of them
+    for part in ("extra: unknown key", "users.bad name: a user name",
+                 "users.bad name.role: 'boss'", "users.bad name.password",
+                 "users.bad name.colour: unknown key"):
+        assert part in text, part
+
+
+def test_logins_lock_out_after_repeated_failures_and_sessions_expire(tmp_path):
+    auth.save_user(tmp_path / "u.toml", "maria", "floor", "maria-pass")
+    with pytest.raises(ValueError, match="at least 8"):
+        auth.save_user(tmp_path / "u.toml", "short", "floor", "1234")
+    sessions = auth.Sessions(auth.load_users(tmp_path / "u.toml"))
+    for attempt in range(auth.MAX_FAILURES):
+        with pytest.raises(ValueError, match="wrong user name or password"):
+            sessions.login("maria", "guess", 100.0 + attempt)
+    with pytest.raises(ValueError, match="too many failed attempts"):
+        sessions.login("maria", "maria-pass", 110.0)
+    token = sessions.login("maria", "maria-pass", 100.0 + auth.LOCKOUT_SECONDS + 5)
+    user = sessions.user(token, 200.0)
+    assert user is not None and user.may("acknowledge") and not user.may("private")
+    assert sessions.user(token, 200.0 + auth.SESSION_SECONDS) is None
+    assert sessions.user("forged", 200.0) is None
+
+
+# ---------------------------------------------------------------------------- the database
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_storage_migrates_an_older_database_and_purges_by_retention(tmp_path, backend, request):
+    location = (str(tmp_path / "hub.db") if backend == "sqlite"
+                else request.getfixturevalue("postgres"))
+    if backend == "sqlite":  # a database of the first schema, as the recorder left it
+        db = sqlite3.connect(location)
+        db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for statement in MIGRATIONS[0]:
+            db.execute(statement)
+        db.execute("INSERT INTO schema_version VALUES (1)")
+        db.execute("INSERT INTO events VALUES ('t1', 1, 1, 'hand.started', 5, 0, ?)",
+                   (json.dumps(_envelope(1, "hand.started")),))
+        db.commit()
+        db.close()
+    storage = open_storage(location)
+    try:
+        version = storage.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+        assert version == len(MIGRATIONS)
+        if backend == "postgresql":
+            storage.insert("t1", 1, _envelope(1, "hand.started"), "{}")
+            storage.execute("UPDATE events SET ts = 5")
+        storage.insert("t1", 2, _envelope(2, "hand.ended"), json.dumps(_envelope(2, "x")))
+        alert = {"id": 1, "table": "t1", "kind": "misdeal", "text": "MISDEAL", "hand": 1,
+                 "ts": 5, "historical": False, "acked_by": None, "acked_at": None}
+        storage.save_alert(alert)
+        storage.save_alert({**alert, "id": 2, "acked_by": "maria", "acked_at": 6})
+        storage.log(5, "maria", "acknowledge", {"alert": 2})
+        storage.commit()
+        assert storage.purge(before_ts=1000) == {"events": 1, "alerts": 1, "floor_log": 1}
+        assert storage.seqs("t1") == [2]
+        assert [a["id"] for a in storage.alerts(since_ts=10**12)] == [1]  # open ones stay
+    finally:
+        storage.close()
+
+
+# ---------------------------------------------------------------------------- the whole hub
+
+def _hands(count=3, seed=4):
+    """The events of a few real hands, through the core (no irregularities)."""
+    rng = random.Random(seed)
+    lines, _ = session(rng, load_profile("tda-2024"), hands=count, irregularity_rate=0.0,
+                       seats=(1, 3, 5, 7), brisk=True, seat_changes=False)
+    return run(lines)
+
+
+@pytest.fixture
+def hub(tmp_path, broker):
+    users = tmp_path / "users.toml"
+    for name, role in (("maria", "floor"), ("val", "viewer"), ("sam", "supervisor")):
+        auth.save_user(users, name, role, f"{name}-password")
+    started = Hub(HubSettings(venue=VENUE, db=str(tmp_path / "hub.db"), users=str(users),
+                              port=broker.port, http_port=0, reorder_timeout=1.0)).start()
+    assert started.connected.wait(10) and started.recorder.connected.wait(10)
+    yield started
+    started.stop()
+
+
+def _table(tmp_path, broker, name="t1", commands=None):
+    box = Outbox(tmp_path / f"{name}.db")
+    link = TableLink(box, venue=VENUE, table=name, port=broker.port,
+                     on_command=commands).start()
+    assert wait_for(lambda: link.connected, 10)
+    return box, link
+
+
+def test_the_hub_shows_live_tables_raises_alerts_and_serves_hand_histories_per_role(
+        tmp_path, broker, hub):
+    val = Staff(hub.url, "val", "val-password").listen()
+    maria = Staff(hub.url, "maria", "maria-password").listen()
+    sam = Staff(hub.url, "sam", "sam-password")
+    commands = []
+    box, link = _table(tmp_path, broker, commands=lambda c: commands.append(c) or None)
+    try:
+        events = _hands()
+        for event in events:
+            box.append(event, int(time.time() * 1000))
+        box.append({"type": "floor.called", "hand": 3, "t": 999.0}, int(time.time() * 1000))
+        link.notify()
+        assert wait_for(lambda: val.alerts("floor_called"), 10)
+        assert wait_for(lambda: hub.recorder.upto.get("t1") == box.last_seq, 10)
+        [alert] = val.alerts("floor_called")
+        assert alert["table"] == "t1" and alert["hand"] == 3 and alert["acked_by"] is None
+
+        # The viewer may look, not act; the floor acknowledges, and every viewer sees who.
+        assert val.post(f"/api/alerts/{alert['id']}/ack")[0] == 403
+        status, acked = maria.post(f"/api/alerts/{alert['id']}/ack")
+        assert status == 200 and acked["acked_by"] == "maria"
+        assert wait_for(lambda: val.alerts("floor_called")[0]["acked_by"] == "maria", 5)
+
+        # Hand histories: the public view for the floor, hole cards for the supervisor.
+        status, public = maria.get("/api/tables/t1/hands?n=5")
+        assert status == 200 and not public["private"] and len(public["hands"]) == 3
+        status, private = sam.get("/api/tables/t1/hands?n=5")
+        assert private["private"] and "hand.record" in json.dumps(private)
+        assert "hand.record" not in json.dumps(public) and "hole_counts" in json.dumps(public)
+        streamed = "\n".join(val.received)
+        for number in (1, 2, 3):
+            ended = next(e for e in events if e["type"] == "hand.ended" and e["hand"] == number)
+            shown = shown_cards([e for e in events if e.get("hand") == number])
+            [shown_publicly] = [h for h in public["hands"] if h["hand"] == number]
+            assert private_leaks([json.dumps(shown_publicly)], ended, shown) == []
+            [shown_privately] = [h for h in private["hands"] if h["hand"] == number]
+            assert private_leaks([json.dumps(shown_privately)], ended, shown)  # the holes
+            # Nothing the viewer's stream carried holds a hole card of it either (the stream
+            # carries no cards at all: alerts and table lines).
+            assert private_leaks([streamed], ended, shown) == []
+    finally:
+        link.stop()
+        val.close()
+        maria.close()
+    assert wait_for(lambda: hub.floor.tables["t1"].status == "offline", 10)
+
+
+def test_floor_commands_are_validated_at_the_hub_and_the_tables_reply_is_shown(
+        tmp_path, broker, hub):
+    maria = Staff(hub.url, "maria", "maria-password").listen()
+    val = Staff(hub.url, "val", "val-password")
+    taken = []
+
+    def on_command(command):
+        taken.append(command)
+        return None if command.args.get("seats") else "no seats: a table needs players"
+
+    _, link = _table(tmp_path, broker, commands=on_command)
+    try:
+        assert wait_for(lambda: "t1" in hub.floor.tables, 10)
+        assert maria.post("/api/tables/t1/cmd/seating", {"seats": "1,2"}) == (
+            400, {"error": "seats: wrong type str"})
+        assert maria.post("/api/tables/t1/cmd/launch", {})[0] == 400
+        assert maria.post("/api/tables/t9/cmd/status", {})[1] == {
+            "error": "no table 't9' has been heard at this venue"}
+        assert val.post("/api/tables/t1/cmd/status", {})[0] == 403
+        assert maria.post("/api/tables/t1/cmd/seating", {"seats": [1, 2]},
+                          content_type="application/x-www-form-urlencoded")[0] == 415
+        assert taken == []  # nothing reached the table
+
+        status, sent = maria.post("/api/tables/t1/cmd/seating", {"seats": [1, 2, 4]})
+        assert status == 200 and sent["sent_by"] == "maria"
+        status, refused = maria.post("/api/tables/t1/cmd/seating", {"seats": []})
+
+        def replies():
+            return {u["command"]["transaction"]: u["command"]["reply"] for u in maria.updates
+                    if u["kind"] == "command" and u["command"]["reply"]}
+
+        assert wait_for(lambda: len(replies()) == 2, 10)
+        assert replies()[sent["transaction"]]["ok"]
+        assert replies()[refused["transaction"]]["error"] == "no seats: a table needs players"
+        assert [c.args["seats"] for c in taken] == [[1, 2, 4], []]
+        log = maria.get("/api/log")[1]
+        assert {(line["user"], line["action"]) for line in log} == {("maria", "cmd/seating")}
+    finally:
+        link.stop()
+        maria.close()
+
+
+def test_the_venue_clock_and_hand_for_hand_are_run_from_the_hub(tmp_path, broker, hub):
+    maria = Staff(hub.url, "maria", "maria-password").listen()
+    taken = []
+    _, link = _table(tmp_path, broker, commands=lambda c: taken.append(c) or None)
+    try:
+        assert wait_for(lambda: hub.floor.tables.get("t1") and
+                        hub.floor.tables["t1"].status == "online", 10)
+        assert maria.post("/api/clock", {"action": "start", "value": "nope"})[0] == 400
+        status, state = maria.post("/api/clock", {"action": "start", "value": "tda-2024"})
+        assert status == 200 and state["level"] == 1 and state["running"]
+        assert wait_for(lambda: (hub.floor.clock or {}).get("structure") == "tda-2024", 10)
+        maria.post("/api/clock", {"action": "hand-for-hand", "value": "on"})
+        assert wait_for(lambda: [c.args for c in taken] == [{"state": "on"}], 10)
+        assert maria.post("/api/hand-for-hand/release") == (
+            400, {"error": "no table is waiting for the next hand"})
+
+        def table_says(state):  # what a table's state snapshot would say
+            link._client.publish(f"pkr/v1/{VENUE}/tables/t1/state", json.dumps(
+                {"hand_for_hand": state, "clock": None}), qos=1, retain=True)
+
+        table_says("playing")
+        assert wait_for(lambda: hub.floor.tables["t1"].hand_for_hand == "playing", 5)
+        assert maria.post("/api/hand-for-hand/release") == (
+            400, {"error": "still playing their hand: t1"})
+        table_says("waiting")
+        assert wait_for(lambda: hub.floor.hand_for_hand_panel()["ready"], 5)
+        status, released = maria.post("/api/hand-for-hand/release")
+        assert status == 200 and released == {"released": ["t1"]}
+        assert wait_for(lambda: taken[-1].args == {"state": "release"}, 10)
+        maria.post("/api/clock", {"action": "hand-for-hand", "value": "off"})
+        assert wait_for(lambda: taken[-1].args == {"state": "off"}, 10)
+        actions = {line["action"] for line in maria.get("/api/log")[1]}
+        assert {"clock/start", "clock/hand-for-hand", "cmd/hand-for-hand"} <= actions
+    finally:
+        link.stop()
+        maria.close()
+
+
+def test_pages_and_calls_need_a_staff_login(hub):
+    import http.client
+    import urllib.error
+    import urllib.request
+
+    with pytest.raises(PermissionError, match="wrong user name or password"):
+        Staff(hub.url, "maria", "not-her-password")
+    page = urllib.request.urlopen(hub.url + "/")  # redirected to the login page
+    assert page.url.endswith("/login") and b"<form" in page.read()
+    for path in ("/api/state", "/api/stream", "/api/tables/t1/hands"):
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(hub.url + path)
+        assert caught.value.code == 401
+    headers = urllib.request.urlopen(hub.url + "/login").headers
+    assert "default-src 'self'" in headers["Content-Security-Policy"]
+    host, port = hub.url.split("//")[1].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    connection.request("POST", "/login", body="user=maria&password=maria-password",
+                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+    cookie = connection.getresponse().getheader("Set-Cookie")
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    maria = Staff(hub.url, "maria", "maria-password")
+    assert maria.get("/api/me")[1]["role"] == "floor"
+
+
+def test_tablectl_hub_user_writes_the_users_file_and_hub_refuses_a_bad_one(tmp_path):
+    users = tmp_path / "users.toml"
+    command = [sys.executable, "-m", "controller.cli", "hub-user", "maria", "--role", "floor",
+               "--users", str(users), "--password-stdin"]
+    done = subprocess.run(command, input="maria-password\n", capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert auth.load_users(users)["maria"].role == "floor"
+    assert oct(users.stat().st_mode & 0o777) == "0o600"
+    users.write_text('[users.maria]\nrole = "boss"\n')
+    done = subprocess.run([sys.executable, "-m", "controller.cli", "hub", "--venue", VENUE,
+                           "--users", str(users), "--db", str(tmp_path / "h.db"),
+                           "--port", "1"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2  # the caller's mistake, said before anything starts
+    assert "2 problem(s)" in done.stderr and "users.maria.role" in done.stderr
