@@ -31,7 +31,8 @@ typecheck: $(STAMP)
 
 # The tests start their own Mosquitto brokers, make certificates with openssl, check the
 # shell scripts with shellcheck and the systemd unit with systemd-analyze, and run the
-# recorder on PostgreSQL (the local server, or a temporary cluster they start).
+# recorder on PostgreSQL (the local server, or a temporary cluster they start), and drive the
+# floor dashboard in Debian's Chromium with Playwright.
 system-deps:
 	@missing=""; \
 	  command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing="$$missing mosquitto"; \
@@ -39,6 +40,7 @@ system-deps:
 	  command -v shellcheck >/dev/null 2>&1 || missing="$$missing shellcheck"; \
 	  command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	  command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 

@@ -66,6 +66,7 @@ class TableView:
     shoe: str | None = None
     hub_link: str | None = None
     hand_for_hand: str = "off"  # off, waiting (hand finished), playing
+    seats: list[int] = field(default_factory=list)
     last_seq: int = 0
     last_event_ts: int | None = None
     events: int = 0
@@ -148,6 +149,7 @@ class FloorView:
         view.shoe = payload.get("shoe", view.shoe)
         view.hub_link = links.get("hub", view.hub_link)
         view.hand_for_hand = str(payload.get("hand_for_hand") or "off")
+        view.seats = list(payload.get("seats") or view.seats)
         view.last_seq = max(view.last_seq, int(payload.get("last_seq") or 0))
         return [self._table_update(view)]
 

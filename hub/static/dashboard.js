@@ -278,11 +278,14 @@ async function openTable(name) {
 function describe(e) {
   if (e.type === "hand.started") return `started: ${e.game}, button ${e.button}, level ${e.level}`;
   if (e.type === "hand.ended") {
-    const holes = e.hole ? Object.entries(e.hole).map(([s, c]) => `seat ${s} ${c.join("")}`).join("; ")
+    const holes = e.hole ? Object.entries(e.hole).map(([s, c]) => `seat ${s} ${c.join(" ")}`).join("; ")
                          : Object.entries(e.hole_counts || {}).map(([s, n]) => `seat ${s}: ${n} cards`).join("; ");
     return `ended: ${e.outcome}; board ${(e.board || []).join(" ") || "-"}; ${holes}`;
   }
-  if (e.type === "hand.record") return `record: ${JSON.stringify(e.best || {})}`;
+  if (e.type === "hand.record") {
+    const best = Object.entries(e.best || {}).map(([seat, made]) => `seat ${seat} ${made.high || ""}`);
+    return best.length ? `best hands: ${best.join("; ")}` : "no showdown";
+  }
   if (e.type === "ruling") return `ruling: ${e.text}`;
   if (e.type === "irregularity") return `irregularity: ${e.kind}${e.card ? " " + e.card : ""}`;
   return e.type;

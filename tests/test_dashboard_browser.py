@@ -1,0 +1,221 @@
+"""The floor dashboard in a real browser: Debian's Chromium driven by Playwright, against a
+real Mosquitto, the real hub and simulated tables (each the real daemon with the simulated
+shoe on a pty). The tests run in order and share one venue: an alert, its acknowledgement,
+hand-for-hand, hand histories per role, and last a table whose daemon is killed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from controller.reporting import private_leaks, shown_cards
+from hardware.sim_shoe import perform
+from hardware.sim_venue import SimulatedVenue
+from hub import auth
+from hub.broker import Broker
+from hub.service import Hub, HubSettings
+from tests.conftest import wait_for
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Where to keep the screenshots (the README's come from a run with this set to docs/screens).
+SCREENSHOTS = os.environ.get("TABLECTL_SCREENSHOTS")
+
+# Records every message the page's event stream delivers, for the privacy check.
+RECORD_STREAM = """
+(() => {
+  window.__received = [];
+  const Original = window.EventSource;
+  window.EventSource = function (url, options) {
+    const source = new Original(url, options);
+    for (const name of ["snapshot", "update"]) {
+      source.addEventListener(name, (m) => window.__received.push(m.data));
+    }
+    return source;
+  };
+})();
+"""
+# Notes the moment an alert of a kind first appears in the page (window.__seen, a promise
+# that the test awaits later: evaluate itself would wait for it).
+WATCH_ALERT = """
+(kind) => {
+  const seen = () => document.querySelector(`#alerts [data-kind="${kind}"]`);
+  window.__seen = new Promise((resolve) => {
+    new MutationObserver((_, observer) => {
+      if (seen()) { observer.disconnect(); resolve(Date.now()); }
+    }).observe(document.body, { childList: true, subtree: true });
+  });
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def venue(tmp_path_factory):
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    directory = tmp_path_factory.mktemp("floor")
+    broker = Broker(directory / "mosquitto").start()
+    users = directory / "users.toml"
+    for name, role in (("maria", "floor"), ("val", "viewer"), ("sam", "supervisor")):
+        auth.save_user(users, name, role, f"{name}-password")
+    hub = Hub(HubSettings(venue="sim", db=str(directory / "hub.db"), users=str(users),
+                          port=broker.port, http_port=0)).start()
+    tables = SimulatedVenue(directory / "tables", tables=2, hands=1, broker=broker,
+                            recorder=False, quiet=True, irregularities=0.0, pace=0.05).start()
+    playwright = sync_playwright().start()
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    try:
+        yield {"hub": hub, "tables": tables, "browser": browser, "broker": broker}
+    finally:
+        browser.close()
+        playwright.stop()
+        tables.stop()
+        hub.stop()
+        broker.kill()
+
+
+def _page(venue, user):
+    """A logged-in page of its own (a tablet each), recording its event stream."""
+    context = venue["browser"].new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.add_init_script(RECORD_STREAM)
+    page.goto(venue["hub"].url + "/")
+    assert page.url.endswith("/login")
+    page.fill("input[name=user]", user)
+    page.fill("input[name=password]", f"{user}-password")
+    page.click("button[type=submit]")
+    page.wait_for_selector("body[data-live='1']", timeout=10000)
+    return page
+
+
+def _shoot(page, name, tmp_path):
+    target = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    target.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(target / f"{name}.png"), full_page=True)
+
+
+def _misdeal(table):
+    """Two cards face up in the deal: a misdeal (SPEC row 3)."""
+    for line in ({"type": "deck_in", "deck": "R1"}, {"type": "card", "card": "As"},
+                 {"type": "card", "card": "Ks"}, {"type": "card", "card": "Qs", "face": "up"},
+                 {"type": "card", "card": "Js"}, {"type": "card", "card": "Ts", "face": "up"}):
+        perform(line, table.shoe, lambda _line: None)
+        time.sleep(0.05)
+
+
+def test_login_is_required_and_a_wrong_password_is_refused(venue):
+    page = venue["browser"].new_page()
+    page.goto(venue["hub"].url + "/")
+    assert page.url.endswith("/login")
+    page.fill("input[name=user]", "maria")
+    page.fill("input[name=password]", "wrong")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#error:not([hidden])")
+    assert page.inner_text("#error") == "wrong user name or password"
+    page.close()
+
+
+def test_a_misdeal_is_an_alert_within_a_second_and_acknowledging_clears_it_for_everyone(
+        venue, tmp_path):
+    maria, val = _page(venue, "maria"), _page(venue, "val")
+    for page in (maria, val):
+        page.wait_for_selector(".table[data-table=t1].online", timeout=15000)
+    for page in (maria, val):
+        page.evaluate(WATCH_ALERT, "misdeal")
+    t1 = venue["tables"].tables[0]
+    _misdeal(t1)
+    assert wait_for(lambda: any(e["type"] == "ruling" for e in
+                                venue["hub"].recorder.envelopes("t1")), 10)
+    [envelope] = [e for e in venue["hub"].recorder.envelopes("t1") if e["type"] == "ruling"]
+    for name, page in (("maria", maria), ("val", val)):
+        delay = page.evaluate("window.__seen") - envelope["ts"]
+        assert delay < 1000, f"{name} saw the misdeal {delay} ms after the table committed it"
+    alert = val.locator("#alerts [data-kind=misdeal][data-table=t1]")
+    assert "MISDEAL" in alert.inner_text()
+    assert not alert.locator("button.ack").is_visible()  # a viewer may not acknowledge
+    assert val.locator(".table[data-table=t1].alerting").count() == 1
+    _shoot(maria, "dashboard-alert", tmp_path)
+
+    maria.click("#alerts [data-kind=misdeal][data-table=t1] button.ack")
+    for page in (maria, val):
+        page.wait_for_selector("#alerts [data-kind=misdeal]", state="detached", timeout=5000)
+        acked = page.locator("#acked [data-kind=misdeal][data-table=t1]")
+        assert "acknowledged by maria" in acked.text_content()  # in the closed list
+    assert val.locator(".table[data-table=t1].alerting").count() == 0
+    maria.context.close()
+    val.context.close()
+
+
+def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, tmp_path):
+    maria = _page(venue, "maria")
+    maria.fill("#structure", "tda-2024")
+    maria.click("[data-clock=start]")
+    expect(maria.locator("#clock .level")).to_have_text("Level 1")
+    maria.click("#h4h-on")
+    # Neither table has a hand in progress: both wait for the release.
+    expect(maria.locator("#h4h .finished")).to_have_text("t1, t2", timeout=15000)
+    assert maria.inner_text("#h4h .state") == "ON"
+    _shoot(maria, "dashboard-hand-for-hand", tmp_path)
+    maria.click("#h4h-release")
+    expect(maria.locator("#h4h .playing")).to_have_text("t1, t2", timeout=15000)
+    assert maria.is_disabled("#h4h-release")
+    replies = maria.locator("#replies li.ok")
+    assert wait_for(lambda: replies.count() >= 4, 10)  # on and release, to each table
+    maria.click("#h4h-off")
+    expect(maria.locator("#h4h .state")).to_have_text("off")
+    maria.context.close()
+
+
+def test_the_viewer_never_receives_private_data_and_the_supervisor_sees_hole_cards(
+        venue, tmp_path):
+    val, sam = _page(venue, "val"), _page(venue, "sam")
+    t1 = venue["tables"].tables[0]
+    _, events = t1.journal_and_events()
+    ended = next(e for e in events if e["type"] == "hand.ended")
+    shown = shown_cards([e for e in events if e.get("hand") == ended["hand"]])
+    assert wait_for(lambda: any(e["type"] == "hand.ended" for e in
+                                venue["hub"].recorder.envelopes("t1")), 10)
+    for page in (val, sam):
+        page.click(".table[data-table=t1]")
+        page.wait_for_selector("#table-dialog .hand", timeout=10000)
+    _shoot(sam, "dashboard-hand-history", tmp_path)
+    viewer_text = [val.inner_text("#table-dialog"), *val.evaluate("window.__received")]
+    assert private_leaks(viewer_text, ended, shown) == []
+    supervisor_text = [sam.inner_text("#table-dialog")]
+    assert private_leaks(supervisor_text, ended, shown) == sorted(
+        c for cards in ended["hole"].values() for c in cards if c not in shown)
+    val.context.close()
+    sam.context.close()
+
+
+def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_shown(venue):
+    maria = _page(venue, "maria")
+    maria.click(".table[data-table=t1]")
+    seats = [int(s) for s in maria.locator("#table-dialog .seat-bust").evaluate_all(
+        "buttons => buttons.map(b => b.dataset.seat)")]
+    assert len(seats) >= 4
+    maria.click(f"#table-dialog .seat-bust[data-seat='{seats[0]}']")
+    expect(maria.locator("#replies li").first).to_have_text(
+        "seating to table t1 by maria: done", timeout=10000)
+    expect(maria.locator("#table-dialog .seat-bust")).to_have_count(len(seats) - 1)
+    assert venue["hub"].floor.tables["t1"].seats == seats[1:]
+    maria.context.close()
+
+
+def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):
+    maria = _page(venue, "maria")
+    t2 = venue["tables"].tables[1]
+    maria.wait_for_selector(".table[data-table=t2].online")
+    t2.kill_daemon()
+    # The broker sends the table's Last Will when its keep-alive (10 s) runs out x 1.5.
+    maria.wait_for_selector(".table[data-table=t2].lost", timeout=30000)
+    assert maria.locator("#alerts [data-kind=table_lost][data-table=t2]").count() == 1
+    assert "lost" in maria.inner_text(".table[data-table=t2] .status")
+    _shoot(maria, "dashboard-table-lost", tmp_path)
+    maria.context.close()
