@@ -493,7 +493,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     root = Path(__file__).resolve().parents[1]
     module = {"latency": "mqtt", "outage": "mqtt", "replay": "replay_throughput",
-              "shoe": "shoe_link", "display": "display", "footprint": "footprint"}[args.which]
+              "shoe": "shoe_link", "display": "display", "footprint": "footprint",
+              "venue": "venue"}[args.which]
     if not (root / "tests" / "bench" / f"{module}.py").exists():
         return _fail("benchmarks run from a source checkout (tests/bench is not installed)")
     sys.path.insert(0, str(root))
@@ -694,10 +695,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read the password from standard input (for scripts)")
     p.set_defaults(func=cmd_hub_user)
 
-    p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display, "
+    p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display, venue, "
                                      "footprint")
     p.add_argument("which", choices=("latency", "outage", "replay", "shoe", "display",
-                                     "footprint"))
+                                     "footprint", "venue"))
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     p.set_defaults(func=cmd_bench)
 

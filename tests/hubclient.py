@@ -7,6 +7,7 @@ import http.client
 import http.cookiejar
 import json
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -68,8 +69,9 @@ class Staff:
                         if kind == "snapshot":
                             self.snapshot = json.loads(line[6:])
                             ready.set()
-                        else:
-                            self.updates.append(json.loads(line[6:]))
+                        else:  # "at": when it arrived here (UTC ms), for delays
+                            self.updates.append({**json.loads(line[6:]),
+                                                 "at": time.time() * 1000})
             except (OSError, ValueError):
                 pass
 

@@ -5,6 +5,7 @@ hand-for-hand, hand histories per role, and last a table whose daemon is killed.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -68,11 +69,25 @@ def venue(tmp_path_factory):
                           port=broker.port, http_port=0)).start()
     tables = SimulatedVenue(directory / "tables", tables=2, hands=1, broker=broker,
                             recorder=False, quiet=True, irregularities=0.0, pace=0.05).start()
+    # What the tables and the venue clock publish for viewers, checked against the AsyncAPI
+    # document at the end.
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    published: list[tuple[str, bytes]] = []
+    watcher = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    watcher.on_message = lambda c, u, msg: published.append((msg.topic, bytes(msg.payload)))
+    watcher.connect("127.0.0.1", broker.port)
+    watcher.subscribe([("pkr/v1/sim/tables/+/state", 1), ("pkr/v1/sim/clock", 1)])
+    watcher.loop_start()
     playwright = sync_playwright().start()
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
     try:
-        yield {"hub": hub, "tables": tables, "browser": browser, "broker": broker}
+        yield {"hub": hub, "tables": tables, "browser": browser, "broker": broker,
+               "published": published}
     finally:
+        watcher.loop_stop()
+        watcher.disconnect()
         browser.close()
         playwright.stop()
         tables.stop()
@@ -219,3 +234,17 @@ def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):
     assert "lost" in maria.inner_text(".table[data-table=t2] .status")
     _shoot(maria, "dashboard-table-lost", tmp_path)
     maria.context.close()
+
+
+def test_what_tables_and_the_venue_clock_publish_for_viewers_keeps_to_the_contract(venue):
+    from controller.contract import validate
+
+    published = venue["published"]
+    states = [json.loads(p) for t, p in published if t.endswith("/state")]
+    clocks = [json.loads(p) for t, p in published if t.endswith("/clock")]
+    assert {s["hand_for_hand"] for s in states} >= {"off", "waiting", "playing"}
+    assert any(c["hand_for_hand"] for c in clocks) and any(c["structure"] for c in clocks)
+    for state in states:
+        validate("State", state)
+    for clock in clocks:
+        validate("VenueClock", clock)

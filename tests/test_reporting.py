@@ -17,6 +17,7 @@ import pytest
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from hub.recorder import Recorder
+from hub.storage import MIGRATIONS
 from tests.conftest import wait_for
 
 VENUE = "testvenue"
@@ -330,7 +331,8 @@ def test_the_recorder_on_postgresql_stores_each_event_once(tmp_path, broker, pos
         rec.stop()
     storage = open_storage(postgres)  # the schema is versioned, and reopening migrates nothing
     try:
-        assert storage.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 1
+        version = storage.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+        assert version == len(MIGRATIONS)
         assert storage.uptos() == {"tp": 400}
     finally:
         storage.close()
