@@ -447,6 +447,8 @@ class Daemon:
         error = self._apply_command_committed(command)
         reply.append(error)
         done.set()
+        if self.link is not None:
+            self._publish_state()  # a floor command's effect shows at once, not at the tick
 
     def _apply_command_committed(self, command: Command) -> str | None:
         line = command_input(command)

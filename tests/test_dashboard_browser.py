@@ -145,9 +145,12 @@ def test_a_misdeal_is_an_alert_within_a_second_and_acknowledging_clears_it_for_e
         page.evaluate(WATCH_ALERT, "misdeal")
     t1 = venue["tables"].tables[0]
     _misdeal(t1)
-    assert wait_for(lambda: any(e["type"] == "ruling" for e in
-                                venue["hub"].recorder.envelopes("t1")), 10)
-    [envelope] = [e for e in venue["hub"].recorder.envelopes("t1") if e["type"] == "ruling"]
+    def misdeals():
+        return [e for e in venue["hub"].recorder.envelopes("t1")
+                if e["type"] == "ruling" and e["data"]["action"] == "misdeal"]
+
+    assert wait_for(misdeals, 10)
+    [envelope] = misdeals()
     for name, page in (("maria", maria), ("val", val)):
         delay = page.evaluate("window.__seen") - envelope["ts"]
         assert delay < 1000, f"{name} saw the misdeal {delay} ms after the table committed it"
