@@ -64,6 +64,7 @@ bench: $(STAMP)
 	$(PY) -m tests.bench.mqtt latency
 	$(PY) -m tests.bench.mqtt outage
 	$(PY) -m tests.bench.footprint
+	$(PY) -m tests.bench.venue --tables 200
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

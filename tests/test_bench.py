@@ -16,6 +16,7 @@ RUNS = {
     "latency": ["mqtt", "latency", "--cards", "30"],
     "outage": ["mqtt", "outage", "--events", "300"],
     "footprint": ["footprint", "--hands", "1", "--idle-seconds", "1"],
+    "venue": ["venue", "--tables", "6", "--events", "10", "--pace-seconds", "2"],
 }
 
 
@@ -54,3 +55,12 @@ def test_display_and_footprint_benches_measure_a_running_table():
     footprint = _bench("footprint")
     assert footprint["daemon"]["hands"] == 1
     assert footprint["daemon"]["rss_mb"] > footprint["bare"]["rss_mb"] > 0
+
+
+def test_venue_bench_counts_every_event_into_the_recorder_and_the_dashboard():
+    figures = _bench("venue")
+    assert figures["bare_fan_in"]["received"] == 60
+    assert figures["recorder"]["stored"] == figures["recorder"]["floor_view_events"] == 60
+    assert figures["lost"] == 0 and figures["recorder"]["duplicates"] == 0
+    assert figures["dashboard"]["updates"] == figures["dashboard"]["expected"] == 12
+    assert 0 < figures["dashboard"]["delay_p50_ms"] <= figures["dashboard"]["delay_p99_ms"]
