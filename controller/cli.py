@@ -219,10 +219,22 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_recorder(args: argparse.Namespace) -> int:
-    """The hub's recorder (the minimal one of the reporting issue), until SIGTERM or Ctrl-C."""
+def _until_stopped() -> None:
+    """Wait for SIGTERM or Ctrl-C while a hub service runs in its own threads."""
     import signal
     import threading
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.wait(1.0):
+            pass
+    except KeyboardInterrupt:
+        pass
+
+
+def cmd_recorder(args: argparse.Namespace) -> int:
+    """The hub's recorder (the minimal one of the reporting issue), until SIGTERM or Ctrl-C."""
 
     from hub.recorder import Recorder
 
@@ -230,17 +242,11 @@ def cmd_recorder(args: argparse.Namespace) -> int:
         tls = _tls(args)
     except _TlsOptionsError as exc:
         return _fail(str(exc))
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     recorder = Recorder(args.db, venue=args.venue, host=args.host, port=args.port, tls=tls,
                         client_id=args.client_id).start()
     print(f"recorder for venue {args.venue} on {args.host}:{args.port}, storing in {args.db}",
           file=sys.stderr, flush=True)
-    try:
-        while not stop.wait(1.0):
-            pass
-    except KeyboardInterrupt:
-        pass
+    _until_stopped()
     recorder.stop()
     print(json.dumps({"stored": recorder.stats.stored, "duplicates": recorder.stats.duplicates,
                       "replay_requests": recorder.stats.replay_requests}), file=sys.stderr)
@@ -337,8 +343,6 @@ def _tls(args: argparse.Namespace) -> Any:
 
 def cmd_venue_clock(args: argparse.Namespace) -> int:
     """The hub's venue clock service, until SIGTERM or Ctrl-C."""
-    import signal
-    import threading
 
     from hub.venue_clock import VenueClockService
 
@@ -346,8 +350,6 @@ def cmd_venue_clock(args: argparse.Namespace) -> int:
         tls = _tls(args)
     except _TlsOptionsError as exc:
         return _fail(str(exc))
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     service = VenueClockService(venue=args.venue, host=args.host, port=args.port,
                                 tls=tls).start()
     if args.start:
@@ -355,11 +357,7 @@ def cmd_venue_clock(args: argparse.Namespace) -> int:
         service.apply("start", args.start)
     print(f"venue clock for {args.venue} on {args.host}:{args.port}", file=sys.stderr,
           flush=True)
-    try:
-        while not stop.wait(1.0):
-            pass
-    except KeyboardInterrupt:
-        pass
+    _until_stopped()
     service.stop()
     return 0
 
@@ -416,8 +414,6 @@ def cmd_clock(args: argparse.Namespace) -> int:
 
 def cmd_hub(args: argparse.Namespace) -> int:
     """The venue hub: recorder, venue clock and the floor dashboard, until SIGTERM or Ctrl-C."""
-    import signal
-    import threading
 
     from hub.auth import UsersFileError
     from hub.service import Hub, HubSettings
@@ -444,8 +440,6 @@ def cmd_hub(args: argparse.Namespace) -> int:
                            http_host=host or "127.0.0.1", http_port=int(port),
                            web_cert=args.web_cert, web_key=args.web_key,
                            retention_days=args.retention_days)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         hub = Hub(settings).start()
     except UsersFileError as exc:
@@ -457,11 +451,7 @@ def cmd_hub(args: argparse.Namespace) -> int:
         hub.clock.apply("start", args.start)
     print(f"hub for venue {args.venue}: broker {args.host}:{args.port}, storing in {args.db}, "
           f"dashboard at {hub.url}", file=sys.stderr, flush=True)
-    try:
-        while not stop.wait(1.0):
-            pass
-    except KeyboardInterrupt:
-        pass
+    _until_stopped()
     hub.stop()
     return 0
 
