@@ -380,3 +380,45 @@ def test_tablectl_hub_user_writes_the_users_file_and_hub_refuses_a_bad_one(tmp_p
                            "--port", "1"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2  # the caller's mistake, said before anything starts
     assert "2 problem(s)" in done.stderr and "users.maria.role" in done.stderr
+
+
+def test_tablectl_hub_serves_the_dashboard_and_says_offline_when_stopped(tmp_path, broker):
+    import signal
+    import urllib.request
+
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from hub.broker import free_port
+
+    users = tmp_path / "users.toml"
+    auth.save_user(users, "maria", "floor", "maria-password")
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "hub", "--venue", VENUE, "--port",
+         str(broker.port), "--users", str(users), "--db", str(tmp_path / "hub.db"),
+         "--http", f"127.0.0.1:{port}", "--start", "tda-2024"],
+        stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert f"dashboard at http://127.0.0.1:{port}" in line, line
+        assert urllib.request.urlopen(f"http://127.0.0.1:{port}/login").status == 200
+        maria = Staff(f"http://127.0.0.1:{port}", "maria", "maria-password")
+        assert wait_for(lambda: (maria.get("/api/state")[1]["clock"] or {}).get(
+            "structure") == "tda-2024", 10)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(20) == 0
+    statuses = []
+    watcher = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    watcher.on_message = lambda c, u, msg: statuses.append(json.loads(msg.payload))
+    watcher.connect("127.0.0.1", broker.port)
+    watcher.subscribe(f"pkr/v1/{VENUE}/hub/status", qos=1)
+    watcher.loop_start()
+    try:
+        assert wait_for(lambda: statuses, 10)
+        assert statuses[0]["state"] == "offline"  # retained: a clean stop, not lost
+    finally:
+        watcher.loop_stop()
+        watcher.disconnect()
