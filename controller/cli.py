@@ -652,9 +652,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_venue_clock)
 
     p = sub.add_parser("clock", help="control the venue clock: start STRUCTURE, pause, resume, "
-                                     "add SECONDS, level N, stop")
-    p.add_argument("action", choices=("start", "pause", "resume", "add", "level", "stop",
-                                      "hand-for-hand"))
+                                     "add SECONDS, level N, break start|end, stop, "
+                                     "hand-for-hand on|off")
+    p.add_argument("action", choices=("start", "pause", "resume", "add", "level", "break",
+                                      "stop", "hand-for-hand"))
     p.add_argument("value", nargs="?")
     _mqtt_options(p)
     p.set_defaults(func=cmd_clock)

@@ -4,8 +4,8 @@ It keeps the clock (structure, elapsed time, running or paused) on the hub's mon
 publishes it, retained, on ``pkr/v1/<venue>/clock`` at every change and every few seconds, so a
 table that joins late gets a state at most that old and is corrected by the next one. Floor
 commands arrive on ``pkr/v1/<venue>/hub/cmd/clock`` (start STRUCTURE, pause, resume, add
-SECONDS, level N, stop, hand-for-hand on|off), each with a ``transaction``, answered on
-``pkr/v1/<venue>/hub/cmd-resp``.
+SECONDS, level N, break start|end, stop, hand-for-hand on|off), each with a ``transaction``,
+answered on ``pkr/v1/<venue>/hub/cmd-resp``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from controller.clock import Period, Structure, load_structure
 from hardware.mqtt_link import TlsSettings, mqtt_client
 
-ACTIONS = ("start", "pause", "resume", "add", "level", "stop", "hand-for-hand")
+ACTIONS = ("start", "pause", "resume", "add", "level", "break", "stop", "hand-for-hand")
 
 
 class VenueClock:
@@ -67,8 +67,33 @@ class VenueClock:
                     break
             else:
                 raise ValueError(f"level {level} is not in {self.structure.name}")
+        elif action == "break":
+            self._break(str(argument), now)
         elif action == "stop":
             self.structure = None
+
+    def _break(self, which: str, now: float) -> None:
+        """``start``: the next scheduled break begins now (the rest of the level is skipped);
+        ``end``: the break ends now and the next level begins."""
+        assert self.structure is not None
+        elapsed = self.elapsed()
+        periods = self._periods()
+        index = max(i for i, (_, start) in enumerate(periods) if start <= elapsed)
+        if which == "start":
+            if periods[index][0].is_break:
+                raise ValueError("the clock is on a break already")
+            later = [start for period, start in periods[index + 1:] if period.is_break]
+            if not later:
+                raise ValueError(f"no break is left in {self.structure.name}")
+            self._set_elapsed(later[0], now)
+        elif which == "end":
+            if not periods[index][0].is_break:
+                raise ValueError("the clock is not on a break")
+            if index + 1 >= len(periods):
+                raise ValueError(f"the break is the end of {self.structure.name}")
+            self._set_elapsed(periods[index + 1][1], now)
+        else:
+            raise ValueError(f"break: 'start' or 'end', not {which!r}")
 
     def _periods(self) -> list[tuple[Period, float]]:
         """Each period of the structure with the elapsed seconds at which it starts."""

@@ -187,6 +187,12 @@ def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, 
     assert wait_for(lambda: replies.count() >= 4, 10)  # on and release, to each table
     maria.click("#h4h-off")
     expect(maria.locator("#h4h .state")).to_have_text("off")
+    maria.click("[data-clock=break][data-value=start]")
+    expect(maria.locator("#clock .level")).to_have_text("BREAK")
+    maria.click("[data-clock=break][data-value=end]")
+    expect(maria.locator("#clock .level")).to_have_text("Level 5")
+    maria.click("[data-clock=break][data-value=end]")
+    expect(maria.locator("#clock-reply")).to_have_text("clock break: the clock is not on a break")
     maria.context.close()
 
 

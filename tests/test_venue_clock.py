@@ -53,6 +53,26 @@ def test_the_clock_runs_pauses_adds_time_and_jumps_levels():
         clock.apply("level", 99)
 
 
+def test_the_floor_starts_a_scheduled_break_early_and_ends_it_early():
+    tick = Tick()
+    clock = VenueClock(tick)
+    clock.apply("start", "tda-2024")  # a 10-minute break after every fourth level
+    tick.now = 300.0
+    with pytest.raises(ValueError, match="not on a break"):
+        clock.apply("break", "end")
+    clock.apply("break", "start")
+    state = clock.state()
+    assert state["on_break"] and state["level"] is None and state["remaining"] == 600.0
+    with pytest.raises(ValueError, match="on a break already"):
+        clock.apply("break", "start")
+    tick.now = 360.0
+    clock.apply("break", "end")
+    state = clock.state()
+    assert state["level"] == 5 and not state["on_break"] and state["running"]
+    with pytest.raises(ValueError, match="'start' or 'end'"):
+        clock.apply("break", "lunch")
+
+
 def test_a_table_follows_the_hubs_clock(tmp_path, broker):
     service = VenueClockService(venue="v1", port=broker.port, interval=0.5).start()
     assert service.connected.wait(10)

@@ -161,12 +161,14 @@ function drawTables() {
     card.dataset.table = name;
     card.append(el("span", "status", `${t.status} ${ago(t.status_since)}`),
                 el("div", "name", name));
-    const left = leftNow(t.remaining, t.state_ts, t.clock_running);
+    // A table that is not online is shown as last heard: its clock frozen, its link down.
+    const online = t.status === "online";
+    const left = leftNow(t.remaining, t.state_ts, t.clock_running && online);
     const level = t.on_break ? "break" : (t.level ? `level ${t.level}` : "no clock");
     card.append(line("", [level, left === null ? "" : ` ${clockText(left)}`]),
                 line("hand ", [t.hand ?? "-", t.in_progress && t.street ? ` ${t.street}` : (t.hand ? " ended" : "")]),
                 line("dealer ", [t.dealer ?? "-", t.hands_per_hour ? `, ${t.hands_per_hour} hands/h` : ""]),
-                line("shoe ", [t.shoe ?? "?", "  hub link ", t.hub_link ?? "?"]));
+                line("shoe ", [t.shoe ?? "?", "  hub link ", online ? (t.hub_link ?? "?") : t.status]));
     if (t.hand_for_hand !== "off") card.append(line("hand for hand: ", [t.hand_for_hand]));
     card.addEventListener("click", () => openTable(name));
     cards.push(card);
@@ -337,7 +339,8 @@ async function startDashboard() {
   for (const button of document.querySelectorAll("[data-clock]")) {
     button.addEventListener("click", () => {
       const action = button.dataset.clock;
-      let value = button.dataset.value ? Number(button.dataset.value) : null;
+      let value = button.dataset.value ?? null;
+      if (action === "add") value = Number(value);
       if (action === "start") value = $("#structure").value.trim();
       if (action === "level") value = Number($("#level").value);
       clockCommand(action, value);
