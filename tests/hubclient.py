@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import http.cookiejar
 import json
+import ssl
 import threading
 import time
 import urllib.error
@@ -15,10 +16,13 @@ from typing import Any
 
 
 class Staff:
-    def __init__(self, url: str, user: str, password: str) -> None:
+    def __init__(self, url: str, user: str, password: str,
+                 context: ssl.SSLContext | None = None) -> None:
         self.url = url
+        self.context = context  # HTTPS: a context that trusts the venue's CA
         self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar),
+                                                  urllib.request.HTTPSHandler(context=context))
         form = urllib.parse.urlencode({"user": user, "password": password}).encode()
         response = self.opener.open(url + "/login", data=form)
         if "error=" in response.url:
@@ -50,7 +54,10 @@ class Staff:
     def listen(self) -> Staff:
         """Follow the event stream in a thread: ``received`` and ``updates`` fill up."""
         host, port = urllib.parse.urlsplit(self.url).netloc.split(":")
-        connection = http.client.HTTPConnection(host, int(port), timeout=60)
+        connection = (http.client.HTTPSConnection(host, int(port), timeout=60,
+                                                  context=self.context)
+                      if self.url.startswith("https:") else
+                      http.client.HTTPConnection(host, int(port), timeout=60))
         connection.request("GET", "/api/stream", headers={"Cookie": self.cookie()})
         response = connection.getresponse()
         assert response.status == 200, response.status

@@ -17,17 +17,33 @@ ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 
 
-def test_the_unit_file_passes_systemd_analyze_verify(tmp_path):
+@pytest.mark.parametrize("unit_path", ["tablectl.service", "hub/tablectl-hub.service"])
+def test_the_unit_files_pass_systemd_analyze_verify(tmp_path, unit_path):
     analyze = shutil.which("systemd-analyze")
     assert analyze, "systemd-analyze is missing: `make test` installs systemd"
     tablectl = Path(sys.executable).with_name("tablectl")
-    unit = (DEPLOY / "tablectl.service").read_text().replace(
+    unit = (DEPLOY / unit_path).read_text().replace(
         "/opt/tablectl/venv/bin/tablectl", str(tablectl))
-    (tmp_path / "tablectl.service").write_text(unit)
-    result = subprocess.run([analyze, "verify", str(tmp_path / "tablectl.service")],
+    name = Path(unit_path).name
+    (tmp_path / name).write_text(unit)
+    result = subprocess.run([analyze, "verify", str(tmp_path / name)],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert "Type=notify" in unit and "WatchdogSec=" in unit and "Restart=on-failure" in unit
+    assert "Restart=on-failure" in unit
+    if name == "tablectl.service":
+        assert "Type=notify" in unit and "WatchdogSec=" in unit
+
+
+def test_the_hub_units_command_line_is_one_tablectl_hub_accepts():
+    """Every option the hub's unit passes is one `tablectl hub` knows."""
+    from controller.cli import build_parser
+
+    unit = (DEPLOY / "hub" / "tablectl-hub.service").read_text()
+    command = unit.split("ExecStart=", 1)[1].split("\nRestart=")[0].replace("\\\n", " ")
+    words = command.replace("${VENUE}", "v").replace("${BROKER}", "b").replace(
+        "${DASHBOARD}", "0.0.0.0:8443").split()[1:]
+    args = build_parser().parse_args(words)
+    assert args.command == "hub" and args.recorder_cert and args.web_cert
 
 
 @pytest.mark.parametrize("script", ["deploy/install.sh", "deploy/hub/make-certs.sh", ".ci/run"])

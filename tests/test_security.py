@@ -184,3 +184,52 @@ def test_the_table_link_and_recorder_over_tls(tmp_path, secure_broker):
     finally:
         link.stop()
         recorder.stop()
+
+
+def test_the_hub_runs_with_the_deployed_certificates_acl_and_https(secure_broker, tmp_path):
+    """The hub's three identities as deployed (hub, recorder; a table as itself): the
+    recorder stores and acknowledges, the floor sees the table's alert, the clock is
+    published, and the dashboard answers over HTTPS with the venue's web certificate."""
+    from hardware.mqtt_link import TableLink, tls_settings
+    from hardware.outbox import Outbox
+    from hub import auth
+    from hub.service import Hub, HubSettings
+    from tests.conftest import wait_for
+    from tests.hubclient import Staff
+
+    broker, directory = secure_broker
+
+    def identity(name):
+        return tls_settings(str(directory / "ca.crt"), str(directory / f"{name}.crt"),
+                            str(directory / f"{name}.key"))
+
+    auth.save_user(tmp_path / "users.toml", "maria", "floor", "maria-password")
+    hub = Hub(HubSettings(venue=VENUE, db=str(tmp_path / "hub.db"),
+                          users=str(tmp_path / "users.toml"), port=broker.port,
+                          tls=identity("hub"), recorder_tls=identity("recorder"),
+                          http_host="127.0.0.1", http_port=0,
+                          web_cert=str(directory / "web.crt"),
+                          web_key=str(directory / "web.key"))).start()
+    box = Outbox(tmp_path / "t1.db")
+    link = TableLink(box, venue=VENUE, table="t1", port=broker.port,
+                     tls=identity("t1")).start()
+    try:
+        assert hub.connected.wait(10) and hub.recorder.connected.wait(10)
+        context = ssl.create_default_context(cafile=str(directory / "ca.crt"))
+        assert hub.url.startswith("https://")
+        maria = Staff(hub.url, "maria", "maria-password", context=context).listen()
+        assert all(cookie.secure for cookie in maria.jar)
+        box.append({"type": "floor.called", "hand": 1, "t": 1.0}, int(time.time() * 1000))
+        link.notify()
+        assert wait_for(lambda: maria.alerts("floor_called"), 10)
+        assert wait_for(lambda: hub.recorder.upto.get("t1") == box.last_seq, 10)
+        assert wait_for(lambda: box.acked_upto == box.last_seq, 10)  # the ack reached it
+        assert maria.post("/api/clock", {"action": "start", "value": "tda-2024"})[0] == 200
+        assert wait_for(lambda: (hub.floor.clock or {}).get("structure") == "tda-2024", 10)
+        status, sent = maria.post("/api/tables/t1/cmd/status", {})
+        assert status == 200
+        assert wait_for(lambda: hub.floor.commands[sent["transaction"]].reply, 10)
+        maria.close()
+    finally:
+        link.stop()
+        hub.stop()

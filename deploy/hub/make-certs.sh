@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Make a venue's certificate authority and its certificates: the broker's, one per table
-# (CN = table id), and one per role (dashboard, recorder, hub).
+# (CN = table id), one per role (dashboard, recorder, hub), and the floor dashboard's HTTPS
+# certificate ("web", for the same host as the broker: the hub runs beside it; the staff's
+# tablets trust ca.crt).
 #
 #   deploy/hub/make-certs.sh OUTDIR VENUE BROKER_HOST [TABLE...]
 #
@@ -48,14 +50,15 @@ case "$broker" in
     *) san="IP:$broker,DNS:localhost,IP:127.0.0.1" ;;
 esac
 issue broker serverAuth "$san"
+issue web serverAuth "$san"
 for role in dashboard recorder hub; do
     issue "$role" clientAuth
 done
 for table in "$@"; do
     case "$table" in
-        dashboard|recorder|hub|broker) echo "table id '$table' is a role name" >&2; exit 2 ;;
+        dashboard|recorder|hub|broker|web) echo "table id '$table' is a role name" >&2; exit 2 ;;
     esac
     issue "$table" clientAuth
 done
 chmod 644 "$out"/*.crt
-echo "certificates for venue $venue in $out: broker, dashboard, recorder, hub${*:+, $*}"
+echo "certificates for venue $venue in $out: broker, web, dashboard, recorder, hub${*:+, $*}"
