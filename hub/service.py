@@ -26,7 +26,7 @@ from typing import Any
 from controller.reporting import COMMANDS, CommandError, parse_command, public_event
 from hardware.mqtt_link import TlsSettings, mqtt_client
 from hub.auth import Sessions, User, load_users
-from hub.floor import Alert, FloorView, Update
+from hub.floor import ALERT_LABELS, Alert, FloorView, Update
 from hub.recorder import Recorder
 from hub.storage import Storage, open_storage
 from hub.venue_clock import VenueClockService
@@ -124,6 +124,8 @@ class Hub:
         return f"{scheme}://{host}:{port}"
 
     def stop(self) -> None:
+        if self._stop.is_set():
+            return  # stopped already
         if self.web is not None:
             self.web.shutdown()
             self.web.server_close()
@@ -147,10 +149,10 @@ class Hub:
     def _run(self, ready: threading.Event) -> None:
         self._db = open_storage(self.settings.db)
         for row in self._db.alerts(self.now_ms() - RECENT_ALERTS_MS):
-            self.floor.restore_alert(Alert(label="", **row))
+            self.floor.restore_alert(Alert(label=ALERT_LABELS.get(row["kind"], row["kind"]),
+                                           **row))
+        # Ids go on from the newest in the database, purged or not shown.
         self.floor.next_alert = max(self.floor.next_alert, self._db.max_alert_id() + 1)
-        for alert in self.floor.alerts.values():
-            alert.label = self._label(alert.kind)
         ready.set()
         last_purge = 0.0
         while not self._stop.is_set():
@@ -164,12 +166,6 @@ class Hub:
                 last_purge = time.monotonic()
                 self._purge()
         self._db.close()
-
-    @staticmethod
-    def _label(kind: str) -> str:
-        from hub.floor import ALERT_LABELS
-
-        return ALERT_LABELS.get(kind, kind)
 
     def _purge(self) -> None:
         assert self._db is not None

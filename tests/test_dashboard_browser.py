@@ -154,6 +154,7 @@ def test_a_misdeal_is_an_alert_within_a_second_and_acknowledging_clears_it_for_e
     for name, page in (("maria", maria), ("val", val)):
         delay = page.evaluate("window.__seen") - envelope["ts"]
         assert delay < 1000, f"{name} saw the misdeal {delay} ms after the table committed it"
+    assert maria.get_attribute("body", "data-beeps") == "1"  # the sound, once
     alert = val.locator("#alerts [data-kind=misdeal][data-table=t1]")
     assert "MISDEAL" in alert.inner_text()
     assert not alert.locator("button.ack").is_visible()  # a viewer may not acknowledge

@@ -422,3 +422,29 @@ def test_tablectl_hub_serves_the_dashboard_and_says_offline_when_stopped(tmp_pat
     finally:
         watcher.loop_stop()
         watcher.disconnect()
+
+
+def test_a_restarted_hub_shows_open_alerts_and_who_acknowledged_the_others(
+        tmp_path, broker, hub):
+    maria = Staff(hub.url, "maria", "maria-password").listen()
+    box, link = _table(tmp_path, broker)
+    try:
+        for hand in (1, 2):
+            box.append({"type": "floor.called", "hand": hand, "t": float(hand)},
+                       int(time.time() * 1000))
+        link.notify()
+        assert wait_for(lambda: len(maria.alerts("floor_called")) == 2, 10)
+        first = min(a["id"] for a in maria.alerts())
+        assert maria.post(f"/api/alerts/{first}/ack")[0] == 200
+    finally:
+        link.stop()
+        maria.close()
+    hub.stop()
+    again = Hub(hub.settings).start()
+    try:
+        alerts = {a["id"]: a for a in again.snapshot()["alerts"]}
+        assert alerts[first]["acked_by"] == "maria" and alerts[first]["label"] == "Floor called"
+        assert alerts[first + 1]["acked_by"] is None and alerts[first + 1]["hand"] == 2
+        assert again.floor.next_alert > max(alerts)
+    finally:
+        again.stop()

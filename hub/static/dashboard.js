@@ -47,6 +47,7 @@ async function api(path, body) {
 
 function beep() {
   if (!$("#sound").checked) return;
+  document.body.dataset.beeps = Number(document.body.dataset.beeps || 0) + 1;
   try {
     audio = audio || new AudioContext();
     const osc = audio.createOscillator();
