@@ -295,7 +295,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
                                profile=args.profile, pace=args.pace,
                                broker="none" if args.no_broker else "auto", seed=args.seed,
                                irregularities=args.irregularities, structure=args.structure,
-                               quiet=args.quiet)
+                               quiet=args.quiet, dashboard=args.dashboard)
         try:
             venue.start()
             venue.say(f"{args.tables} table(s), {args.hands} hands each, profile "
@@ -303,6 +303,10 @@ def cmd_sim(args: argparse.Namespace) -> int:
             venue.run()
             delivered = venue.wait_delivered()
             summary = venue.summary()
+            if venue.hub is not None:
+                venue.say(f"the hands are dealt; the dashboard stays at {venue.hub.url} "
+                          "until Ctrl-C")
+                _until_stopped()
         except KeyboardInterrupt:
             summary = venue.summary()
             delivered = False
@@ -633,6 +637,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-broker", action="store_true", help="local outbox only")
     p.add_argument("--dir", help="keep the tables' files here")
     p.add_argument("--quiet", action="store_true", help="the summary only")
+    p.add_argument("--dashboard", metavar="HOST:PORT",
+                   help="run the venue hub with its floor dashboard here (a demo login is "
+                        "printed) instead of the bare recorder; it stays up after the hands")
     p.set_defaults(func=cmd_sim)
 
     p = sub.add_parser("recorder", help="run the hub's recorder (stores and acknowledges)")

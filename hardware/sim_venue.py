@@ -185,7 +185,7 @@ class SimulatedVenue:
                  profile: str = "tda-2024", pace: float = 0.1, broker: Any = "auto",
                  seed: int = 1, irregularities: float = 0.25, structure: str | None = "tda-2024",
                  out: TextIO = sys.stdout, quiet: bool = False, brisk: bool = True,
-                 recorder: bool = True) -> None:
+                 recorder: bool = True, dashboard: str | None = None) -> None:
         self.directory = Path(directory)
         self.brisk = brisk  # short betting rounds (demos, tests); False: a real table's pace
         self.profile = load_profile(profile)
@@ -203,6 +203,8 @@ class SimulatedVenue:
         self.broker: Any = None if isinstance(broker, str) else broker
         self.with_recorder = recorder
         self.recorder: Any = None
+        self.dashboard = dashboard  # "HOST:PORT": the whole hub, with its floor dashboard
+        self.hub: Any = None
         self.tables: list[SimTable] = []
 
     def start(self) -> SimulatedVenue:
@@ -215,7 +217,9 @@ class SimulatedVenue:
                 if self.broker_mode == "required":
                     raise
                 self.say(f"no broker ({exc}): events stay in each table's local outbox")
-        if self.broker is not None and self.with_recorder:
+        if self.broker is not None and self.dashboard:
+            self._start_hub()
+        elif self.broker is not None and self.with_recorder:
             from hub.recorder import Recorder
 
             self.recorder = Recorder(self.directory / "recorder.db", venue="sim",
@@ -228,6 +232,25 @@ class SimulatedVenue:
             table.start_daemon()
             self.tables.append(table)
         return self
+
+    def _start_hub(self) -> None:
+        """The venue hub in place of the bare recorder, with a demo supervisor."""
+        import secrets
+
+        from hub.auth import save_user
+        from hub.service import Hub, HubSettings
+
+        host, _, port = str(self.dashboard).rpartition(":")
+        password = secrets.token_urlsafe(9)
+        users = self.directory / "users.toml"
+        save_user(users, "demo", "supervisor", password)
+        self.hub = Hub(HubSettings(venue="sim", db=str(self.directory / "hub.db"),
+                                   users=str(users), port=self.broker.port,
+                                   http_host=host or "127.0.0.1", http_port=int(port))).start()
+        self.recorder = self.hub.recorder
+        self.recorder.connected.wait(10)
+        self.say(f"private Mosquitto on 127.0.0.1:{self.broker.port} with the hub; floor "
+                 f"dashboard at {self.hub.url} (user demo, password {password})")
 
     def say(self, text: str) -> None:
         self.out.write(f"[sim] {text}\n")
@@ -267,7 +290,9 @@ class SimulatedVenue:
         for table in self.tables:
             table.stop_daemon()
             table.shoe.stop()
-        if self.recorder is not None:
+        if self.hub is not None:
+            self.hub.stop()
+        elif self.recorder is not None:
             self.recorder.stop()
         if self.broker is not None and self.broker_mode != "given":
             self.broker.kill()

@@ -103,3 +103,37 @@ def test_chaos_broker_restart_sigkill_unplug_reload(tmp_path):
         assert len(boots) == 2
     finally:
         venue.stop()
+
+
+def test_tablectl_sim_with_the_dashboard_runs_the_hub_and_keeps_it_up(tmp_path):
+    import re
+    import subprocess
+    import sys
+
+    from hub.broker import free_port
+    from tests.hubclient import Staff
+
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "sim", "--tables", "1", "--hands", "1",
+         "--quiet", "--dashboard", f"127.0.0.1:{port}"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    try:
+        password = None
+        for line in process.stdout:
+            found = re.search(r"user demo, password (\S+)\)", line)
+            password = found[1] if found else password
+            if "the dashboard stays at" in line:
+                break
+        assert password, "the demo login was not printed"
+        demo = Staff(f"http://127.0.0.1:{port}", "demo", password)
+        [table] = demo.get("/api/state")[1]["tables"]
+        assert table["name"] == "t1" and table["events"] > 10 and table["status"] == "online"
+        hands = demo.get("/api/tables/t1/hands")[1]
+        assert hands["private"] and hands["hands"][0]["hand"] == 1  # a supervisor's view
+    finally:
+        process.send_signal(signal.SIGTERM)
+        rest = process.communicate(timeout=60)[0]
+    assert process.returncode == 0, rest
+    assert re.search(r"t1: 1 hands; .*; (\d+)/\1 events at the recorder", rest), rest
