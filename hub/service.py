@@ -84,6 +84,9 @@ class Hub:
     def now_ms(self) -> int:
         return int(self.wall() * 1000)
 
+    def _status(self, state: str) -> str:
+        return json.dumps({"state": state, "venue": self.venue, "ts": self.now_ms()})
+
     def _topic(self, rest: str) -> str:
         return f"pkr/v1/{self.venue}/{rest}"
 
@@ -96,7 +99,7 @@ class Hub:
         self.clock.start()
         client = mqtt_client(f"hub-{self.venue}", tls=self.settings.tls)
         status = self._topic("hub/status")
-        client.will_set(status, json.dumps({"state": "lost", "ts": self.now_ms()}), qos=1,
+        client.will_set(status, self._status("lost"), qos=1,
                         retain=True)
         client.on_connect = lambda c, u, f, rc, p=None: self.inbox.put(("connect", rc))
         client.on_disconnect = lambda c, u, f, rc, p=None: self.inbox.put(("disconnect",))
@@ -134,7 +137,7 @@ class Hub:
                 stream.put(None)
         if self._client is not None and self.connected.is_set():
             self._client.publish(self._topic("hub/status"),
-                                 json.dumps({"state": "offline", "ts": self.now_ms()}), qos=1,
+                                 self._status("offline"), qos=1,
                                  retain=True).wait_for_publish(2)
         self._stop.set()
         if self._worker is not None:
@@ -183,7 +186,7 @@ class Hub:
                                     ("status", "state", "events", "cmd-resp")] +
                                    [(self._topic("clock"), 1)])
             self._client.publish(self._topic("hub/status"),
-                                 json.dumps({"state": "online", "ts": self.now_ms()}), qos=1,
+                                 self._status("online"), qos=1,
                                  retain=True)
             self.connected.set()
         elif kind == "disconnect":

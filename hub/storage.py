@@ -84,11 +84,14 @@ class Storage:
         """The envelopes of the table's last ``hands`` hands that a history is made of, oldest
         first (private: the caller filters them for the viewer's role)."""
         marks = ", ".join("?" for _ in HISTORY_TYPES)
+        limit = hands * 12  # a hand is a few of these events, an irregular one a dozen
         rows = self.execute(
             f"SELECT envelope FROM events WHERE tbl = ? AND type IN ({marks}) "
-            "ORDER BY seq DESC LIMIT ?", (table, *HISTORY_TYPES, hands * 12)).fetchall()
+            "ORDER BY seq DESC LIMIT ?", (table, *HISTORY_TYPES, limit)).fetchall()
         envelopes = [json.loads(r[0]) for r in reversed(rows)]
         numbers = sorted({e.get("hand") for e in envelopes if e.get("hand") is not None})
+        if len(rows) == limit:
+            numbers = numbers[1:]  # the oldest may have been cut: no half hands
         keep = set(numbers[-hands:])
         return [e for e in envelopes if e.get("hand") in keep]
 

@@ -160,7 +160,10 @@ class FloorHandler(BaseHTTPRequestHandler):
             self._stream()
         elif (match := re.fullmatch(r"/api/tables/([^/]+)/hands", path)):
             user = self._require("see")
-            hands = int((query.get("n") or ["20"])[0])
+            text = (query.get("n") or ["20"])[0]
+            if not text.isdigit():
+                raise _Refused(HTTPStatus.BAD_REQUEST, f"n={text!r}: a number of hands")
+            hands = int(text)
             self._json({"table": match[1], "private": user.may("private"),
                         "hands": self.hub.hand_history(user, match[1], hands)})
         elif path == "/api/log":

@@ -389,6 +389,7 @@ def test_tablectl_hub_serves_the_dashboard_and_says_offline_when_stopped(tmp_pat
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
+    from controller.contract import validate
     from hub.broker import free_port
 
     users = tmp_path / "users.toml"
@@ -419,6 +420,7 @@ def test_tablectl_hub_serves_the_dashboard_and_says_offline_when_stopped(tmp_pat
     try:
         assert wait_for(lambda: statuses, 10)
         assert statuses[0]["state"] == "offline"  # retained: a clean stop, not lost
+        validate("HubStatus", statuses[0])
     finally:
         watcher.loop_stop()
         watcher.disconnect()
@@ -448,3 +450,25 @@ def test_a_restarted_hub_shows_open_alerts_and_who_acknowledged_the_others(
         assert again.floor.next_alert > max(alerts)
     finally:
         again.stop()
+
+
+def test_a_hand_history_holds_whole_hands_only(tmp_path):
+    storage = open_storage(str(tmp_path / "hub.db"))
+    try:
+        seq = 0
+        for hand in range(1, 11):  # ten hands, the odd ones with a dozen rulings
+            kinds = ["hand.started"] + ["ruling"] * (12 if hand % 2 else 0) + ["hand.ended"]
+            for kind in kinds:
+                seq += 1
+                storage.insert("t1", seq, _envelope(seq, kind, hand=hand),
+                               json.dumps(_envelope(seq, kind, hand=hand)))
+        storage.commit()
+        history = storage.hand_history("t1", 3)
+        counts = {}
+        for envelope in history:
+            counts[envelope["hand"]] = counts.get(envelope["hand"], 0) + 1
+        assert counts == {8: 2, 9: 14, 10: 2}
+        history = storage.hand_history("t1", 1)
+        assert {e["hand"] for e in history} == {10}
+    finally:
+        storage.close()
