@@ -49,6 +49,12 @@ def envelope(event: dict[str, Any], *, venue: str, table: str, seq: int, boot: i
     }
 
 
+def state_snapshot(table_state: dict[str, Any], *, hub_link: str, last_seq: int,
+                   ts_ms: int) -> dict[str, Any]:
+    """The retained ``state`` message: the core's snapshot, the links and the last seq."""
+    return {**table_state, "links": {"hub": hub_link}, "last_seq": last_seq, "ts": ts_ms}
+
+
 def public_event(event: dict[str, Any]) -> dict[str, Any] | None:
     """The event as the dashboard may see it, or None if it is private altogether."""
     kind = event["type"]

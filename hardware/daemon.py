@@ -41,7 +41,7 @@ from controller.inputs import (
     parse_input,
 )
 from controller.profiles import load_profile
-from controller.reporting import Command, command_input
+from controller.reporting import Command, command_input, state_snapshot
 from controller.screens import DisplayModel, Status
 from controller.table import Table, TableConfig, TableUsageError
 
@@ -344,9 +344,9 @@ class Daemon:
         """The retained ``state`` snapshot for late joiners (the dashboard): published when
         something a viewer sees changes, and every STATE_REFRESH seconds for the clock."""
         assert self.link is not None
-        state = {**self.table.state(), "links": {"hub": "ok" if self.link.connected else
-                                                 "lost"},
-                 "last_seq": self.outbox.last_seq, "ts": int(time.time() * 1000)}
+        state = state_snapshot(self.table.state(),
+                               hub_link="ok" if self.link.connected else "lost",
+                               last_seq=self.outbox.last_seq, ts_ms=int(time.time() * 1000))
         stats = state.get("dealer_stats") or {}
         key = json.dumps({**state, "ts": None, "last_seq": None,
                           "clock": {**(state["clock"] or {}), "remaining": None},

@@ -95,9 +95,9 @@ def venue(tmp_path_factory):
         broker.kill()
 
 
-def _page(venue, user):
+def _page(venue, user, viewport=None):
     """A logged-in page of its own (a tablet each), recording its event stream."""
-    context = venue["browser"].new_context(viewport={"width": 1280, "height": 900})
+    context = venue["browser"].new_context(viewport=viewport or {"width": 1280, "height": 900})
     page = context.new_page()
     page.add_init_script(RECORD_STREAM)
     page.goto(venue["hub"].url + "/")
@@ -231,6 +231,19 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
     expect(maria.locator("#table-dialog .seat-bust")).to_have_count(len(seats) - 1)
     assert venue["hub"].floor.tables["t1"].seats == seats[1:]
     maria.context.close()
+
+
+def test_the_dashboard_fits_a_tablet_held_upright(venue, tmp_path):
+    page = _page(venue, "maria", viewport={"width": 768, "height": 1024})
+    page.wait_for_selector(".table[data-table=t2]")
+    width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1], f"the page is {width[0]} px wide on a {width[1]} px screen"
+    # Touch targets: every button at least 44 px high (Apple's and Google's guidance).
+    heights = page.locator("button:visible").evaluate_all(
+        "buttons => buttons.map(b => b.getBoundingClientRect().height)")
+    assert heights and min(heights) >= 44, heights
+    _shoot(page, "dashboard-tablet", tmp_path)
+    page.context.close()
 
 
 def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):

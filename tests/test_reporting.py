@@ -252,13 +252,15 @@ def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
     from controller.contract import validate
     from controller.inputs import ClockCommand, Setup
     from controller.profiles import load_profile
+    from controller.reporting import state_snapshot
     from controller.table import Table
 
     table = Table(load_profile("tda-2024"))
     table.handle(Setup("holdem", (1, 2, 3), 1, t=0.0))
     table.handle(ClockCommand("start", "tda-2024", t=0.0))
     box, link = _link(tmp_path, broker, table="t4")
-    link.publish_state({**table.state(), "last_seq": box.last_seq})
+    link.publish_state(state_snapshot(table.state(), hub_link="ok", last_seq=box.last_seq,
+                                      ts_ms=int(time.time() * 1000)))
     time.sleep(0.5)
     seen: list[dict] = []
     late = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
