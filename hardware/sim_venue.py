@@ -89,11 +89,13 @@ class SimTable:
         mqtt = (f'[mqtt]\nenabled = true\nhost = "127.0.0.1"\nport = {venue.broker.port}\n'
                 if venue.broker else "[mqtt]\nenabled = false\n")
         clock = f'structure = "{venue.structure}"\n' if venue.structure else ""
+        # With the hub, the tables follow its venue clock, as at a tournament.
+        mode = "venue" if venue.venue_clock else "standalone"
         self.config.write_text(
             f'[table]\nvenue = "sim"\nid = "{self.name}"\nprofile = "{venue.profile.name}"\n'
             f'game = "{setup["game"]}"\nseats = {json.dumps(setup["seats"])}\n'
             f'button = {setup["button"]}\ndeal_gap = {3.0 * venue.pace}\n\n'
-            f'[clock]\nmode = "standalone"\n{clock}\n'
+            f'[clock]\nmode = "{mode}"\n{clock}\n'
             f'[shoe]\nbackend = "serial"\nport = "{self.directory / "shoe"}"\n\n'
             f'[button]\nbackend = "mock"\npin = 17\ncontrol = "{self.control}"\n\n'
             f'[display]\nbackend = "terminal"\n\n[buzzer]\nbackend = "tonal"\n\n{mqtt}\n'
@@ -185,7 +187,8 @@ class SimulatedVenue:
                  profile: str = "tda-2024", pace: float = 0.1, broker: Any = "auto",
                  seed: int = 1, irregularities: float = 0.25, structure: str | None = "tda-2024",
                  out: TextIO = sys.stdout, quiet: bool = False, brisk: bool = True,
-                 recorder: bool = True, dashboard: str | None = None) -> None:
+                 recorder: bool = True, dashboard: str | None = None,
+                 venue_clock: bool = False) -> None:
         self.directory = Path(directory)
         self.brisk = brisk  # short betting rounds (demos, tests); False: a real table's pace
         self.profile = load_profile(profile)
@@ -205,6 +208,9 @@ class SimulatedVenue:
         self.recorder: Any = None
         self.dashboard = dashboard  # "HOST:PORT": the whole hub, with its floor dashboard
         self.hub: Any = None
+        # Tables follow the venue clock (clock.mode = "venue"): the hub's tests start it, and
+        # with the dashboard the simulator's hub starts the structure.
+        self.venue_clock = venue_clock or bool(dashboard)
         self.tables: list[SimTable] = []
 
     def start(self) -> SimulatedVenue:
@@ -249,6 +255,9 @@ class SimulatedVenue:
                                    http_host=host or "127.0.0.1", http_port=int(port))).start()
         self.recorder = self.hub.recorder
         self.recorder.connected.wait(10)
+        if self.structure:
+            self.hub.clock.connected.wait(10)
+            self.hub.clock.apply("start", self.structure)
         self.say(f"private Mosquitto on 127.0.0.1:{self.broker.port} with the hub; floor "
                  f"dashboard at {self.hub.url} (user demo, password {password})")
 

@@ -67,8 +67,11 @@ def venue(tmp_path_factory):
         auth.save_user(users, name, role, f"{name}-password")
     hub = Hub(HubSettings(venue="sim", db=str(directory / "hub.db"), users=str(users),
                           port=broker.port, http_port=0)).start()
+    hub.clock.connected.wait(10)
+    hub.clock.apply("start", "tda-2024")  # the tables follow the venue clock
     tables = SimulatedVenue(directory / "tables", tables=2, hands=1, broker=broker,
-                            recorder=False, quiet=True, irregularities=0.0, pace=0.05).start()
+                            recorder=False, quiet=True, irregularities=0.0, pace=0.05,
+                            venue_clock=True).start()
     # What the tables and the venue clock publish for viewers, checked against the AsyncAPI
     # document at the end.
     import paho.mqtt.client as mqtt
@@ -192,6 +195,9 @@ def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, 
     expect(maria.locator("#clock .level")).to_have_text("BREAK")
     maria.click("[data-clock=break][data-value=end]")
     expect(maria.locator("#clock .level")).to_have_text("Level 5")
+    for table in ("t1", "t2"):  # the tables follow the venue clock
+        expect(maria.locator(f".table[data-table={table}] .line").first).to_contain_text(
+            "level 5", timeout=15000)
     maria.click("[data-clock=break][data-value=end]")
     expect(maria.locator("#clock-reply")).to_have_text("clock break: the clock is not on a break")
     maria.context.close()
