@@ -156,6 +156,7 @@ class Hub:
                                            **row))
         # Ids go on from the newest in the database, purged or not shown.
         self.floor.next_alert = max(self.floor.next_alert, self._db.max_alert_id() + 1)
+        self._db.commit()  # ends the reading transaction (PostgreSQL keeps one open)
         ready.set()
         last_purge = 0.0
         while not self._stop.is_set():
@@ -387,4 +388,10 @@ class Hub:
         return [grouped[n] for n in sorted(grouped)]
 
     def floor_log(self, limit: int = 100) -> list[dict[str, Any]]:
-        return list(self.call(lambda: self._db.floor_log(limit) if self._db else []))
+        def read() -> list[dict[str, Any]]:
+            assert self._db is not None
+            lines = self._db.floor_log(limit)
+            self._db.commit()  # ends the reading transaction (PostgreSQL keeps one open)
+            return lines
+
+        return list(self.call(read))

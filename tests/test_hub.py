@@ -472,3 +472,36 @@ def test_a_hand_history_holds_whole_hands_only(tmp_path):
         assert {e["hand"] for e in history} == {10}
     finally:
         storage.close()
+
+
+def test_the_hub_on_postgresql_keeps_hands_alerts_and_acknowledgements(
+        tmp_path, broker, postgres):
+    users = tmp_path / "users.toml"
+    auth.save_user(users, "sam", "supervisor", "sam-password")
+    settings = HubSettings(venue=VENUE, db=postgres, users=str(users), port=broker.port,
+                           http_port=0)
+    hub = Hub(settings).start()
+    box, link = _table(tmp_path, broker)
+    try:
+        assert hub.recorder.connected.wait(10)
+        sam = Staff(hub.url, "sam", "sam-password")
+        for event in [*_hands(2), {"type": "floor.called", "hand": 2, "t": 999.0}]:
+            box.append(event, int(time.time() * 1000))
+        link.notify()
+        assert wait_for(lambda: hub.recorder.upto.get("t1") == box.last_seq, 10)
+        assert wait_for(lambda: hub.snapshot()["alerts"], 10)
+        [alert] = hub.snapshot()["alerts"]
+        assert sam.post(f"/api/alerts/{alert['id']}/ack")[0] == 200
+        hands = sam.get("/api/tables/t1/hands")[1]["hands"]
+        assert [h["hand"] for h in hands] == [1, 2]
+        assert any(e["type"] == "hand.record" for e in hands[0]["events"])
+        assert [line["action"] for line in sam.get("/api/log")[1]] == ["acknowledge"]
+    finally:
+        link.stop()
+        hub.stop()
+    again = Hub(settings).start()
+    try:
+        [alert] = again.snapshot()["alerts"]
+        assert alert["acked_by"] == "sam" and alert["kind"] == "floor_called"
+    finally:
+        again.stop()
