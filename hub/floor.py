@@ -106,6 +106,8 @@ class FloorView:
     commands: dict[str, CommandView] = field(default_factory=dict)
     clock: dict[str, Any] | None = None
     hand_for_hand: bool = False
+    broker: str = "connecting"  # the hub's own link to the broker: ok, lost
+    broker_since: int | None = None
     next_alert: int = 1
     _seen: dict[str, set[int]] = field(default_factory=dict)
 
@@ -205,6 +207,12 @@ class FloorView:
         self.hand_for_hand = bool(payload.get("hand_for_hand", self.hand_for_hand))
         return [{"kind": "clock", "clock": self.clock, "hand_for_hand": self.hand_for_hand}]
 
+    def on_broker(self, state: str, now: int) -> list[Update]:
+        """The hub's own link to the broker: while it is lost, what the floor sees is old."""
+        if state != self.broker:
+            self.broker, self.broker_since = state, now
+        return [{"kind": "hub", "broker": self.broker, "since": self.broker_since}]
+
     def on_command_response(self, name: str, payload: dict[str, Any],
                             now: int) -> list[Update]:
         command = self.commands.get(str(payload.get("transaction")))
@@ -249,6 +257,7 @@ class FloorView:
     def snapshot(self, now: int) -> dict[str, Any]:
         return {
             "venue": self.venue, "now": now, "clock": self.clock,
+            "hub": {"broker": self.broker, "since": self.broker_since},
             "tables": [asdict(t) for _, t in sorted(self.tables.items())],
             "alerts": [asdict(a) for a in self.alerts.values()],
             "commands": [asdict(c) for c in self.commands.values()],

@@ -186,12 +186,13 @@ class Hub:
             self._client.subscribe([(base + leaf, 1) for leaf in
                                     ("status", "state", "events", "cmd-resp")] +
                                    [(self._topic("clock"), 1)])
-            self._client.publish(self._topic("hub/status"),
-                                 self._status("online"), qos=1,
+            self._client.publish(self._topic("hub/status"), self._status("online"), qos=1,
                                  retain=True)
             self.connected.set()
+            self._broadcast(self.floor.on_broker("ok", self.now_ms()))
         elif kind == "disconnect":
             self.connected.clear()
+            self._broadcast(self.floor.on_broker("lost", self.now_ms()))
         elif kind == "mqtt":
             self._broadcast(self._message(item[1], item[2]))
         elif kind == "call":

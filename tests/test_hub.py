@@ -505,3 +505,24 @@ def test_the_hub_on_postgresql_keeps_hands_alerts_and_acknowledgements(
         assert alert["acked_by"] == "sam" and alert["kind"] == "floor_called"
     finally:
         again.stop()
+
+
+def test_the_floor_says_when_the_hub_loses_the_broker_and_resumes_after_it(
+        tmp_path, broker, hub):
+    maria = Staff(hub.url, "maria", "maria-password").listen()
+    assert maria.snapshot["hub"]["broker"] == "ok"
+    box, link = _table(tmp_path, broker)
+    try:
+        broker.kill()
+        assert wait_for(lambda: any(u["kind"] == "hub" and u["broker"] == "lost"
+                                    for u in maria.updates), 15)
+        broker.start()
+        assert wait_for(lambda: maria.updates[-1:] and any(
+            u["kind"] == "hub" and u["broker"] == "ok" for u in maria.updates), 20)
+        assert wait_for(lambda: link.connected, 20)
+        box.append({"type": "floor.called", "hand": 7, "t": 7.0}, int(time.time() * 1000))
+        link.notify()
+        assert wait_for(lambda: [a for a in maria.alerts("floor_called") if a["hand"] == 7], 15)
+    finally:
+        link.stop()
+        maria.close()

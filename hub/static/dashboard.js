@@ -72,6 +72,7 @@ function applySnapshot(snap) {
   state.clock = snap.clock;
   state.h4h = snap.hand_for_hand;
   state.labels = snap.labels;
+  state.hub = snap.hub;
   $("#venue").textContent = snap.venue;
 }
 
@@ -84,6 +85,8 @@ function applyUpdate(update) {
     if (update.new && !update.alert.historical) beep();
   } else if (update.kind === "command") {
     state.commands[update.command.transaction] = update.command;
+  } else if (update.kind === "hub") {
+    state.hub = { broker: update.broker, since: update.since };
   } else if (update.kind === "clock") {
     state.clock = update.clock;
     if (state.h4h) state.h4h.on = update.hand_for_hand;
@@ -99,11 +102,27 @@ function draw() {
 }
 
 function drawAll() {
+  drawLink();
   drawClock();
   drawAlerts();
   drawTables();
   drawH4h();
   drawReplies();
+}
+
+// "live" only when both hold: this page's stream from the hub, and the hub's broker link.
+function drawLink() {
+  const link = $("#link");
+  if (document.body.dataset.live !== "1") {
+    link.textContent = "reconnecting to the hub";
+    link.className = "link lost";
+  } else if (state.hub && state.hub.broker !== "ok") {
+    link.textContent = `hub lost the broker ${ago(state.hub.since)} ago: tables not updated`;
+    link.className = "link lost";
+  } else {
+    link.textContent = "live";
+    link.className = "link ok";
+  }
 }
 
 function drawClock() {
@@ -314,20 +333,16 @@ function setUpDialog() {
 }
 
 function connect() {
-  const link = $("#link");
   const source = new EventSource("/api/stream");
   source.addEventListener("snapshot", (m) => {
     applySnapshot(JSON.parse(m.data));
-    link.textContent = "live";
-    link.className = "link ok";
     document.body.dataset.live = "1";
     draw();
   });
   source.addEventListener("update", (m) => { applyUpdate(JSON.parse(m.data)); draw(); });
   source.addEventListener("error", () => {
-    link.textContent = "reconnecting";
-    link.className = "link lost";
     document.body.dataset.live = "";
+    drawLink();
   });
 }
 
@@ -354,7 +369,7 @@ async function startDashboard() {
   });
   setUpDialog();
   connect();
-  setInterval(() => { drawClock(); drawTables(); }, 1000);  // the clocks and "since" count on
+  setInterval(() => { drawLink(); drawClock(); drawTables(); }, 1000);  // the clocks and "since" count on
 }
 
 if (document.body.classList.contains("login")) {
