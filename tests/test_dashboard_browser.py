@@ -170,6 +170,9 @@ def test_a_misdeal_is_an_alert_within_a_second_and_acknowledging_clears_it_for_e
         acked = page.locator("#acked [data-kind=misdeal][data-table=t1]")
         assert "acknowledged by maria" in acked.text_content()  # in the closed list
     assert val.locator(".table[data-table=t1].alerting").count() == 0
+    assert not val.locator("#log-refresh").is_visible()  # the floor log is for the floor
+    maria.click("#log-refresh")
+    expect(maria.locator("#log li").first).to_contain_text("maria: acknowledge (alert ")
     maria.context.close()
     val.context.close()
 

@@ -313,6 +313,20 @@ function describe(e) {
   return e.type;
 }
 
+async function showLog() {
+  const list = $("#log");
+  try {
+    const lines = await api("/api/log");
+    list.replaceChildren(...lines.map((line) => {
+      const when = new Date(line.ts).toLocaleTimeString();
+      const detail = Object.entries(line.detail).filter(([k]) => k !== "transaction")
+        .map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
+      return el("li", null, `${when} ${line.user}: ${line.action}${detail ? " (" + detail + ")" : ""}`);
+    }));
+    if (!lines.length) list.textContent = "nothing yet";
+  } catch (e) { list.textContent = e.message; }
+}
+
 function setUpDialog() {
   const dialog = $("#table-dialog");
   const value = (cls) => $(cls, dialog).value.trim();
@@ -367,6 +381,7 @@ async function startDashboard() {
   $("#h4h-release").addEventListener("click", async () => {
     try { await api("/api/hand-for-hand/release", {}); } catch (e) { alert(e.message); }
   });
+  $("#log-refresh").addEventListener("click", showLog);
   setUpDialog();
   connect();
   setInterval(() => { drawLink(); drawClock(); drawTables(); }, 1000);  // the clocks and "since" count on
