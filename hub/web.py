@@ -3,7 +3,8 @@ standard library's threading HTTP server (a venue has a handful of tablets, not 
 
 Every page and call but the login needs a staff session; each call checks the role's
 permission (hub/auth.py). Calls that change something are POSTs with a JSON body: with the
-session cookie ``SameSite=Strict`` a page of another site can send neither. The pages load
+session cookie ``SameSite=Strict`` a page of another site can send neither, and a POST whose
+``Origin`` is another site (a login form elsewhere, say) is refused. The pages load
 no third-party code and the Content-Security-Policy allows only the hub's own files.
 """
 
@@ -37,7 +38,8 @@ SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
                                "frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on POSTs
+    "Referrer-Policy": "same-origin",
 }
 
 
@@ -219,6 +221,12 @@ class FloorHandler(BaseHTTPRequestHandler):
 
     def _post(self) -> None:
         path = urllib.parse.urlsplit(self.path).path
+        # A browser names the page a POST comes from: another site's page may not log anyone
+        # in or out, nor act (the cookie's SameSite=Strict covers the rest).
+        origin = self.headers.get("Origin")
+        if origin and urllib.parse.urlsplit(origin).netloc != self.headers.get("Host"):
+            raise _Refused(HTTPStatus.FORBIDDEN, f"a request from {origin} is refused: use "
+                                                 "the dashboard's own pages")
         if path == "/login":
             form = urllib.parse.parse_qs(self._body().decode("utf-8", "replace"))
             name = (form.get("user") or [""])[0]

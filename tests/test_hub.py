@@ -359,8 +359,16 @@ def test_pages_and_calls_need_a_staff_login(hub):
     connection = http.client.HTTPConnection(host, int(port), timeout=10)
     connection.request("POST", "/login", body="user=maria&password=maria-password",
                        headers={"Content-Type": "application/x-www-form-urlencoded"})
-    cookie = connection.getresponse().getheader("Set-Cookie")
+    response = connection.getresponse()
+    response.read()
+    cookie = response.getheader("Set-Cookie")
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    connection.request("POST", "/login", body="user=maria&password=maria-password",
+                       headers={"Content-Type": "application/x-www-form-urlencoded",
+                                "Origin": "http://evil.example"})
+    refused = connection.getresponse()
+    assert refused.status == 403 and refused.getheader("Set-Cookie") is None
+    assert b"http://evil.example is refused" in refused.read()
     maria = Staff(hub.url, "maria", "maria-password")
     assert maria.get("/api/me")[1]["role"] == "floor"
 
