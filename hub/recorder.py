@@ -4,7 +4,9 @@ It subscribes to every table's ``private`` topic with a persistent MQTT session 
 it wait at the broker while it is away), stores each ``(table, seq)`` exactly once (SQLite, or
 PostgreSQL when ``db_path`` is a ``postgresql://`` URL: ``hub/storage.py``),
 acknowledges the contiguous prefix it holds on the table's ``ack`` topic, and when a gap stays
-open longer than the reorder timeout asks the table for a replay on ``cmd/replay``.
+open longer than the reorder timeout asks the table for a replay on ``cmd/replay``. Without a
+session (its first start, or an expired one) it also asks every table that is online and quiet
+for what follows its count.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Recorder:
         self.upto: dict[str, int] = {}
         self._above: dict[str, set[int]] = {}  # seqs stored beyond each table's upto
         self._gap_since: dict[str, float] = {}
+        self._quiet_since: dict[str, float] = {}  # online tables not heard since subscribing
         self._last_request: dict[str, float] = {}
         self._ack_due: set[str] = set()
         self._queue: queue.Queue[tuple[Any, ...]] = queue.Queue()
@@ -77,7 +80,7 @@ class Recorder:
         client.on_connect = lambda c, u, f, rc, p=None: self._queue.put(("connect", rc))
         client.on_disconnect = lambda c, u, f, rc, p=None: self._queue.put(("disconnect",))
         client.on_message = lambda c, u, msg: self._queue.put(("message", msg.topic,
-                                                               msg.payload))
+                                                               msg.payload, msg.retain))
         client.reconnect_delay_set(min_delay=1, max_delay=5)
         client.connect_async(self.host, self.port, keepalive=10, clean_start=False,
                              properties=properties)
@@ -115,12 +118,15 @@ class Recorder:
                 if item[0] == "connect":
                     if not getattr(item[1], "is_failure", False):
                         base = f"pkr/v1/{self.venue}/tables/+/"
-                        self._client.subscribe([(base + "private", 1), (base + "cmd-resp", 1)])
+                        self._subscribe(base)
                         self.connected.set()
                 elif item[0] == "disconnect":
                     self.connected.clear()
                 elif item[0] == "message":
-                    self._message(item[1], item[2])
+                    if item[1].endswith("/status"):
+                        self._table_status(item[1], item[2], item[3])
+                    else:
+                        self._message(item[1], item[2])
             now = time.monotonic()
             # Commit (an fsync) and acknowledge in batches, at most every ack_interval.
             if now - last_flush >= self.ack_interval:
@@ -129,9 +135,38 @@ class Recorder:
         self._flush(time.monotonic())
         self._db.close()
 
+    def _subscribe(self, base: str) -> None:
+        from paho.mqtt.subscribeoptions import SubscribeOptions
+
+        # The tables' retained status only when the subscription is new (retain handling 1):
+        # a recorder without a session (its first start, or its session expired) has missed
+        # what the tables sent before, and the tables will not send it again unasked.
+        self._client.subscribe([(base + "private", SubscribeOptions(qos=1)),
+                                (base + "cmd-resp", SubscribeOptions(qos=1)),
+                                (base + "status", SubscribeOptions(qos=1, retainHandling=1))])
+
+    def _table_status(self, name: str, payload: bytes, retained: bool) -> None:
+        """A table that is online, heard through a new subscription: if it stays quiet for
+        the reorder timeout (it is not resending after a reconnect of its own), ask it for
+        everything after what is stored (nothing comes back if nothing is missing)."""
+        table = name.split("/")[4]
+        try:
+            online = json.loads(payload).get("state") == "online"
+        except (ValueError, AttributeError):
+            return
+        if retained and online:
+            self._quiet_since.setdefault(table, time.monotonic())
+
+    def _request_replay(self, table: str, now: float) -> None:
+        self._last_request[table] = now
+        self.stats.replay_requests += 1
+        self._client.publish(self._topic(table, "cmd/replay"), json.dumps(
+            {"transaction": uuid.uuid4().hex, "from_seq": self.upto.get(table, 0) + 1}), qos=1)
+
     def _message(self, name: str, payload: bytes) -> None:
         assert self._db is not None
         table = name.split("/")[4]
+        self._quiet_since.pop(table, None)
         if name.endswith("/cmd-resp"):
             self._command_response(table, payload)
             return
@@ -187,17 +222,17 @@ class Recorder:
                 self._client.publish(self._topic(table, "ack"),
                                      json.dumps({"upto_seq": self.upto[table]}), qos=1)
                 self.stats.acks += 1
+        for table, since in list(self._quiet_since.items()):
+            if now - since >= self.reorder_timeout:
+                del self._quiet_since[table]
+                self._request_replay(table, now)
         for table, since in list(self._gap_since.items()):
             if now - since < self.reorder_timeout:
                 continue
             if now - self._last_request.get(table, 0.0) < self.reorder_timeout:
                 continue
-            self._last_request[table] = now
-            self.stats.replay_requests += 1
             self.stats.gaps[table] = self.stats.gaps.get(table, 0) + 1
-            self._client.publish(self._topic(table, "cmd/replay"), json.dumps(
-                {"transaction": uuid.uuid4().hex, "from_seq": self.upto.get(table, 0) + 1}),
-                qos=1)
+            self._request_replay(table, now)
             self._gap_since[table] = now
 
     # -- reading what was recorded (thread-safe: a connection of its own)

@@ -338,3 +338,34 @@ def test_the_recorder_on_postgresql_stores_each_event_once(tmp_path, broker, pos
         assert storage.uptos() == {"tp": 400}
     finally:
         storage.close()
+
+
+def test_a_recorder_started_after_the_tables_gets_what_they_sent_before(tmp_path, broker):
+    """Nothing held the events for it (its first start): the tables' retained status, read
+    through its new subscription, makes it ask each for what follows its count."""
+    box, link = _link(tmp_path, broker, table="t6")
+    try:
+        for i in range(40):
+            box.append(_event(i), 1000 + i)
+        link.notify()
+        assert wait_for(lambda: link.stats.published == 40, 10)  # to nobody
+        rec = Recorder(tmp_path / "late.db", venue=VENUE, port=broker.port,
+                       client_id="recorder-late").start()
+        try:
+            assert wait_for(lambda: rec.upto.get("t6") == 40, 15)
+            assert rec.seqs("t6") == list(range(1, 41)) and rec.stats.duplicates == 0
+            assert wait_for(lambda: box.acked_upto == 40, 10)
+            requests = rec.stats.replay_requests
+        finally:
+            rec.stop()
+        # Back with its session: it asks nobody again (the subscription is not new).
+        again = Recorder(tmp_path / "late.db", venue=VENUE, port=broker.port,
+                         client_id="recorder-late").start()
+        try:
+            assert again.connected.wait(10)
+            time.sleep(1.0)
+            assert again.stats.replay_requests == 0 and requests == 1
+        finally:
+            again.stop()
+    finally:
+        link.stop()
