@@ -53,6 +53,24 @@ class Structure:
     source: str
     periods: tuple[Period, ...]
 
+    def starts(self) -> list[float]:
+        """The clock seconds at which each period begins."""
+        starts, total = [], 0.0
+        for period in self.periods:
+            starts.append(total)
+            total += period.seconds
+        return starts
+
+    def index_at(self, elapsed: float) -> int:
+        """The period in play after ``elapsed`` clock seconds (the last one once all are
+        over)."""
+        total = 0.0
+        for index, period in enumerate(self.periods):
+            total += period.seconds
+            if elapsed < total:
+                return index
+        return len(self.periods) - 1
+
 
 def _number(value: Any, where: str, problems: list[str], *, positive: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -157,12 +175,6 @@ class BlindClock:
             return self.elapsed_before
         return self.elapsed_before + max(0.0, t - self.running_since)
 
-    def _index_at(self, elapsed: float) -> int:
-        for i, bound in enumerate(self._bounds):
-            if elapsed < bound:
-                return i
-        return len(self._bounds) - 1
-
     def _wall_time_of(self, elapsed: float) -> float:
         """The input time at which the clock reads ``elapsed`` (the clock is running)."""
         assert self.running_since is not None
@@ -203,7 +215,7 @@ class BlindClock:
         clock did not (or the reverse), or changes period: the hub repeats its clock every few
         seconds, and a table that agrees with it has nothing to say."""
         drift = round(elapsed - self.elapsed(t), 3)
-        target = self._index_at(elapsed)
+        target = self.structure.index_at(elapsed)
         news = (abs(drift) >= SYNC_DRIFT_SECONDS or self.stopped or target != self.index
                 or running != (self.running_since is not None))
         self.stopped = False
@@ -249,7 +261,7 @@ class BlindClock:
         if self.stopped:
             return events
         elapsed = self.elapsed(t)
-        target = self._index_at(elapsed)
+        target = self.structure.index_at(elapsed)
         while True:
             if self.index >= 0:
                 self._maybe_warn(elapsed, t, events)

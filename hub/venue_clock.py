@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from controller.clock import Period, Structure, load_structure
+from controller.clock import Structure, load_structure
 from hardware.mqtt_link import TlsSettings, mqtt_client
 
 ACTIONS = ("start", "pause", "resume", "add", "level", "break", "stop", "hand-for-hand")
@@ -57,16 +57,14 @@ class VenueClock:
             # Time added to the current level: the clock goes back by that much, but never
             # into the level before (a floor adds time to this level, not back to the last).
             elapsed = self.elapsed()
-            starts = [start for _, start in self._periods() if start <= elapsed]
-            self._set_elapsed(max(starts[-1], elapsed - float(argument)), now)
+            start = self.structure.starts()[self.structure.index_at(elapsed)]
+            self._set_elapsed(max(start, elapsed - float(argument)), now)
         elif action == "level":
             level = int(argument)
-            for period, start in self._periods():
-                if period.level == level:
-                    self._set_elapsed(start, now)
-                    break
-            else:
+            levels = [period.level for period in self.structure.periods]
+            if level not in levels:
                 raise ValueError(f"level {level} is not in {self.structure.name}")
+            self._set_elapsed(self.structure.starts()[levels.index(level)], now)
         elif action == "break":
             self._break(str(argument), now)
         elif action == "stop":
@@ -76,33 +74,23 @@ class VenueClock:
         """``start``: the next scheduled break begins now (the rest of the level is skipped);
         ``end``: the break ends now and the next level begins."""
         assert self.structure is not None
-        elapsed = self.elapsed()
-        periods = self._periods()
-        index = max(i for i, (_, start) in enumerate(periods) if start <= elapsed)
+        periods, starts = self.structure.periods, self.structure.starts()
+        index = self.structure.index_at(self.elapsed())
         if which == "start":
-            if periods[index][0].is_break:
+            if periods[index].is_break:
                 raise ValueError("the clock is on a break already")
-            later = [start for period, start in periods[index + 1:] if period.is_break]
+            later = [i for i in range(index + 1, len(periods)) if periods[i].is_break]
             if not later:
                 raise ValueError(f"no break is left in {self.structure.name}")
-            self._set_elapsed(later[0], now)
+            self._set_elapsed(starts[later[0]], now)
         elif which == "end":
-            if not periods[index][0].is_break:
+            if not periods[index].is_break:
                 raise ValueError("the clock is not on a break")
             if index + 1 >= len(periods):
                 raise ValueError(f"the break is the end of {self.structure.name}")
-            self._set_elapsed(periods[index + 1][1], now)
+            self._set_elapsed(starts[index + 1], now)
         else:
             raise ValueError(f"break: 'start' or 'end', not {which!r}")
-
-    def _periods(self) -> list[tuple[Period, float]]:
-        """Each period of the structure with the elapsed seconds at which it starts."""
-        assert self.structure is not None
-        periods, start = [], 0.0
-        for period in self.structure.periods:
-            periods.append((period, start))
-            start += period.seconds
-        return periods
 
     def _set_elapsed(self, elapsed: float, now: float) -> None:
         self.elapsed_before = elapsed
@@ -114,16 +102,15 @@ class VenueClock:
             return {"structure": None, "elapsed": 0.0, "running": False,
                     "hand_for_hand": self.hand_for_hand}
         elapsed = self.elapsed()
-        period, start = self._periods()[-1]
-        for period, start in self._periods():
-            if elapsed < start + period.seconds:
-                break
+        index = self.structure.index_at(elapsed)
+        period = self.structure.periods[index]
+        ends = self.structure.starts()[index] + period.seconds
         # level, on_break and remaining are for viewers (the dashboard); tables compute them
         # from structure and elapsed themselves.
         return {"structure": self.structure.name, "elapsed": round(elapsed, 3),
                 "running": self.running_since is not None, "hand_for_hand": self.hand_for_hand,
                 "level": period.level, "on_break": period.is_break,
-                "remaining": round(max(0.0, start + period.seconds - elapsed), 3)}
+                "remaining": round(max(0.0, ends - elapsed), 3)}
 
 
 class VenueClockService:
