@@ -47,6 +47,11 @@ def alert_of(envelope: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
+# A table's hand-for-hand state after each of its hand_for_hand events.
+_HAND_FOR_HAND = {"off": "off", "waiting": "waiting", "playing": "playing",
+                  "released": "playing", "dealt_early": "playing"}
+
+
 @dataclass
 class TableView:
     name: str
@@ -77,7 +82,6 @@ class Alert:
     id: int
     table: str
     kind: str
-    label: str
     text: str
     hand: int | None
     ts: int
@@ -105,13 +109,17 @@ class FloorView:
     alerts: dict[int, Alert] = field(default_factory=dict)
     commands: dict[str, CommandView] = field(default_factory=dict)
     clock: dict[str, Any] | None = None
-    hand_for_hand: bool = False
     broker: str = "connecting"  # the hub's own link to the broker: ok, lost
     broker_since: int | None = None
     next_alert: int = 1
     _seen: dict[str, set[int]] = field(default_factory=dict)
 
     MAX_COMMANDS = 200  # replies kept for the dashboard
+
+    @property
+    def hand_for_hand(self) -> bool:
+        """Hand-for-hand is on: the venue clock says so."""
+        return bool((self.clock or {}).get("hand_for_hand"))
     MAX_ACKED_ALERTS = 500  # acknowledged alerts kept in memory (all are in the database)
 
     # ------------------------------------------------------------------ from MQTT
@@ -197,15 +205,13 @@ class FloorView:
             view.level = data.get("level", view.level)
         elif kind == "shoe":
             view.shoe = data.get("state", view.shoe)
-        elif kind == "hand_for_hand" and data.get("state") in ("off", "waiting", "playing"):
-            view.hand_for_hand = data["state"]
-        elif kind == "hand_for_hand" and data.get("state") in ("released", "dealt_early"):
-            view.hand_for_hand = "playing"
+        elif kind == "hand_for_hand":
+            view.hand_for_hand = _HAND_FOR_HAND.get(str(data.get("state")), view.hand_for_hand)
 
     def on_clock(self, payload: dict[str, Any], now: int) -> list[Update]:
         self.clock = {**payload, "received": now}
-        self.hand_for_hand = bool(payload.get("hand_for_hand", self.hand_for_hand))
-        return [{"kind": "clock", "clock": self.clock, "hand_for_hand": self.hand_for_hand}]
+        return [{"kind": "clock", "clock": self.clock,
+                 "hand_for_hand": self.hand_for_hand_panel()}]
 
     def on_broker(self, state: str, now: int) -> list[Update]:
         """The hub's own link to the broker: while it is lost, what the floor sees is old."""
@@ -268,7 +274,7 @@ class FloorView:
     # ------------------------------------------------------------------ helpers
     def _raise(self, table: str, kind: str, text: str, hand: Any, ts: int,
                historical: bool) -> Update:
-        alert = Alert(self.next_alert, table, kind, ALERT_LABELS[kind], text,
+        alert = Alert(self.next_alert, table, kind, text,
                       int(hand) if isinstance(hand, int) else None, ts, historical)
         self.next_alert += 1
         self.alerts[alert.id] = alert

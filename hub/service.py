@@ -26,7 +26,7 @@ from typing import Any
 from controller.reporting import COMMANDS, CommandError, parse_command, public_event
 from hardware.mqtt_link import TlsSettings, mqtt_client
 from hub.auth import Sessions, User, load_users
-from hub.floor import ALERT_LABELS, Alert, FloorView, Update
+from hub.floor import Alert, FloorView, Update
 from hub.recorder import Recorder
 from hub.storage import Storage, open_storage
 from hub.venue_clock import VenueClockService
@@ -152,8 +152,7 @@ class Hub:
     def _run(self, ready: threading.Event) -> None:
         self._db = open_storage(self.settings.db)
         for row in self._db.alerts(self.now_ms() - RECENT_ALERTS_MS):
-            self.floor.restore_alert(Alert(label=ALERT_LABELS.get(row["kind"], row["kind"]),
-                                           **row))
+            self.floor.restore_alert(Alert(**row))
         # Ids go on from the newest in the database, purged or not shown.
         self.floor.next_alert = max(self.floor.next_alert, self._db.max_alert_id() + 1)
         self._db.commit()  # ends the reading transaction (PostgreSQL keeps one open)

@@ -453,7 +453,7 @@ def test_a_restarted_hub_shows_open_alerts_and_who_acknowledged_the_others(
     again = Hub(hub.settings).start()
     try:
         alerts = {a["id"]: a for a in again.snapshot()["alerts"]}
-        assert alerts[first]["acked_by"] == "maria" and alerts[first]["label"] == "Floor called"
+        assert alerts[first]["acked_by"] == "maria" and alerts[first]["kind"] == "floor_called"
         assert alerts[first + 1]["acked_by"] is None and alerts[first + 1]["hand"] == 2
         assert again.floor.next_alert > max(alerts)
     finally:

@@ -89,7 +89,7 @@ function applyUpdate(update) {
     state.hub = { broker: update.broker, since: update.since };
   } else if (update.kind === "clock") {
     state.clock = update.clock;
-    if (state.h4h) state.h4h.on = update.hand_for_hand;
+    state.h4h = update.hand_for_hand;
   }
 }
 
@@ -152,7 +152,7 @@ function drawAlerts() {
     li.dataset.kind = a.kind;
     li.dataset.table = a.table;
     const what = el("div", "what");
-    what.append(el("span", "label", a.label), " ", el("span", "table-name", `table ${a.table}`),
+    what.append(el("span", "label", state.labels[a.kind] || a.kind), " ", el("span", "table-name", `table ${a.table}`),
                 a.hand ? ` hand ${a.hand}` : "", el("div", "text", a.text),
                 el("div", "when", `${ago(a.ts)} ago` + (a.historical ? " (sent after an outage)" : "")));
     li.append(what);
