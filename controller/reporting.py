@@ -49,6 +49,12 @@ def envelope(event: dict[str, Any], *, venue: str, table: str, seq: int, boot: i
     }
 
 
+def event_of(envelope_: dict[str, Any]) -> dict[str, Any]:
+    """The event an envelope carries (``envelope`` undone: type, hand and dealer back in)."""
+    return {"type": envelope_["type"], "hand": envelope_.get("hand"),
+            "dealer": envelope_.get("dealer"), **envelope_.get("data", {})}
+
+
 def state_snapshot(table_state: dict[str, Any], *, hub_link: str, last_seq: int,
                    ts_ms: int) -> dict[str, Any]:
     """The retained ``state`` message: the core's snapshot, the links and the last seq."""

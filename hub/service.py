@@ -23,7 +23,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from controller.reporting import COMMANDS, CommandError, parse_command, public_event
+from controller.reporting import CommandError, event_of, parse_command, public_event
 from hardware.mqtt_link import TlsSettings, mqtt_client
 from hub.auth import Sessions, User, load_users
 from hub.floor import Alert, FloorView, Update
@@ -234,12 +234,11 @@ class Hub:
             updates = self.floor.on_command_response(table, body, now)
         else:
             return []
-        for update in updates:
-            if update["kind"] == "alert":
-                assert self._db is not None
-                self._db.save_alert(update["alert"])
-        if any(u["kind"] == "alert" for u in updates):
+        alerts = [u["alert"] for u in updates if u["kind"] == "alert"]
+        if alerts:
             assert self._db is not None
+            for alert in alerts:
+                self._db.save_alert(alert)
             self._db.commit()
         return updates
 
@@ -299,8 +298,7 @@ class Hub:
                       args: dict[str, Any]) -> dict[str, Any]:
         """Validate a floor command as the table will, send it, and return what was sent;
         StaffError says what is wrong with it."""
-        if name not in COMMANDS:
-            raise StaffError(f"unknown command {name!r} (known: {', '.join(COMMANDS)})")
+        # The rest (a known command, its fields) is checked by the table's own parser in _send.
         if not isinstance(args, dict) or "transaction" in args:
             raise StaffError("the command's fields are a JSON object (without a transaction)")
 
@@ -376,8 +374,7 @@ class Hub:
         private = user.may("private")
         grouped: dict[int, dict[str, Any]] = {}
         for envelope in envelopes:
-            event = {"type": envelope["type"], "hand": envelope.get("hand"),
-                     "dealer": envelope.get("dealer"), **envelope.get("data", {})}
+            event = event_of(envelope)
             shown = event if private else public_event(event)
             if shown is None:
                 continue

@@ -126,6 +126,8 @@ class FloorHandler(BaseHTTPRequestHandler):
         try:
             action()
         except _Refused as exc:
+            # A refused request's body may be unread: this connection cannot carry another.
+            self.close_connection = True
             self._json({"error": exc.message}, exc.status)
         except StaffError as exc:
             self._json({"error": str(exc)}, HTTPStatus.BAD_REQUEST)

@@ -121,7 +121,7 @@ def test_a_users_file_with_faults_lists_every_one(tmp_path):
     with pytest.raises(auth.UsersFileError) as caught:
         auth.load_users(path)
     text = str(caught.value)
-    assert "4 problem" not in text  # every problem listed: five of them
+    assert "has 5 problem(s)" in text  # every problem listed at once
     for part in ("extra: unknown key", "users.bad name: a user name",
                  "users.bad name.role: 'boss'", "users.bad name.password",
                  "users.bad name.colour: unknown key"):
