@@ -20,7 +20,6 @@ import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from controller.datafiles import ProblemsError, read_toml
 
@@ -152,7 +151,3 @@ class Sessions:
 
     def logout(self, token: str | None) -> None:
         self._sessions.pop(token or "", None)
-
-
-def describe_roles() -> list[dict[str, Any]]:
-    return [{"role": role, "may": sorted(perms)} for role, perms in ROLES.items()]

@@ -1,5 +1,5 @@
-"""The recorder's storage: SQLite by default, PostgreSQL when given a URL; the same schema,
-created and migrated by version.
+"""The hub's storage (the recorder's events, the floor's alerts and log): SQLite by default,
+PostgreSQL when given a URL; the same schema, created and migrated by version.
 
     open_storage("recorder.db")                                   # SQLite
     open_storage("postgresql://recorder@db.local/venue")          # PostgreSQL (psycopg 3)
@@ -94,9 +94,6 @@ class Storage:
             numbers = numbers[1:]  # the oldest may have been cut: no half hands
         keep = set(numbers[-hands:])
         return [e for e in envelopes if e.get("hand") in keep]
-
-    def tables_recorded(self) -> list[str]:
-        return [str(r[0]) for r in self.execute("SELECT tbl FROM tables ORDER BY tbl")]
 
     # -- alerts and the floor's log
     def save_alert(self, alert: dict[str, Any]) -> None:
