@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from hub.broker import Broker, free_port
+from tests.conftest import wait_for
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy" / "hub"
 VENUE = "v1"
@@ -38,6 +39,7 @@ class Client:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
+        self.name = name
         self.messages: list[tuple[str, dict]] = []
         self.subacks: dict[int, list] = {}
         self.pubacks: dict[int, object] = {}
@@ -119,6 +121,18 @@ def test_a_table_publishes_only_as_itself(clients):
     assert forged.is_failure  # MQTT 5: the broker says "not authorized"
     time.sleep(0.5)
     assert [(t, m["n"]) for t, m in hub.messages] == [(_root("t1") + "events", 1)]
+
+
+def test_a_role_identity_cannot_speak_as_a_table_of_its_name(clients):
+    hub, dashboard, recorder = clients("hub"), clients("dashboard"), clients("recorder")
+    assert not hub.subscribe(_root("+") + "events")[0].is_failure
+    for role in (dashboard, recorder):
+        forged = role.publish(_root(role.name) + "events", {"n": 1})
+        assert forged is not None and forged.is_failure, role.name
+    t1 = clients("t1")  # the barrier: a table's own event arrives, the forged ones never
+    assert not t1.publish(_root("t1") + "events", {"n": 2}).is_failure
+    assert wait_for(lambda: hub.messages, 5)
+    assert [(t, m["n"]) for t, m in hub.messages] == [(_root("t1") + "events", 2)]
 
 
 def test_a_table_reads_only_its_own_commands(clients):

@@ -6,8 +6,10 @@
 #
 #   deploy/hub/make-certs.sh OUTDIR VENUE BROKER_HOST [TABLE...]
 #
-# Keys are EC P-256, written with mode 600. An existing CA in OUTDIR is reused, so tables can
-# be added later: run again with the new table ids.
+# Keys are EC P-256, written with mode 600. An existing CA in OUTDIR is reused and existing
+# certificates are kept, so tables can be added later: run again with the new table ids (the
+# broker, web and role keys are not issued again). A table id is what an MQTT topic level and
+# the table's configuration allow: 1 to 32 letters, digits, '-' or '_', and not a role's name.
 set -euo pipefail
 
 if [ "$#" -lt 3 ]; then
@@ -20,6 +22,23 @@ broker=$3
 shift 3
 
 command -v openssl >/dev/null || { echo "openssl is needed (apt-get install openssl)" >&2; exit 1; }
+
+# Every id is checked before anything is issued: one bad id stops the run with nothing made.
+bad=0
+for table in "$@"; do
+    if ! [[ "$table" =~ ^[A-Za-z0-9_-]{1,32}$ ]]; then
+        echo "table id '$table': use 1 to 32 letters, digits, '-' or '_' (it is an MQTT topic level)" >&2
+        bad=1
+    fi
+    case "$table" in
+        dashboard|recorder|hub|broker|web|ca) echo "table id '$table' is a role name" >&2; bad=1 ;;
+    esac
+done
+if ! [[ "$venue" =~ ^[A-Za-z0-9_-]{1,32}$ ]]; then
+    echo "venue '$venue': use 1 to 32 letters, digits, '-' or '_'" >&2
+    bad=1
+fi
+[ "$bad" = 0 ] || exit 2
 mkdir -p "$out"
 umask 077
 
@@ -29,9 +48,14 @@ if [ ! -f "$out/ca.key" ]; then
         2>/dev/null
 fi
 
-issue() {  # name, extended key usage, subjectAltName (optional)
+issued=()
+issue() {  # name, extended key usage, subjectAltName (optional); kept if it exists already
     local name=$1 usage=$2 san=${3:-}
     local ext
+    if [ -f "$out/$name.crt" ] && [ -f "$out/$name.key" ]; then
+        return 0
+    fi
+    issued+=("$name")
     ext=$(mktemp)
     printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=%s\n' \
         "$usage" >"$ext"
@@ -55,10 +79,11 @@ for role in dashboard recorder hub; do
     issue "$role" clientAuth
 done
 for table in "$@"; do
-    case "$table" in
-        dashboard|recorder|hub|broker|web) echo "table id '$table' is a role name" >&2; exit 2 ;;
-    esac
     issue "$table" clientAuth
 done
 chmod 644 "$out"/*.crt
-echo "certificates for venue $venue in $out: broker, web, dashboard, recorder, hub${*:+, $*}"
+if [ "${#issued[@]}" -eq 0 ]; then
+    echo "certificates for venue $venue in $out: all there already, none issued"
+else
+    echo "certificates for venue $venue in $out: issued ${issued[*]}"
+fi
