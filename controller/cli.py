@@ -219,18 +219,25 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
-def _until_stopped() -> None:
-    """Wait for SIGTERM or Ctrl-C while a hub service runs in its own threads."""
+def _until_stopped() -> int:
+    """Wait for SIGTERM or Ctrl-C while a hub service runs in its own threads; the exit status:
+    0, or 70 when one of its workers died (systemd then restarts the service)."""
     import signal
     import threading
+
+    from hardware.supervise import EXIT_WORKER_DIED, FAILED, failures
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        while not stop.wait(1.0):
-            pass
+        while not stop.wait(0.5):
+            if FAILED.is_set():
+                print("a worker died, stopping so that systemd restarts the service: "
+                      + "; ".join(failures), file=sys.stderr, flush=True)
+                return EXIT_WORKER_DIED
     except KeyboardInterrupt:
         pass
+    return 0
 
 
 def cmd_recorder(args: argparse.Namespace) -> int:
@@ -246,11 +253,11 @@ def cmd_recorder(args: argparse.Namespace) -> int:
                         client_id=args.client_id).start()
     print(f"recorder for venue {args.venue} on {args.host}:{args.port}, storing in {args.db}",
           file=sys.stderr, flush=True)
-    _until_stopped()
+    status = _until_stopped()
     recorder.stop()
     print(json.dumps({"stored": recorder.stats.stored, "duplicates": recorder.stats.duplicates,
                       "replay_requests": recorder.stats.replay_requests}), file=sys.stderr)
-    return 0
+    return status
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -361,9 +368,9 @@ def cmd_venue_clock(args: argparse.Namespace) -> int:
         service.apply("start", args.start)
     print(f"venue clock for {args.venue} on {args.host}:{args.port}", file=sys.stderr,
           flush=True)
-    _until_stopped()
+    status = _until_stopped()
     service.stop()
-    return 0
+    return status
 
 
 def cmd_clock(args: argparse.Namespace) -> int:
@@ -443,7 +450,7 @@ def cmd_hub(args: argparse.Namespace) -> int:
                            port=args.port, tls=tls, recorder_tls=recorder_tls,
                            http_host=host or "127.0.0.1", http_port=int(port),
                            web_cert=args.web_cert, web_key=args.web_key,
-                           retention_days=args.retention_days)
+                           retention_days=args.retention_days, structures=args.structures)
     try:
         hub = Hub(settings).start()
     except UsersFileError as exc:
@@ -455,9 +462,9 @@ def cmd_hub(args: argparse.Namespace) -> int:
         hub.clock.apply("start", args.start)
     print(f"hub for venue {args.venue}: broker {args.host}:{args.port}, storing in {args.db}, "
           f"dashboard at {hub.url}", file=sys.stderr, flush=True)
-    _until_stopped()
+    status = _until_stopped()
     hub.stop()
-    return 0
+    return status
 
 
 def cmd_hub_user(args: argparse.Namespace) -> int:
@@ -682,7 +689,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retention-days", type=float, default=90.0,
                    help="delete events, acknowledged alerts and log lines older than this "
                         "(0 keeps everything; default 90)")
-    p.add_argument("--start", metavar="STRUCTURE", help="start the venue clock at once")
+    p.add_argument("--start", metavar="STRUCTURE", help="start the venue clock at once (it "
+                   "resumes by itself after a restart)")
+    p.add_argument("--structures", metavar="DIR",
+                   help="the house's own blind structures (NAME.toml), named beside the "
+                        "built-in ones")
     p.set_defaults(func=cmd_hub)
 
     p = sub.add_parser("hub-user", help="add or change a staff member of the dashboard")

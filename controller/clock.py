@@ -9,12 +9,14 @@ time it happened. The last level runs on until the clock is stopped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
-from controller.datafiles import ProblemsError, parse_toml, read_toml
+from controller.datafiles import ProblemsError, parse_toml
 
 Event = dict[str, Any]
 
@@ -140,16 +142,43 @@ def builtin_structures() -> list[str]:
     return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
 
 
-def load_structure(name_or_path: str) -> Structure:
-    if name_or_path.endswith(".toml") or "/" in name_or_path:
-        return structure_from_data(read_toml(name_or_path, StructureError), name_or_path)
-    resource = resources.files("controller") / "structures" / f"{name_or_path}.toml"
+STRUCTURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+MAX_STRUCTURE_BYTES = 256 * 1024
+# No tournament plays a month of clock time: a longer reading is a sender's mistake (or an
+# attack), refused before it reaches the clock, the screens or the journal.
+MAX_CLOCK_SECONDS = 30 * 24 * 3600.0
+
+
+def check_structure_name(name: str) -> None:
+    """A structure is asked for by name, never by path: a command or an input that names one
+    must not make anybody read a file of its choosing."""
+    if not isinstance(name, str) or not STRUCTURE_NAME.match(name):
+        raise StructureError(str(name)[:80], [
+            "a structure is named by letters, digits, '-' and '_' (up to 64), not a path; a "
+            "house's own structures go in the structures directory of its configuration"])
+
+
+def load_structure(name: str, directory: str | Path | None = None) -> Structure:
+    """The structure called ``name``: the house's own ``<directory>/<name>.toml`` if there is
+    one (a regular file), else the built-in one."""
+    check_structure_name(name)
+    if directory is not None:
+        path = Path(directory) / f"{name}.toml"
+        if path.is_file():  # a regular file: a FIFO or a device is never opened
+            with path.open("rb") as handle:
+                raw = handle.read(MAX_STRUCTURE_BYTES + 1)
+            if len(raw) > MAX_STRUCTURE_BYTES:
+                raise StructureError(name, [f"the file is over {MAX_STRUCTURE_BYTES} bytes"])
+            data = parse_toml(raw.decode("utf-8", "replace"), StructureError, name)
+            return structure_from_data(data, name)
+    resource = resources.files("controller") / "structures" / f"{name}.toml"
     if not resource.is_file():
-        raise StructureError(name_or_path, [
-            f"no structure named {name_or_path!r} (built-in: "
-            f"{', '.join(builtin_structures())}; or give the path of a .toml file)"])
-    data = parse_toml(resource.read_text(encoding="utf-8"), StructureError, name_or_path)
-    return structure_from_data(data, name_or_path)
+        where = " or in the house's structures directory" if directory is not None else ""
+        raise StructureError(name, [
+            f"no structure named {name!r} (built-in: {', '.join(builtin_structures())}"
+            f"{where})"])
+    data = parse_toml(resource.read_text(encoding="utf-8"), StructureError, name)
+    return structure_from_data(data, name)
 
 
 class BlindClock:

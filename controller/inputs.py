@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.cards import CardError, normal_uid, parse_card, parse_deck_id, parse_ndef_text
+from controller.clock import MAX_CLOCK_SECONDS, STRUCTURE_NAME
 from controller.seating import SeatingError, normalise_seats
 
 GAMES = {"holdem": 2, "omaha": 4, "omaha8": 4}
@@ -283,10 +284,14 @@ def _clock(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Inpu
         return None
     if action in ("start", "sync") and structure is None:
         problems.append(f"structure: {action} needs a structure name")
+    if structure is not None and not STRUCTURE_NAME.match(structure):
+        problems.append(f"structure: {structure[:80]!r} is not a structure name (letters, "
+                        "digits, '-' and '_'; never a path)")
     elapsed = obj.get("elapsed")
     if action == "sync" and (isinstance(elapsed, bool) or not isinstance(elapsed, int | float)
-                             or elapsed < 0):
-        problems.append(f"elapsed: sync needs the seconds on the venue clock, not {elapsed!r}")
+                             or not 0 <= elapsed <= MAX_CLOCK_SECONDS):
+        problems.append(f"elapsed: sync needs the seconds on the venue clock (0 to "
+                        f"{MAX_CLOCK_SECONDS:.0f}), not {elapsed!r}")
         elapsed = None
     running = obj.get("running", True)
     if not isinstance(running, bool):

@@ -8,10 +8,11 @@ identities (SPEC section 4): those are for the recorder and the roles granted it
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from controller.wire import WireError, decode
 
 SCHEMA_VERSION = 1
 TOPIC_ROOT = "pkr/v1/{venue}/tables/{table}/"
@@ -156,8 +157,8 @@ def parse_command(name: str, payload: bytes, seen: set[str] | None = None) -> Co
         raise CommandError(f"command of {len(payload)} bytes is over the {MAX_COMMAND_BYTES}-byte "
                            "limit")
     try:
-        obj = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        obj = decode(payload, max_bytes=MAX_COMMAND_BYTES)
+    except WireError as exc:
         raise CommandError(f"not a JSON object: {exc}") from None
     if not isinstance(obj, dict):
         raise CommandError("a command is a JSON object")

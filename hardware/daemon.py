@@ -44,6 +44,8 @@ from controller.profiles import load_profile
 from controller.reporting import Command, command_input, state_snapshot
 from controller.screens import DisplayModel, Status
 from controller.table import Table, TableConfig, TableUsageError
+from controller.wire import decode
+from hardware.supervise import EXIT_WORKER_DIED, FAILED, failures
 
 STATE_REFRESH = 10.0  # seconds between state snapshots when only the clock moves
 
@@ -129,6 +131,7 @@ class Daemon:
         self.offset = 0.0
         self.events = 0
         self.resumed = 0  # journal lines replayed at start
+        self.quarantined: list[tuple[int, str]] = []  # (journal line id, why) at this start
         self._state_key: str | None = None
         self._state_sent = 0.0
         self.link: Any = None
@@ -157,9 +160,10 @@ class Daemon:
                                        gestures=dict(config.gesture_actions), evaluate=False),
                            registry=registry)
         self.model = DisplayModel(status=Status(hub="lost" if config.mqtt_enabled else None))
-        journal = self.outbox.journal()
+        journal = self.outbox.journal_lines()
         if journal:
             self._resume(journal)
+            self._report_quarantine()
         self.table.config.evaluate = True
         if not journal:
             self.feed(Setup(config.game, tuple(sorted(config.seats)), config.button_seat,
@@ -171,24 +175,43 @@ class Daemon:
         self.notifier.send("READY=1\nSTATUS=dealing: table " + config.table)
         return self
 
-    def _resume(self, journal: list[dict[str, Any]]) -> None:
-        """Rebuild the core from the journal (the events are in the outbox already)."""
+    def _resume(self, journal: list[tuple[int, str]]) -> None:
+        """Rebuild the core from the journal (the events are in the outbox already). A line
+        that cannot be replayed (unreadable, or the core fails on it) is quarantined and
+        reported, and the table carries on: it never crash-loops on its own journal."""
         last_t = 0.0
-        for line in journal:
-            t = float(line.get("t") or last_t)
-            last_t = max(last_t, t)
-            if line["type"] == "tick":
-                self.table.advance(t)
-                continue
+        for line_id, text in journal:
             try:
-                events = self.table.handle(parse_input(line))
+                line = decode(text)
+                t = line.get("t") or last_t
+                if line.get("type") == "tick":
+                    last_t = max(last_t, float(t))
+                    self.table.advance(float(t))
+                    continue
+                item = parse_input(line)
+                last_t = max(last_t, item.t or last_t)
+                events = self.table.handle(item)
             except TableUsageError:
+                continue  # refused when it was first fed too: the table said so then
+            except Exception as exc:
+                reason = f"{type(exc).__name__}: {exc}"[:500]
+                self.outbox.quarantine(line_id, reason, int(time.time() * 1000))
+                self.quarantined.append((line_id, reason))
                 continue
             for event in events:
                 self.model.update(event)
         # Continue the daemon's time where the journal stopped.
         self.offset = last_t + 0.001 - self._mono()
         self.resumed = len(journal)
+
+    def _report_quarantine(self) -> None:
+        for line_id, reason in self.quarantined:
+            self.out.write(f"[{self.config.table}] journal line {line_id} quarantined: "
+                           f"{reason}\n")
+            self.outbox.append({"type": "journal.quarantined", "line": line_id,
+                                "reason": reason, "hand": None, "t": self.now()},
+                               int(time.time() * 1000))
+            self.events += 1
 
     def _start_parts(self) -> None:
         config = self.config
@@ -382,24 +405,25 @@ class Daemon:
             self._follow_venue_clock(item[1], item[2])
 
     def _follow_venue_clock(self, state: dict[str, Any], retained: bool) -> None:
-        """The hub's clock, the authority: follow it (a retained state may be a few seconds
-        old: it starts a clock the table does not have, and the next fresh one corrects it)."""
-        structure = state.get("structure")
+        """The hub's clock (checked against the contract by the link), the authority: follow
+        it (a retained state may be a few seconds old: it starts a clock the table does not
+        have, and the next fresh one corrects it)."""
+        structure = state["structure"]
         if structure is None:  # the hub stopped the clock
             if self.table.clock is not None and not retained:
                 self.feed(ClockCommand("stop", t=self.now()))
             return
-        if not isinstance(structure, str):
-            return
         if retained and self.table.clock is not None and \
                 self.table.clock.structure.name == structure:
             return
-        try:
-            elapsed = float(state["elapsed"])
-        except (KeyError, TypeError, ValueError):
+        try:  # the core's own check too: a name, a finite and bounded reading
+            item = parse_input({"type": "clock", "action": "sync", "structure": structure,
+                                "elapsed": state["elapsed"], "running": state["running"],
+                                "t": self.now()})
+        except ValueError as exc:
+            self.out.write(f"[{self.config.table}] venue clock refused: {exc}\n")
             return
-        self.feed(ClockCommand("sync", structure, t=self.now(), elapsed=elapsed,
-                               running=bool(state.get("running", True))))
+        self.feed(item)
 
     def _command_from_link(self, command: Command) -> str | None:
         """On the link's worker thread: hand the command to the main loop and wait for it."""
@@ -417,12 +441,16 @@ class Daemon:
         with contextlib.suppress(KeyboardInterrupt):
             self.loop()
         self.stop()
+        if FAILED.is_set():
+            self.out.write(f"[{self.config.table}] a worker died, exiting so that systemd "
+                           f"restarts the table: {'; '.join(failures)}\n")
+            return EXIT_WORKER_DIED
         return 0
 
     def loop(self, until: Callable[[], bool] | None = None) -> None:
         last_tick = 0.0
         last_ping = 0.0
-        while self.running.is_set() and not (until and until()):
+        while self.running.is_set() and not FAILED.is_set() and not (until and until()):
             try:
                 item = self.queue.get(timeout=0.2)
             except queue.Empty:

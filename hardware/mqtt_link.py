@@ -13,7 +13,7 @@ paho's callbacks run on paho's thread and only enqueue; one worker thread owns t
 
 from __future__ import annotations
 
-import json
+import logging
 import queue
 import threading
 import time
@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from controller.contract import ContractError, receive
 from controller.reporting import (
     Command,
     CommandError,
@@ -30,11 +31,12 @@ from controller.reporting import (
     public_event,
     topic,
 )
+from controller.wire import encode
 from hardware.outbox import Outbox
+from hardware.supervise import LogOnce, start_worker
 
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+log = logging.getLogger("tablectl.link")
+_dumps = encode
 
 
 @dataclass
@@ -76,6 +78,7 @@ class LinkStats:
     connects: int = 0
     commands: int = 0
     refused: int = 0
+    invalid: int = 0  # acks and venue clock messages that broke the contract
 
 
 class TableLink:
@@ -120,6 +123,7 @@ class TableLink:
         self._client: Any = None
         self._worker: threading.Thread | None = None
         self._stopped = threading.Event()
+        self._refused = LogOnce(log)
 
     def topic(self, leaf: str) -> str:
         return topic(self.venue, self.table, leaf)
@@ -127,8 +131,8 @@ class TableLink:
     # ------------------------------------------------------------------ lifecycle
 
     def _status(self, state: str) -> bytes:
-        return json.dumps({"state": state, "boot": self.outbox.boot, "table": self.table,
-                           "ts": int(self.clock() * 1000)}).encode()
+        return encode({"state": state, "boot": self.outbox.boot, "table": self.table,
+                       "ts": int(self.clock() * 1000)}).encode()
 
     def start(self) -> TableLink:
         client = mqtt_client(f"table-{self.table}", tls=self.tls, username=self.username,
@@ -144,8 +148,7 @@ class TableLink:
         self._client = client
         client.connect_async(self.host, self.port, keepalive=self.keepalive)
         client.loop_start()
-        self._worker = threading.Thread(target=self._run, name="mqtt-link", daemon=True)
-        self._worker.start()
+        self._worker = start_worker(self._run, "mqtt-link")
         return self
 
     def notify(self) -> None:
@@ -200,15 +203,16 @@ class TableLink:
                 if self._inflight.pop(item[1], None) is not None:
                     self.stats.pubacks += 1
             elif kind == "state" and self.connected:
-                self._client.publish(self.topic("state"), json.dumps(item[1]), qos=1,
+                self._client.publish(self.topic("state"), encode(item[1]), qos=1,
                                      retain=True)
             elif kind == "stop":
                 self._clean_stop(item[1])
                 return False
-        except Exception:  # keep the link alive; the outbox keeps the rows
-            import logging
-
-            logging.getLogger(__name__).exception("mqtt link: %s failed", kind)
+        except ContractError as exc:
+            self.stats.invalid += 1
+            self._refused(str(item[1]), str(exc))
+        except Exception:  # a publish that failed: the outbox keeps the rows, the link goes on
+            log.exception("mqtt link: %s failed", kind)
         return True
 
     def _on_connect(self, reason: Any) -> None:
@@ -253,10 +257,8 @@ class TableLink:
 
     def _on_message(self, name: str, payload: bytes) -> None:
         if name == self.topic("ack"):
-            try:
-                upto = int(json.loads(payload)["upto_seq"])
-            except (ValueError, KeyError, TypeError):
-                return  # a malformed ack is ignored: rows stay until a good one comes
+            # A malformed ack is refused (ContractError): rows stay until a good one comes.
+            upto = receive("Ack", payload)["upto_seq"]
             self.stats.acks += 1
             self.outbox.ack(upto)
             return
@@ -284,11 +286,8 @@ class TableLink:
         self._respond(command.transaction, command.name, error, **extra)
 
     def _venue_clock(self, payload: bytes, retained: bool) -> None:
-        try:
-            state = json.loads(payload)
-        except ValueError:
-            return
-        if isinstance(state, dict) and self.on_venue_clock is not None:
+        state = receive("VenueClock", payload)
+        if self.on_venue_clock is not None:
             self.on_venue_clock(state, retained)
 
     def _replay(self, from_seq: int) -> tuple[str | None, dict[str, Any]]:
@@ -314,7 +313,7 @@ class TableLink:
         body = {"transaction": transaction, "command": name, "ok": error is None, **extra}
         if error is not None:
             body["error"] = error
-        self._client.publish(self.topic("cmd-resp"), json.dumps(body), qos=1)
+        self._client.publish(self.topic("cmd-resp"), encode(body), qos=1)
 
     def _clean_stop(self, done: threading.Event) -> None:
         deadline = time.monotonic() + 3.0

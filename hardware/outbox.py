@@ -9,11 +9,12 @@ them can ask for a replay.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
+
+from controller.wire import decode, encode
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -24,6 +25,8 @@ CREATE TABLE IF NOT EXISTS outbox (
     event TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS journal (id INTEGER PRIMARY KEY, line TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS quarantine (id INTEGER PRIMARY KEY, line TEXT NOT NULL,
+    reason TEXT NOT NULL, ts INTEGER NOT NULL);
 """
 
 
@@ -68,25 +71,42 @@ class Outbox:
         with db:
             seq = int(db.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()[0])
             if line is not None:
-                db.execute("INSERT INTO journal (line) VALUES (?)",
-                           (json.dumps(line, separators=(",", ":")),))
+                db.execute("INSERT INTO journal (line) VALUES (?)", (encode(line),))
             for event in events:
                 db.execute("INSERT INTO outbox VALUES (?, ?, ?, ?)",
-                           (seq, ts_ms, self.boot, json.dumps(event, separators=(",", ":"))))
+                           (seq, ts_ms, self.boot, encode(event)))
                 seq += 1
             db.execute("UPDATE meta SET value = ? WHERE key = 'next_seq'", (seq,))
         return seq - 1
 
     def journal(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for (line,) in
-                self._db().execute("SELECT line FROM journal ORDER BY id")]
+        return [decode(line) for _, line in self.journal_lines()]
+
+    def journal_lines(self) -> list[tuple[int, str]]:
+        """The journal as stored: (id, JSON text), oldest first."""
+        return [(int(i), str(line)) for i, line in
+                self._db().execute("SELECT id, line FROM journal ORDER BY id")]
+
+    def quarantine(self, line_id: int, reason: str, ts_ms: int) -> None:
+        """Take a journal line that cannot be replayed out of the journal, keeping it (and
+        why) for whoever investigates: the table must not crash on it at every start."""
+        db = self._db()
+        with db:
+            db.execute("INSERT OR REPLACE INTO quarantine SELECT id, line, ?, ? FROM journal "
+                       "WHERE id = ?", (reason, ts_ms, line_id))
+            db.execute("DELETE FROM journal WHERE id = ?", (line_id,))
+
+    def quarantined(self) -> list[dict[str, Any]]:
+        return [{"id": int(i), "line": line, "reason": reason, "ts": int(ts)}
+                for i, line, reason, ts in self._db().execute(
+                    "SELECT id, line, reason, ts FROM quarantine ORDER BY id")]
 
     def rows(self, after: int, limit: int = 500) -> list[tuple[int, int, int, dict[str, Any]]]:
         """Rows with seq > after, in order: (seq, ts_ms, boot, event)."""
         cursor = self._db().execute(
             "SELECT seq, ts, boot, event FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
             (after, limit))
-        return [(seq, ts, boot, json.loads(text)) for seq, ts, boot, text in cursor]
+        return [(seq, ts, boot, decode(text)) for seq, ts, boot, text in cursor]
 
     @property
     def acked_upto(self) -> int:

@@ -23,7 +23,12 @@ ALERT_LABELS = {
     "clock_called": "Clock called",
     "floor_called": "Floor called",
     "table_lost": "Table lost",
+    "journal_quarantined": "Journal line quarantined",
 }
+# The event types that can raise an alert (the floor's catch-up reads these from the store).
+ALERT_EVENT_TYPES = ("ruling", "deck_check.result", "irregularity", "shot_clock",
+                     "floor.called", "journal.quarantined")
+MAX_OPEN_ALERTS_PER_TABLE = 50  # more are kept in the database and counted, not shown
 
 
 def alert_of(envelope: dict[str, Any]) -> tuple[str, str] | None:
@@ -44,6 +49,9 @@ def alert_of(envelope: dict[str, Any]) -> tuple[str, str] | None:
         return "clock_called", f"clock called: {data.get('seconds', '?')} s"
     elif kind == "floor.called":
         return "floor_called", "the dealer calls the floor"
+    elif kind == "journal.quarantined":
+        return "journal_quarantined", (f"journal line {data.get('line')} could not be replayed "
+                                       f"at the table's start: {data.get('reason')}")[:500]
     return None
 
 
@@ -75,6 +83,7 @@ class TableView:
     last_seq: int = 0
     last_event_ts: int | None = None
     events: int = 0
+    alerts_hidden: int = 0  # open alerts past the newest MAX_OPEN_ALERTS_PER_TABLE
 
 
 @dataclass
@@ -88,6 +97,7 @@ class Alert:
     historical: bool = False
     acked_by: str | None = None
     acked_at: int | None = None
+    seq: int | None = None  # the event that raised it: one alert per event, across restarts
 
 
 @dataclass
@@ -112,6 +122,7 @@ class FloorView:
     broker: str = "connecting"  # the hub's own link to the broker: ok, lost
     broker_since: int | None = None
     next_alert: int = 1
+    alerted: set[tuple[str, int]] = field(default_factory=set)  # (table, seq) with an alert
     _seen: dict[str, set[int]] = field(default_factory=dict)
 
     MAX_COMMANDS = 200  # replies kept for the dashboard
@@ -136,8 +147,8 @@ class FloorView:
             # A retained status read at start carries the time it was set.
             view.status_since = int(payload.get("ts") or now)
             if state == "lost" and view.status != "lost":
-                updates.append(self._raise(name, "table_lost", "the table's connection was "
-                                           "lost (no clean stop)", None, now, False))
+                updates += self._raise(name, "table_lost", "the table's connection was "
+                                       "lost (no clean stop)", None, now, False)
         view.status, view.boot = state, payload.get("boot", view.boot)
         return [self._table_update(view), *updates]
 
@@ -181,10 +192,28 @@ class FloorView:
             view.last_event_ts = ts
             self._follow(view, envelope)
         updates = [self._table_update(view)]
+        updates += self._alert_for(name, envelope, ts, historical)
+        return updates
+
+    def _alert_for(self, name: str, envelope: dict[str, Any], ts: int,
+                   historical: bool) -> list[Update]:
         alert = alert_of(envelope)
-        if alert is not None:
-            updates.append(self._raise(name, alert[0], alert[1], envelope.get("hand"), ts,
-                                       historical))
+        seq = envelope.get("seq")
+        if alert is None or not isinstance(seq, int) or (name, seq) in self.alerted:
+            return []
+        self.alerted.add((name, seq))
+        return self._raise(name, alert[0], alert[1], envelope.get("hand"), ts, historical,
+                           seq)
+
+    def catch_up(self, envelopes: list[dict[str, Any]]) -> list[Update]:
+        """Alerts for events recorded while the hub was down (the recorder's store, public
+        view): each event raises its alert once, whichever way it arrives."""
+        updates: list[Update] = []
+        for envelope in envelopes:
+            name, ts = envelope.get("table"), envelope.get("ts")
+            if isinstance(name, str) and isinstance(ts, int):
+                self.table(name)
+                updates += self._alert_for(name, envelope, ts, True)
         return updates
 
     def _follow(self, view: TableView, envelope: dict[str, Any]) -> None:
@@ -249,6 +278,9 @@ class FloorView:
         """An alert read back from the database at start (open ones, and recent ones)."""
         self.alerts[alert.id] = alert
         self.next_alert = max(self.next_alert, alert.id + 1)
+        if alert.seq is not None:
+            self.alerted.add((alert.table, alert.seq))
+        self._cap(alert.table)
 
     # ------------------------------------------------------------------ views
     def hand_for_hand_panel(self) -> dict[str, Any]:
@@ -273,12 +305,29 @@ class FloorView:
 
     # ------------------------------------------------------------------ helpers
     def _raise(self, table: str, kind: str, text: str, hand: Any, ts: int,
-               historical: bool) -> Update:
+               historical: bool, seq: int | None = None) -> list[Update]:
         alert = Alert(self.next_alert, table, kind, text,
-                      int(hand) if isinstance(hand, int) else None, ts, historical)
+                      int(hand) if isinstance(hand, int) else None, ts, historical, seq=seq)
         self.next_alert += 1
         self.alerts[alert.id] = alert
-        return {"kind": "alert", "alert": asdict(alert), "new": True}
+        updates: list[Update] = [{"kind": "alert", "alert": asdict(alert), "new": True}]
+        hidden = self._cap(table)
+        if hidden:
+            # One table's flood must not bury the others (or slow every update): the oldest
+            # open alerts leave the view, stay open in the database, and are counted.
+            updates += [{"kind": "alert_hidden", "id": a.id} for a in hidden]
+            updates.append(self._table_update(self.table(table)))
+        return updates
+
+    def _cap(self, table: str) -> list[Alert]:
+        open_alerts = [a for a in self.alerts.values()
+                       if a.table == table and a.acked_by is None]
+        hidden = open_alerts[:max(0, len(open_alerts) - MAX_OPEN_ALERTS_PER_TABLE)]
+        for alert in hidden:
+            del self.alerts[alert.id]
+        if hidden:
+            self.table(table).alerts_hidden += len(hidden)
+        return hidden
 
     def _table_update(self, view: TableView) -> Update:
         return {"kind": "table", "table": asdict(view),

@@ -11,7 +11,7 @@ for what follows its count.
 
 from __future__ import annotations
 
-import json
+import logging
 import queue
 import threading
 import time
@@ -21,8 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.contract import ContractError, is_name, receive
+from controller.wire import encode
 from hardware.mqtt_link import TlsSettings, mqtt_client
+from hardware.supervise import LogOnce, start_worker
 from hub.storage import Storage, open_storage
+
+log = logging.getLogger("tablectl.recorder")
 
 
 @dataclass
@@ -63,6 +68,7 @@ class Recorder:
         self._worker: threading.Thread | None = None
         self.connected = threading.Event()
         self._db: Storage | None = None
+        self._refused = LogOnce(log)
 
     def _open(self) -> Storage:
         storage = open_storage(self.db_path)
@@ -86,8 +92,7 @@ class Recorder:
                              properties=properties)
         self._client = client
         client.loop_start()
-        self._worker = threading.Thread(target=self._run, name="recorder", daemon=True)
-        self._worker.start()
+        self._worker = start_worker(self._run, "recorder")
         return self
 
     def stop(self) -> None:
@@ -123,10 +128,7 @@ class Recorder:
                 elif item[0] == "disconnect":
                     self.connected.clear()
                 elif item[0] == "message":
-                    if item[1].endswith("/status"):
-                        self._table_status(item[1], item[2], item[3])
-                    else:
-                        self._message(item[1], item[2])
+                    self._receive(item[1], item[2], item[3])
             now = time.monotonic()
             # Commit (an fsync) and acknowledge in batches, at most every ack_interval.
             if now - last_flush >= self.ack_interval:
@@ -145,40 +147,51 @@ class Recorder:
                                 (base + "cmd-resp", SubscribeOptions(qos=1)),
                                 (base + "status", SubscribeOptions(qos=1, retainHandling=1))])
 
-    def _table_status(self, name: str, payload: bytes, retained: bool) -> None:
+    def _receive(self, name: str, payload: bytes, retained: bool) -> None:
+        """One message from the broker, checked against the contract before anything acts on
+        it: a refused one is counted and logged once for its topic, and changes nothing."""
+        parts = name.split("/")
+        leaf = parts[-1]
+        try:
+            if len(parts) != 6 or not is_name(parts[4]):
+                raise ContractError(f"topic {name[:120]!r} names no table")
+            table = parts[4]
+            if leaf == "status":
+                status = receive("Status", payload)
+                if retained and status["state"] == "online":
+                    self._table_status(table)
+            elif leaf == "cmd-resp":
+                self._quiet_since.pop(table, None)
+                self._command_response(table, receive("CommandResponse", payload))
+            else:
+                self.stats.received += 1
+                self._quiet_since.pop(table, None)
+                envelope = receive("Envelope", payload)
+                if envelope["table"] != table or envelope["venue"] != self.venue:
+                    raise ContractError(f"an envelope of {envelope['venue']}/"
+                                        f"{envelope['table']} on {table}'s topic")
+                if self.validate is not None:
+                    self.validate(envelope)
+                self._store(table, envelope, payload)
+        except ContractError as exc:
+            self.stats.invalid += 1
+            self._refused(name, str(exc))
+
+    def _table_status(self, table: str) -> None:
         """A table that is online, heard through a new subscription: if it stays quiet for
         the reorder timeout (it is not resending after a reconnect of its own), ask it for
         everything after what is stored (nothing comes back if nothing is missing)."""
-        table = name.split("/")[4]
-        try:
-            online = json.loads(payload).get("state") == "online"
-        except (ValueError, AttributeError):
-            return
-        if retained and online:
-            self._quiet_since.setdefault(table, time.monotonic())
+        self._quiet_since.setdefault(table, time.monotonic())
 
     def _request_replay(self, table: str, now: float) -> None:
         self._last_request[table] = now
         self.stats.replay_requests += 1
-        self._client.publish(self._topic(table, "cmd/replay"), json.dumps(
+        self._client.publish(self._topic(table, "cmd/replay"), encode(
             {"transaction": uuid.uuid4().hex, "from_seq": self.upto.get(table, 0) + 1}), qos=1)
 
-    def _message(self, name: str, payload: bytes) -> None:
+    def _store(self, table: str, envelope: dict[str, Any], payload: bytes) -> None:
         assert self._db is not None
-        table = name.split("/")[4]
-        self._quiet_since.pop(table, None)
-        if name.endswith("/cmd-resp"):
-            self._command_response(table, payload)
-            return
-        self.stats.received += 1
-        try:
-            envelope = json.loads(payload)
-            seq = int(envelope["seq"])
-            if self.validate is not None:
-                self.validate(envelope)
-        except Exception:
-            self.stats.invalid += 1
-            return
+        seq = envelope["seq"]
         if not self._db.insert(table, seq, envelope, payload.decode()):
             self.stats.duplicates += 1
         else:
@@ -187,14 +200,10 @@ class Recorder:
                 self._above.setdefault(table, set()).add(seq)
         self._ack_due.add(table)
 
-    def _command_response(self, table: str, payload: bytes) -> None:
-        try:
-            body = json.loads(payload)
-        except ValueError:
-            return
-        if body.get("command") == "replay" and not body.get("ok") and "oldest" in body:
+    def _command_response(self, table: str, body: dict[str, Any]) -> None:
+        if body["command"] == "replay" and not body["ok"] and "oldest" in body:
             # The table no longer keeps what we miss: start our count where it starts.
-            self.upto[table] = max(self.upto.get(table, 0), int(body["oldest"]) - 1)
+            self.upto[table] = max(self.upto.get(table, 0), body["oldest"] - 1)
             self._ack_due.add(table)
 
     def _flush(self, now: float) -> None:
@@ -220,7 +229,7 @@ class Recorder:
         if self.connected.is_set():
             for table in due:
                 self._client.publish(self._topic(table, "ack"),
-                                     json.dumps({"upto_seq": self.upto[table]}), qos=1)
+                                     encode({"upto_seq": self.upto[table]}), qos=1)
                 self.stats.acks += 1
         for table, since in list(self._quiet_since.items()):
             if now - since >= self.reorder_timeout:

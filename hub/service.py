@@ -13,7 +13,7 @@ commands, so what the dashboard shows cannot contain hole cards.
 
 from __future__ import annotations
 
-import json
+import logging
 import queue
 import threading
 import time
@@ -23,16 +23,32 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from controller.reporting import CommandError, event_of, parse_command, public_event
+from controller.contract import ContractError, is_name, receive
+from controller.reporting import (
+    CommandError,
+    envelope,
+    event_of,
+    parse_command,
+    public_event,
+)
+from controller.wire import encode
 from hardware.mqtt_link import TlsSettings, mqtt_client
+from hardware.supervise import LogOnce, start_worker
 from hub.auth import Sessions, User, load_users
-from hub.floor import Alert, FloorView, Update
+from hub.floor import ALERT_EVENT_TYPES, Alert, FloorView, Update
 from hub.recorder import Recorder
 from hub.storage import Storage, open_storage
 from hub.venue_clock import VenueClockService
 
+log = logging.getLogger("tablectl.hub")
+
 RECENT_ALERTS_MS = 12 * 3600 * 1000  # acknowledged alerts shown again after a restart
 PURGE_INTERVAL = 3600.0
+# The floor's MQTT session outlives a hub restart: public events wait at the broker meanwhile.
+FLOOR_SESSION_SECONDS = 24 * 3600
+# The schema each consumed public topic's payload must keep to.
+_SCHEMAS = {"status": "Status", "state": "State", "events": "PublicEnvelope",
+            "cmd-resp": "CommandResponse"}
 
 
 @dataclass
@@ -50,6 +66,7 @@ class HubSettings:
     web_key: str | None = None
     retention_days: float = 90.0  # 0 keeps everything
     reorder_timeout: float = 2.0
+    structures: str | None = None  # the house's own blind structures (NAME.toml files)
 
 
 class StaffError(Exception):
@@ -76,16 +93,20 @@ class Hub:
                                  port=settings.port, tls=settings.recorder_tls or settings.tls,
                                  client_id=f"recorder-{settings.venue}",
                                  reorder_timeout=settings.reorder_timeout)
-        self.clock = VenueClockService(venue=settings.venue, host=settings.host,
-                                       port=settings.port, tls=settings.tls,
-                                       client_id=f"venue-clock-{settings.venue}")
+        # The venue clock publishes through the hub's own connection (one identity, "hub"),
+        # and is kept in the database at every change.
+        self.clock = VenueClockService(venue=settings.venue, structures=settings.structures,
+                                       on_change=self._save_clock)
         self.web: Any = None
+        self.invalid = 0  # messages refused by the contract
+        self.errors = 0  # messages whose handling failed (a bug: logged with its topic)
+        self._refused = LogOnce(log)
 
     def now_ms(self) -> int:
         return int(self.wall() * 1000)
 
     def _status(self, state: str) -> str:
-        return json.dumps({"state": state, "venue": self.venue, "ts": self.now_ms()})
+        return encode({"state": state, "venue": self.venue, "ts": self.now_ms()})
 
     def _topic(self, rest: str) -> str:
         return f"pkr/v1/{self.venue}/{rest}"
@@ -93,11 +114,26 @@ class Hub:
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Hub:
         # The schema (and its migrations) first, in this thread: the recorder and the floor
-        # then open a migrated database.
-        open_storage(self.settings.db).close()
+        # then open a migrated database. The venue clock resumes where it was kept.
+        storage = open_storage(self.settings.db)
+        try:
+            saved = storage.saved_clock()
+        finally:
+            storage.close()
+        if saved is not None:
+            clock, saved_ms = saved
+            try:
+                self.clock.restore(clock, (self.now_ms() - saved_ms) / 1000.0)
+            except ValueError as exc:  # its structure is gone: the floor must start one
+                log.error("the venue clock kept in %s cannot resume: %s", self.settings.db,
+                          exc)
         self.recorder.start()
-        self.clock.start()
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
         client = mqtt_client(f"hub-{self.venue}", tls=self.settings.tls)
+        properties = Properties(PacketTypes.CONNECT)
+        properties.SessionExpiryInterval = FLOOR_SESSION_SECONDS
         status = self._topic("hub/status")
         client.will_set(status, self._status("lost"), qos=1,
                         retain=True)
@@ -106,12 +142,12 @@ class Hub:
         client.on_message = lambda c, u, msg: self.inbox.put(("mqtt", msg.topic,
                                                               bytes(msg.payload)))
         client.reconnect_delay_set(min_delay=1, max_delay=5)
-        client.connect_async(self.settings.host, self.settings.port, keepalive=10)
+        client.connect_async(self.settings.host, self.settings.port, keepalive=10,
+                             clean_start=False, properties=properties)
         self._client = client
+        self.clock.attach(client)
         ready = threading.Event()
-        self._worker = threading.Thread(target=self._run, args=(ready,), name="hub-floor",
-                                        daemon=True)
-        self._worker.start()
+        self._worker = start_worker(self._run, "hub-floor", ready)
         ready.wait(30)
         client.loop_start()
         from hub.web import serve
@@ -148,6 +184,16 @@ class Hub:
         self.clock.stop()
         self.recorder.stop()
 
+    def _save_clock(self, saved: dict[str, Any]) -> None:
+        """The venue clock changed: keep it (its own connection: called on the thread that
+        changed it, under the clock's lock, so the last change is the one kept)."""
+        storage = open_storage(self.settings.db)
+        try:
+            storage.save_clock(saved, self.now_ms())
+            storage.commit()
+        finally:
+            storage.close()
+
     # ------------------------------------------------------------------ the floor worker
     def _run(self, ready: threading.Event) -> None:
         self._db = open_storage(self.settings.db)
@@ -155,6 +201,11 @@ class Hub:
             self.floor.restore_alert(Alert(**row))
         # Ids go on from the newest in the database, purged or not shown.
         self.floor.next_alert = max(self.floor.next_alert, self._db.max_alert_id() + 1)
+        since = self.now_ms() - RECENT_ALERTS_MS
+        self.floor.alerted |= self._db.alerted_events(since)
+        # What the recorder stored while the floor was away raises its alerts now.
+        caught_up = self.floor.catch_up(self._public_since(since))
+        self._save_alerts(caught_up)
         self._db.commit()  # ends the reading transaction (PostgreSQL keeps one open)
         ready.set()
         last_purge = 0.0
@@ -164,11 +215,28 @@ class Hub:
             except queue.Empty:
                 item = None
             if item is not None:
-                self._handle(item)
+                try:
+                    self._handle(item)
+                except Exception:  # a bug: the floor goes on with the next message
+                    self.errors += 1
+                    log.exception("the floor failed on %s", str(item[:2])[:200])
+                    self._db.rollback()
             if time.monotonic() - last_purge >= PURGE_INTERVAL:
                 last_purge = time.monotonic()
                 self._purge()
         self._db.close()
+
+    def _public_since(self, since_ms: int) -> list[dict[str, Any]]:
+        """Stored events that can raise an alert, as the floor may see them (public view)."""
+        assert self._db is not None
+        found = []
+        for stored in self._db.events_since(since_ms, ALERT_EVENT_TYPES):
+            public = public_event(event_of(stored))
+            if public is not None:
+                found.append(envelope(public, venue=stored["venue"], table=stored["table"],
+                                      seq=stored["seq"], boot=stored["boot"],
+                                      ts_ms=stored["ts"], historical=True))
+        return found
 
     def _purge(self) -> None:
         assert self._db is not None
@@ -184,10 +252,11 @@ class Hub:
             base = self._topic("tables/+/")
             self._client.subscribe([(base + leaf, 1) for leaf in
                                     ("status", "state", "events", "cmd-resp")] +
-                                   [(self._topic("clock"), 1)])
+                                   [(self._topic("clock"), 1), (self._topic("hub/cmd/clock"), 1)])
             self._client.publish(self._topic("hub/status"), self._status("online"), qos=1,
                                  retain=True)
             self.connected.set()
+            self.clock.on_connect()
             self._broadcast(self.floor.on_broker("ok", self.now_ms()))
         elif kind == "disconnect":
             self.connected.clear()
@@ -203,13 +272,20 @@ class Hub:
 
     def _message(self, name: str, payload: bytes) -> list[Update]:
         try:
-            body = json.loads(payload)
-        except ValueError:
+            return self._checked(name, payload)
+        except ContractError as exc:
+            self.invalid += 1
+            self._refused(name, str(exc))
             return []
-        if not isinstance(body, dict):
-            return []
+
+    def _checked(self, name: str, payload: bytes) -> list[Update]:
+        """One public message, checked against the contract before the floor acts on it."""
         now = self.now_ms()
+        if name == self._topic("hub/cmd/clock"):
+            self.clock.command(payload)  # refused ones are answered on hub/cmd-resp
+            return []
         if name == self._topic("clock"):
+            body = receive("VenueClock", payload)
             was = self.floor.hand_for_hand
             updates = self.floor.on_clock(body, now)
             if self.floor.hand_for_hand != was:
@@ -218,9 +294,12 @@ class Hub:
                                      "venue clock")
             return updates
         parts = name.split("/")
-        if len(parts) != 6:
-            return []
+        if len(parts) != 6 or parts[5] not in _SCHEMAS or not is_name(parts[4]):
+            raise ContractError(f"topic {name[:120]!r} is not a table's public topic")
         table, leaf = parts[4], parts[5]
+        body = receive(_SCHEMAS[leaf], payload)
+        if body.get("table", table) != table:
+            raise ContractError(f"a message of table {body['table']!r} on {table}'s topic")
         if leaf == "status":
             updates = self.floor.on_status(table, body, now)
             if body.get("state") == "online" and self.floor.hand_for_hand:
@@ -230,17 +309,18 @@ class Hub:
             updates = self.floor.on_state(table, body, now)
         elif leaf == "events":
             updates = self.floor.on_event(table, body, now)
-        elif leaf == "cmd-resp":
-            updates = self.floor.on_command_response(table, body, now)
         else:
-            return []
+            updates = self.floor.on_command_response(table, body, now)
+        self._save_alerts(updates)
+        return updates
+
+    def _save_alerts(self, updates: list[Update]) -> None:
         alerts = [u["alert"] for u in updates if u["kind"] == "alert"]
         if alerts:
             assert self._db is not None
             for alert in alerts:
                 self._db.save_alert(alert)
             self._db.commit()
-        return updates
 
     def _broadcast(self, updates: list[Update]) -> None:
         if not updates:
@@ -313,7 +393,7 @@ class Hub:
         """On the floor worker: publish one validated command and remember it for its reply."""
         assert self._db is not None
         transaction = uuid.uuid4().hex
-        payload = json.dumps({"transaction": transaction, **args}).encode()
+        payload = encode({"transaction": transaction, **args}).encode()
         try:
             parse_command(name, payload)
         except CommandError as exc:
@@ -350,6 +430,7 @@ class Hub:
         return list(self.call(run))
 
     def clock_command(self, user: User, action: str, value: Any) -> dict[str, Any]:
+        """A floor member's clock action (the same checks as ``hub/cmd/clock``)."""
         try:
             state = self.clock.apply(action, value)
         except (ValueError, TypeError) as exc:
@@ -373,15 +454,15 @@ class Hub:
             storage.close()
         private = user.may("private")
         grouped: dict[int, dict[str, Any]] = {}
-        for envelope in envelopes:
-            event = event_of(envelope)
+        for stored in envelopes:
+            event = event_of(stored)
             shown = event if private else public_event(event)
             if shown is None:
                 continue
-            number = int(envelope["hand"])
+            number = int(stored["hand"])
             entry = grouped.setdefault(number, {"hand": number, "events": [],
-                                                "dealer": envelope.get("dealer")})
-            entry["events"].append({**shown, "seq": envelope["seq"], "ts": envelope["ts"]})
+                                                "dealer": stored.get("dealer")})
+            entry["events"].append({**shown, "seq": stored["seq"], "ts": stored["ts"]})
         return [grouped[n] for n in sorted(grouped)]
 
     def floor_log(self, limit: int = 100) -> list[dict[str, Any]]:

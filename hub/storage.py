@@ -29,6 +29,15 @@ MIGRATIONS = [
         "CREATE INDEX IF NOT EXISTS events_by_type ON events (tbl, type, seq)",
         "CREATE INDEX IF NOT EXISTS events_by_ts ON events (ts)",
     ],
+    [
+        # The venue clock, kept at every change so that a hub restart resumes it; an alert
+        # remembers the event that raised it, so that none is raised twice across restarts.
+        "CREATE TABLE IF NOT EXISTS venue_clock (id INTEGER PRIMARY KEY, structure TEXT,"
+        " elapsed DOUBLE PRECISION NOT NULL, running INTEGER NOT NULL,"
+        " hand_for_hand INTEGER NOT NULL, saved_ms BIGINT NOT NULL)",
+        "ALTER TABLE alerts ADD COLUMN seq BIGINT",
+        "CREATE UNIQUE INDEX IF NOT EXISTS alerts_by_event ON alerts (tbl, seq)",
+    ],
 ]
 
 # The events a hand-history view is made of.
@@ -98,20 +107,51 @@ class Storage:
     # -- alerts and the floor's log
     def save_alert(self, alert: dict[str, Any]) -> None:
         self.execute(
-            "INSERT INTO alerts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE "
+            "INSERT INTO alerts (id, tbl, kind, text, hand, ts, historical, acked_by, acked_at,"
+            " seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE "
             "SET acked_by = excluded.acked_by, acked_at = excluded.acked_at",
             (alert["id"], alert["table"], alert["kind"], alert["text"], alert["hand"],
              alert["ts"], int(bool(alert["historical"])), alert["acked_by"],
-             alert["acked_at"]))
+             alert["acked_at"], alert.get("seq")))
 
     def alerts(self, since_ts: int) -> list[dict[str, Any]]:
         """Alerts still open, and those raised since ``since_ts``."""
         rows = self.execute(
-            "SELECT id, tbl, kind, text, hand, ts, historical, acked_by, acked_at FROM alerts "
-            "WHERE acked_by IS NULL OR ts >= ? ORDER BY id", (since_ts,)).fetchall()
+            "SELECT id, tbl, kind, text, hand, ts, historical, acked_by, acked_at, seq FROM "
+            "alerts WHERE acked_by IS NULL OR ts >= ? ORDER BY id", (since_ts,)).fetchall()
         keys = ("id", "table", "kind", "text", "hand", "ts", "historical", "acked_by",
-                "acked_at")
+                "acked_at", "seq")
         return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def alerted_events(self, since_ts: int) -> set[tuple[str, int]]:
+        """The (table, seq) of every event that raised an alert since ``since_ts``."""
+        return {(str(t), int(q)) for t, q in self.execute(
+            "SELECT tbl, seq FROM alerts WHERE seq IS NOT NULL AND ts >= ?", (since_ts,))}
+
+    def events_since(self, since_ts: int, types: tuple[str, ...]) -> list[dict[str, Any]]:
+        """Stored envelopes of the given types since ``since_ts``, in order (the floor's
+        catch-up after a restart)."""
+        marks = ", ".join("?" for _ in types)
+        return [json.loads(r[0]) for r in self.execute(
+            f"SELECT envelope FROM events WHERE ts >= ? AND type IN ({marks}) "
+            "ORDER BY tbl, seq", (since_ts, *types))]
+
+    def save_clock(self, saved: dict[str, Any], now_ms: int) -> None:
+        self.execute("INSERT INTO venue_clock VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO "
+                     "UPDATE SET structure = excluded.structure, elapsed = excluded.elapsed, "
+                     "running = excluded.running, hand_for_hand = excluded.hand_for_hand, "
+                     "saved_ms = excluded.saved_ms",
+                     (saved["structure"], float(saved["elapsed"]), int(bool(saved["running"])),
+                      int(bool(saved["hand_for_hand"])), now_ms))
+
+    def saved_clock(self) -> tuple[dict[str, Any], int] | None:
+        """The venue clock as last kept, and when (UTC ms); None if the floor never set one."""
+        row = self.execute("SELECT structure, elapsed, running, hand_for_hand, saved_ms "
+                           "FROM venue_clock WHERE id = 1").fetchone()
+        if row is None:
+            return None
+        return ({"structure": row[0], "elapsed": float(row[1]), "running": bool(row[2]),
+                 "hand_for_hand": bool(row[3])}, int(row[4]))
 
     def max_alert_id(self) -> int:
         row = self.execute("SELECT MAX(id) FROM alerts").fetchone()
@@ -141,6 +181,9 @@ class Storage:
 
     def commit(self) -> None:
         self.db.commit()
+
+    def rollback(self) -> None:
+        self.db.rollback()
 
     def close(self) -> None:
         self.db.close()

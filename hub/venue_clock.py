@@ -10,14 +10,22 @@ answered on ``pkr/v1/<venue>/hub/cmd-resp``.
 
 from __future__ import annotations
 
-import json
+import logging
+import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from controller.clock import Structure, load_structure
+from controller.clock import MAX_CLOCK_SECONDS, Structure, load_structure
+from controller.contract import ContractError, receive
+from controller.wire import WireError, decode, encode
 from hardware.mqtt_link import TlsSettings, mqtt_client
+from hardware.supervise import start_worker
+
+log = logging.getLogger("tablectl.venue_clock")
 
 ACTIONS = ("start", "pause", "resume", "add", "level", "break", "stop", "hand-for-hand")
 
@@ -25,26 +33,39 @@ ACTIONS = ("start", "pause", "resume", "add", "level", "break", "stop", "hand-fo
 class VenueClock:
     """The clock itself, pure but for the time function it is given."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic,
+                 structures: str | Path | None = None) -> None:
         self.clock = clock
+        self.structures = structures  # the house's own structures, beside the built-in ones
         self.structure: Structure | None = None
         self.elapsed_before = 0.0
         self.running_since: float | None = None
         self.hand_for_hand = False
+        # Whether the floor has set the clock (or it was restored): a hub that knows no clock
+        # publishes none, so that the tables keep counting until the floor acts.
+        self.known = False
 
     def elapsed(self) -> float:
         extra = self.clock() - self.running_since if self.running_since is not None else 0.0
         return self.elapsed_before + extra
 
     def apply(self, action: str, argument: Any = None) -> None:
+        """One floor action; ``ValueError`` (the floor's mistake, said to the floor) changes
+        nothing."""
         now = self.clock()
+        self._apply(action, argument, now)
+        self.known = True
+
+    def _apply(self, action: str, argument: Any, now: float) -> None:
         if action == "hand-for-hand":
             if argument not in ("on", "off"):
                 raise ValueError(f"hand-for-hand: 'on' or 'off', not {argument!r}")
             self.hand_for_hand = argument == "on"
             return
         if action == "start":
-            self.structure = load_structure(str(argument))
+            if not isinstance(argument, str):
+                raise ValueError(f"start: a structure name, not {argument!r}")
+            self.structure = load_structure(argument, self.structures)
             self.elapsed_before, self.running_since = 0.0, now
             return
         if self.structure is None:
@@ -56,17 +77,26 @@ class VenueClock:
         elif action == "add":
             # Time added to the current level: the clock goes back by that much, but never
             # into the level before (a floor adds time to this level, not back to the last).
+            if isinstance(argument, bool) or not isinstance(argument, int | float) or \
+                    not math.isfinite(argument) or abs(argument) > MAX_CLOCK_SECONDS:
+                raise ValueError(f"add: seconds (at most {MAX_CLOCK_SECONDS:.0f} either way), "
+                                 f"not {argument!r}")
             elapsed = self.elapsed()
             start = self.structure.starts()[self.structure.index_at(elapsed)]
-            self._set_elapsed(max(start, elapsed - float(argument)), now)
+            self._set_elapsed(min(MAX_CLOCK_SECONDS, max(start, elapsed - float(argument))),
+                              now)
         elif action == "level":
-            level = int(argument)
+            if isinstance(argument, bool) or not isinstance(argument, int):
+                raise ValueError(f"level: a level number, not {argument!r}")
+            level = argument
             levels = [period.level for period in self.structure.periods]
             if level not in levels:
                 raise ValueError(f"level {level} is not in {self.structure.name}")
             self._set_elapsed(self.structure.starts()[levels.index(level)], now)
         elif action == "break":
-            self._break(str(argument), now)
+            if not isinstance(argument, str):
+                raise ValueError(f"break: 'start' or 'end', not {argument!r}")
+            self._break(argument, now)
         elif action == "stop":
             self.structure = None
 
@@ -97,6 +127,26 @@ class VenueClock:
         if self.running_since is not None:
             self.running_since = now
 
+    def saved(self) -> dict[str, Any]:
+        """What the hub keeps in its database at every change, to resume after a restart."""
+        return {"structure": self.structure.name if self.structure else None,
+                "elapsed": self.elapsed(), "running": self.running_since is not None,
+                "hand_for_hand": self.hand_for_hand}
+
+    def restore(self, saved: dict[str, Any], seconds_since: float) -> None:
+        """Resume a saved clock; a running one has run on for ``seconds_since`` (the hub was
+        down, the room played on)."""
+        self.hand_for_hand = bool(saved["hand_for_hand"])
+        self.known = True
+        if saved["structure"] is None:
+            self.structure = None
+            return
+        self.structure = load_structure(str(saved["structure"]), self.structures)
+        running = bool(saved["running"])
+        elapsed = float(saved["elapsed"]) + (max(0.0, seconds_since) if running else 0.0)
+        self.elapsed_before = min(MAX_CLOCK_SECONDS, elapsed)
+        self.running_since = self.clock() if running else None
+
     def state(self) -> dict[str, Any]:
         if self.structure is None:
             return {"structure": None, "elapsed": 0.0, "running": False,
@@ -113,21 +163,62 @@ class VenueClock:
                 "remaining": round(max(0.0, ends - elapsed), 3)}
 
 
+def _transaction_of(payload: bytes) -> str | None:
+    try:
+        body = decode(payload, max_bytes=4096)
+    except WireError:
+        return None
+    found = body.get("transaction") if isinstance(body, dict) else None
+    return found if isinstance(found, str) and 0 < len(found) <= 64 else None
+
+
+def clock_command(clock: VenueClock, payload: bytes,
+                  seen: OrderedDict[str, None]) -> tuple[dict[str, Any], bool]:
+    """A floor command from ``hub/cmd/clock`` applied to ``clock``: the answer for
+    ``hub/cmd-resp`` and whether the clock changed. Nothing that breaks the contract acts."""
+    transaction = None
+    try:
+        body = receive("HubClockCommand", payload, max_bytes=4096)
+        transaction = body["transaction"]
+        if transaction in seen:
+            raise ValueError(f"transaction {transaction!r} was already handled")
+        seen[transaction] = None
+        while len(seen) > 1000:
+            seen.popitem(last=False)
+        clock.apply(body["action"], body.get("value"))
+        return {"transaction": transaction, "command": "clock", "ok": True,
+                **clock.state()}, True
+    except ContractError as exc:
+        transaction = _transaction_of(payload)  # say which command was refused, if readable
+        return {"transaction": transaction, "command": "clock", "ok": False,
+                "error": str(exc)[:4096]}, False
+    except (ValueError, TypeError) as exc:
+        return {"transaction": transaction, "command": "clock", "ok": False,
+                "error": str(exc)[:4096]}, False
+
+
 class VenueClockService:
+    """The venue clock on MQTT: its own client (``tablectl venue-clock``), or the hub's
+    (``attach``), where the hub forwards ``hub/cmd/clock`` to ``command`` and keeps what
+    ``on_change`` is given in its database."""
+
     def __init__(self, *, venue: str, host: str = "127.0.0.1", port: int = 1883,
                  tls: TlsSettings | None = None, interval: float = 5.0,
-                 client_id: str = "venue-clock") -> None:
+                 client_id: str = "venue-clock", structures: str | Path | None = None,
+                 on_change: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.venue = venue
         self.host, self.port, self.tls = host, port, tls
         self.interval = interval
         self.client_id = client_id
-        self.clock = VenueClock()
+        self.clock = VenueClock(structures=structures)
+        self.on_change = on_change
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._client: Any = None
+        self._own_client = False
         self._thread: threading.Thread | None = None
         self.connected = threading.Event()
-        self.seen: set[str] = set()
+        self.seen: OrderedDict[str, None] = OrderedDict()
 
     @property
     def topic(self) -> str:
@@ -136,13 +227,16 @@ class VenueClockService:
     def start(self) -> VenueClockService:
         client = mqtt_client(self.client_id, tls=self.tls)
         client.on_connect = self._on_connect
-        client.on_message = lambda c, u, msg: self._command(bytes(msg.payload))
+        client.on_message = lambda c, u, msg: self.command(bytes(msg.payload))
         client.connect_async(self.host, self.port, keepalive=10)
         client.loop_start()
+        self._own_client = True
+        return self.attach(client)
+
+    def attach(self, client: Any) -> VenueClockService:
+        """Publish through ``client`` (the hub's connection: one identity for the hub)."""
         self._client = client
-        self._thread = threading.Thread(target=self._publisher, name="venue-clock",
-                                        daemon=True)
-        self._thread.start()
+        self._thread = start_worker(self._publisher, "venue-clock")
         return self
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any,
@@ -150,19 +244,28 @@ class VenueClockService:
         if reason.is_failure:
             return
         client.subscribe(f"pkr/v1/{self.venue}/hub/cmd/clock", qos=1)
+        self.on_connect()
+
+    def on_connect(self) -> None:
         self.connected.set()
         self.publish()
 
     def publish(self) -> None:
         with self._lock:
+            if not self.clock.known:
+                return  # nothing the tables should follow: they keep their own count
             state = self.clock.state()
         if self._client is not None:
-            self._client.publish(self.topic, json.dumps(state), qos=1, retain=True)
+            self._client.publish(self.topic, encode(state), qos=1, retain=True)
 
     def _publisher(self) -> None:
         while not self._stop.wait(self.interval):
             if self.connected.is_set():
                 self.publish()
+
+    def restore(self, saved: dict[str, Any], seconds_since: float) -> None:
+        with self._lock:
+            self.clock.restore(saved, seconds_since)
 
     def apply(self, action: str, argument: Any = None) -> dict[str, Any]:
         if action not in ACTIONS:
@@ -170,28 +273,27 @@ class VenueClockService:
         with self._lock:
             self.clock.apply(action, argument)
             state = self.clock.state()
+            self._changed()
         self.publish()
         return state
 
-    def _command(self, payload: bytes) -> None:
-        transaction = None
-        try:
-            body = json.loads(payload)
-            transaction = body.get("transaction")
-            if not isinstance(transaction, str) or not transaction:
-                raise ValueError("transaction: every command carries a transaction id")
-            if transaction in self.seen:
-                raise ValueError(f"transaction {transaction!r} was already handled")
-            self.seen.add(transaction)
-            state = self.apply(str(body.get("action")), body.get("value"))
-            response = {"transaction": transaction, "command": "clock", "ok": True, **state}
-        except (ValueError, TypeError) as exc:
-            response = {"transaction": transaction, "command": "clock", "ok": False,
-                        "error": str(exc)}
-        self._client.publish(f"pkr/v1/{self.venue}/hub/cmd-resp", json.dumps(response), qos=1)
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change(self.clock.saved())
+
+    def command(self, payload: bytes) -> dict[str, Any]:
+        with self._lock:
+            response, changed = clock_command(self.clock, payload, self.seen)
+            if changed:
+                self._changed()
+        if changed:
+            self.publish()
+        if self._client is not None:
+            self._client.publish(f"pkr/v1/{self.venue}/hub/cmd-resp", encode(response), qos=1)
+        return response
 
     def stop(self) -> None:
         self._stop.set()
-        if self._client is not None:
+        if self._client is not None and self._own_client:
             self._client.loop_stop()
             self._client.disconnect()

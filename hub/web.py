@@ -10,7 +10,6 @@ no third-party code and the Content-Security-Policy allows only the hub's own fi
 
 from __future__ import annotations
 
-import json
 import queue
 import re
 import ssl
@@ -23,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from controller.wire import WireError, decode, encode
 from hub.auth import ROLES, SESSION_SECONDS
 
 if TYPE_CHECKING:
@@ -94,14 +94,18 @@ class FloorHandler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _json(self, value: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
-        self._send(status, json.dumps(value).encode(), "application/json")
+        self._send(status, encode(value).encode(), "application/json")
 
     def _redirect(self, where: str, headers: dict[str, str] | None = None) -> None:
         self._send(HTTPStatus.SEE_OTHER, b"", "text/plain", {"Location": where,
                                                             **(headers or {})})
 
     def _body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
+        text = self.headers.get("Content-Length") or "0"
+        if not (text.isascii() and text.isdigit()):
+            raise _Refused(HTTPStatus.BAD_REQUEST, f"Content-Length {text[:20]!r} is not a "
+                                                   "length")
+        length = int(text)
         if length > MAX_BODY:
             raise _Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                            f"a request body is at most {MAX_BODY} bytes")
@@ -111,8 +115,8 @@ class FloorHandler(BaseHTTPRequestHandler):
         if not self.headers.get("Content-Type", "").startswith("application/json"):
             raise _Refused(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send JSON (application/json)")
         try:
-            return json.loads(self._body() or b"{}")
-        except ValueError as exc:
+            return decode(self._body() or b"{}", max_bytes=MAX_BODY)
+        except WireError as exc:
             raise _Refused(HTTPStatus.BAD_REQUEST, f"not JSON: {exc}") from None
 
     def _cookie(self, token: str, max_age: int) -> dict[str, str]:
@@ -165,7 +169,7 @@ class FloorHandler(BaseHTTPRequestHandler):
         elif (match := re.fullmatch(r"/api/tables/([^/]+)/hands", path)):
             user = self._require("see")
             text = (query.get("n") or ["20"])[0]
-            if not text.isdigit():
+            if not (text.isascii() and text.isdigit() and len(text) < 6):
                 raise _Refused(HTTPStatus.BAD_REQUEST, f"n={text!r}: a number of hands")
             hands = int(text)
             self._json({"table": match[1], "private": user.may("private"),
@@ -189,7 +193,7 @@ class FloorHandler(BaseHTTPRequestHandler):
             self.end_headers()
             self.close_connection = True
             self.wfile.write(b"retry: 1000\nevent: snapshot\ndata: " +
-                             json.dumps(snapshot).encode() + b"\n\n")
+                             encode(snapshot).encode() + b"\n\n")
             self.wfile.flush()
             while not self.server.stopping.is_set():
                 try:
@@ -209,7 +213,7 @@ class FloorHandler(BaseHTTPRequestHandler):
                     if more is None:
                         break
                     chunks.append(more)
-                self.wfile.write(b"".join(b"event: update\ndata: " + json.dumps(c).encode() +
+                self.wfile.write(b"".join(b"event: update\ndata: " + encode(c).encode() +
                                           b"\n\n" for c in chunks))
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):

@@ -320,7 +320,9 @@ def test_the_venue_clock_and_hand_for_hand_are_run_from_the_hub(tmp_path, broker
 
         def table_says(state):  # what a table's state snapshot would say
             link._client.publish(f"pkr/v1/{VENUE}/tables/t1/state", json.dumps(
-                {"hand_for_hand": state, "clock": None}), qos=1, retain=True)
+                {"hand": 3, "in_progress": state == "playing", "shoe": "ok", "clock": None,
+                 "hand_for_hand": state, "seats": [1, 2], "links": {"hub": "ok"},
+                 "last_seq": 0, "ts": 1}), qos=1, retain=True)
 
         table_says("playing")
         assert wait_for(lambda: hub.floor.tables["t1"].hand_for_hand == "playing", 5)

@@ -83,6 +83,8 @@ function applyUpdate(update) {
   } else if (update.kind === "alert") {
     state.alerts[update.alert.id] = update.alert;
     if (update.new && !update.alert.historical) beep();
+  } else if (update.kind === "alert_hidden") {
+    delete state.alerts[update.id];  // still open at the hub; counted on its table's line
   } else if (update.kind === "command") {
     state.commands[update.command.transaction] = update.command;
   } else if (update.kind === "hub") {
@@ -167,7 +169,8 @@ function drawAlerts() {
       count += 1;
     }
   }
-  $("#alert-count").textContent = count ? `(${count})` : "";
+  const hidden = Object.values(state.tables).reduce((n, t) => n + (t.alerts_hidden || 0), 0);
+  $("#alert-count").textContent = count ? `(${count}${hidden ? ` + ${hidden} older not shown` : ""})` : "";
 }
 
 function drawTables() {

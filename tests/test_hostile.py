@@ -1,0 +1,413 @@
+"""Hostile input and restarts (issue 11): nothing a peer, a floor user or the operating system
+sends stops a table or the hub, and a hub restart loses neither the clock nor an alert.
+
+Each case ends with a liveness check against the real parts: a fresh event still recorded and
+acknowledged, the floor still raising alerts, the dashboard's API still answering strict JSON.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import threading
+import time
+import urllib.request
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from controller.clock import MAX_CLOCK_SECONDS, StructureError, load_structure
+from controller.config import config_from_data
+from controller.contract import ContractError, receive
+from controller.inputs import InputError, parse_input
+from controller.wire import MAX_DEPTH, WireError, decode, encode
+from hardware import supervise
+from hardware.daemon import Daemon
+from hardware.mqtt_link import TableLink
+from hardware.outbox import Outbox
+from hub import auth
+from hub.floor import MAX_OPEN_ALERTS_PER_TABLE, FloorView
+from hub.service import Hub, HubSettings
+from hub.venue_clock import VenueClock
+from tests.conftest import wait_for
+
+VENUE = "hostile"
+
+
+# ---------------------------------------------------------------------------- strict JSON
+
+@pytest.mark.parametrize("payload", [
+    b'{"elapsed": NaN}', b'{"elapsed": Infinity}', b'{"elapsed": -Infinity}',
+    b'{"elapsed": 1e400}', b'{"seq": 100000000000000000000000}', b'{"a": 1, "a": 2}',
+    b'{"text": "a\\u0000b"}', b'{"text": "\\ud800"}', '{"seq": 1}'.encode("utf-16"),
+    b"\xff\xfe", b"[" * 5000 + b"]" * 5000, b'{"x": "' + b"y" * 300_000 + b'"}',
+    b'{"x": 1', b"",
+])
+def test_strict_json_refuses_what_pythons_json_lets_through(payload):
+    with pytest.raises(WireError):
+        decode(payload)
+
+
+def test_strict_json_reads_the_contract_and_never_writes_nan():
+    assert decode(b'{"seq": 9007199254740991, "t": 1.5, "s": "\\u00e9"}') == {
+        "seq": 9007199254740991, "t": 1.5, "s": "é"}
+    nested = json.dumps(json.loads("[" * MAX_DEPTH + "]" * MAX_DEPTH))
+    assert decode(nested)
+    with pytest.raises(ValueError):
+        encode({"remaining": math.inf})
+    with pytest.raises(ContractError, match="not a VenueClock"):
+        receive("VenueClock", b'{"structure": "tda-2024", "elapsed": 1e300, "running": true, '
+                              b'"hand_for_hand": false}')
+
+
+# ---------------------------------------------------------------------------- numbers, names
+
+@pytest.mark.parametrize("value", [-1e300, 1e300, True, "10", None, MAX_CLOCK_SECONDS * 2])
+def test_the_venue_clock_refuses_non_finite_and_out_of_range_time(value):
+    clock = VenueClock(lambda: 100.0)
+    clock.apply("start", "tda-2024")
+    with pytest.raises(ValueError):
+        clock.apply("add", value)
+    with pytest.raises(ValueError):
+        clock.apply("level", value)
+    state = clock.state()
+    assert state["elapsed"] == 0.0 and state["level"] == 1
+    encode(state)  # still strict JSON
+
+
+@pytest.mark.parametrize("elapsed", [1e300, -1.0, MAX_CLOCK_SECONDS + 1])
+def test_a_clock_sync_out_of_range_never_reaches_the_core(elapsed):
+    with pytest.raises(InputError, match="elapsed"):
+        parse_input({"type": "clock", "action": "sync", "structure": "tda-2024",
+                     "elapsed": elapsed, "running": True})
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../../etc/hostname", "tda-2024.toml",
+                                  "users", "a b", "", "x" * 65])
+def test_a_structure_is_asked_for_by_name_never_by_path(tmp_path, name):
+    (tmp_path / "users.toml").write_text('[users.sam]\nrole = "floor"\n')
+    with pytest.raises(StructureError) as refused:
+        load_structure(name, tmp_path if name == "users" else None)
+    assert "role" not in str(refused.value)  # nothing of another file's values is told
+    if name != "users":  # a name, but of no structure
+        with pytest.raises(InputError, match="structure"):
+            parse_input({"type": "clock", "action": "start", "structure": name or "/"})
+
+
+def test_a_fifo_in_the_structures_directory_is_never_opened(tmp_path):
+    os.mkfifo(tmp_path / "house.toml")
+    (tmp_path / "ours.toml").write_text(
+        'title = "Ours"\n[[schedule]]\nlevel = 1\nsb = 5\nbb = 10\nminutes = 20\n')
+    result: list[object] = []
+    worker = threading.Thread(target=lambda: result.append(_try_load("house", tmp_path)),
+                              daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), "reading the FIFO blocked"
+    assert isinstance(result[0], StructureError)
+    assert load_structure("ours", tmp_path).periods[0].bb == 10
+
+
+def _try_load(name, directory):
+    try:
+        return load_structure(name, directory)
+    except StructureError as exc:
+        return exc
+
+
+# ---------------------------------------------------------------------------- the journal
+
+def _table_config(tmp_path, **more):
+    data = {"table": {"venue": VENUE, "id": "t1"}, "shoe": {"backend": "none"},
+            "button": {"backend": "none"}, "display": {"backend": "terminal"},
+            "buzzer": {"backend": "none"}, "mqtt": {"enabled": False},
+            "storage": {"data_dir": str(tmp_path)}}
+    for key, value in more.items():
+        data.setdefault(key, {}).update(value)
+    return config_from_data(data, "test")
+
+
+def test_a_journal_line_that_cannot_be_replayed_is_quarantined_and_the_table_carries_on(
+        tmp_path):
+    box = Outbox(tmp_path / "t1.db")
+    box.record({"type": "setup", "game": "holdem", "seats": [1, 2, 3], "button": 1, "t": 0.0},
+               [], 1)
+    box.record({"type": "clock", "action": "start", "structure": "tda-2024", "t": 1.0}, [], 1)
+    db = box._db()
+    with db:  # what an older version wrote: an infinite reading, a path, garbage
+        for line in ('{"type":"clock","action":"sync","structure":"tda-2024",'
+                     '"elapsed":Infinity,"running":true,"t":2.0}',
+                     '{"type":"clock","action":"start","structure":"/etc/passwd","t":3.0}',
+                     "not json at all"):
+            db.execute("INSERT INTO journal (line) VALUES (?)", (line,))
+    box.close()
+    out = io.StringIO()
+    daemon = Daemon(_table_config(tmp_path), out=out).start()
+    try:
+        assert [reason.split(":")[0] for _, reason in daemon.quarantined] == [
+            "WireError", "InputError", "WireError"]
+        assert len(daemon.outbox.quarantined()) == 3
+        reported = [e for _, _, _, e in daemon.outbox.rows(0, 1000)
+                    if e["type"] == "journal.quarantined"]
+        assert [e["line"] for e in reported] == [3, 4, 5]
+        daemon.tick()  # the screen code runs on the clock that did resume
+        assert daemon.table.clock is not None and daemon.table.clock.structure.name == "tda-2024"
+    finally:
+        daemon.stop()
+    again = Daemon(_table_config(tmp_path), out=io.StringIO()).start()  # no crash loop
+    try:
+        assert again.quarantined == [] and again.table.clock is not None
+    finally:
+        again.stop()
+
+
+# ---------------------------------------------------------------------------- supervision
+
+def test_a_worker_that_dies_marks_the_process_failed_with_its_name():
+    died = threading.Event()
+    seen: list[str] = []
+
+    def crash() -> None:
+        raise RuntimeError("the disk is gone")
+
+    supervise.start_worker(crash, "test-worker",
+                           on_death=lambda name, exc: (seen.append(f"{name}: {exc}"),
+                                                       died.set()))
+    assert died.wait(5) and seen == ["test-worker: the disk is gone"]
+    assert not supervise.FAILED.is_set()  # only the default marks the process
+
+
+# ---------------------------------------------------------------------------- the floor's state
+
+def test_one_tables_flood_of_alerts_is_capped_and_counted():
+    floor = FloorView(VENUE)
+    for seq in range(1, 3001):
+        floor.on_event("t1", {"seq": seq, "type": "floor.called", "ts": seq, "hand": 1,
+                              "data": {}}, seq)
+    floor.on_event("t2", {"seq": 1, "type": "floor.called", "ts": 5, "hand": 1, "data": {}}, 5)
+    snapshot = floor.snapshot(10_000)
+    mine = [a for a in snapshot["alerts"] if a["table"] == "t1"]
+    assert len(mine) == MAX_OPEN_ALERTS_PER_TABLE and min(a["seq"] for a in mine) == 2951
+    assert floor.tables["t1"].alerts_hidden == 3000 - MAX_OPEN_ALERTS_PER_TABLE
+    assert [a["table"] for a in snapshot["alerts"]].count("t2") == 1
+    assert len(encode(snapshot)) < 100_000
+
+
+# ---------------------------------------------------------------------------- the hub, live
+
+def _hub(tmp_path, broker, db="hub.db"):
+    users = tmp_path / "users.toml"
+    if not users.exists():
+        auth.save_user(users, "sam", "supervisor", "sam-password")
+    hub = Hub(HubSettings(venue=VENUE, db=str(tmp_path / db), users=str(users),
+                          port=broker.port, http_port=0, reorder_timeout=1.0)).start()
+    assert hub.connected.wait(10) and hub.recorder.connected.wait(10)
+    return hub
+
+
+def _client(broker):
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    client.connect("127.0.0.1", broker.port)
+    client.loop_start()
+    return client
+
+
+def _api_state(hub):
+    with urllib.request.urlopen(hub.url + "/login") as page:  # the server answers
+        assert page.status == 200
+    return decode(encode(hub.snapshot()))  # strict JSON both ways
+
+
+def _alive(hub, box, link, marker_hand):
+    """Liveness: a fresh event from a real table link is recorded and acknowledged, and the
+    floor raises its alert."""
+    hub_errors = hub.errors
+    box.append({"type": "floor.called", "hand": marker_hand, "t": 1.0},
+               int(time.time() * 1000))
+    link.notify()
+    last = box.last_seq
+    assert wait_for(lambda: box.acked_upto >= last, 15), "the recorder stopped acknowledging"
+    assert wait_for(lambda: any(a.hand == marker_hand and a.kind == "floor_called"
+                                for a in hub.floor.alerts.values()), 15), \
+        "the floor stopped raising alerts"
+    assert hub.errors == hub_errors
+    assert not supervise.FAILED.is_set(), supervise.failures
+    _api_state(hub)
+
+
+_TOPICS = ["tables/t1/events", "tables/t1/private", "tables/t1/state", "tables/t1/status",
+           "tables/t1/cmd-resp", "clock", "hub/cmd/clock", "tables/t.evil/events",
+           "tables/t1/events/extra"]
+_VALID = {
+    "events": {"v": 1, "event_id": "t1:900", "venue": VENUE, "table": "t1", "seq": 900,
+               "boot": 1, "type": "floor.called", "ts": 1, "hand": 1, "dealer": None,
+               "historical": False, "data": {}},
+    "state": {"hand": 1, "in_progress": True, "shoe": "ok", "clock": None,
+              "hand_for_hand": "off", "seats": [1, 2], "links": {"hub": "ok"},
+              "last_seq": 1, "ts": 1},
+    "status": {"state": "online", "boot": 1, "table": "t1", "ts": 1},
+    "cmd-resp": {"transaction": "x", "command": "replay", "ok": False, "oldest": 1},
+    "clock": {"structure": "tda-2024", "elapsed": 1.0, "running": True,
+              "hand_for_hand": False},
+}
+_POISON = [math.nan, math.inf, -math.inf, 10**23, -(10**23), "x" * 200_000, "\x00", [],
+           {}, None, True, "abc", {"clock": "x"}, [[[[[[1]]]]]]]
+
+
+def _raw(value) -> bytes:
+    # NaN and Infinity written the way a careless peer writes them.
+    return json.dumps(value, allow_nan=True).encode()
+
+
+@st.composite
+def hostile_messages(draw):
+    """A topic and a payload: a valid message of the contract with one field poisoned, or
+    bytes that are no JSON at all (non-UTF-8, NUL, deep nesting, a megabyte)."""
+    topic = draw(st.sampled_from(_TOPICS))
+    leaf = topic.rsplit("/", 1)[-1]
+    base = dict(_VALID.get(leaf, _VALID["events"]))
+    how = draw(st.sampled_from(["field", "field", "data", "bytes"]))
+    if how == "bytes":
+        payload = draw(st.sampled_from([
+            b"\xff\xfe\x00{", '{"seq": 1}'.encode("utf-16"), b"[" * 5000 + b"]" * 5000,
+            b'{"a":"' + b"\x00" * 10 + b'"}', b"x" * 1_000_000, b"", b"null", b"[]",
+            b'{"seq": 1e400, "ts": "soon"}']))
+    else:
+        key = draw(st.sampled_from(sorted(base)))
+        poison = draw(st.sampled_from(_POISON))
+        if how == "data" and leaf in ("events", "private"):
+            base["data"] = {draw(st.sampled_from(["level", "kind", "action", "state"])): poison}
+        else:
+            base[key] = poison
+        payload = _raw(base)
+    retain = draw(st.booleans()) and leaf in ("state", "status", "clock")
+    return f"pkr/v1/{VENUE}/{topic}", payload, retain
+
+
+@pytest.fixture
+def live_hub(tmp_path, broker):
+    hub = _hub(tmp_path, broker)
+    box = Outbox(tmp_path / "t1.db")
+    link = TableLink(box, venue=VENUE, table="t1", port=broker.port).start()
+    assert wait_for(lambda: link.connected, 10)
+    client = _client(broker)
+    yield hub, box, link, client
+    client.loop_stop()
+    client.disconnect()
+    link.stop()
+    hub.stop()
+
+
+@settings(max_examples=4, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                 HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(messages=st.lists(hostile_messages(), min_size=30, max_size=30))
+def test_generated_hostile_messages_stop_nothing(live_hub, messages):
+    hub, box, link, client = live_hub
+    invalid_before = hub.invalid + hub.recorder.stats.invalid
+    for topic, payload, retain in messages:
+        client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(5)
+    marker = 10_000 + len(hub.floor.alerts)
+    _alive(hub, box, link, marker)
+    assert hub.invalid + hub.recorder.stats.invalid > invalid_before
+    assert hub._worker.is_alive() and hub.recorder._worker.is_alive()
+    for leaf in ("state", "status"):  # the retained poison goes, for the next example
+        client.publish(f"pkr/v1/{VENUE}/tables/t1/{leaf}", b"", qos=1, retain=True)
+    client.publish(f"pkr/v1/{VENUE}/clock", b"", qos=1, retain=True)
+
+
+def test_a_restart_with_retained_poison_resumes_the_clock_and_catches_up_alerts(
+        tmp_path, broker):
+    hub = _hub(tmp_path, broker)
+    box = Outbox(tmp_path / "t1.db")
+    link = TableLink(box, venue=VENUE, table="t1", port=broker.port).start()
+    client = _client(broker)
+    try:
+        assert wait_for(lambda: link.connected, 10)
+        hub.clock.apply("start", "tda-2024")
+        hub.clock.apply("level", 3)
+        _alive(hub, box, link, 1)
+        # Retained poison on every retained topic the hub reads at start.
+        for leaf, body in (("tables/t1/state", {**_VALID["state"], "seats": 5}),
+                           ("tables/t1/status", {**_VALID["status"], "ts": math.inf})):
+            client.publish(f"pkr/v1/{VENUE}/{leaf}", _raw(body), qos=1,
+                           retain=True).wait_for_publish(5)
+        level_before = hub.clock.clock.state()["level"]
+        hub.stop()  # the hub goes down mid-level; the room plays on
+        box.append({"type": "floor.called", "hand": 77, "t": 2.0}, int(time.time() * 1000))
+        link.notify()
+        again = _hub(tmp_path, broker)
+        try:
+            state = again.clock.clock.state()
+            assert state["structure"] == "tda-2024" and state["running"]
+            assert state["level"] == level_before == 3
+            assert wait_for(lambda: any(a.hand == 77 for a in again.floor.alerts.values()), 15)
+            assert wait_for(lambda: box.acked_upto >= box.last_seq, 15)
+            _alive(again, box, link, 2)
+            raised = [a for a in again.floor.alerts.values() if a.hand == 77]
+            assert len(raised) == 1, "an event raised its alert twice"
+        finally:
+            again.stop()
+        third = _hub(tmp_path, broker)  # and once more: still one alert for the event
+        try:
+            assert [a.hand for a in third.floor.alerts.values()].count(77) == 1
+            assert third.clock.clock.state()["level"] == 3
+        finally:
+            third.stop()
+    finally:
+        client.loop_stop()
+        client.disconnect()
+        link.stop()
+
+
+def test_a_hub_that_knows_no_clock_publishes_nothing_that_stops_the_tables(tmp_path, broker):
+    client = _client(broker)
+    seen: list[tuple[str, bytes]] = []
+    client.on_message = lambda c, u, m: seen.append((m.topic, bytes(m.payload)))
+    client.subscribe([(f"pkr/v1/{VENUE}/clock", 1), (f"pkr/v1/{VENUE}/hub/cmd-resp", 1)])
+    hub = _hub(tmp_path, broker)
+    try:
+        # A positive barrier: the clock's answer to a command comes after anything the hub
+        # published on connecting.
+        client.publish(f"pkr/v1/{VENUE}/hub/cmd/clock",
+                       encode({"transaction": "barrier", "action": "pause"}), qos=1)
+        assert wait_for(lambda: any(t.endswith("cmd-resp") for t, _ in seen), 10)
+        answer = decode(next(p for t, p in seen if t.endswith("cmd-resp")))
+        assert answer["ok"] is False and "start one" in answer["error"]
+        assert not [p for t, p in seen if t.endswith("/clock")]
+    finally:
+        hub.stop()
+        client.loop_stop()
+        client.disconnect()
+
+
+# ---------------------------------------------------------------------------- certificates
+
+def test_make_certs_refuses_ids_that_are_no_topic_level_and_adds_a_table_without_reissuing(
+        tmp_path):
+    import subprocess
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "deploy" / "hub" / "make-certs.sh"
+    out = tmp_path / "certs"
+    for bad in ("+", "#", "a b", "t4/evil", "hub", "x" * 33):
+        done = subprocess.run([str(script), str(out), VENUE, "127.0.0.1", "t1", bad],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, (bad, done.stderr)
+        assert f"'{bad}'" in done.stderr
+        assert not out.exists() or not list(out.glob("*.crt")), "something was issued"
+    first = subprocess.run([str(script), str(out), VENUE, "127.0.0.1", "t1"],
+                           capture_output=True, text=True, timeout=60, check=True)
+    assert "issued broker web dashboard recorder hub t1" in first.stdout
+    keys = {p.name: p.read_bytes() for p in out.glob("*.key")}
+    second = subprocess.run([str(script), str(out), VENUE, "127.0.0.1", "t1", "t2"],
+                            capture_output=True, text=True, timeout=60, check=True)
+    assert "issued t2" in second.stdout and "broker" not in second.stdout
+    assert all((out / name).read_bytes() == data for name, data in keys.items())
+    assert (out / "t2.crt").exists()
