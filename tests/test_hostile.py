@@ -404,7 +404,7 @@ def test_make_certs_refuses_ids_that_are_no_topic_level_and_adds_a_table_without
         assert not out.exists() or not list(out.glob("*.crt")), "something was issued"
     first = subprocess.run([str(script), str(out), VENUE, "127.0.0.1", "t1"],
                            capture_output=True, text=True, timeout=60, check=True)
-    assert "issued broker web dashboard recorder hub t1" in first.stdout
+    assert "issued broker web dashboard recorder hub floor t1" in first.stdout
     keys = {p.name: p.read_bytes() for p in out.glob("*.key")}
     second = subprocess.run([str(script), str(out), VENUE, "127.0.0.1", "t1", "t2"],
                             capture_output=True, text=True, timeout=60, check=True)

@@ -35,7 +35,8 @@ def secure_broker(tmp_path_factory):
 
 
 class Client:
-    def __init__(self, directory: Path, port: int, name: str | None) -> None:
+    def __init__(self, directory: Path, port: int, name: str | None,
+                 client_id: str | None = None) -> None:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
@@ -45,7 +46,9 @@ class Client:
         self.pubacks: dict[int, object] = {}
         self.connected = threading.Event()
         self.refused: object = None
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"test-{name}-{time.time()}",
+        self.disconnects = 0
+        client = mqtt.Client(CallbackAPIVersion.VERSION2,
+                             client_id=client_id or f"test-{name}-{time.time()}",
                              protocol=mqtt.MQTTv5)
         if name is None:
             client.tls_set(ca_certs=str(directory / "ca.crt"))
@@ -54,6 +57,7 @@ class Client:
                            certfile=str(directory / f"{name}.crt"),
                            keyfile=str(directory / f"{name}.key"))
         client.on_connect = self._on_connect
+        client.on_disconnect = lambda *args: setattr(self, "disconnects", self.disconnects + 1)
         client.on_message = lambda c, u, m: self.messages.append((m.topic, json.loads(m.payload)))
         client.on_subscribe = lambda c, u, mid, codes, p: self.subacks.__setitem__(mid, codes)
         client.on_publish = lambda c, u, mid, code, p: self.pubacks.__setitem__(mid, code)
@@ -133,6 +137,24 @@ def test_a_role_identity_cannot_speak_as_a_table_of_its_name(clients):
     assert not t1.publish(_root("t1") + "events", {"n": 2}).is_failure
     assert wait_for(lambda: hub.messages, 5)
     assert [(t, m["n"]) for t, m in hub.messages] == [(_root("t1") + "events", 2)]
+
+
+def test_a_certificate_cannot_take_another_clients_id(secure_broker):
+    """The broker takes the client id from the certificate: a table asking for the recorder's
+    id neither kicks the recorder off nor takes its persistent session."""
+    broker, directory = secure_broker
+    recorder = Client(directory, broker.port, "recorder", client_id=f"recorder-{VENUE}")
+    assert recorder.connected.wait(5)
+    impostor = Client(directory, broker.port, "t1", client_id=f"recorder-{VENUE}")
+    try:
+        assert impostor.connected.wait(5)
+        # The barrier: both still publish, each as itself, after the impostor connected.
+        assert not impostor.publish(_root("t1") + "status", {"n": 1}).is_failure
+        assert not recorder.publish(_root("t1") + "ack", {"upto_seq": 0}).is_failure
+        assert recorder.disconnects == 0 and recorder.client.is_connected()
+    finally:
+        impostor.close()
+        recorder.close()
 
 
 def test_a_table_reads_only_its_own_commands(clients):
@@ -243,6 +265,19 @@ def test_the_hub_runs_with_the_deployed_certificates_acl_and_https(secure_broker
         status, sent = maria.post("/api/tables/t1/cmd/status", {})
         assert status == 200
         assert wait_for(lambda: hub.floor.commands[sent["transaction"]].reply, 10)
+        # Floor staff at a terminal, with the floor identity: answered, and the hub (whose
+        # client id the broker takes from its own certificate) is not kicked off.
+        import sys
+
+        done = subprocess.run(
+            [sys.executable, "-m", "controller.cli", "clock", "pause", "--venue", VENUE,
+             "--port", str(broker.port), "--ca", str(directory / "ca.crt"),
+             "--cert", str(directory / "floor.crt"), "--key", str(directory / "floor.key")],
+            capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["running"] is False
+        assert wait_for(lambda: (hub.floor.clock or {}).get("running") is False, 10)
+        assert hub.connected.is_set()
         maria.close()
     finally:
         link.stop()

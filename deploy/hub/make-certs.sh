@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make a venue's certificate authority and its certificates: the broker's, one per table
-# (CN = table id), one per role (dashboard, recorder, hub), and the floor dashboard's HTTPS
+# (CN = table id), one per role (dashboard, recorder, hub; floor for `tablectl clock` at a
+# terminal), and the floor dashboard's HTTPS
 # certificate ("web", for the same host as the broker: the hub runs beside it; the staff's
 # tablets trust ca.crt).
 #
@@ -31,7 +32,7 @@ for table in "$@"; do
         bad=1
     fi
     case "$table" in
-        dashboard|recorder|hub|broker|web|ca) echo "table id '$table' is a role name" >&2; bad=1 ;;
+        dashboard|recorder|hub|floor|broker|web|ca) echo "table id '$table' is a role name" >&2; bad=1 ;;
     esac
 done
 if ! [[ "$venue" =~ ^[A-Za-z0-9_-]{1,32}$ ]]; then
@@ -75,7 +76,7 @@ case "$broker" in
 esac
 issue broker serverAuth "$san"
 issue web serverAuth "$san"
-for role in dashboard recorder hub; do
+for role in dashboard recorder hub floor; do
     issue "$role" clientAuth
 done
 for table in "$@"; do
