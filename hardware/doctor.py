@@ -207,8 +207,37 @@ def check_disk(config: Config, minimum_mb: int = 100) -> Check:
     return Check("disk", OK, f"{free_mb} MB free in {data}")
 
 
+def check_journal(config: Config) -> Check:
+    """Journal lines the daemon could not replay at a start and set aside (quarantined)."""
+    import sqlite3
+
+    path = Path(config.data_dir) / f"{config.table}.db"
+    if not path.is_file():
+        return Check("journal", SKIP, f"no outbox yet at {path}")
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = db.execute("SELECT id, reason FROM quarantine ORDER BY id").fetchall()
+        finally:
+            db.close()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return Check("journal", OK, "no line was ever quarantined")
+        return Check("journal", FAIL, f"cannot read {path}: {exc}",
+                     "the outbox must be readable by the service user")
+    if not rows:
+        return Check("journal", OK, "no line was ever quarantined")
+    first_id, first_reason = rows[0]
+    return Check("journal", WARN,
+                 f"{len(rows)} journal line(s) could not be replayed and were set aside "
+                 f"(first: line {first_id}, {first_reason})",
+                 f"the table carried on without them; keep {path} (its quarantine table) for "
+                 "whoever investigates, and report the reason")
+
+
 def run_checks(config: Config) -> list[Check]:
     return [Check("config", OK, f"table {config.table} of venue {config.venue}, profile "
                   f"{config.profile}"),
             check_display(config), check_shoe(config), check_button(config),
-            check_broker(config), check_clock_source(), check_disk(config)]
+            check_broker(config), check_clock_source(), check_disk(config),
+            check_journal(config)]

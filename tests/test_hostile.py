@@ -162,6 +162,11 @@ def test_a_journal_line_that_cannot_be_replayed_is_quarantined_and_the_table_car
         assert again.quarantined == [] and again.table.clock is not None
     finally:
         again.stop()
+    from hardware.doctor import WARN, check_journal
+
+    check = check_journal(_table_config(tmp_path))
+    assert check.result == WARN and "3 journal line(s)" in check.detail
+    assert check_journal(_table_config(tmp_path / "elsewhere")).result != WARN
 
 
 # ---------------------------------------------------------------------------- supervision
@@ -198,11 +203,11 @@ def test_one_tables_flood_of_alerts_is_capped_and_counted():
 
 # ---------------------------------------------------------------------------- the hub, live
 
-def _hub(tmp_path, broker, db="hub.db"):
+def _hub(tmp_path, broker, db=None):
     users = tmp_path / "users.toml"
     if not users.exists():
         auth.save_user(users, "sam", "supervisor", "sam-password")
-    hub = Hub(HubSettings(venue=VENUE, db=str(tmp_path / db), users=str(users),
+    hub = Hub(HubSettings(venue=VENUE, db=db or str(tmp_path / "hub.db"), users=str(users),
                           port=broker.port, http_port=0, reorder_timeout=1.0)).start()
     assert hub.connected.wait(10) and hub.recorder.connected.wait(10)
     return hub
@@ -322,9 +327,11 @@ def test_generated_hostile_messages_stop_nothing(live_hub, messages):
     client.publish(f"pkr/v1/{VENUE}/clock", b"", qos=1, retain=True)
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_restart_with_retained_poison_resumes_the_clock_and_catches_up_alerts(
-        tmp_path, broker):
-    hub = _hub(tmp_path, broker)
+        tmp_path, broker, backend, request):
+    db = str(tmp_path / "hub.db") if backend == "sqlite" else request.getfixturevalue("postgres")
+    hub = _hub(tmp_path, broker, db)
     box = Outbox(tmp_path / "t1.db")
     link = TableLink(box, venue=VENUE, table="t1", port=broker.port).start()
     client = _client(broker)
@@ -342,7 +349,7 @@ def test_a_restart_with_retained_poison_resumes_the_clock_and_catches_up_alerts(
         hub.stop()  # the hub goes down mid-level; the room plays on
         box.append({"type": "floor.called", "hand": 77, "t": 2.0}, int(time.time() * 1000))
         link.notify()
-        again = _hub(tmp_path, broker)
+        again = _hub(tmp_path, broker, db)
         try:
             state = again.clock.clock.state()
             assert state["structure"] == "tda-2024" and state["running"]
@@ -354,7 +361,7 @@ def test_a_restart_with_retained_poison_resumes_the_clock_and_catches_up_alerts(
             assert len(raised) == 1, "an event raised its alert twice"
         finally:
             again.stop()
-        third = _hub(tmp_path, broker)  # and once more: still one alert for the event
+        third = _hub(tmp_path, broker, db)  # and once more: still one alert for the event
         try:
             assert [a.hand for a in third.floor.alerts.values()].count(77) == 1
             assert third.clock.clock.state()["level"] == 3
@@ -385,6 +392,72 @@ def test_a_hub_that_knows_no_clock_publishes_nothing_that_stops_the_tables(tmp_p
         hub.stop()
         client.loop_stop()
         client.disconnect()
+
+
+# ---------------------------------------------------------------------------- a table daemon
+
+def test_a_table_daemon_survives_a_hostile_venue_clock_and_hostile_commands(tmp_path, broker):
+    """What once killed every table (an infinite clock reading, in the screen code) and
+    crash-looped it (the reading in its journal) is refused at the link; the daemon, with its
+    screen drawn at every turn, follows the next good clock and answers the next command."""
+    out = io.StringIO()
+    config = _table_config(tmp_path, clock={"mode": "venue"}, mqtt={"enabled": True,
+                                                                    "port": broker.port})
+    daemon = Daemon(config, out=out).start()
+    client = _client(broker)
+    answers: list[dict] = []
+    client.on_message = lambda c, u, m: answers.append(decode(m.payload))
+    client.subscribe(f"pkr/v1/{VENUE}/tables/t1/cmd-resp", qos=1)
+    root = f"pkr/v1/{VENUE}/"
+
+    def turn():
+        daemon.loop(until=lambda: True)
+        while not daemon.queue.empty():
+            daemon.loop(until=lambda: daemon.queue.empty())
+        return True
+
+    try:
+        assert wait_for(lambda: turn() and daemon.link.connected, 10)
+        clock = {"structure": "tda-2024", "running": True, "hand_for_hand": False}
+        for elapsed in ("1e999", "-1e999", "NaN", "1e300", '"soon"', "2592001"):
+            client.publish(root + "clock", f'{{"structure": "tda-2024", "elapsed": {elapsed}, '
+                           f'"running": true, "hand_for_hand": false}}', qos=1, retain=True)
+        client.publish(root + "clock", encode({**clock, "structure": "/etc/passwd",
+                                               "elapsed": 5.0}), qos=1, retain=True)
+        bad_commands = [("clock", '{"transaction": "c1", "action": "sync", "structure": '
+                                  '"tda-2024", "elapsed": 1e999}'),
+                        ("clock", '{"transaction": "c2", "action": "sync", "structure": '
+                                  '"tda-2024", "elapsed": 1e300}'),
+                        ("clock", '{"transaction": "c3", "action": "start", "structure": '
+                                  '"../../etc/passwd"}'),
+                        ("seating", '{"transaction": "c4", "seats": [1e400]}'),
+                        ("hand-for-hand", '{"transaction": "c5", "state": "\u0000"}')]
+        for name, body in bad_commands:
+            client.publish(root + f"tables/t1/cmd/{name}", body, qos=1)
+        client.publish(root + "tables/t1/cmd/status", encode({"transaction": "barrier"}), qos=1)
+        assert wait_for(lambda: turn() and any(a.get("transaction") == "barrier"
+                                               for a in answers), 15)
+        refused = [a for a in answers if a.get("transaction") != "barrier"]
+        assert len(refused) == 5 and not any(a["ok"] for a in refused)
+        # The good clock after the bad ones: followed (level 3 of tda-2024 at 41 minutes).
+        client.publish(root + "clock", encode({**clock, "elapsed": 41 * 60.0}), qos=1,
+                       retain=True)
+        assert wait_for(lambda: turn() and daemon.table.clock is not None
+                        and daemon.table.clock.current_level() == 3, 15)
+        daemon.tick()
+        assert daemon.link.stats.invalid >= 6 and not supervise.FAILED.is_set()
+        assert all(math.isfinite(float(e.get("elapsed", 0))) for _, _, _, e in
+                   daemon.outbox.rows(0, 1000) if e["type"] == "clock")
+    finally:
+        client.publish(root + "clock", b"", qos=1, retain=True)
+        client.loop_stop()
+        client.disconnect()
+        daemon.stop()
+    again = Daemon(config, out=io.StringIO()).start()  # its journal replays cleanly
+    try:
+        assert again.quarantined == [] and again.table.clock.current_level() == 3
+    finally:
+        again.stop()
 
 
 # ---------------------------------------------------------------------------- certificates
