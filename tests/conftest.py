@@ -39,6 +39,20 @@ def wait_for(condition: Any, timeout: float = 15.0, step: float = 0.05) -> bool:
     return bool(condition())
 
 
+@pytest.fixture(autouse=True)
+def no_worker_dies():
+    """Every test: no supervised worker (table link, recorder, floor, venue clock) died during
+    it. A death marks the process failed (``hardware/supervise.py``); here it fails the test
+    that caused it, and is cleared for the next."""
+    from hardware import supervise
+
+    yield
+    died = list(supervise.failures)
+    supervise.failures.clear()
+    supervise.FAILED.clear()
+    assert not died, f"a supervised worker died: {died}"
+
+
 @pytest.fixture
 def scenarios_dir() -> Path:
     return SCENARIOS

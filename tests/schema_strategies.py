@@ -1,0 +1,101 @@
+"""Hypothesis strategies built from the AsyncAPI document's schemas (the subset of JSON Schema
+the document uses), for the hostile-input tests: valid messages first, then mutated.
+
+hypothesis-jsonschema, the library for this, no longer runs with current Hypothesis, and the
+document's schemas keep to a small subset: type, enum, const, properties/required, items,
+bounds, pattern, $ref. An allOf/if-then refinement is met by filtering on the real validator.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from hypothesis import strategies as st
+
+from controller.contract import document, problems
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000),
+                     st.floats(-1e6, 1e6, allow_nan=False), st.text(max_size=12))
+
+
+def _components() -> dict[str, Any]:
+    return dict(document()["components"]["schemas"])
+
+
+def _strategy(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
+    if "$ref" in schema:
+        return _strategy(_components()[schema["$ref"].rsplit("/", 1)[-1]], depth)
+    if "const" in schema:
+        return st.just(schema["const"])
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    if "allOf" in schema:  # the shape is beside it or its first part; the rest refine it
+        # (met by filtering on the validator)
+        shape = {k: v for k, v in schema.items() if k != "allOf"}
+        return _strategy(shape if "type" in shape else schema["allOf"][0], depth)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return st.one_of([_strategy({**schema, "type": k}, depth) for k in kind])
+    if kind == "object":
+        properties = schema.get("properties", {})
+        required = set(schema.get("required", ()))
+        if not properties:
+            return st.dictionaries(st.text(min_size=1, max_size=8), _SCALARS, max_size=3)
+        return st.fixed_dictionaries(
+            {k: _strategy(v, depth + 1) for k, v in properties.items() if k in required},
+            optional={k: _strategy(v, depth + 1) for k, v in properties.items()
+                      if k not in required})
+    if kind == "array":
+        items = schema.get("items", {})
+        return st.lists(_strategy(items, depth + 1) if items else _SCALARS,
+                        max_size=min(4, schema.get("maxItems", 4)))
+    if kind == "string":
+        if "pattern" in schema:
+            return st.from_regex(schema["pattern"], fullmatch=True).filter(
+                lambda s: len(s) <= schema.get("maxLength", 64))
+        return st.text(min_size=schema.get("minLength", 0),
+                       max_size=min(20, schema.get("maxLength", 20)))
+    if kind == "integer":
+        return st.integers(int(schema.get("minimum", -(2**31))),
+                           int(schema.get("maximum", 2**31)))
+    if kind == "number":
+        return st.floats(schema.get("minimum", -1e9), schema.get("maximum", 1e9),
+                         allow_nan=False, allow_infinity=False)
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "null":
+        return st.none()
+    return _SCALARS
+
+
+def valid(name: str) -> st.SearchStrategy[Any]:
+    """Messages that keep to the named schema (checked by the validator the parts use)."""
+    return _strategy({"$ref": f"#/components/schemas/{name}"}).filter(
+        lambda value: not problems(name, value))
+
+
+# What a careless or hostile peer puts in a field.
+POISON = [math.nan, math.inf, -math.inf, 10**23, -(10**23), 2**64, "x" * 200_000, "\x00",
+          "\u202etable", [], {}, None, True, "abc", {"clock": "x"}, [[[[[[1]]]]]], -1, 1e308]
+
+
+@st.composite
+def mutated(draw: st.DrawFn, name: str) -> Any:
+    """A valid message of ``name`` with one field, at any depth, replaced by poison (or a
+    required field dropped)."""
+    value = draw(valid(name))
+    if not isinstance(value, dict) or not value:
+        return draw(st.sampled_from(POISON))
+    target = value
+    while True:
+        key = draw(st.sampled_from(sorted(target)))
+        if isinstance(target[key], dict) and target[key] and draw(st.booleans()):
+            target = target[key]
+            continue
+        break
+    if draw(st.integers(0, 4)) == 0:
+        del target[key]
+    else:
+        target[key] = draw(st.sampled_from(POISON))
+    return value
