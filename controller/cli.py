@@ -375,9 +375,12 @@ def cmd_venue_clock(args: argparse.Namespace) -> int:
 
 def cmd_clock(args: argparse.Namespace) -> int:
     """Send a command to the venue clock and print its answer."""
+    import math
     import threading
     import uuid
 
+    from controller.contract import ContractError, receive
+    from controller.wire import encode
     from hardware.mqtt_link import mqtt_client
 
     try:
@@ -391,13 +394,18 @@ def cmd_clock(args: argparse.Namespace) -> int:
             value = float(raw) if args.action == "add" else int(raw)
         except ValueError:
             return _fail(f"clock {args.action}: {raw!r} is not a number")
+        if not math.isfinite(value):
+            return _fail(f"clock {args.action}: {raw!r} is not a finite number")
     answer: list[dict[str, object]] = []
     done = threading.Event()
     transaction = uuid.uuid4().hex
     client = mqtt_client(tls=tls)
 
     def on_message(c: object, u: object, msg: Any) -> None:
-        body = json.loads(msg.payload)
+        try:
+            body = receive("CommandResponse", msg.payload)
+        except ContractError:
+            return  # not an answer of the contract: not ours
         if body.get("transaction") == transaction:
             answer.append(body)
             done.set()
@@ -412,8 +420,8 @@ def cmd_clock(args: argparse.Namespace) -> int:
     # The subscription goes out before the command on the same connection: the broker
     # has it in place by the time the answer is published.
     client.publish(f"pkr/v1/{args.venue}/hub/cmd/clock",
-                   json.dumps({"transaction": transaction, "action": args.action,
-                               "value": value}), qos=1)
+                   encode({"transaction": transaction, "action": args.action,
+                           "value": value}), qos=1)
     got = done.wait(5)
     client.loop_stop()
     client.disconnect()
@@ -457,9 +465,13 @@ def cmd_hub(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"the dashboard cannot listen on {args.http}: {exc}")
-    if args.start:
+    if args.start and not hub.clock.clock.known:  # a kept clock resumes instead
         hub.clock.connected.wait(10)
-        hub.clock.apply("start", args.start)
+        try:
+            hub.clock.apply("start", args.start)
+        except ValueError as exc:
+            hub.stop()
+            return _fail(f"--start {args.start}: {exc}")
     print(f"hub for venue {args.venue}: broker {args.host}:{args.port}, storing in {args.db}, "
           f"dashboard at {hub.url}", file=sys.stderr, flush=True)
     status = _until_stopped()
@@ -689,8 +701,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retention-days", type=float, default=90.0,
                    help="delete events, acknowledged alerts and log lines older than this "
                         "(0 keeps everything; default 90)")
-    p.add_argument("--start", metavar="STRUCTURE", help="start the venue clock at once (it "
-                   "resumes by itself after a restart)")
+    p.add_argument("--start", metavar="STRUCTURE", help="start the venue clock at once, "
+                   "unless the database keeps one (a restart resumes it)")
     p.add_argument("--structures", metavar="DIR",
                    help="the house's own blind structures (NAME.toml), named beside the "
                         "built-in ones")

@@ -11,6 +11,8 @@ import json
 import sqlite3
 from typing import Any
 
+from controller.wire import encode
+
 # Each migration brings the schema from version i to i + 1; the same for both databases.
 MIGRATIONS = [
     [
@@ -159,7 +161,7 @@ class Storage:
 
     def log(self, ts: int, user: str, action: str, detail: dict[str, Any]) -> None:
         self.execute("INSERT INTO floor_log VALUES (?, ?, ?, ?)",
-                     (ts, user, action, json.dumps(detail, sort_keys=True)))
+                     (ts, user, action, encode(detail)))
 
     def floor_log(self, limit: int = 100) -> list[dict[str, Any]]:
         rows = self.execute("SELECT ts, username, action, detail FROM floor_log "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import queue
 import threading
 import time
 from collections import OrderedDict
@@ -219,6 +220,7 @@ class VenueClockService:
         self._thread: threading.Thread | None = None
         self.connected = threading.Event()
         self.seen: OrderedDict[str, None] = OrderedDict()
+        self._commands: queue.Queue[bytes | None] = queue.Queue()
 
     @property
     def topic(self) -> str:
@@ -227,7 +229,8 @@ class VenueClockService:
     def start(self) -> VenueClockService:
         client = mqtt_client(self.client_id, tls=self.tls)
         client.on_connect = self._on_connect
-        client.on_message = lambda c, u, msg: self.command(bytes(msg.payload))
+        # paho's callback only enqueues: the clock's own worker handles the command.
+        client.on_message = lambda c, u, msg: self._commands.put(bytes(msg.payload))
         client.connect_async(self.host, self.port, keepalive=10)
         client.loop_start()
         self._own_client = True
@@ -259,9 +262,20 @@ class VenueClockService:
             self._client.publish(self.topic, encode(state), qos=1, retain=True)
 
     def _publisher(self) -> None:
-        while not self._stop.wait(self.interval):
-            if self.connected.is_set():
-                self.publish()
+        """Republish every ``interval`` seconds; with its own client, also handle the
+        commands paho's callback queued."""
+        due = time.monotonic() + self.interval
+        while not self._stop.is_set():
+            try:
+                payload = self._commands.get(timeout=max(0.0, due - time.monotonic()))
+            except queue.Empty:
+                payload = None
+            if payload is not None:
+                self.command(payload)
+            if time.monotonic() >= due:
+                due = time.monotonic() + self.interval
+                if self.connected.is_set():
+                    self.publish()
 
     def restore(self, saved: dict[str, Any], seconds_since: float) -> None:
         with self._lock:
@@ -294,6 +308,7 @@ class VenueClockService:
 
     def stop(self) -> None:
         self._stop.set()
+        self._commands.put(None)
         if self._client is not None and self._own_client:
             self._client.loop_stop()
             self._client.disconnect()

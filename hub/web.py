@@ -23,6 +23,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from controller.wire import WireError, decode, encode
+from hardware.supervise import start_worker
 from hub.auth import ROLES, SESSION_SECONDS
 
 if TYPE_CHECKING:
@@ -293,6 +294,5 @@ def serve(hub: Hub, host: str, port: int, *, cert: str | None = None,
         context.load_cert_chain(cert, key)
         server.socket = context.wrap_socket(server.socket, server_side=True)
         server.https = True
-    thread = threading.Thread(target=server.serve_forever, name="hub-web", daemon=True)
-    thread.start()
+    start_worker(server.serve_forever, "hub-web")
     return server

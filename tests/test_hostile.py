@@ -21,15 +21,16 @@ from hypothesis import strategies as st
 
 from controller.clock import MAX_CLOCK_SECONDS, StructureError, load_structure
 from controller.config import config_from_data
-from controller.contract import ContractError, receive
+from controller.contract import ContractError, receive, validate
 from controller.inputs import InputError, parse_input
+from controller.reporting import envelope
 from controller.wire import MAX_DEPTH, WireError, decode, encode
 from hardware import supervise
 from hardware.daemon import Daemon
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from hub import auth
-from hub.floor import MAX_OPEN_ALERTS_PER_TABLE, FloorView
+from hub.floor import MAX_OPEN_ALERTS_PER_TABLE, FloorView, alert_of
 from hub.service import Hub, HubSettings
 from hub.venue_clock import VenueClock
 from tests.conftest import wait_for
@@ -151,9 +152,12 @@ def test_a_journal_line_that_cannot_be_replayed_is_quarantined_and_the_table_car
         assert [reason.split(":")[0] for _, reason in daemon.quarantined] == [
             "WireError", "InputError", "WireError"]
         assert len(daemon.outbox.quarantined()) == 3
-        reported = [e for _, _, _, e in daemon.outbox.rows(0, 1000)
-                    if e["type"] == "journal.quarantined"]
-        assert [e["line"] for e in reported] == [3, 4, 5]
+        rows = [r for r in daemon.outbox.rows(0, 1000) if r[3]["type"] == "journal.quarantined"]
+        assert [e["line"] for _, _, _, e in rows] == [3, 4, 5]
+        for seq, ts, boot, event in rows:  # as the hub receives it: the contract's, an alert
+            message = envelope(event, venue=VENUE, table="t1", seq=seq, boot=boot, ts_ms=ts)
+            validate("Envelope", message)
+            assert alert_of(message)[0] == "journal_quarantined"
         daemon.tick()  # the screen code runs on the clock that did resume
         assert daemon.table.clock is not None and daemon.table.clock.structure.name == "tda-2024"
     finally:
@@ -474,3 +478,69 @@ def test_make_certs_refuses_ids_that_are_no_topic_level_and_adds_a_table_without
     assert "issued t2" in second.stdout and "broker" not in second.stdout
     assert all((out / name).read_bytes() == data for name, data in keys.items())
     assert (out / "t2.crt").exists()
+
+
+# ---------------------------------------------------------------------------- a killed hub
+
+def test_a_sigkilled_hub_resumes_the_venue_clock_mid_level_and_never_stops_the_tables(
+        tmp_path, broker):
+    """``tablectl hub`` SIGKILLed mid-level, with a bad retained state present, and started
+    again with the same command line (``--start`` too, as a unit file would): the clock goes
+    on at the level it had, and nothing it publishes stops a table."""
+    import signal
+    import subprocess
+    import sys
+
+    from hub.broker import free_port
+
+    users = tmp_path / "users.toml"
+    auth.save_user(users, "sam", "supervisor", "sam-password")
+    port = free_port()
+    command = [sys.executable, "-m", "controller.cli", "hub", "--venue", VENUE, "--port",
+               str(broker.port), "--users", str(users), "--db", str(tmp_path / "hub.db"),
+               "--http", f"127.0.0.1:{port}", "--start", "tda-2024"]
+    client = _client(broker)
+    clocks: list[dict] = []
+    client.on_message = lambda c, u, m: clocks.append(decode(m.payload)) if m.payload else None
+    client.subscribe(f"pkr/v1/{VENUE}/clock", qos=1)
+    client.publish(f"pkr/v1/{VENUE}/tables/t1/state", b'{"clock": "x", "seats": 5}', qos=1,
+                   retain=True).wait_for_publish(5)
+
+    def clock_cli(*args):
+        return subprocess.run([sys.executable, "-m", "controller.cli", "clock", *args,
+                               "--venue", VENUE, "--port", str(broker.port)],
+                              capture_output=True, text=True, timeout=30)
+
+    def started(process) -> bool:
+        """Its stderr says the dashboard is up (read on a thread: never a blocking read)."""
+        lines: list[str] = []
+        threading.Thread(target=lambda: lines.extend(iter(process.stderr.readline, "")),
+                         daemon=True).start()
+        return wait_for(lambda: any("dashboard at" in line for line in lines), 20)
+
+    first = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    second = None
+    try:
+        assert started(first)
+        assert wait_for(lambda: any(c.get("structure") == "tda-2024" for c in clocks), 15)
+        assert clock_cli("level", "3").returncode == 0
+        assert wait_for(lambda: clocks[-1].get("level") == 3, 10)
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+        clocks.clear()
+        second = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        assert started(second)
+        answer = clock_cli("resume")  # a barrier: answered after what it published at start
+        assert answer.returncode == 0, answer.stderr
+        assert json.loads(answer.stdout)["level"] == 3
+        assert wait_for(lambda: len(clocks) >= 2, 10)  # on connecting, and the resume's
+        assert all(c["structure"] == "tda-2024" and c["level"] == 3 and c["running"]
+                   for c in clocks)
+    finally:
+        client.publish(f"pkr/v1/{VENUE}/tables/t1/state", b"", qos=1, retain=True)
+        client.loop_stop()
+        client.disconnect()
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                assert process.wait(20) == 0
