@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
 from controller.profiles import (
@@ -219,18 +219,34 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
-def _until_stopped() -> int:
+def _until_stopped(unhealthy: Callable[[], str | None] | None = None) -> int:
     """Wait for SIGTERM or Ctrl-C while a hub service runs in its own threads; the exit status:
-    0, or 70 when one of its workers died (systemd then restarts the service)."""
+    0, or 70 when one of its workers died (systemd then restarts the service). Under systemd,
+    READY=1 now, and WATCHDOG=1 while ``unhealthy`` finds nothing wrong."""
     import signal
     import threading
+    import time
 
+    from hardware.daemon import SystemdNotifier
     from hardware.supervise import EXIT_WORKER_DIED, FAILED, failures
 
+    notifier = SystemdNotifier()
+    notifier.send("READY=1")
+    last_ping = 0.0
+    said: str | None = None
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         while not stop.wait(0.5):
+            if notifier.watchdog and time.monotonic() - last_ping >= notifier.watchdog:
+                last_ping = time.monotonic()
+                problem = unhealthy() if unhealthy is not None else None
+                if problem is None:
+                    notifier.send("WATCHDOG=1")
+                elif problem != said:  # no ping: systemd restarts the service
+                    print(f"not healthy, no watchdog ping: {problem}", file=sys.stderr,
+                          flush=True)
+                said = problem
             if FAILED.is_set():
                 print("a worker died, stopping so that systemd restarts the service: "
                       + "; ".join(failures), file=sys.stderr, flush=True)
@@ -474,7 +490,7 @@ def cmd_hub(args: argparse.Namespace) -> int:
             return _fail(f"--start {args.start}: {exc}")
     print(f"hub for venue {args.venue}: broker {args.host}:{args.port}, storing in {args.db}, "
           f"dashboard at {hub.url}", file=sys.stderr, flush=True)
-    status = _until_stopped()
+    status = _until_stopped(hub.unhealthy)
     hub.stop()
     return status
 

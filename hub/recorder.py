@@ -69,6 +69,7 @@ class Recorder:
         self.connected = threading.Event()
         self._db: Storage | None = None
         self._refused = LogOnce(log)
+        self.last_turn = time.monotonic()  # the worker's loop turns at least every ack_interval
 
     def _open(self) -> Storage:
         storage = open_storage(self.db_path)
@@ -110,6 +111,7 @@ class Recorder:
         self._db = self._open()
         last_flush = time.monotonic()
         while not self._stop.is_set():
+            self.last_turn = time.monotonic()
             try:
                 items = [self._queue.get(timeout=self.ack_interval)]
             except queue.Empty:

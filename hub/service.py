@@ -184,6 +184,19 @@ class Hub:
         self.clock.stop()
         self.recorder.stop()
 
+    def unhealthy(self, timeout: float = 5.0) -> str | None:
+        """Why the hub cannot do its work now (None: it can): for the systemd watchdog."""
+        for name, worker in (("floor", self._worker), ("recorder", self.recorder._worker)):
+            if worker is None or not worker.is_alive():
+                return f"the {name} worker is not running"
+        if time.monotonic() - self.recorder.last_turn > timeout:
+            return f"the recorder has not turned for {timeout:g} s"
+        try:
+            self.call(lambda: None, timeout)
+        except TimeoutError:
+            return f"the floor did not answer within {timeout:g} s"
+        return None
+
     def _save_clock(self, saved: dict[str, Any]) -> None:
         """The venue clock changed: keep it (its own connection: called on the thread that
         changed it, under the clock's lock, so the last change is the one kept)."""

@@ -30,8 +30,7 @@ def test_the_unit_files_pass_systemd_analyze_verify(tmp_path, unit_path):
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "Restart=on-failure" in unit
-    if name == "tablectl.service":
-        assert "Type=notify" in unit and "WatchdogSec=" in unit
+    assert "Type=notify" in unit and "WatchdogSec=" in unit
 
 
 def test_the_hub_units_command_line_is_one_tablectl_hub_accepts():

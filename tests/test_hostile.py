@@ -190,6 +190,52 @@ def test_a_worker_that_dies_marks_the_process_failed_with_its_name():
     assert not supervise.FAILED.is_set()  # only the default marks the process
 
 
+def test_tablectl_hub_tells_systemd_it_is_ready_and_pings_the_watchdog_only_while_healthy(
+        tmp_path, broker):
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    from hub.broker import free_port
+
+    users = tmp_path / "users.toml"
+    auth.save_user(users, "sam", "supervisor", "sam-password")
+    address = str(tmp_path / "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(address)
+    sock.settimeout(20)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "hub", "--venue", VENUE, "--port",
+         str(broker.port), "--users", str(users), "--db", str(tmp_path / "hub.db"),
+         "--http", f"127.0.0.1:{free_port()}"],
+        env={**os.environ, "NOTIFY_SOCKET": address, "WATCHDOG_USEC": "1000000"},
+        stderr=subprocess.DEVNULL)
+    try:
+        said = [sock.recv(256).decode() for _ in range(3)]
+        assert said[0] == "READY=1" and said[1:] == ["WATCHDOG=1", "WATCHDOG=1"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(20) == 0
+        sock.close()
+
+
+def test_a_stuck_floor_worker_is_unhealthy(tmp_path, broker):
+    from concurrent.futures import Future
+
+    hub = _hub(tmp_path, broker)
+    release = threading.Event()
+    try:
+        assert hub.unhealthy() is None
+        hub.inbox.put(("call", release.wait, Future()))  # the floor's worker hangs
+        assert "the floor did not answer" in (hub.unhealthy(timeout=0.5) or "")
+        release.set()
+        assert wait_for(lambda: hub.unhealthy(timeout=0.5) is None, 10)
+    finally:
+        release.set()
+        hub.stop()
+
+
 # ---------------------------------------------------------------------------- the floor's state
 
 def test_one_tables_flood_of_alerts_is_capped_and_counted():
