@@ -44,6 +44,7 @@ class Config:
     decks: str | None = None
     clock_mode: str = "standalone"
     clock_structure: str | None = None
+    clock_structures: str | None = None  # the house's own NAME.toml structures
     shoe_backend: str = "serial"
     shoe_port: str = "/dev/shoe"
     nfc_path: str = "tty:S0:pn532"
@@ -137,7 +138,8 @@ SCHEMA: dict[str, dict[str, tuple[str, Any]]] = {
         "deal_gap": ("deal_gap", _positive), "decks": ("decks", _is(str)),
     },
     "clock": {"mode": ("clock_mode", _choice(CLOCK_MODES)),
-              "structure": ("clock_structure", _is(str))},
+              "structure": ("clock_structure", _is(str)),
+              "structures": ("clock_structures", _is(str))},
     "shoe": {"backend": ("shoe_backend", _choice(SHOE_BACKENDS)), "port": ("shoe_port", _is(str)),
              "nfc": ("nfc_path", _is(str))},
     "button": {"backend": ("button_backend", _choice(BUTTON_BACKENDS)), "pin": ("button_pin", _pin),

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.clock import load_structure
 from controller.config import Config, ConfigError, config_from_data
 from controller.datafiles import read_toml
 from controller.decks import DeckRegistry
@@ -155,10 +156,12 @@ class Daemon:
             from controller.deck_commands import load_registry
 
             registry = load_registry(Path(config.decks))
+        structures = config.clock_structures
         self.table = Table(load_profile(config.profile),
                            TableConfig(deal_gap=config.deal_gap,
                                        gestures=dict(config.gesture_actions), evaluate=False),
-                           registry=registry)
+                           registry=registry,
+                           structure_loader=lambda name: load_structure(name, structures))
         self.model = DisplayModel(status=Status(hub="lost" if config.mqtt_enabled else None))
         journal = self.outbox.journal_lines()
         if journal:

@@ -113,6 +113,22 @@ def test_a_fifo_in_the_structures_directory_is_never_opened(tmp_path):
     assert load_structure("ours", tmp_path).periods[0].bb == 10
 
 
+def test_a_table_reads_the_houses_structures_by_name_from_its_configured_directory(tmp_path):
+    structures = tmp_path / "structures"
+    structures.mkdir()
+    (structures / "house.toml").write_text(
+        'title = "House"\n[[schedule]]\nlevel = 1\nsb = 25\nbb = 50\nminutes = 30\n')
+    config = _table_config(tmp_path, clock={"structures": str(structures)})
+    daemon = Daemon(config, out=io.StringIO()).start()
+    try:
+        daemon.feed(parse_input({"type": "clock", "structure": "house", "t": daemon.now()}))
+        assert daemon.table.clock.structure.periods[0].bb == 50
+        assert daemon.feed(parse_input({"type": "clock", "structure": "missing",
+                                        "t": daemon.now()})) == []  # refused, said
+    finally:
+        daemon.stop()
+
+
 def _try_load(name, directory):
     try:
         return load_structure(name, directory)
