@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import re
 import secrets
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +33,13 @@ ROLES: dict[str, frozenset[str]] = {
 }
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 SESSION_SECONDS = 12 * 3600  # one shift
-MAX_FAILURES, LOCKOUT_SECONDS = 5, 60.0
+# Throttling: a few free failures, then a delay that doubles with each one, up to a cap.
+USER_FREE, USER_CAP = 5, 60.0  # per (name, client address)
+ADDRESS_FREE, ADDRESS_CAP = 20, 300.0  # per client address, whatever the names
+BACKOFF_BASE = 2.0
+FAILURE_WINDOW = 900.0  # failures older than this are forgotten
+MAX_FAILURE_KEYS = 10_000
+SCRYPT_AT_ONCE = 2
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 
 
@@ -117,37 +126,87 @@ def save_user(path: Path | str, name: str, role: str, password: str) -> None:
     path.chmod(0o600)
 
 
+class LoginRefused(ValueError):
+    """A login the hub refuses: the same words for a wrong name and a wrong password."""
+
+
 class Sessions:
-    """Logged-in staff, by token; time is passed in (seconds, monotonic)."""
+    """Logged-in staff, by token; time is passed in (seconds, monotonic).
+
+    Guessing is throttled per client address and per (name, address), with a delay that
+    doubles with each failure past a few: an attacker elsewhere on the venue's Wi-Fi slows
+    only itself, never a floor manager on the room's tablet. Checking a failure and recording
+    it is one step under a lock (an attempt counts as failed until its password is found
+    right), so parallel guesses cannot slip past the count; an unknown name costs the same
+    scrypt as a known one (no timing oracle); at most two scrypt checks run at once; what is
+    remembered of failures is pruned and bounded.
+    """
 
     def __init__(self, users: dict[str, User]) -> None:
         self.users = users
         self._sessions: dict[str, tuple[str, float]] = {}
-        self._failures: dict[str, list[float]] = {}
+        self._failures: dict[str, list[float]] = {}  # key -> failure times in the window
+        self._lock = threading.Lock()
+        # scrypt takes 16 MiB a check: two threads of its own do them all, so that no more
+        # run at once and no other thread's allocator keeps 16 MiB after one.
+        self._scrypt = ThreadPoolExecutor(SCRYPT_AT_ONCE, thread_name_prefix="scrypt")
+        self._dummy = hash_password(secrets.token_hex(16))
 
-    def login(self, name: str, password: str, now: float) -> str:
-        """A session token; ValueError saying why not (the same words for a wrong name and
-        a wrong password, so that names cannot be probed)."""
-        recent = [t for t in self._failures.get(name, []) if now - t < LOCKOUT_SECONDS]
-        if len(recent) >= MAX_FAILURES:
-            raise ValueError(f"too many failed attempts: wait {LOCKOUT_SECONDS:.0f} seconds")
-        user = self.users.get(name)
-        if user is None or not check_password(password, user.password):
-            self._failures[name] = [*recent, now]
-            raise ValueError("wrong user name or password")
-        self._failures.pop(name, None)
-        token = secrets.token_urlsafe(32)
-        self._sessions[token] = (name, now + SESSION_SECONDS)
+    def _wait(self, key: str, free: int, cap: float, now: float) -> float:
+        """Seconds until ``key`` may try again (0: now)."""
+        times = self._failures.get(key, [])
+        if len(times) < free:
+            return 0.0
+        delay = min(cap, BACKOFF_BASE * 2 ** (len(times) - free))
+        return max(0.0, float(times[-1] + delay - now))
+
+    def _prune(self, now: float) -> None:
+        for key in [k for k, times in self._failures.items()
+                    if not times or now - times[-1] > FAILURE_WINDOW]:
+            del self._failures[key]
+        while len(self._failures) > MAX_FAILURE_KEYS:  # oldest first: dicts keep order
+            del self._failures[next(iter(self._failures))]
+
+    def login(self, name: str, password: str, now: float, address: str = "?") -> str:
+        """A session token; LoginRefused saying why not."""
+        known = NAME.match(name) is not None
+        keys = [f"addr {address}"] + ([f"user {name} {address}"] if known else [])
+        with self._lock:
+            wait = max(self._wait(keys[0], ADDRESS_FREE, ADDRESS_CAP, now),
+                       self._wait(keys[-1], USER_FREE, USER_CAP, now) if known else 0.0)
+            if wait > 0:
+                raise LoginRefused(f"too many failed attempts: wait {math.ceil(wait)} seconds")
+            for key in keys:  # failed until found right
+                self._failures.setdefault(key, []).append(now)
+            self._prune(now)
+        user = self.users.get(name) if known else None
+        right = self._scrypt.submit(check_password, password[:1024],
+                                    user.password if user else self._dummy).result()
+        if user is None or not right:
+            raise LoginRefused("wrong user name or password")
+        with self._lock:
+            for key in keys:
+                times = self._failures.get(key, [])
+                if now in times:
+                    times.remove(now)
+            self._failures.pop(keys[-1], None)  # this name from this address: a clean slate
+            token = secrets.token_urlsafe(32)
+            self._sessions[token] = (name, now + SESSION_SECONDS)
+            expired = [t for t, (_, ends) in self._sessions.items() if ends <= now]
+            for old in expired:
+                del self._sessions[old]
         return token
 
     def user(self, token: str | None, now: float) -> User | None:
-        if not token or token not in self._sessions:
-            return None
-        name, expires = self._sessions[token]
-        if now >= expires or name not in self.users:
-            del self._sessions[token]
-            return None
+        with self._lock:
+            if not token or token not in self._sessions:
+                return None
+            name, expires = self._sessions[token]
+            if now >= expires or name not in self.users:
+                del self._sessions[token]
+                return None
         return self.users[name]
 
     def logout(self, token: str | None) -> None:
-        self._sessions.pop(token or "", None)
+        with self._lock:
+            self._sessions.pop(token or "", None)

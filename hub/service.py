@@ -82,7 +82,7 @@ class Hub:
         self.floor = FloorView(settings.venue)
         self.sessions = Sessions(load_users(settings.users))
         self.inbox: queue.Queue[tuple[Any, ...]] = queue.Queue()
-        self._streams: list[queue.Queue[Update | None]] = []
+        self._streams: list[Callable[[Update | None], None]] = []  # each viewer's sink
         self._streams_lock = threading.Lock()
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
@@ -165,12 +165,11 @@ class Hub:
     def stop(self) -> None:
         if self._stop.is_set():
             return  # stopped already
+        with self._streams_lock:  # the event streams end first: the server then stops at once
+            for sink in self._streams:
+                sink(None)
         if self.web is not None:
             self.web.shutdown()
-            self.web.server_close()
-        with self._streams_lock:
-            for stream in self._streams:
-                stream.put(None)
         if self._client is not None and self.connected.is_set():
             self._client.publish(self._topic("hub/status"),
                                  self._status("offline"), qos=1,
@@ -339,9 +338,9 @@ class Hub:
         if not updates:
             return
         with self._streams_lock:
-            for stream in self._streams:
+            for sink in self._streams:
                 for update in updates:
-                    stream.put(update)
+                    sink(update)
 
     # ------------------------------------------------------------------ for the web side
     def call(self, function: Callable[[], Any], timeout: float = 10.0) -> Any:
@@ -351,21 +350,20 @@ class Hub:
         self.inbox.put(("call", function, future))
         return future.result(timeout)
 
-    def subscribe(self) -> tuple[dict[str, Any], queue.Queue[Update | None]]:
-        """A snapshot and the queue of every update after it (for one event stream)."""
-        stream: queue.Queue[Update | None] = queue.Queue()
-
+    def subscribe(self, sink: Callable[[Update | None], None]) -> dict[str, Any]:
+        """A snapshot; ``sink`` is then given every update after it (None: the stream ends).
+        It is called on the floor's thread and must not block."""
         def attach() -> dict[str, Any]:
             with self._streams_lock:
-                self._streams.append(stream)
+                self._streams.append(sink)
             return self.floor.snapshot(self.now_ms())
 
-        return self.call(attach), stream
+        return dict(self.call(attach))
 
-    def unsubscribe(self, stream: queue.Queue[Update | None]) -> None:
+    def unsubscribe(self, sink: Callable[[Update | None], None]) -> None:
         with self._streams_lock:
-            if stream in self._streams:
-                self._streams.remove(stream)
+            if sink in self._streams:
+                self._streams.remove(sink)
 
     def snapshot(self) -> dict[str, Any]:
         return dict(self.call(lambda: self.floor.snapshot(self.now_ms())))

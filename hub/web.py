@@ -1,38 +1,64 @@
-"""The floor dashboard's web side: pages, a JSON API and a Server-Sent Events stream, on the
-standard library's threading HTTP server (a venue has a handful of tablets, not thousands).
+"""The floor dashboard's web side: pages, a JSON API and a Server-Sent Events stream, as a
+FastAPI application served by uvicorn in a thread of the hub's process.
+
+Why these: FastAPI types and validates each request body and parameter (a wrong one is a 400
+with the reason, never a dropped connection) and writes the OpenAPI document from the same
+code (``docs/openapi.json``, served at ``/api/openapi.json``); uvicorn is the ASGI server both
+recommend, maintained, and small enough for a Pi. What neither does, done here: a deadline for
+receiving a whole request (a slow client is cut, ``DeadlineH11Protocol``), a cap on the body
+read whatever the Content-Length says, security headers on every answer (errors too), and
+bounded event streams (a viewer that stops reading is dropped, never buffered for).
 
 Every page and call but the login needs a staff session; each call checks the role's
 permission (hub/auth.py). Calls that change something are POSTs with a JSON body: with the
 session cookie ``SameSite=Strict`` a page of another site can send neither, and a POST whose
-``Origin`` is another site (a login form elsewhere, say) is refused. The pages load
-no third-party code and the Content-Security-Policy allows only the hub's own files.
+``Origin`` is another site (a login form elsewhere, say) is refused. The pages load no
+third-party code and the Content-Security-Policy allows only the hub's own files.
 """
 
 from __future__ import annotations
 
-import queue
-import re
-import ssl
+import asyncio
+import contextlib
+import logging
+import socket
 import threading
 import time
 import urllib.parse
-from http import HTTPStatus
-from http.cookies import SimpleCookie
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import h11
+from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from controller.wire import WireError, decode, encode
 from hardware.supervise import start_worker
-from hub.auth import ROLES, SESSION_SECONDS
+from hub.auth import ROLES, SESSION_SECONDS, LoginRefused
 
 if TYPE_CHECKING:
     from hub.auth import User
+    from hub.floor import Update
     from hub.service import Hub
+
+log = logging.getLogger("tablectl.web")
 
 COOKIE = "pkr_session"
 HEARTBEAT = 15.0  # seconds between keep-alive comments on an idle event stream
 MAX_BODY = 16 * 1024
+REQUEST_DEADLINE = 10.0  # seconds to receive a whole request, headers and body
+KEEP_ALIVE = 5.0  # seconds an idle connection is kept
+MAX_CONNECTIONS = 256  # over this, 503
+MAX_HEADER_BYTES = 16 * 1024
+STREAM_QUEUE = 2000  # updates waiting for one viewer before it is dropped
+SEND_TIMEOUT = 20.0  # seconds a write to a viewer may wait (its TCP window shut): then dropped
+MAX_STREAMS_PER_SESSION = 4
+MAX_STREAMS = 200
 STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css",
           "dashboard.html": "text/html", "login.html": "text/html"}
 SECURITY_HEADERS = {
@@ -41,6 +67,7 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on POSTs
     "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
 }
 
 
@@ -48,251 +75,587 @@ def _static(name: str) -> bytes:
     return resources.files("hub").joinpath("static", name).read_bytes()
 
 
-class _Refused(Exception):
-    def __init__(self, status: HTTPStatus, message: str) -> None:
+class Refused(Exception):
+    """A request the hub answers with an error: the status and the reason, as JSON."""
+
+    def __init__(self, status: int, message: str) -> None:
         self.status, self.message = status, message
         super().__init__(message)
 
 
-class FloorHandler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
+class StrictJSONResponse(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        return encode(content).encode()
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the hub's own log says what staff did; request lines would drown it
 
-    # ------------------------------------------------------------------ plumbing
-    @property
-    def hub(self) -> Hub:
-        return self.server.hub
+# ---------------------------------------------------------------------------- the models
 
-    def _token(self) -> str | None:
-        cookie = SimpleCookie(self.headers.get("Cookie", ""))
-        return cookie[COOKIE].value if COOKIE in cookie else None
+class ErrorBody(BaseModel):
+    error: str = Field(description="why the request was refused, and what to do")
 
-    def _user(self) -> User | None:
-        return self.hub.sessions.user(self._token(), time.monotonic())
 
-    def _require(self, permission: str) -> User:
-        user = self._user()
-        if user is None:
-            raise _Refused(HTTPStatus.UNAUTHORIZED, "log in first")
-        if not user.may(permission):
-            raise _Refused(HTTPStatus.FORBIDDEN,
-                           f"the role {user.role} may not {permission}")
-        return user
+class Me(BaseModel):
+    user: str
+    role: Literal["viewer", "floor", "supervisor"]
+    may: list[str]
+    venue: str
 
-    def _send(self, status: HTTPStatus, body: bytes, content_type: str,
-              headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        for key, value in {**SECURITY_HEADERS, **(headers or {})}.items():
-            self.send_header(key, value)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
 
-    def _json(self, value: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
-        self._send(status, encode(value).encode(), "application/json")
+class AlertBody(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: int
+    table: str
+    kind: str
+    text: str
+    hand: int | None
+    ts: int
+    historical: bool
+    acked_by: str | None
+    acked_at: int | None
 
-    def _redirect(self, where: str, headers: dict[str, str] | None = None) -> None:
-        self._send(HTTPStatus.SEE_OTHER, b"", "text/plain", {"Location": where,
-                                                            **(headers or {})})
 
-    def _body(self) -> bytes:
-        text = self.headers.get("Content-Length") or "0"
-        if not (text.isascii() and text.isdigit()):
-            raise _Refused(HTTPStatus.BAD_REQUEST, f"Content-Length {text[:20]!r} is not a "
-                                                   "length")
-        length = int(text)
-        if length > MAX_BODY:
-            raise _Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                           f"a request body is at most {MAX_BODY} bytes")
-        return self.rfile.read(length)
+class ClockCommandBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    action: Literal["start", "pause", "resume", "add", "level", "break", "stop",
+                    "hand-for-hand"]
+    value: Annotated[str, Field(max_length=64)] | int | float | None = Field(
+        default=None, description="start: a structure name; add: seconds; level: a level "
+                                  "number; break: start or end; hand-for-hand: on or off")
 
-    def _json_body(self) -> Any:
-        if not self.headers.get("Content-Type", "").startswith("application/json"):
-            raise _Refused(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send JSON (application/json)")
-        try:
-            return decode(self._body() or b"{}", max_bytes=MAX_BODY)
-        except WireError as exc:
-            raise _Refused(HTTPStatus.BAD_REQUEST, f"not JSON: {exc}") from None
 
-    def _cookie(self, token: str, max_age: int) -> dict[str, str]:
-        secure = "; Secure" if self.server.https else ""
-        return {"Set-Cookie": f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; "
-                              f"Max-Age={max_age}{secure}"}
+class Released(BaseModel):
+    released: list[str]
 
-    def _guarded(self, action: Any) -> None:
+
+class Empty(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class History(BaseModel):
+    table: str
+    private: bool
+    hands: list[dict[str, Any]]
+
+
+class LogLine(BaseModel):
+    ts: int
+    user: str
+    action: str
+    detail: dict[str, Any]
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody, "description": text}
+    for code, text in ((400, "the request is wrong: the error says how"),
+                       (401, "log in first"), (403, "the role may not do this"),
+                       (413, "the body is too large"), (415, "send JSON"),
+                       (503, "the hub is busy or stopping"))}
+TABLE = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,32}$", description="a table id")]
+
+
+# ---------------------------------------------------------------------------- the app
+
+def create_app(hub: Hub) -> FastAPI:
+    app = FastAPI(title="Floor dashboard API", version="1.0.0",
+                  description="The venue hub's JSON API for the floor dashboard and scripts. "
+                              "Log in with POST /login (form fields user, password): the "
+                              "session cookie pkr_session is sent with every call.",
+                  openapi_url="/api/openapi.json", docs_url=None, redoc_url=None,
+                  default_response_class=StrictJSONResponse)
+    streams = StreamRegistry()
+    app.state.streams = streams
+
+    def token_of(request: Request) -> str | None:
+        return request.cookies.get(COOKIE)
+
+    def needs(permission: str) -> Callable[[Request], User]:
+        def check(request: Request) -> User:
+            user = hub.sessions.user(token_of(request), time.monotonic())
+            if user is None:
+                raise Refused(401, "log in first")
+            if not user.may(permission):
+                raise Refused(403, f"the role {user.role} may not {permission}")
+            return user
+        return check
+
+    see, command, clock, acknowledge = (Depends(needs(p)) for p in
+                                        ("see", "command", "clock", "acknowledge"))
+
+    @app.exception_handler(Refused)
+    async def refused(request: Request, exc: Refused) -> Response:
+        return StrictJSONResponse({"error": exc.message}, exc.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        message = exc.detail if isinstance(exc.detail, str) else "refused"
+        if exc.status_code == 404:
+            message = f"nothing at {request.url.path}"
+        elif exc.status_code == 405:
+            message = f"{request.method} is not for {request.url.path}"
+        return StrictJSONResponse({"error": message}, exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        parts = []
+        for error in exc.errors()[:5]:
+            where = ".".join(str(p) for p in error.get("loc", ()) if p != "body")
+            parts.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
+        return StrictJSONResponse({"error": "; ".join(parts)}, 400)
+
+    def staff_error(function: Callable[[], Any]) -> Any:
         from hub.service import StaffError
 
         try:
-            action()
-        except _Refused as exc:
-            # A refused request's body may be unread: this connection cannot carry another.
-            self.close_connection = True
-            self._json({"error": exc.message}, exc.status)
+            return function()
         except StaffError as exc:
-            self._json({"error": str(exc)}, HTTPStatus.BAD_REQUEST)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+            raise Refused(400, str(exc)) from None
+        except TimeoutError:
+            raise Refused(503, "the hub did not answer in time: try again") from None
 
-    # ------------------------------------------------------------------ GET
-    def do_GET(self) -> None:
-        self._guarded(self._get)
+    # -- pages
+    @app.get("/login", include_in_schema=False)
+    def login_page() -> Response:
+        return Response(_static("login.html"), media_type="text/html; charset=utf-8")
 
-    def _get(self) -> None:
-        url = urllib.parse.urlsplit(self.path)
-        path, query = url.path, urllib.parse.parse_qs(url.query)
-        if path == "/login":
-            self._send(HTTPStatus.OK, _static("login.html"), "text/html; charset=utf-8")
-        elif path.startswith("/static/") and path[8:] in STATIC:
-            self._send(HTTPStatus.OK, _static(path[8:]), STATIC[path[8:]] + "; charset=utf-8")
-        elif path == "/":
-            if self._user() is None:
-                self._redirect("/login")
-            else:
-                self._send(HTTPStatus.OK, _static("dashboard.html"),
-                           "text/html; charset=utf-8")
-        elif path == "/api/me":
-            user = self._require("see")
-            self._json({"user": user.name, "role": user.role,
-                        "may": sorted(ROLES[user.role]),
-                        "venue": self.hub.venue})
-        elif path == "/api/state":
-            self._require("see")
-            self._json(self.hub.snapshot())
-        elif path == "/api/stream":
-            self._require("see")
-            self._stream()
-        elif (match := re.fullmatch(r"/api/tables/([^/]+)/hands", path)):
-            user = self._require("see")
-            text = (query.get("n") or ["20"])[0]
-            if not (text.isascii() and text.isdigit() and len(text) < 6):
-                raise _Refused(HTTPStatus.BAD_REQUEST, f"n={text!r}: a number of hands")
-            hands = int(text)
-            self._json({"table": match[1], "private": user.may("private"),
-                        "hands": self.hub.hand_history(user, match[1], hands)})
-        elif path == "/api/log":
-            self._require("command")
-            self._json(self.hub.floor_log())
-        else:
-            raise _Refused(HTTPStatus.NOT_FOUND, f"nothing at {path}")
+    @app.get("/static/{name}", include_in_schema=False)
+    def static(name: str) -> Response:
+        if name not in STATIC:
+            raise Refused(404, f"nothing at /static/{name}")
+        return Response(_static(name), media_type=STATIC[name] + "; charset=utf-8")
 
-    def _stream(self) -> None:
-        """Server-Sent Events: a ``snapshot``, then one ``update`` per change."""
-        snapshot, stream = self.hub.subscribe()
+    @app.get("/", include_in_schema=False)
+    def dashboard(request: Request) -> Response:
+        if hub.sessions.user(token_of(request), time.monotonic()) is None:
+            return RedirectResponse("/login", 303)
+        return Response(_static("dashboard.html"), media_type="text/html; charset=utf-8")
+
+    @app.post("/login", include_in_schema=False)
+    async def login(request: Request) -> Response:
+        form = urllib.parse.parse_qs((await request.body()).decode("utf-8", "replace"))
+        name = (form.get("user") or [""])[0]
+        password = (form.get("password") or [""])[0]
+        address = request.client.host if request.client else "?"
         try:
-            self.send_response(HTTPStatus.OK)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("X-Accel-Buffering", "no")
-            for key, value in SECURITY_HEADERS.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.close_connection = True
-            self.wfile.write(b"retry: 1000\nevent: snapshot\ndata: " +
-                             encode(snapshot).encode() + b"\n\n")
-            self.wfile.flush()
-            while not self.server.stopping.is_set():
-                try:
-                    update = stream.get(timeout=HEARTBEAT)
-                except queue.Empty:
-                    self.wfile.write(b": keep-alive\n\n")
-                    self.wfile.flush()
-                    continue
-                if update is None:
+            token = await asyncio.to_thread(hub.sessions.login, name, password,
+                                            time.monotonic(), address)
+        except LoginRefused as exc:
+            where = "/login?" + urllib.parse.urlencode({"error": str(exc)})
+            return RedirectResponse(where, 303)
+        response = RedirectResponse("/", 303)
+        response.set_cookie(COOKIE, token, max_age=SESSION_SECONDS, path="/", httponly=True,
+                            samesite="strict", secure=request.url.scheme == "https")
+        return response
+
+    @app.post("/logout", include_in_schema=False)
+    def logout(request: Request) -> Response:
+        hub.sessions.logout(token_of(request))
+        response = RedirectResponse("/login", 303)
+        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict",
+                               secure=request.url.scheme == "https")
+        return response
+
+    # -- the API
+    @app.get("/api/me", response_model=Me, responses=_ERRORS, tags=["staff"])
+    def me(user: User = see) -> Me:
+        return Me(user=user.name, role=user.role,  # type: ignore[arg-type]
+                  may=sorted(ROLES[user.role]), venue=hub.venue)
+
+    @app.get("/api/state", responses=_ERRORS, tags=["floor"],
+             summary="the floor: tables, alerts, clock, hand-for-hand panel, commands")
+    def state(user: User = see) -> dict[str, Any]:
+        return dict(staff_error(hub.snapshot))
+
+    @app.get("/api/stream", responses=_ERRORS, tags=["floor"],
+             summary="Server-Sent Events: a snapshot, then one update per change",
+             response_class=StreamingResponse)
+    async def stream(request: Request, user: User = see) -> Response:
+        viewer = streams.open(token_of(request) or "", asyncio.get_running_loop())
+        try:
+            snapshot = await asyncio.to_thread(hub.subscribe, viewer.offer)
+        except TimeoutError:
+            streams.close(viewer)
+            raise Refused(503, "the hub did not answer in time: try again") from None
+        def drop() -> None:
+            hub.unsubscribe(viewer.offer)
+            streams.close(viewer)
+
+        viewer.on_drop = drop
+        return EventStream(_events(hub, streams, viewer, snapshot),
+                           media_type="text/event-stream", headers={"X-Accel-Buffering": "no"})
+
+    @app.get("/api/tables/{table}/hands", response_model=History, responses=_ERRORS,
+             tags=["floor"], summary="the table's last hands (hole cards for a supervisor)")
+    def hands(table: TABLE, n: Annotated[int, Query(ge=1, le=200)] = 20,
+              user: User = see) -> History:
+        return History(table=table, private=user.may("private"),
+                       hands=hub.hand_history(user, table, n))
+
+    @app.get("/api/log", response_model=list[LogLine], responses=_ERRORS, tags=["floor"],
+             summary="the floor log: who acknowledged, commanded or changed what")
+    def floor_log(user: User = command) -> list[dict[str, Any]]:
+        return list(staff_error(hub.floor_log))
+
+    @app.post("/api/alerts/{alert}/ack", response_model=AlertBody, responses=_ERRORS,
+              tags=["floor"], summary="acknowledge an alert")
+    def ack(alert: Annotated[int, Path(ge=1, le=2**53 - 1)], body: Empty | None = None,
+            user: User = acknowledge) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.acknowledge(user, alert)))
+
+    @app.post("/api/clock", responses=_ERRORS, tags=["clock"],
+              summary="the venue clock's actions, as tablectl clock")
+    def clock_action(body: ClockCommandBody, user: User = clock) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.clock_command(user, body.action, body.value)))
+
+    @app.post("/api/hand-for-hand/release", response_model=Released, responses=_ERRORS,
+              tags=["clock"], summary="release the next hand (refused while a table plays)")
+    def release(body: Empty | None = None, user: User = clock) -> Released:
+        return Released(released=staff_error(lambda: hub.release_hand(user)))
+
+    @app.post("/api/tables/{table}/cmd/{name}", responses=_ERRORS, tags=["tables"],
+              summary="a table command (seating, deck-check, replay, status, "
+                      "hand-for-hand, clock), checked as the table will")
+    def table_command(table: TABLE,
+                      name: Annotated[str, Path(pattern=r"^[a-z-]{1,32}$")],
+                      body: Annotated[dict[str, Any], Field(max_length=16)],
+                      user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.table_command(user, table, name, body)))
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = document(app)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def document(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document of the API as served (``docs/openapi.json`` is this, written by
+    ``python -m hub.web``): FastAPI's own, with the cookie that authenticates every call, and
+    without the 422 answers it adds by default (a wrong request is a 400 here, with a reason).
+    """
+    from fastapi.openapi.utils import get_openapi
+
+    spec = get_openapi(title=app.title, version=app.version, description=app.description,
+                       routes=app.routes)
+    spec["components"].setdefault("securitySchemes", {})["session"] = {
+        "type": "apiKey", "in": "cookie", "name": COOKIE,
+        "description": "the session cookie POST /login sets"}
+    spec["security"] = [{"session": []}]
+    for path in spec["paths"].values():
+        for operation in path.values():
+            operation.get("responses", {}).pop("422", None)
+    for unused in ("HTTPValidationError", "ValidationError"):
+        spec["components"]["schemas"].pop(unused, None)
+    return spec
+
+
+# ---------------------------------------------------------------------------- event streams
+
+class Viewer:
+    """One event stream: updates offered from the floor's thread wait in a bounded queue on
+    the server's loop; a viewer that falls STREAM_QUEUE behind is dropped."""
+
+    def __init__(self, session: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.session = session
+        self.loop = loop
+        self.queue: asyncio.Queue[Update | None] = asyncio.Queue(STREAM_QUEUE)
+        self.dropped = False
+        self.on_drop: Callable[[], Any] = lambda: None
+
+    def offer(self, update: Update | None) -> None:
+        """From any thread."""
+        with contextlib.suppress(RuntimeError):  # a closed loop: the hub is stopping
+            self.loop.call_soon_threadsafe(self._put, update)
+
+    def _put(self, update: Update | None) -> None:
+        if self.dropped:
+            return
+        try:
+            self.queue.put_nowait(update)
+        except asyncio.QueueFull:
+            # It stopped reading: nothing more is kept for it, and its stream ends (the page
+            # reconnects and gets a fresh snapshot).
+            self.dropped = True
+            self.queue = asyncio.Queue(1)
+            self.queue.put_nowait(None)
+            self.on_drop()
+
+
+class StreamRegistry:
+    def __init__(self) -> None:
+        self.viewers: list[Viewer] = []
+        self.lock = threading.Lock()
+
+    def open(self, session: str, loop: asyncio.AbstractEventLoop) -> Viewer:
+        with self.lock:
+            mine = [v for v in self.viewers if v.session == session]
+            if len(mine) >= MAX_STREAMS_PER_SESSION:
+                raise Refused(429, f"at most {MAX_STREAMS_PER_SESSION} streams a session: "
+                                   "close a tab")
+            if len(self.viewers) >= MAX_STREAMS:
+                raise Refused(503, "the hub serves as many streams as it can")
+            viewer = Viewer(session, loop)
+            self.viewers.append(viewer)
+            return viewer
+
+    def close(self, viewer: Viewer) -> None:
+        with self.lock:
+            if viewer in self.viewers:
+                self.viewers.remove(viewer)
+
+
+async def _events(hub: Hub, streams: StreamRegistry, viewer: Viewer,
+                  snapshot: dict[str, Any]) -> AsyncIterator[bytes]:
+    try:
+        yield b"retry: 1000\nevent: snapshot\ndata: " + encode(snapshot).encode() + b"\n\n"
+        while True:
+            try:
+                update = await asyncio.wait_for(viewer.queue.get(), HEARTBEAT)
+            except TimeoutError:
+                yield b": keep-alive\n\n"
+                continue
+            if update is None:
+                return
+            chunks = [update]
+            while len(chunks) < 200 and not viewer.queue.empty():  # what waits: one write
+                more = viewer.queue.get_nowait()
+                if more is None:
                     break
-                chunks = [update]
-                while len(chunks) < 200:  # what waits goes out in one write
-                    try:
-                        more = stream.get_nowait()
-                    except queue.Empty:
-                        break
-                    if more is None:
-                        break
-                    chunks.append(more)
-                self.wfile.write(b"".join(b"event: update\ndata: " + encode(c).encode() +
-                                          b"\n\n" for c in chunks))
-                self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
-            pass
-        finally:
-            self.hub.unsubscribe(stream)
+                chunks.append(more)
+            yield b"".join(b"event: update\ndata: " + encode(c).encode() + b"\n\n"
+                           for c in chunks)
+    finally:
+        hub.unsubscribe(viewer.offer)
+        streams.close(viewer)
 
-    # ------------------------------------------------------------------ POST
-    def do_POST(self) -> None:
-        self._guarded(self._post)
 
-    def _post(self) -> None:
-        path = urllib.parse.urlsplit(self.path).path
+class EventStream(StreamingResponse):
+    """A stream whose every write has SEND_TIMEOUT: a viewer whose TCP window stays shut (a
+    tablet gone to sleep mid-stream) is dropped, its connection closed."""
+
+    async def stream_response(self, send: Any) -> None:
+        async def timed(message: Any) -> None:
+            await asyncio.wait_for(send(message), SEND_TIMEOUT)
+
+        try:
+            await super().stream_response(timed)
+        except TimeoutError:
+            log.info("dropped an event stream that stopped reading for %g s", SEND_TIMEOUT)
+            await self.body_iterator.aclose()  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------- ASGI guards
+
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
+
+
+class Guard:
+    """Around the whole app: security headers on every answer (errors too), the body cap
+    whatever Content-Length says, JSON bodies strictly parsed, and POSTs from another site
+    refused."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_guarded(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", [])
+                           if k.lower() != b"cache-control"]
+                headers += [(k.lower().encode(), v.encode())
+                            for k, v in SECURITY_HEADERS.items()]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        refusal = _refusal(scope)
+        if refusal is not None:
+            await _answer(send_guarded, *refusal)
+            return
+        body = b""
+        if scope["method"] in ("POST", "PUT", "PATCH"):
+            try:
+                body = await _read_body(receive)
+            except Refused as exc:
+                await _answer(send_guarded, exc.status, exc.message, close=True)
+                return
+            headers = dict(scope["headers"])
+            kind = headers.get(b"content-type", b"").decode("latin-1")
+            if scope["path"].startswith("/api/"):
+                if not kind.startswith("application/json"):
+                    await _answer(send_guarded, 415, "send JSON (application/json)")
+                    return
+                try:
+                    decode(body or b"{}", max_bytes=MAX_BODY)
+                except WireError as exc:
+                    await _answer(send_guarded, 400, f"not JSON: {exc}")
+                    return
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            message: dict[str, Any] = await receive()
+            return message
+
+        await self.app(scope, replay if scope["method"] in ("POST", "PUT", "PATCH")
+                       else receive, send_guarded)
+
+
+def _refusal(scope: dict[str, Any]) -> tuple[int, str] | None:
+    headers = dict(scope["headers"])
+    if scope["method"] == "POST":
         # A browser names the page a POST comes from: another site's page may not log anyone
         # in or out, nor act (the cookie's SameSite=Strict covers the rest).
-        origin = self.headers.get("Origin")
-        if origin and urllib.parse.urlsplit(origin).netloc != self.headers.get("Host"):
-            raise _Refused(HTTPStatus.FORBIDDEN, f"a request from {origin} is refused: use "
-                                                 "the dashboard's own pages")
-        if path == "/login":
-            form = urllib.parse.parse_qs(self._body().decode("utf-8", "replace"))
-            name = (form.get("user") or [""])[0]
-            password = (form.get("password") or [""])[0]
-            try:
-                token = self.hub.sessions.login(name, password, time.monotonic())
-            except ValueError as exc:
-                where = "/login?" + urllib.parse.urlencode({"error": str(exc)})
-                self._redirect(where)
-                return
-            self._redirect("/", self._cookie(token, SESSION_SECONDS))
-            return
-        if path == "/logout":
-            self.hub.sessions.logout(self._token())
-            self._redirect("/login", self._cookie("", 0))
-            return
-        if (match := re.fullmatch(r"/api/alerts/(\d+)/ack", path)):
-            user = self._require("acknowledge")
-            self._json_body()
-            self._json(self.hub.acknowledge(user, int(match[1])))
-        elif path == "/api/clock":
-            user = self._require("clock")
-            body = self._json_body()
-            if not isinstance(body, dict) or not isinstance(body.get("action"), str):
-                raise _Refused(HTTPStatus.BAD_REQUEST, "a clock command has an action")
-            self._json(self.hub.clock_command(user, body["action"], body.get("value")))
-        elif path == "/api/hand-for-hand/release":
-            user = self._require("clock")
-            self._json_body()
-            self._json({"released": self.hub.release_hand(user)})
-        elif (match := re.fullmatch(r"/api/tables/([^/]+)/cmd/([a-z-]+)", path)):
-            user = self._require("command")
-            self._json(self.hub.table_command(user, urllib.parse.unquote(match[1]), match[2],
-                                              self._json_body()))
-        else:
-            raise _Refused(HTTPStatus.NOT_FOUND, f"nothing at {path}")
+        origin = headers.get(b"origin", b"").decode("latin-1")
+        host = headers.get(b"host", b"").decode("latin-1")
+        if origin and urllib.parse.urlsplit(origin).netloc != host:
+            return 403, f"a request from {origin[:100]} is refused: use the dashboard's pages"
+    length = headers.get(b"content-length")
+    if length is not None:
+        text = length.decode("latin-1")
+        if not (text.isascii() and text.isdigit()):
+            return 400, f"Content-Length {text[:20]!r} is not a length"
+        if int(text) > MAX_BODY:
+            return 413, f"a request body is at most {MAX_BODY} bytes"
+    return None
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    hub: Hub
-    https = False
-    stopping: threading.Event
+async def _read_body(receive: Any) -> bytes:
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise Refused(400, "the client went away")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise Refused(413, f"a request body is at most {MAX_BODY} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def _answer(send: Any, status: int, message: str, *, close: bool = False) -> None:
+    body = encode({"error": message}).encode()
+    headers = [(b"content-type", b"application/json"),
+               (b"content-length", str(len(body)).encode())]
+    if close:  # its body may be unread: this connection cannot carry another request
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class DeadlineH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a deadline for receiving a whole request (headers
+    and body): uvicorn's keep-alive timer starts again with every byte, so a client that
+    trickles a byte at a time would hold a connection (and a slot) for ever."""
+
+    _deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self._deadline is None and self.conn.their_state is h11.IDLE:
+            self._arm()  # the next request on a kept-alive connection
+        super().data_received(data)
+        if self.conn.their_state in (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR):
+            self._disarm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def send_400_response(self, msg: str) -> None:
+        """A request h11 cannot parse (a negative Content-Length, a header too long): said
+        as JSON with the security headers, like every other refusal."""
+        body = encode({"error": "not an HTTP/1.1 request the hub can read: " + msg}).encode()
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close"),
+                   (b"content-length", str(len(body)).encode())]
+        headers += [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+        try:
+            output = self.conn.send(h11.Response(status_code=400, headers=headers,
+                                                 reason=b"Bad Request"))
+            output += self.conn.send(h11.Data(data=body))
+            output += self.conn.send(h11.EndOfMessage())
+        except h11.LocalProtocolError:  # h11 is past the point of answering: just close
+            output = b""
+        self.transport.write(output)
+        self.transport.close()
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(REQUEST_DEADLINE, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        self._deadline = None
+        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and \
+                not self.transport.is_closing():
+            log.info("a request from %s was not received within %g s: connection closed",
+                     self.client, REQUEST_DEADLINE)
+            self.transport.close()
+
+
+# ---------------------------------------------------------------------------- the server
+
+class WebServer:
+    """uvicorn on its own thread and event loop, in the hub's process."""
+
+    def __init__(self, hub: Hub, host: str, port: int, cert: str | None,
+                 key: str | None) -> None:
+        import uvicorn
+
+        self.app = create_app(hub)
+        self.https = bool(cert)
+        self.sock = socket.create_server((host, port), reuse_port=False)
+        self.server_address = self.sock.getsockname()
+        config = uvicorn.Config(
+            Guard(self.app), http=DeadlineH11Protocol, ws="none", lifespan="off",
+            timeout_keep_alive=int(KEEP_ALIVE), limit_concurrency=MAX_CONNECTIONS,
+            h11_max_incomplete_event_size=MAX_HEADER_BYTES, ssl_certfile=cert,
+            ssl_keyfile=key, log_level="warning", access_log=False, server_header=False,
+            date_header=False, timeout_graceful_shutdown=2)
+        self.server = uvicorn.Server(config)  # off the main thread: it installs no signals
+        self.thread = start_worker(lambda: self.server.run(sockets=[self.sock]), "hub-web")
+        deadline = time.monotonic() + 10
+        while not self.server.started and self.thread.is_alive() and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    @property
+    def streams(self) -> StreamRegistry:
+        registry: StreamRegistry = self.app.state.streams
+        return registry
 
     def shutdown(self) -> None:
-        self.stopping.set()
-        super().shutdown()
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
 
 
 def serve(hub: Hub, host: str, port: int, *, cert: str | None = None,
-          key: str | None = None) -> _Server:
-    """Start the dashboard's server in a thread of its own; port 0 picks a free one."""
-    server = _Server((host, port), FloorHandler)
-    server.hub = hub
-    server.stopping = threading.Event()
-    if cert:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(cert, key)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-        server.https = True
-    start_worker(server.serve_forever, "hub-web")
-    return server
+          key: str | None = None) -> WebServer:
+    """Start the dashboard's server; port 0 picks a free one."""
+    return WebServer(hub, host, port, cert, key)
+
+
+if __name__ == "__main__":  # python -m hub.web > docs/openapi.json
+    import json
+    import sys
+    from typing import cast
+
+    sys.stdout.write(json.dumps(document(create_app(cast("Hub", None))), indent=1,
+                                ensure_ascii=False) + "\n")

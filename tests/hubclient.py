@@ -79,8 +79,8 @@ class Staff:
                         else:  # "at": when it arrived here (UTC ms), for delays
                             self.updates.append({**json.loads(line[6:]),
                                                  "at": time.time() * 1000})
-            except (OSError, ValueError):
-                pass
+            except (OSError, ValueError, AttributeError, http.client.HTTPException):
+                pass  # the stream closed (by close(), or the hub stopping)
 
         threading.Thread(target=read, daemon=True).start()
         assert ready.wait(10), "no snapshot on the event stream"
@@ -95,4 +95,12 @@ class Staff:
 
     def close(self) -> None:
         if self._stream is not None:
+            # Shut the socket first: the reading thread holds the response's buffer while it
+            # waits, and a plain close would wait for the next heartbeat.
+            if self._stream.sock is not None:
+                import contextlib
+                import socket
+
+                with contextlib.suppress(OSError):
+                    self._stream.sock.shutdown(socket.SHUT_RDWR)
             self._stream.close()
