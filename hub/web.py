@@ -40,6 +40,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from controller.wire import WireError, decode, encode
 from hardware.supervise import start_worker
 from hub.auth import ROLES, SESSION_SECONDS, LoginRefused
+from hub.floor import Alert
 
 if TYPE_CHECKING:
     from hub.auth import User
@@ -99,19 +100,6 @@ class Me(BaseModel):
     role: Literal["viewer", "floor", "supervisor"]
     may: list[str]
     venue: str
-
-
-class AlertBody(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    id: int
-    table: str
-    kind: str
-    text: str
-    hand: int | None
-    ts: int
-    historical: bool
-    acked_by: str | None
-    acked_at: int | None
 
 
 class ClockCommandBody(BaseModel):
@@ -295,7 +283,7 @@ def create_app(hub: Hub) -> FastAPI:
     def floor_log(user: User = command) -> list[dict[str, Any]]:
         return list(staff_error(hub.floor_log))
 
-    @app.post("/api/alerts/{alert}/ack", response_model=AlertBody, responses=_ERRORS,
+    @app.post("/api/alerts/{alert}/ack", response_model=Alert, responses=_ERRORS,
               tags=["floor"], summary="acknowledge an alert")
     def ack(alert: Annotated[int, Path(ge=1, le=2**53 - 1)], body: Empty | None = None,
             user: User = acknowledge) -> dict[str, Any]:
