@@ -29,6 +29,7 @@ ALERT_LABELS = {
 ALERT_EVENT_TYPES = ("ruling", "deck_check.result", "irregularity", "shot_clock",
                      "floor.called", "journal.quarantined")
 MAX_OPEN_ALERTS_PER_TABLE = 50  # more are kept in the database and counted, not shown
+MAX_ALERT_TEXT = 500  # characters of a table's text kept in an alert
 
 
 def alert_of(envelope: dict[str, Any]) -> tuple[str, str] | None:
@@ -306,7 +307,7 @@ class FloorView:
     # ------------------------------------------------------------------ helpers
     def _raise(self, table: str, kind: str, text: str, hand: Any, ts: int,
                historical: bool, seq: int | None = None) -> list[Update]:
-        alert = Alert(self.next_alert, table, kind, text,
+        alert = Alert(self.next_alert, table, kind, text[:MAX_ALERT_TEXT],
                       int(hand) if isinstance(hand, int) else None, ts, historical, seq=seq)
         self.next_alert += 1
         self.alerts[alert.id] = alert

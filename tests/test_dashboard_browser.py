@@ -255,6 +255,51 @@ def test_the_dashboard_fits_a_tablet_held_upright(venue, tmp_path):
     page.context.close()
 
 
+def test_hostile_text_from_a_table_is_shown_harmlessly_and_the_layout_holds(venue, tmp_path):
+    """A table (t9, here a raw MQTT client) whose dealer name is 100 kB of one unbroken word
+    behind a right-to-left override, and whose misdeal ruling text is one word of the most the
+    contract allows (200 characters): the override
+    is shown as a visible mark, nothing widens the page, the Acknowledge button stays on
+    screen, at 1280 px and on a tablet held upright."""
+    import json
+
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    word = "\u202e" + "W" * 100_000
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    client.connect("127.0.0.1", venue["broker"].port)
+    client.loop_start()
+    root = "pkr/v1/sim/tables/t9/"
+    try:
+        client.publish(root + "state", json.dumps({
+            "hand": 1, "in_progress": True, "shoe": "ok", "clock": None, "dealer": word,
+            "hand_for_hand": "off", "seats": [1, 2], "links": {"hub": "ok"}, "last_seq": 1,
+            "ts": 1}), qos=1).wait_for_publish(5)
+        client.publish(root + "events", json.dumps({
+            "v": 1, "event_id": "t9:1", "venue": "sim", "table": "t9", "seq": 1, "boot": 1,
+            "type": "ruling", "ts": int(time.time() * 1000), "hand": 1, "dealer": None,
+            "historical": False, "data": {"action": "misdeal", "text": word[:200]}}),
+            qos=1).wait_for_publish(5)
+        for viewport in ({"width": 1280, "height": 900}, {"width": 768, "height": 1024}):
+            page = _page(venue, "maria", viewport=viewport)
+            page.wait_for_selector("#alerts .alert[data-table=t9] button.ack")
+            page.wait_for_selector(".table[data-table=t9]")
+            width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert width[0] <= width[1], f"{width[0]} px of page on a {width[1]} px screen"
+            box = page.locator("#alerts .alert[data-table=t9] button.ack").bounding_box()
+            assert box is not None and box["x"] + box["width"] <= viewport["width"], box
+            text = page.locator(".table[data-table=t9]").inner_text()
+            assert "[U+202E]" in text and "\u202e" not in text
+            if viewport["width"] == 768:
+                _shoot(page, "dashboard-hostile-text", tmp_path)
+            page.context.close()
+    finally:
+        client.publish(root + "state", b"", qos=1, retain=True)
+        client.loop_stop()
+        client.disconnect()
+
+
 def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):
     maria = _page(venue, "maria")
     t2 = venue["tables"].tables[1]

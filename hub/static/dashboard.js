@@ -3,10 +3,24 @@
 "use strict";
 
 const $ = (selector, root = document) => root.querySelector(selector);
+
+// Text from the tables and the network as it is shown: bidirectional controls made visible
+// (a right-to-left override could make one table's text read as another's), and cut at a
+// length the layout can hold.
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const MAX_SHOWN = 500;
+function shown(value) {
+  let text = String(value);
+  if (text.length > MAX_SHOWN) {
+    text = `${text.slice(0, MAX_SHOWN)}… (${text.length - MAX_SHOWN} more characters)`;
+  }
+  return text.replace(BIDI, (c) => `[U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}]`);
+}
+
 const el = (tag, cls, text) => {
   const node = document.createElement(tag);
   if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (text !== undefined && text !== null) node.textContent = shown(text);
   return node;
 };
 
@@ -248,7 +262,7 @@ async function clockCommand(action, value) {
     reply.textContent = `clock ${action}: done`;
   } catch (e) {
     reply.className = "reply error";
-    reply.textContent = `clock ${action}: ${e.message}`;
+    reply.textContent = shown(`clock ${action}: ${e.message}`);
   }
 }
 
@@ -260,7 +274,7 @@ async function tableCommand(name, command, body) {
     reply.textContent = `${command} sent to table ${name}`;
   } catch (e) {
     reply.className = "reply error";
-    reply.textContent = `${command}: ${e.message}`;
+    reply.textContent = shown(`${command}: ${e.message}`);
   }
 }
 
@@ -297,7 +311,7 @@ async function openTable(name) {
       return div;
     }));
     if (!history.hands.length) hands.textContent = "no hands recorded yet";
-  } catch (e) { hands.textContent = e.message; }
+  } catch (e) { hands.textContent = shown(e.message); }
 }
 
 function describe(e) {
@@ -327,7 +341,7 @@ async function showLog() {
       return el("li", null, `${when} ${line.user}: ${line.action}${detail ? " (" + detail + ")" : ""}`);
     }));
     if (!lines.length) list.textContent = "nothing yet";
-  } catch (e) { list.textContent = e.message; }
+  } catch (e) { list.textContent = shown(e.message); }
 }
 
 function setUpDialog() {
@@ -392,7 +406,7 @@ async function startDashboard() {
 
 if (document.body.classList.contains("login")) {
   const error = new URLSearchParams(window.location.search).get("error");
-  if (error) { $("#error").textContent = error; $("#error").hidden = false; }
+  if (error) { $("#error").textContent = shown(error); $("#error").hidden = false; }
 } else {
   startDashboard();
 }
