@@ -1,4 +1,5 @@
-"""The AsyncAPI document (``docs/asyncapi.json``) as the gate of every MQTT boundary.
+"""The AsyncAPI document (``controller/asyncapi.json``, shipped in the package; ``docs/`` links
+to it) as the gate of every MQTT boundary.
 
 ``receive(schema, payload)`` is what a table daemon or the hub calls on every message it
 consumes, before acting on it: strict JSON (``controller/wire.py``) that keeps to the named
@@ -13,12 +14,11 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 from controller.wire import WireError, decode
 
-DOCUMENT = Path(__file__).resolve().parents[1] / "docs" / "asyncapi.json"
 # A table id or venue as a topic level: what make-certs.sh issues (no MQTT wildcards, no '/').
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")  # as a table id in the configuration
 
@@ -29,7 +29,8 @@ class ContractError(ValueError):
 
 @lru_cache(maxsize=1)
 def document() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(DOCUMENT.read_text(encoding="utf-8"))
+    text = resources.files("controller").joinpath("asyncapi.json").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
     return data
 
 

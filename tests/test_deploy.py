@@ -84,3 +84,19 @@ def test_tablectl_run_refuses_a_bad_configuration(tmp_path):
     assert result.returncode == 2
     assert "table.button" in result.stderr and "shoe.backend" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_installed_package_carries_what_it_reads_at_run_time(tmp_path):
+    """deploy/install.sh installs the project (not editable): the AsyncAPI document every
+    MQTT boundary validates against, the structures, profiles and the dashboard's files must
+    be in the wheel, not only in the checkout."""
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
+    (wheel,) = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for needed in ("controller/asyncapi.json", "controller/structures/tda-2024.toml",
+                   "controller/profiles/tda-2024.toml", "hub/static/dashboard.js",
+                   "hub/static/login.html"):
+        assert needed in names, needed
