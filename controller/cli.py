@@ -517,7 +517,7 @@ def cmd_hub_user(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a benchmark command from the source tree's tests/bench."""
-    import runpy
+    import subprocess
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
@@ -526,14 +526,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
               "venue": "venue"}[args.which]
     if not (root / "tests" / "bench" / f"{module}.py").exists():
         return _fail("benchmarks run from a source checkout (tests/bench is not installed)")
-    sys.path.insert(0, str(root))
     argv = ([args.which] if module == "mqtt" else []) + args.rest
-    sys.argv = [f"tablectl bench {args.which}", *argv]
-    try:
-        runpy.run_module(f"tests.bench.{module}", run_name="__main__")
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
+    # A process of its own, as `python -m`: a benchmark that starts worker processes (venue)
+    # needs its module importable by name in them, which runpy's __main__ is not.
+    return subprocess.call([sys.executable, "-m", f"tests.bench.{module}", *argv], cwd=root)
 
 
 def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,

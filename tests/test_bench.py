@@ -9,21 +9,22 @@ import sys
 
 import pytest
 
+# The README's commands (`tablectl bench NAME ...`), at small sizes.
 RUNS = {
-    "replay": ["replay_throughput", "--hands", "20"],
-    "shoe": ["shoe_link", "--frames", "500", "--samples", "40"],
-    "display": ["display", "--frames", "5", "--idle-seconds", "1"],
-    "latency": ["mqtt", "latency", "--cards", "30"],
-    "outage": ["mqtt", "outage", "--events", "300"],
-    "footprint": ["footprint", "--hands", "1", "--idle-seconds", "1"],
-    "venue": ["venue", "--tables", "6", "--events", "10", "--pace-seconds", "2"],
+    "replay": ["--hands", "20"],
+    "shoe": ["--frames", "500", "--samples", "40"],
+    "display": ["--frames", "5", "--idle-seconds", "1"],
+    "latency": ["--cards", "30"],
+    "outage": ["--events", "300"],
+    "footprint": ["--hands", "1", "--idle-seconds", "1"],
+    "venue": ["--tables", "6", "--events", "10", "--pace-seconds", "2"],
 }
 
 
 def _bench(name: str) -> dict:
-    module, *args = RUNS[name]
-    result = subprocess.run([sys.executable, "-m", f"tests.bench.{module}", *args, "--json"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-m", "controller.cli", "bench", name,
+                             *RUNS[name], "--json"], capture_output=True, text=True,
+                            timeout=120)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
