@@ -43,7 +43,7 @@ VENUE = "hostile"
 
 @pytest.mark.parametrize("payload", [
     b'{"elapsed": NaN}', b'{"elapsed": Infinity}', b'{"elapsed": -Infinity}',
-    b'{"elapsed": 1e400}', b'{"seq": 100000000000000000000000}', b'{"a": 1, "a": 2}',
+    b'{"elapsed": 1e400}', b'{"seq": 100000000000000000000000}',
     b'{"text": "a\\u0000b"}', b'{"text": "\\ud800"}', '{"seq": 1}'.encode("utf-16"),
     b"\xff\xfe", b"[" * 5000 + b"]" * 5000, b'{"x": "' + b"y" * 300_000 + b'"}',
     b'{"x": 1', b"",
