@@ -13,7 +13,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from controller.datafiles import ProblemsError, parse_toml
@@ -143,7 +142,6 @@ def builtin_structures() -> list[str]:
 
 
 STRUCTURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-MAX_STRUCTURE_BYTES = 256 * 1024
 # No tournament plays a month of clock time: a longer reading is a sender's mistake (or an
 # attack), refused before it reaches the clock, the screens or the journal.
 MAX_CLOCK_SECONDS = 30 * 24 * 3600.0
@@ -158,25 +156,14 @@ def check_structure_name(name: str) -> None:
             "house's own structures go in the structures directory of its configuration"])
 
 
-def load_structure(name: str, directory: str | Path | None = None) -> Structure:
-    """The structure called ``name``: the house's own ``<directory>/<name>.toml`` if there is
-    one (a regular file), else the built-in one."""
+def load_structure(name: str) -> Structure:
+    """The built-in structure called ``name`` (a house's own come through a loader the shell
+    passes in: ``hardware/house_files.py``)."""
     check_structure_name(name)
-    if directory is not None:
-        path = Path(directory) / f"{name}.toml"
-        if path.is_file():  # a regular file: a FIFO or a device is never opened
-            with path.open("rb") as handle:
-                raw = handle.read(MAX_STRUCTURE_BYTES + 1)
-            if len(raw) > MAX_STRUCTURE_BYTES:
-                raise StructureError(name, [f"the file is over {MAX_STRUCTURE_BYTES} bytes"])
-            data = parse_toml(raw.decode("utf-8", "replace"), StructureError, name)
-            return structure_from_data(data, name)
     resource = resources.files("controller") / "structures" / f"{name}.toml"
     if not resource.is_file():
-        where = " or in the house's structures directory" if directory is not None else ""
         raise StructureError(name, [
-            f"no structure named {name!r} (built-in: {', '.join(builtin_structures())}"
-            f"{where})"])
+            f"no structure named {name!r} (built-in: {', '.join(builtin_structures())})"])
     data = parse_toml(resource.read_text(encoding="utf-8"), StructureError, name)
     return structure_from_data(data, name)
 

@@ -28,7 +28,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.clock import load_structure
 from controller.config import Config, ConfigError, config_from_data
 from controller.datafiles import read_toml
 from controller.decks import DeckRegistry
@@ -46,6 +45,7 @@ from controller.reporting import Command, command_input, state_snapshot
 from controller.screens import DisplayModel, Status
 from controller.table import Table, TableConfig, TableUsageError
 from controller.wire import decode
+from hardware.house_files import house_structure
 from hardware.supervise import EXIT_WORKER_DIED, FAILED, failures
 
 STATE_REFRESH = 10.0  # seconds between state snapshots when only the clock moves
@@ -161,7 +161,7 @@ class Daemon:
                            TableConfig(deal_gap=config.deal_gap,
                                        gestures=dict(config.gesture_actions), evaluate=False),
                            registry=registry,
-                           structure_loader=lambda name: load_structure(name, structures))
+                           structure_loader=lambda name: house_structure(name, structures))
         self.model = DisplayModel(status=Status(hub="lost" if config.mqtt_enabled else None))
         journal = self.outbox.journal_lines()
         if journal:

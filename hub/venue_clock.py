@@ -20,9 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.clock import MAX_CLOCK_SECONDS, Structure, load_structure
+from controller.clock import MAX_CLOCK_SECONDS, Structure
 from controller.contract import ContractError, receive
 from controller.wire import WireError, decode, encode
+from hardware.house_files import house_structure
 from hardware.mqtt_link import TlsSettings, mqtt_client
 from hardware.supervise import start_worker
 
@@ -66,7 +67,7 @@ class VenueClock:
         if action == "start":
             if not isinstance(argument, str):
                 raise ValueError(f"start: a structure name, not {argument!r}")
-            self.structure = load_structure(argument, self.structures)
+            self.structure = house_structure(argument, self.structures)
             self.elapsed_before, self.running_since = 0.0, now
             return
         if self.structure is None:
@@ -142,7 +143,7 @@ class VenueClock:
         if saved["structure"] is None:
             self.structure = None
             return
-        self.structure = load_structure(str(saved["structure"]), self.structures)
+        self.structure = house_structure(str(saved["structure"]), self.structures)
         running = bool(saved["running"])
         elapsed = float(saved["elapsed"]) + (max(0.0, seconds_since) if running else 0.0)
         self.elapsed_before = min(MAX_CLOCK_SECONDS, elapsed)

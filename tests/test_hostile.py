@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from controller.clock import MAX_CLOCK_SECONDS, StructureError, load_structure
+from controller.clock import MAX_CLOCK_SECONDS, StructureError
 from controller.config import config_from_data
 from controller.contract import ContractError, receive, validate
 from controller.inputs import InputError, parse_input
@@ -27,6 +27,7 @@ from controller.reporting import envelope
 from controller.wire import MAX_DEPTH, WireError, decode, encode
 from hardware import supervise
 from hardware.daemon import Daemon
+from hardware.house_files import house_structure
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from hub import auth
@@ -92,7 +93,7 @@ def test_a_clock_sync_out_of_range_never_reaches_the_core(elapsed):
 def test_a_structure_is_asked_for_by_name_never_by_path(tmp_path, name):
     (tmp_path / "users.toml").write_text('[users.sam]\nrole = "floor"\n')
     with pytest.raises(StructureError) as refused:
-        load_structure(name, tmp_path if name == "users" else None)
+        house_structure(name, tmp_path if name == "users" else None)
     assert "role" not in str(refused.value)  # nothing of another file's values is told
     if name != "users":  # a name, but of no structure
         with pytest.raises(InputError, match="structure"):
@@ -110,7 +111,7 @@ def test_a_fifo_in_the_structures_directory_is_never_opened(tmp_path):
     worker.join(10)
     assert not worker.is_alive(), "reading the FIFO blocked"
     assert isinstance(result[0], StructureError)
-    assert load_structure("ours", tmp_path).periods[0].bb == 10
+    assert house_structure("ours", tmp_path).periods[0].bb == 10
 
 
 def test_a_table_reads_the_houses_structures_by_name_from_its_configured_directory(tmp_path):
@@ -131,7 +132,7 @@ def test_a_table_reads_the_houses_structures_by_name_from_its_configured_directo
 
 def _try_load(name, directory):
     try:
-        return load_structure(name, directory)
+        return house_structure(name, directory)
     except StructureError as exc:
         return exc
 
