@@ -20,7 +20,7 @@ from typing import Any
 from controller.wire import WireError, decode
 
 # A table id or venue as a topic level: what make-certs.sh issues (no MQTT wildcards, no '/').
-NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")  # as a table id in the configuration
+NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 
 class ContractError(ValueError):

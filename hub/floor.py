@@ -30,6 +30,7 @@ ALERT_EVENT_TYPES = ("ruling", "deck_check.result", "irregularity", "shot_clock"
                      "floor.called", "journal.quarantined")
 MAX_OPEN_ALERTS_PER_TABLE = 50  # more are kept in the database and counted, not shown
 MAX_ALERT_TEXT = 500  # characters of a table's text kept in an alert
+MAX_ALERTED_REMEMBERED = 20000  # events known to have raised their alert (a night's many times)
 
 
 def alert_of(envelope: dict[str, Any]) -> tuple[str, str] | None:
@@ -123,7 +124,9 @@ class FloorView:
     broker: str = "connecting"  # the hub's own link to the broker: ok, lost
     broker_since: int | None = None
     next_alert: int = 1
-    alerted: set[tuple[str, int]] = field(default_factory=set)  # (table, seq) with an alert
+    # (table, seq) of events that raised an alert, oldest first: each raises one, however it
+    # arrives (live, replayed, caught up from the store); bounded like _seen.
+    alerted: dict[tuple[str, int], None] = field(default_factory=dict)
     _seen: dict[str, set[int]] = field(default_factory=dict)
 
     MAX_COMMANDS = 200  # replies kept for the dashboard
@@ -202,7 +205,9 @@ class FloorView:
         seq = envelope.get("seq")
         if alert is None or not isinstance(seq, int) or (name, seq) in self.alerted:
             return []
-        self.alerted.add((name, seq))
+        self.alerted[(name, seq)] = None
+        while len(self.alerted) > MAX_ALERTED_REMEMBERED:
+            del self.alerted[next(iter(self.alerted))]
         return self._raise(name, alert[0], alert[1], envelope.get("hand"), ts, historical,
                            seq)
 
@@ -280,7 +285,7 @@ class FloorView:
         self.alerts[alert.id] = alert
         self.next_alert = max(self.next_alert, alert.id + 1)
         if alert.seq is not None:
-            self.alerted.add((alert.table, alert.seq))
+            self.alerted[(alert.table, alert.seq)] = None
         self._cap(alert.table)
 
     # ------------------------------------------------------------------ views

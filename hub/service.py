@@ -214,7 +214,7 @@ class Hub:
         # Ids go on from the newest in the database, purged or not shown.
         self.floor.next_alert = max(self.floor.next_alert, self._db.max_alert_id() + 1)
         since = self.now_ms() - RECENT_ALERTS_MS
-        self.floor.alerted |= self._db.alerted_events(since)
+        self.floor.alerted.update(dict.fromkeys(self._db.alerted_events(since)))
         # What the recorder stored while the floor was away raises its alerts now.
         caught_up = self.floor.catch_up(self._public_since(since))
         self._save_alerts(caught_up)

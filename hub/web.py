@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from controller.contract import NAME
 from controller.wire import WireError, decode, encode
 from hardware.supervise import start_worker
 from hub.auth import ROLES, SESSION_SECONDS, LoginRefused
@@ -138,7 +139,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
                        (401, "log in first"), (403, "the role may not do this"),
                        (413, "the body is too large"), (415, "send JSON"),
                        (503, "the hub is busy or stopping"))}
-TABLE = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,32}$", description="a table id")]
+TABLE = Annotated[str, Path(pattern=NAME.pattern, description="a table id")]
 
 
 # ---------------------------------------------------------------------------- the app

@@ -255,7 +255,10 @@ def test_a_stuck_floor_worker_is_unhealthy(tmp_path, broker):
 
 # ---------------------------------------------------------------------------- the floor's state
 
-def test_one_tables_flood_of_alerts_is_capped_and_counted():
+def test_one_tables_flood_of_alerts_is_capped_and_counted(monkeypatch):
+    from hub import floor as floor_module
+
+    monkeypatch.setattr(floor_module, "MAX_ALERTED_REMEMBERED", 1000)
     floor = FloorView(VENUE)
     for seq in range(1, 3001):
         floor.on_event("t1", {"seq": seq, "type": "floor.called", "ts": seq, "hand": 1,
@@ -267,6 +270,7 @@ def test_one_tables_flood_of_alerts_is_capped_and_counted():
     assert floor.tables["t1"].alerts_hidden == 3000 - MAX_OPEN_ALERTS_PER_TABLE
     assert [a["table"] for a in snapshot["alerts"]].count("t2") == 1
     assert len(encode(snapshot)) < 100_000
+    assert len(floor.alerted) == 1000 and ("t2", 1) in floor.alerted  # the newest kept
 
 
 # ---------------------------------------------------------------------------- the hub, live
