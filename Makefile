@@ -65,6 +65,7 @@ bench: $(STAMP)
 	$(PY) -m tests.bench.mqtt outage
 	$(PY) -m tests.bench.footprint
 	$(PY) -m tests.bench.venue --tables 200
+	$(PY) -m tests.bench.contract
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

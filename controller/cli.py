@@ -523,7 +523,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     root = Path(__file__).resolve().parents[1]
     module = {"latency": "mqtt", "outage": "mqtt", "replay": "replay_throughput",
               "shoe": "shoe_link", "display": "display", "footprint": "footprint",
-              "venue": "venue"}[args.which]
+              "venue": "venue", "contract": "contract"}[args.which]
     if not (root / "tests" / "bench" / f"{module}.py").exists():
         return _fail("benchmarks run from a source checkout (tests/bench is not installed)")
     argv = ([args.which] if module == "mqtt" else []) + args.rest
@@ -728,10 +728,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read the password from standard input (for scripts)")
     p.set_defaults(func=cmd_hub_user)
 
-    p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display, venue, "
-                                     "footprint")
+    p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display, "
+                                     "venue, contract, footprint")
     p.add_argument("which", choices=("latency", "outage", "replay", "shoe", "display",
-                                     "footprint", "venue"))
+                                     "footprint", "venue", "contract"))
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     p.set_defaults(func=cmd_bench)
 

@@ -18,6 +18,7 @@ RUNS = {
     "outage": ["--events", "300"],
     "footprint": ["--hands", "1", "--idle-seconds", "1"],
     "venue": ["--tables", "6", "--events", "10", "--pace-seconds", "2"],
+    "contract": ["--envelopes", "50"],
 }
 
 
@@ -69,3 +70,12 @@ def test_venue_bench_counts_every_event_into_the_recorder_and_the_dashboard():
     assert figures["lost"] == 0 and figures["recorder"]["duplicates"] == 0
     assert figures["dashboard"]["updates"] == figures["dashboard"]["expected"] == 12
     assert 0 < figures["dashboard"]["delay_p50_ms"] <= figures["dashboard"]["delay_p99_ms"]
+
+
+def test_contract_bench_measures_real_envelopes_against_the_parsing_floor():
+    figures = _bench("contract")
+    assert figures["envelopes"] == 50
+    assert set(figures["us_per_envelope"]) == {"json_loads", "wire_decode",
+                                               "receive_jsonschema_rs",
+                                               "receive_with_reference_jsonschema"}
+    assert figures["over_json_loads"]["json_loads"] == 1.0

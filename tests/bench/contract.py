@@ -1,0 +1,89 @@
+"""The cost of checking a message at a boundary, against parsing it at all.
+
+    python -m tests.bench.contract [--envelopes 2000] [--json]
+
+Real envelopes (the events of generated hands, as the table link publishes them on
+``private``), each measured in the same run:
+
+- the floor: ``json.loads`` of the bytes, which any consumer pays;
+- ``controller.wire.decode`` (strict JSON);
+- ``controller.contract.receive("Envelope", ...)``: strict JSON and the schema, with
+  jsonschema-rs, what the recorder does per message;
+- the reference ``jsonschema`` package validating the same schema (the choice not taken).
+
+Figures are microseconds per envelope (median of five passes) and ratios to the floor. It
+asserts nothing (tests assert behaviour, never speed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from controller.contract import document, receive
+from controller.dealer_script import session
+from controller.profiles import load_profile
+from controller.reporting import envelope
+from controller.wire import decode
+from tests.conftest import run as replay_lines
+
+
+def envelopes(count: int) -> list[bytes]:
+    lines, _ = session(random.Random(7), load_profile("tda-2024"), hands=max(2, count // 10),
+                       irregularity_rate=0.1)
+    events = replay_lines(lines)
+    return [json.dumps(envelope(e, venue="v", table="t1", seq=i + 1, boot=1, ts_ms=1000 + i),
+                       separators=(",", ":")).encode()
+            for i, e in enumerate(events[:count])]
+
+
+def per_envelope_us(check: Callable[[bytes], Any], payloads: list[bytes]) -> float:
+    passes = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for payload in payloads:
+            check(payload)
+        passes.append((time.perf_counter() - start) / len(payloads) * 1e6)
+    return round(statistics.median(passes), 2)
+
+
+def run(count: int) -> dict[str, Any]:
+    import jsonschema
+
+    payloads = envelopes(count)
+    root = {"$ref": "#/components/schemas/Envelope", "components": document()["components"]}
+    reference = jsonschema.Draft202012Validator(root)
+    figures = {
+        "json_loads": per_envelope_us(json.loads, payloads),
+        "wire_decode": per_envelope_us(decode, payloads),
+        "receive_jsonschema_rs": per_envelope_us(lambda p: receive("Envelope", p), payloads),
+        "receive_with_reference_jsonschema": per_envelope_us(
+            lambda p: reference.validate(decode(p)), payloads[: max(1, len(payloads) // 10)]),
+    }
+    floor = figures["json_loads"]
+    return {"envelopes": len(payloads), "us_per_envelope": figures,
+            "over_json_loads": {k: round(v / floor, 2) for k, v in figures.items()}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envelopes", type=int, default=2000)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    result = run(args.envelopes)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    for name, us in result["us_per_envelope"].items():
+        print(f"{name}: {us} us per envelope ({result['over_json_loads'][name]}x json.loads)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
