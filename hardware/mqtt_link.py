@@ -36,7 +36,6 @@ from hardware.outbox import Outbox
 from hardware.supervise import LogOnce, start_worker
 
 log = logging.getLogger("tablectl.link")
-_dumps = encode
 
 
 @dataclass
@@ -244,12 +243,12 @@ class TableLink:
             historical = seq <= self._backlog_upto
             message = envelope(event, venue=self.venue, table=self.table, seq=seq, boot=boot,
                                ts_ms=ts, historical=historical)
-            info = self._client.publish(self.topic("private"), _dumps(message), qos=1)
+            info = self._client.publish(self.topic("private"), encode(message), qos=1)
             public = public_event(event)
             if public is not None:
                 shown = envelope(public, venue=self.venue, table=self.table, seq=seq, boot=boot,
                                  ts_ms=ts, historical=historical)
-                self._client.publish(self.topic("events"), _dumps(shown), qos=1)
+                self._client.publish(self.topic("events"), encode(shown), qos=1)
             self._inflight[info.mid] = seq
             self._sent_upto = seq
             self.stats.published += 1
