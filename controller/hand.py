@@ -150,8 +150,9 @@ class Hand:
         if drawn.card == UNKNOWN:
             self._place(n, drawn, t)
             self._irregularity("unknown_tag", n, drawn, t)
+            what = f"UNKNOWN TAG {drawn.tag}" if drawn.tag else "UNREADABLE TAG"
             self._ruling("unknown_tag", "call_floor", "unknown_tag", t,
-                         f"UNKNOWN TAG {drawn.tag or ''}: call the floor to check the card")
+                         f"{what}: call the floor to check the card")
             return self.events
         if self.deck is not None and drawn.deck is not None and drawn.deck != self.deck:
             self._card_event(n, drawn, "out", None, self._street_for_event(), t)
@@ -214,9 +215,31 @@ class Hand:
     def shoe_fault(self, state: str, detail: str | None, t: float) -> list[Event]:
         self.events = []
         self._irregularity("shoe_fault", None, None, t, state=state, detail=detail)
-        what = "link lost" if state == "lost" else "reader fault"
+        if state == "lost":
+            what = "SHOE LINK LOST"
+        elif detail and detail.startswith("shoe restarted"):
+            what = "SHOE RESTARTED"
+        else:  # the translator's detail starts with the failing part ("firmware: ...")
+            part = detail.split(":", 1)[0] if detail and ":" in detail else "reader"
+            what = f"SHOE {part.replace('_', ' ').upper()[:20]} FAULT"
         self._ruling("shoe_fault", "call_floor", "shoe_fault", t,
-                     f"SHOE {what.upper()}: call the floor; hold the deal until the shoe is back")
+                     f"{what}: call the floor; hold the deal until the shoe is back")
+        return self.events
+
+    def reads_lost(self, lost: int, cards: int | None, detail: str | None,
+                   t: float) -> list[Event]:
+        """The shoe dropped ``lost`` messages (``cards`` of them card reads, None if it does
+        not say) while its link was down: what was dealt meanwhile is not all known."""
+        self.events = []
+        self._irregularity("shoe_fault", None, None, t, state="reads_lost", lost=lost,
+                           cards=cards, detail=detail)
+        if cards is None:
+            what = f"{lost} SHOE MESSAGES LOST"
+        else:
+            what = f"{cards} CARD READ{'S' if cards != 1 else ''} LOST"
+        self._ruling("shoe_fault", "call_floor", "shoe_fault", t,
+                     f"{what}: call the floor; check every seat and the board", lost=lost,
+                     cards=cards)
         return self.events
 
     def deck_reinserted(self, t: float) -> bool:

@@ -19,7 +19,7 @@ from controller.seating import SeatingError, normalise_seats
 
 GAMES = {"holdem": 2, "omaha": 4, "omaha8": 4}
 GESTURES = ("tap", "double_tap", "hold", "long_hold")
-SHOE_STATES = ("ok", "lost", "fault")
+SHOE_STATES = ("ok", "lost", "fault", "reads_lost")
 CLOCK_ACTIONS = ("start", "pause", "resume", "stop", "sync")
 HAND_FOR_HAND = ("on", "off", "release")
 
@@ -47,7 +47,8 @@ class DeckOut:
 
 @dataclass(frozen=True, slots=True)
 class CardRead:
-    """One card drawn from the shoe: a known card (``card``/``deck``) or a bare tag UID."""
+    """One card drawn from the shoe: a known card (``card``/``deck``), a bare tag UID, or
+    neither (an unreadable tag: a card went out that the shoe could not identify)."""
 
     card: str | None
     deck: str | None
@@ -86,9 +87,14 @@ class HandForHand:
 
 @dataclass(frozen=True, slots=True)
 class ShoeStatus:
+    """The shoe's state (ok, lost, fault), or ``reads_lost``: the shoe dropped ``lost``
+    messages it could not deliver, ``cards`` of them card reads (None: not known)."""
+
     state: str
     detail: str | None = None
     t: float | None = None
+    lost: int | None = None
+    cards: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,8 +242,14 @@ def _card(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input
             if card is not None or deck is not None:
                 problems.append("ndef: give either ndef or card/deck, not both")
             card, deck = tagged.card, tagged.deck
-    if card is None and tag is None:
-        problems.append("card: a card line needs 'card' (or 'ndef') or 'tag'")
+    unreadable = obj.get("unreadable", False)
+    if not isinstance(unreadable, bool):
+        problems.append(f"unreadable: must be true or false, not {unreadable!r}")
+    elif unreadable and (card is not None or tag is not None):
+        problems.append("unreadable: an unreadable tag has no 'card', 'ndef' or 'tag'")
+    elif card is None and tag is None and not unreadable:
+        problems.append("card: a card line needs 'card' (or 'ndef') or 'tag' (or "
+                        "'unreadable': true)")
     if tag is not None and not tag.strip():
         problems.append("tag: empty tag UID")
     try:
@@ -306,7 +318,20 @@ def _shoe(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input
     if state not in SHOE_STATES:
         problems.append(f"state: {state!r} is not one of {', '.join(SHOE_STATES)}")
         return None
-    return ShoeStatus(state, _opt_str(obj, "detail", problems), t)
+    lost = cards = None
+    if state == "reads_lost":
+        lost = obj.get("lost")
+        if isinstance(lost, bool) or not isinstance(lost, int) or not 1 <= lost <= 65535:
+            problems.append(f"lost: reads_lost needs the number of messages lost (1 to "
+                            f"65535), not {lost!r}")
+            lost = None
+        cards = obj.get("cards")
+        if cards is not None and (isinstance(cards, bool) or not isinstance(cards, int)
+                                  or not 0 <= cards <= 65535):
+            problems.append(f"cards: the card reads among them (0 to 65535) or null, not "
+                            f"{cards!r}")
+            cards = None
+    return ShoeStatus(state, _opt_str(obj, "detail", problems), t, lost, cards)
 
 
 def _dealer(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
@@ -380,6 +405,8 @@ def input_to_dict(item: Input) -> dict[str, Any]:
             line["face"] = item.face
         if item.boxed:
             line["boxed"] = True
+        if item.card is None and item.tag is None:
+            line["unreadable"] = True
     elif isinstance(item, Gesture):
         line = {"type": "button", "gesture": item.gesture}
     elif isinstance(item, SeatsChange):
@@ -395,6 +422,9 @@ def input_to_dict(item: Input) -> dict[str, Any]:
         line = {"type": "shoe", "state": item.state}
         if item.detail is not None:
             line["detail"] = item.detail
+        if item.state == "reads_lost":
+            line["lost"] = item.lost
+            line["cards"] = item.cards
     elif isinstance(item, DealerSignIn):
         line = {"type": "dealer", "dealer": item.dealer}
     elif isinstance(item, DeckCheckCommand):

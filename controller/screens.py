@@ -160,7 +160,7 @@ class DisplayModel:
             self.alert = None
             if self.hand_for_hand == "waiting":
                 self.hand_for_hand = "playing"
-        elif kind == "shoe":
+        elif kind == "shoe" and event.get("state") != "reads_lost":  # an event, not a state
             self.status.shoe = str(event.get("state"))
         elif kind == "dealer":
             self.status.dealer = event.get("dealer")

@@ -331,6 +331,8 @@ class Table:
 
     def _resolve(self, item: CardRead) -> Drawn:
         card, deck = item.card, item.deck
+        if card is None and item.tag is None:  # the shoe could not read the tag at all
+            return Drawn(UNKNOWN, None, item.face, item.boxed, None)
         if card is None and item.tag is not None:
             tagged = self.registry.resolve(item.tag, None)
             if tagged is None:
@@ -474,6 +476,8 @@ class Table:
         return self.clock.stop(t)
 
     def _shoe(self, item: ShoeStatus, t: float) -> list[Event]:
+        if item.state == "reads_lost":
+            return self._reads_lost(item, t)
         previous, self.shoe_state = self.shoe_state, item.state
         event: Event = {"type": "shoe", "state": item.state, "hand": self._active_number(),
                         "t": t}
@@ -485,6 +489,19 @@ class Table:
             events += self.hand.shoe_fault(item.state, item.detail, t)
         elif item.state == "ok" and previous != "ok" and self.hand_in_progress:
             event["resumed"] = True
+        return events
+
+    def _reads_lost(self, item: ShoeStatus, t: float) -> list[Event]:
+        """The shoe dropped messages it could not deliver: the hand in progress lacks reads
+        that happened at the table; only the floor can say what was dealt."""
+        event: Event = {"type": "shoe", "state": "reads_lost", "lost": item.lost,
+                        "cards": item.cards, "hand": self._active_number(), "t": t}
+        if item.detail:
+            event["detail"] = item.detail
+        events = [event]
+        if self.hand_in_progress:
+            assert self.hand is not None
+            events += self.hand.reads_lost(item.lost or 0, item.cards, item.detail, t)
         return events
 
     def clock_state(self) -> dict[str, Any] | None:

@@ -8,8 +8,11 @@ bytes out.
     port.write(link.data_to_send())      # acknowledgements and commands
 
 Reliable messages are delivered once and in order (go-back-N, cumulative ACKs); retransmitted
-ones are acknowledged again and dropped. What the device gets wrong is reported as events
-(``LinkNoise``), never raised; what the caller gets wrong raises ``UsageError``.
+ones are acknowledged again and dropped; messages the shoe dropped from a full queue are reported
+by sequence number (``ReadsLost``) and the link carries on from the shoe's numbering. The link
+never waits for something that cannot come: a frame ahead of the expected number, or a reliable
+frame before any HELLO, makes it ask the shoe for a HELLO. What the device gets wrong is reported
+as events (``LinkNoise``), never raised; what the caller gets wrong raises ``UsageError``.
 """
 
 from __future__ import annotations
@@ -48,6 +51,21 @@ class ShoeRestarted:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadsLost:
+    """The shoe dropped reliable messages it could not deliver (its queue was full while the
+    host was away): sequence numbers ``first_seq`` .. ``first_seq + count - 1``, of which
+    ``cards`` were card reads (None when the firmware does not count them)."""
+
+    first_seq: int
+    count: int
+    cards: int | None
+
+    @property
+    def last_seq(self) -> int:
+        return (self.first_seq + self.count - 1) & 0xFFFF
+
+
+@dataclass(frozen=True, slots=True)
 class Retransmission:
     """A reliable message seen again (its ACK was lost): acknowledged again, not delivered."""
 
@@ -69,7 +87,7 @@ class LinkDown:
     reason: str
 
 
-HostEvent = m.ShoeMessage | LinkNoise | ShoeRestarted | Retransmission
+HostEvent = m.ShoeMessage | LinkNoise | ShoeRestarted | Retransmission | ReadsLost
 ShoeLinkEvent = HostEvent | LinkUp | LinkDown
 
 
@@ -79,6 +97,8 @@ class LinkStats:
     delivered: int = 0
     retransmissions: int = 0
     ahead: int = 0
+    lost: int = 0
+    hello_requests: int = 0
     noise: dict[str, int] = field(default_factory=dict)
 
 
@@ -88,9 +108,13 @@ class HostLink:
         self._events: deque[HostEvent] = deque()
         self._out = bytearray()
         self._ack_due: int | None = None
+        self._hello_ack_due: int | None = None  # boot id whose HELLO is to be answered
         self.expected: int | None = None  # next reliable seq to accept; None until HELLO
         self.boot_id: int | None = None
         self.hello: m.Hello | None = None
+        self._lost_cards: int | None = None  # the shoe's count at its last HELLO
+        self._hello_wanted = False  # a HOST_HELLO is out and no HELLO or progress since
+        self._last_stalled: int | None = None  # seq of the last frame we could not accept
         self.stats = LinkStats()
 
     # -- input
@@ -111,6 +135,12 @@ class HostLink:
 
     # -- output
     def data_to_send(self) -> bytes:
+        if self._hello_ack_due is not None and self.expected is not None:
+            # Answers the HELLO and acknowledges at once (a plain ACK would be redundant).
+            self._out += encode_frame(m.HELLO_ACK, (self.expected - 1) & 0xFFFF,
+                                      self._hello_ack_due.to_bytes(4, "big"))
+            self._hello_ack_due = None
+            self._ack_due = None
         if self._ack_due is not None:
             self._out += encode_frame(m.ACK, self._ack_due)
             self._ack_due = None
@@ -148,22 +178,68 @@ class HostLink:
             self._hello(message)
         self._events.append(message)
 
+    def _stalled(self, seq: int) -> None:
+        """A reliable frame we cannot accept. Ask for a HELLO once per round of the shoe's
+        retransmissions: a frame numbered at or before the last one we could not accept means
+        the shoe started a new round, so our request or its answer was lost; ask again."""
+        last = self._last_stalled
+        if last is not None and ((seq - last) & 0xFFFF == 0 or (seq - last) & 0xFFFF >= 0x8000):
+            self._hello_wanted = False
+        self._last_stalled = seq
+        self._ask_for_hello()
+
+    def _ask_for_hello(self) -> None:
+        if not self._hello_wanted:
+            self._hello_wanted = True
+            self.stats.hello_requests += 1
+            self.request_hello()
+
     def _hello(self, hello: m.Hello) -> None:
+        self._hello_wanted = False
+        self._last_stalled = None
         if self.boot_id is not None and hello.boot_id != self.boot_id:
             self._events.append(ShoeRestarted(self.boot_id, hello.boot_id))
             self.expected = hello.next_seq
+            if hello.next_seq:
+                # A boot numbers from 0 and releases nothing before we answer its HELLO: a
+                # first HELLO past 0 means its queue overflowed while we were away.
+                cards = None if hello.lost_cards is None else min(hello.lost_cards,
+                                                                   hello.next_seq)
+                self._events.append(ReadsLost(0, hello.next_seq, cards))
+                self.stats.lost += hello.next_seq
+            # Whatever of the old boot was accepted in this same read must not be acknowledged
+            # to the new boot, whose numbers mean other messages.
+            self._ack_due = None
         elif self.expected is None:
             self.expected = hello.next_seq
-        # Same boot, link back: keep our own count; the shoe's oldest unacked message may be
-        # one we accepted whose ACK was lost, and it must not be delivered twice.
+        else:
+            gap = (hello.next_seq - self.expected) & 0xFFFF
+            if 0 < gap < 0x8000:
+                # Same boot, and the oldest message the shoe still holds is past what we
+                # accepted: the ones between were dropped from its full queue. Say which, and
+                # carry on from the shoe's numbering (waiting for them would wait forever).
+                cards = None
+                if hello.lost_cards is not None and self._lost_cards is not None:
+                    cards = min((hello.lost_cards - self._lost_cards) & 0xFFFF, gap)
+                self._events.append(ReadsLost(self.expected, gap, cards))
+                self.stats.lost += gap
+                self.expected = hello.next_seq
+            elif gap:
+                # Behind: the shoe's oldest unacked message is one we accepted whose ACK was
+                # lost; keep our count (it must not be delivered twice) and acknowledge again.
+                self._ack_due = (self.expected - 1) & 0xFFFF
         self.boot_id = hello.boot_id
         self.hello = hello
-        if self.expected is not None and (hello.next_seq - self.expected) & 0xFFFF >= 0x8000:
-            self._ack_due = (self.expected - 1) & 0xFFFF
+        self._lost_cards = hello.lost_cards
+        # Tell the shoe we follow this boot's numbering: until then it holds its messages.
+        self._hello_ack_due = hello.boot_id
 
     def _reliable(self, frame: Frame) -> None:
         if self.expected is None:
-            return  # before HELLO we cannot know the sequence: the shoe will send it again
+            # Before HELLO we cannot know the numbering: ask (the HELLO may have been lost on
+            # the line); the shoe will send this again.
+            self._stalled(frame.seq)
+            return
         distance = (frame.seq - self.expected) & 0xFFFF
         if distance >= 0x8000:
             self.stats.retransmissions += 1
@@ -171,8 +247,13 @@ class HostLink:
             self._ack_due = (self.expected - 1) & 0xFFFF
             return
         if distance > 0:
+            # A frame before it was lost on the line (the retransmission brings it), or the
+            # shoe dropped it from a full queue (its HELLO says so): ask, so neither can stall.
             self.stats.ahead += 1
-            return  # a frame before it was lost: wait for the retransmission, in order
+            self._stalled(frame.seq)
+            return
+        self._hello_wanted = False
+        self._last_stalled = None
         self.expected = (self.expected + 1) & 0xFFFF
         self._ack_due = frame.seq
         try:

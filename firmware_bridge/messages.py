@@ -15,6 +15,7 @@ FAULT = 0x13
 MODE = 0x14
 # Both ways / host to shoe.
 ACK = 0x20
+HELLO_ACK = 0x21
 HOST_HELLO = 0x81
 SET_MODE = 0x82
 
@@ -31,8 +32,13 @@ CAP_DECK_CHECK = 8
 FLAG_FACE_UP = 1
 FLAG_BOXED = 2
 FLAG_DECK_CHECK = 4
+FLAG_TEXT_CUT = 8
+FLAG_UNREADABLE = 16
 
-FAULT_CODES = {1: "reader", 2: "exit_sensor", 3: "stack_sensor"}
+UID_SIZES = (4, 7, 10)
+MAX_PAYLOAD = 240
+
+FAULT_CODES = {1: "reader", 2: "exit_sensor", 3: "stack_sensor", 4: "firmware"}
 
 
 class PayloadError(ValueError):
@@ -47,6 +53,8 @@ class Hello:
     caps: int
     firmware: str
     shoe_id: str
+    lost_cards: int | None = None  # card reads dropped from a full queue this boot (mod 2^16);
+    # None from firmware before 1.1, which did not count them
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,8 @@ class CardDrawn:
     face_up: bool
     boxed: bool
     deck_check: bool
+    text_cut: bool = False  # the tag's text was longer than a frame holds
+    unreadable: bool = False  # a card went out but its tag gave no UID
 
     @property
     def uid_hex(self) -> str:
@@ -136,8 +146,12 @@ def parse(type_: int, seq: int, payload: bytes) -> ShoeMessage:
         proto, boot_id, next_seq, caps = struct.unpack(">BIHH", head)
         firmware, off = _take_str(payload, off)
         shoe_id, off = _take_str(payload, off)
+        lost_cards = None
+        if off < len(payload):  # firmware 1.1 appends its count of lost card reads
+            raw, off = _take(payload, off, 2)
+            lost_cards = int.from_bytes(raw, "big")
         _done(payload, off)
-        return Hello(proto, boot_id, next_seq, caps, firmware, shoe_id)
+        return Hello(proto, boot_id, next_seq, caps, firmware, shoe_id, lost_cards)
     if type_ == HEARTBEAT:
         if len(payload) != 7:
             raise PayloadError("heartbeat payload is 7 bytes")
@@ -147,13 +161,16 @@ def parse(type_: int, seq: int, payload: bytes) -> ShoeMessage:
         head, off = _take(payload, 0, 5)
         ms, flags = struct.unpack(">IB", head)
         size, off = _take(payload, off, 1)
-        if size[0] not in (4, 7, 10):
-            raise PayloadError(f"UID of {size[0]} bytes (tags have 4, 7 or 10)")
+        unreadable = bool(flags & FLAG_UNREADABLE)
+        if (size[0] != 0) if unreadable else (size[0] not in UID_SIZES):
+            raise PayloadError(f"UID of {size[0]} bytes (tags have 4, 7 or 10; an unreadable "
+                               "tag has none)")
         uid, off = _take(payload, off, size[0])
         text, off = _take_str(payload, off, "utf-8")
         _done(payload, off)
         return CardDrawn(seq, ms, uid, text, bool(flags & FLAG_FACE_UP),
-                         bool(flags & FLAG_BOXED), bool(flags & FLAG_DECK_CHECK))
+                         bool(flags & FLAG_BOXED), bool(flags & FLAG_DECK_CHECK),
+                         bool(flags & FLAG_TEXT_CUT), unreadable)
     if type_ in (DECK_IN, DECK_OUT):
         if len(payload) != 4:
             raise PayloadError("deck payload is 4 bytes")
@@ -181,8 +198,10 @@ def _str(text: str, encoding: str = "ascii") -> bytes:
     return bytes([len(data)]) + data
 
 
-def hello_payload(boot_id: int, next_seq: int, caps: int, firmware: str, shoe_id: str) -> bytes:
-    return struct.pack(">BIHH", 1, boot_id, next_seq, caps) + _str(firmware) + _str(shoe_id)
+def hello_payload(boot_id: int, next_seq: int, caps: int, firmware: str, shoe_id: str,
+                  lost_cards: int | None = 0) -> bytes:
+    tail = b"" if lost_cards is None else struct.pack(">H", lost_cards)
+    return struct.pack(">BIHH", 1, boot_id, next_seq, caps) + _str(firmware) + _str(shoe_id) + tail
 
 
 def heartbeat_payload(ms: int, mode: int, unacked: int, sensors: int) -> bytes:

@@ -15,6 +15,7 @@ from firmware_bridge.host import (
     LinkDown,
     LinkNoise,
     LinkUp,
+    ReadsLost,
     Retransmission,
     ShoeLinkEvent,
     ShoeRestarted,
@@ -62,7 +63,15 @@ class ShoeTranslator:
         if isinstance(event, m.CardDrawn):
             t = self.clock.to_host(event.ms, host_now)
             face = "up" if event.face_up else "down"
+            if event.unreadable:
+                return [CardRead(None, None, None, face, event.boxed, t)]
             return [tag_read(event.uid_hex, event.text, t, face, event.boxed)]
+        if isinstance(event, ReadsLost):
+            cards = "" if event.cards is None else f", {event.cards} of them card reads"
+            return [ShoeStatus("reads_lost",
+                               f"the shoe's queue overflowed: messages {event.first_seq}-"
+                               f"{event.last_seq} lost{cards}", host_now, event.count,
+                               event.cards)]
         if isinstance(event, m.DeckInserted):
             return [DeckIn(None, self.clock.to_host(event.ms, host_now))]
         if isinstance(event, m.DeckRemoved):

@@ -43,8 +43,12 @@ class _Reader:
     def __init__(self) -> None:
         self.queue: deque[tuple[bytes, str]] = deque()
         self.healthy = True
+        self.crashes = 0  # reads that raise, as a driver bug would (the firmware must survive)
 
     def read(self, now_ms: int) -> tuple[bytes, str] | None:
+        if self.crashes and self.queue:
+            self.crashes -= 1
+            raise RuntimeError("simulated driver bug")
         return self.queue.popleft() if self.queue and self.healthy else None
 
     def ok(self) -> bool:
@@ -71,7 +75,7 @@ class _Sensor:
 
 class SimulatedShoe:
     def __init__(self, port: Path | str, *, shoe_id: str = "sim-shoe", boot_id: int = 1,
-                 firmware: str = "shoe-fw 1.0.0 (simulated)", step_s: float = 0.002) -> None:
+                 firmware: str = "shoe-fw 1.1.0 (simulated)", step_s: float = 0.002) -> None:
         self.port = Path(port)
         self.step_s = step_s
         self._lock = threading.Lock()
@@ -80,9 +84,10 @@ class SimulatedShoe:
         self._stack = _Sensor()
         self._deck = _Sensor()
         self._pending: deque[tuple[bytes, str, bool, bool, int]] = deque()
-        now = self._now()
-        self.protocol = ShoeProtocol(boot_id, firmware, shoe_id, CAPS, now)
-        self.shoe = Shoe(self.protocol, self._reader, self._exit, self._stack, self._deck, now)
+        self.boot_id = boot_id
+        self.firmware = firmware
+        self.shoe_id = shoe_id
+        self._boot()
         self._master: int | None = None
         self._slave: int | None = None
         self._thread: threading.Thread | None = None
@@ -90,6 +95,23 @@ class SimulatedShoe:
         self._garbage: deque[bytes] = deque()
         self.written = 0
         self.deck_label = "R1"  # the deck whose labels scripted cards without a deck carry
+
+    def _boot(self) -> None:
+        now = self._now()
+        self.protocol = ShoeProtocol(self.boot_id, self.firmware, self.shoe_id, CAPS, now)
+        self.shoe = Shoe(self.protocol, self._reader, self._exit, self._stack, self._deck, now)
+        self.unhealthy_turns = 0
+
+    def power_cycle(self) -> None:
+        """The shoe loses power and boots again: a new boot id, its unsent reads gone."""
+        with self._lock:
+            self.boot_id += 1
+            self._boot()
+
+    def crash_reads(self, count: int = 1) -> None:
+        """The next ``count`` reads raise inside the firmware's loop (a driver bug)."""
+        with self._lock:
+            self._reader.crashes += count
 
     @staticmethod
     def _now() -> int:
@@ -202,15 +224,15 @@ class SimulatedShoe:
             with self._lock:
                 now = self._now()
                 self._feed_reader()
+                data = b""
                 if self._master is not None:
                     try:
                         data = os.read(self._master, 4096)
                     except (BlockingIOError, OSError):
                         data = b""
-                    if data:
-                        self.protocol.receive(data, now)
-                self.shoe.step(now)
-                out = self.protocol.poll(now)
+                out, healthy = self.shoe.turn(now, data)
+                if not healthy:
+                    self.unhealthy_turns += 1
                 if self._master is not None:
                     while self._garbage:
                         out = self._garbage.popleft() + out

@@ -44,6 +44,19 @@ def test_golden_vectors_host_and_firmware_agree(vector):
     assert frame == Frame(vector["type"], vector["seq"], payload)
 
 
+@pytest.mark.parametrize("vector", [v for v in FRAMES if v["type"] < m.ACK],
+                         ids=[v["name"] for v in FRAMES if v["type"] < m.ACK])
+def test_every_shoe_vector_parses_within_the_payload_limit(vector):
+    message = m.parse(vector["type"], vector["seq"], bytes.fromhex(vector["payload"]))
+    assert len(bytes.fromhex(vector["payload"])) <= m.MAX_PAYLOAD
+    if "cut" in vector["name"]:
+        assert message.text_cut and message.text.startswith("R1:As ")
+    if "unreadable" in vector["name"]:
+        assert message.unreadable and message.uid == b""
+    if "lost_cards" in vector["name"]:
+        assert message.lost_cards == 12
+
+
 @given(st.binary(max_size=700))
 def test_cobs_round_trip_in_both_implementations(data):
     encoded = cobs_encode(data)
@@ -69,6 +82,8 @@ def _host_with_hello():
     link = HostLink()
     link.receive_data(encode_frame(m.HELLO, 0, m.hello_payload(7, 0, 15, "fw", "shoe")))
     assert isinstance(link.next_event(), m.Hello)
+    # The answer to the HELLO: the host follows boot 7's numbering from seq 0.
+    assert link.data_to_send() == encode_frame(m.HELLO_ACK, 0xFFFF, (7).to_bytes(4, "big"))
     return link
 
 
@@ -126,11 +141,13 @@ def test_a_frame_ahead_of_a_lost_one_waits_for_the_retransmission():
     assert [s for s, _ in _cards(link)] == [1, 2]
 
 
-def test_reliable_frames_before_hello_are_not_accepted():
+def test_reliable_frames_before_hello_are_not_accepted_and_a_hello_is_asked_for():
     _, wire = _stream(1)
     link = HostLink()
     link.receive_data(wire)
-    assert link.next_event() is NEED_DATA and link.data_to_send() == b""
+    assert link.next_event() is NEED_DATA
+    # No ACK (the numbering is unknown), but a HOST_HELLO: the shoe's HELLO may have been lost.
+    assert link.data_to_send() == encode_frame(m.HOST_HELLO, 0, b"\x01")
 
 
 def test_a_new_boot_id_is_a_restart():
@@ -235,19 +252,24 @@ def test_firmware_retransmits_until_acknowledged_and_answers_commands():
     first = shoe.poll(10)
     link = HostLink()
     link.receive_data(first)
-    assert [type(e) for e in link.events()] == [m.Hello, m.CardDrawn]
-    assert shoe.poll(100) == b""  # nothing due yet
-    again = shoe.poll(300)  # no ACK in 250 ms: resend
+    # A new boot holds its messages until the host answers its HELLO.
+    assert [type(e) for e in link.events()] == [m.Hello]
+    assert shoe.poll(260) == first  # no answer in 250 ms: the HELLO again, and only it
+    shoe.receive(link.data_to_send(), 262)  # HELLO_ACK for boot 99
+    link.receive_data(shoe.poll(263))
+    assert [type(e) for e in link.events()] == [m.CardDrawn]
+    assert shoe.poll(400) == b""  # nothing due yet
+    again = shoe.poll(600)  # no ACK in 250 ms: resend
     link.receive_data(again)
     assert [type(e) for e in link.events()] == [Retransmission]
-    shoe.receive(link.data_to_send(), 310)
+    shoe.receive(link.data_to_send(), 610)
     assert shoe.unacked == []
     link.set_mode(m.MODE_DECK_CHECK)
-    shoe.receive(link.data_to_send(), 320)
-    link.receive_data(shoe.poll(330))
+    shoe.receive(link.data_to_send(), 620)
+    link.receive_data(shoe.poll(630))
     assert link.events() == [m.ModeChanged(1, 1)]
-    shoe.card(400, UID, "R1:Ks", False, False)
-    link.receive_data(shoe.poll(400))
+    shoe.card(700, UID, "R1:Ks", False, False)
+    link.receive_data(shoe.poll(700))
     (card,) = [e for e in link.events() if isinstance(e, m.CardDrawn)]
     assert card.deck_check
 

@@ -17,7 +17,8 @@ from pn532 import PN532, PN532Reader
 from protocol import ShoeProtocol
 from shoe import Shoe
 
-FIRMWARE = "shoe-fw 1.0.0"
+FIRMWARE = "shoe-fw 1.1.0"
+WATCHDOG_MS = 8000
 CAPS = 1 | 2 | 4 | 8  # exit sensor, stack sensor, NDEF text, deck-check mode
 
 
@@ -101,14 +102,22 @@ def main():
     poller = select.poll()
     poller.register(sys.stdin, select.POLLIN)
     out = sys.stdout.buffer
+    # The watchdog resets the board if the loop stops turning, or if every turn has failed
+    # for WATCHDOG_MS: Shoe.turn reports a failing turn to the host and says it was unhealthy.
+    watchdog = machine.WDT(timeout=WATCHDOG_MS)
     while True:
         now = time.ticks_ms()
-        while poller.poll(0):
-            protocol.receive(sys.stdin.buffer.read(1), now)
-        shoe.step(now)
-        data = protocol.poll(now)
+        incoming = bytearray()
+        while poller.poll(0) and len(incoming) < 512:
+            incoming.extend(sys.stdin.buffer.read(1))
+        data, healthy = shoe.turn(now, bytes(incoming))
         if data:
-            out.write(data)
+            try:
+                out.write(data)
+            except OSError:  # host gone mid-write: the protocol sends it again
+                pass
+        if healthy:
+            watchdog.feed()
         time.sleep_ms(2)
 
 

@@ -15,12 +15,22 @@ DECK_OUT = 0x12
 FAULT = 0x13
 MODE = 0x14
 ACK = 0x20
+HELLO_ACK = 0x21
 HOST_HELLO = 0x81
 SET_MODE = 0x82
 
 RETRANSMIT_MS = 250
 HEARTBEAT_MS = 1000
-QUEUE_LIMIT = 128
+QUEUE_LIMIT = 128  # unacked messages kept; when full, the oldest is dropped (PROTOCOL.md)
+MAX_PAYLOAD = 240
+
+FLAG_FACE_UP = 1
+FLAG_BOXED = 2
+FLAG_DECK_CHECK = 4
+FLAG_TEXT_CUT = 8  # the tag's text did not fit in a frame: cut at a character boundary
+FLAG_UNREADABLE = 16  # a card left the shoe but its tag gave no usable UID (UID length 0)
+UID_SIZES = (4, 7, 10)
+FAULT_TEXT_MAX = 100
 
 _CRC_TABLE = []
 for _i in range(256):
@@ -82,46 +92,86 @@ def frame(type_, seq, payload=b""):
     return b"\x00" + cobs_encode(body + bytes(((crc >> 8) & 0xFF, crc & 0xFF))) + b"\x00"
 
 
+def _cut_utf8(data, limit):
+    """At most ``limit`` bytes of UTF-8 ``data``, never splitting a character."""
+    if len(data) <= limit:
+        return data
+    end = limit
+    while end > 0 and (data[end] & 0xC0) == 0x80:  # a continuation byte: step back
+        end -= 1
+    return data[:end]
+
+
 def _text(text, limit=255):
-    data = text.encode("utf-8")[:limit]
+    data = _cut_utf8(text.encode("utf-8"), limit)
     return bytes((len(data),)) + data
+
+
+def _ascii(text, limit=FAULT_TEXT_MAX):
+    # FAULT texts are ASCII by contract; an exception's message may not be.
+    out = "".join(c if 32 <= ord(c) < 127 else "?" for c in str(text))
+    return out[:limit]
 
 
 class ShoeProtocol:
     """Reliable, ordered delivery of the shoe's messages; answers the host's commands."""
 
-    def __init__(self, boot_id, firmware, shoe_id, caps, now_ms, first_seq=0):
+    def __init__(self, boot_id, firmware, shoe_id, caps, now_ms):
         self.boot_id = boot_id & 0xFFFFFFFF
         self.firmware = firmware
         self.shoe_id = shoe_id
         self.caps = caps
-        self.next_seq = first_seq & 0xFFFF
-        self.unacked = []  # [seq, frame bytes], oldest first
+        self.next_seq = 0  # a boot numbers its reliable messages from 0 (PROTOCOL.md)
+        self.unacked = []  # [seq, frame bytes, type], oldest first
         self.out = bytearray()
         self.mode = 0
         self.sensors = 0
         self.last_send_ms = now_ms
         self.last_heartbeat_ms = now_ms
         self.rx = bytearray()
-        self.dropped = 0
+        # Until the host answers this boot's HELLO with a HELLO_ACK naming it, reliable
+        # messages are held, not sent: a host that missed the HELLO would take them for the
+        # previous boot's numbers (and might acknowledge reads it never delivered).
+        self.synced = False
+        self.dropped = 0  # reliable messages dropped from a full queue, this boot
+        self.lost_cards = 0  # of which card reads (announced in HELLO, mod 65536)
         self.send_hello()
 
     # -- what the shoe has to say
     def _reliable(self, type_, payload, now_ms):
         if len(self.unacked) >= QUEUE_LIMIT:
-            self.unacked.pop(0)
+            # Full (the host has not acknowledged for a long while): keep the newest, which
+            # belong to the hand being dealt. The next HELLO announces the loss: its next_seq
+            # skips the dropped numbers and lost_cards counts the card reads among them.
+            dropped = self.unacked.pop(0)
             self.dropped += 1
+            if dropped[2] == CARD:
+                self.lost_cards = (self.lost_cards + 1) & 0xFFFF
         data = frame(type_, self.next_seq, payload)
-        self.unacked.append([self.next_seq, data])
+        self.unacked.append([self.next_seq, data, type_])
         self.next_seq = (self.next_seq + 1) & 0xFFFF
         if len(self.unacked) == 1:
             self.last_send_ms = now_ms
-        self.out.extend(data)
+        if self.synced:
+            self.out.extend(data)
 
     def card(self, now_ms, uid, text, face_up, boxed):
-        flags = (1 if face_up else 0) | (2 if boxed else 0) | (4 if self.mode == 1 else 0)
-        payload = struct.pack(">IB", now_ms & 0xFFFFFFFF, flags) + bytes((len(uid),)) + uid
-        self._reliable(CARD, payload + _text(text), now_ms)
+        """A card left the shoe. Whatever its tag holds, this makes one valid frame: a UID of a
+        size no tag has is sent as "unreadable", a text too long for the frame is cut."""
+        flags = ((FLAG_FACE_UP if face_up else 0) | (FLAG_BOXED if boxed else 0)
+                 | (FLAG_DECK_CHECK if self.mode == 1 else 0))
+        uid = bytes(uid or b"")
+        if len(uid) not in UID_SIZES:
+            uid = b""
+            flags |= FLAG_UNREADABLE
+        room = MAX_PAYLOAD - 7 - len(uid)  # ms, flags, uid_len, uid, text_len
+        data = (text or "").encode("utf-8")
+        if len(data) > room:
+            data = _cut_utf8(data, room)
+            flags |= FLAG_TEXT_CUT
+        payload = (struct.pack(">IB", now_ms & 0xFFFFFFFF, flags) + bytes((len(uid),)) + uid
+                   + bytes((len(data),)) + data)
+        self._reliable(CARD, payload, now_ms)
 
     def deck_in(self, now_ms):
         self._reliable(DECK_IN, struct.pack(">I", now_ms & 0xFFFFFFFF), now_ms)
@@ -131,12 +181,16 @@ class ShoeProtocol:
 
     def fault(self, now_ms, code, active, text):
         payload = struct.pack(">IBB", now_ms & 0xFFFFFFFF, code, 1 if active else 0)
-        self._reliable(FAULT, payload + _text(text), now_ms)
+        self._reliable(FAULT, payload + _text(_ascii(text)), now_ms)
 
     def send_hello(self):
+        # next_seq is the oldest message still held: a host that accepted less than that
+        # knows exactly which numbers were dropped from a full queue.
         oldest = self.unacked[0][0] if self.unacked else self.next_seq
         payload = struct.pack(">BIHH", VERSION, self.boot_id, oldest, self.caps)
-        self.out.extend(frame(HELLO, 0, payload + _text(self.firmware) + _text(self.shoe_id)))
+        self.out.extend(frame(HELLO, 0, payload + _text(_ascii(self.firmware, 60))
+                              + _text(_ascii(self.shoe_id, 60))
+                              + struct.pack(">H", self.lost_cards)))
 
     # -- what the host says
     def receive(self, data, now_ms):
@@ -157,11 +211,17 @@ class ShoeProtocol:
             self.rx = bytearray()
 
     def _command(self, type_, seq, payload, now_ms):
-        if type_ == ACK:
-            # Cumulative: everything up to and including seq is safe at the host.
-            while self.unacked and ((seq - self.unacked[0][0]) & 0xFFFF) < 0x8000:
-                self.unacked.pop(0)
-            self.last_send_ms = now_ms
+        if type_ == HELLO_ACK:
+            # The host adopted a boot's numbering; its seq acknowledges like an ACK's.
+            if len(payload) != 4 or struct.unpack(">I", payload)[0] != self.boot_id:
+                return  # another boot's: not for us
+            self._release(seq, now_ms)
+            if not self.synced:
+                self.synced = True
+                self.resend_all(now_ms)
+        elif type_ == ACK:
+            if self.synced:  # before that, an ACK is meant for a previous boot's numbers
+                self._release(seq, now_ms)
         elif type_ == HOST_HELLO:
             self.send_hello()
             self.resend_all(now_ms)
@@ -169,15 +229,30 @@ class ShoeProtocol:
             self.mode = payload[0]
             self._reliable(MODE, bytes((self.mode,)), now_ms)
 
+    def _release(self, seq, now_ms):
+        # Cumulative: everything up to and including seq is safe at the host. An ACK for a
+        # number outside what is held (one never sent in this boot, or an old one) is
+        # ignored: it must never discard a read the host does not have.
+        if self.unacked:
+            held = (seq - self.unacked[0][0]) & 0xFFFF
+            if held < len(self.unacked):
+                del self.unacked[:held + 1]
+                self.last_send_ms = now_ms
+
     def resend_all(self, now_ms):
-        for _, data in self.unacked:
-            self.out.extend(data)
         self.last_send_ms = now_ms
+        if self.synced:
+            for entry in self.unacked:
+                self.out.extend(entry[1])
 
     # -- time passes; returns the bytes to write now
     def poll(self, now_ms):
-        if self.unacked and _elapsed(now_ms, self.last_send_ms) >= RETRANSMIT_MS:
-            self.resend_all(now_ms)
+        if _elapsed(now_ms, self.last_send_ms) >= RETRANSMIT_MS:
+            if not self.synced:
+                self.send_hello()  # no answer to this boot's HELLO yet: say it again
+                self.last_send_ms = now_ms
+            elif self.unacked:
+                self.resend_all(now_ms)
         if _elapsed(now_ms, self.last_heartbeat_ms) >= HEARTBEAT_MS:
             self.last_heartbeat_ms = now_ms
             self.out.extend(frame(HEARTBEAT, 0, struct.pack(

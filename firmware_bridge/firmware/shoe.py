@@ -9,10 +9,12 @@
 #   each sensor: ok() -> bool
 
 SAME_CARD_MS = 300  # one card passing the antenna is read several times: count it once
+FIRMWARE_CLEAR_MS = 1000  # healthy turns this long after a crash before "firmware ok" is sent
 
 FAULT_READER = 1
 FAULT_EXIT = 2
 FAULT_STACK = 3
+FAULT_FIRMWARE = 4
 
 
 class Shoe:
@@ -26,6 +28,45 @@ class Shoe:
         self.last_uid = None
         self.last_read_ms = now_ms
         self.faults = {FAULT_READER: False, FAULT_EXIT: False, FAULT_STACK: False}
+        self.crashes = 0
+        self.crashed_ms = None  # last failing turn, while the firmware fault is raised
+
+    def turn(self, now_ms, incoming=b""):
+        """One turn of the main loop, guarded: what the host sent in, the world read, bytes
+        out. An exception in any part is reported to the host as a FAULT (once, until the
+        loop has run clean for a second) and the loop carries on; the result says whether
+        this turn was healthy, so the board feeds its watchdog only then.
+        Returns (bytes to write, healthy)."""
+        healthy = True
+        if incoming:
+            try:
+                self.protocol.receive(incoming, now_ms)
+            except Exception as exc:  # whatever it is, the loop must go on
+                self.protocol.rx = bytearray()
+                healthy = self._crashed(now_ms, "receive", exc)
+        try:
+            self.step(now_ms)
+        except Exception as exc:
+            healthy = self._crashed(now_ms, "step", exc)
+        if healthy and self.crashed_ms is not None and \
+                ((now_ms - self.crashed_ms) & 0xFFFFFFFF) >= FIRMWARE_CLEAR_MS:
+            self.crashed_ms = None
+            self.protocol.fault(now_ms, FAULT_FIRMWARE, False, "firmware loop running clean")
+        try:
+            return self.protocol.poll(now_ms), healthy
+        except Exception as exc:
+            return b"", self._crashed(now_ms, "poll", exc)
+
+    def _crashed(self, now_ms, where, exc):
+        self.crashes += 1
+        if self.crashed_ms is None:
+            try:
+                self.protocol.fault(now_ms, FAULT_FIRMWARE, True,
+                                    where + ": " + type(exc).__name__ + ": " + str(exc))
+            except Exception:  # nothing more can be said; the watchdog decides
+                pass
+        self.crashed_ms = now_ms
+        return False
 
     def step(self, now_ms):
         proto = self.protocol
