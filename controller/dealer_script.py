@@ -17,7 +17,7 @@ from typing import Any
 
 from controller.cards import STANDARD_DECK
 from controller.profiles import Profile
-from controller.seating import Positions, initial_positions, next_positions
+from controller.seating import Positions, initial_positions, next_positions, seat_newcomers
 
 Line = dict[str, Any]
 
@@ -91,6 +91,7 @@ class ScriptedDealer:
         self.profile = profile
         self.game = game
         self.seats = tuple(sorted(seats))
+        self.waiting: tuple[int, ...] = ()  # newcomers dealt around (the house's new_player)
         self.positions = initial_positions(self.seats, button if button is not None
                                            else self.seats[0])
         self.decks = decks
@@ -189,17 +190,28 @@ class ScriptedDealer:
             self._emit({"type": "button", "gesture": "tap"})
 
     def _positions_for_hand(self) -> Positions:
-        """Where the button is for the next hand, by the house's button rule."""
+        """Where the button is for the next hand, by the house's button rule, and who waits
+        for the button to pass by its new-player rule."""
         previous, seats = self.positions, self.seats
         if self.last_outcome is None:
             return previous
+        if self.last_outcome != "complete" and set(seats) == set(previous.seats) | set(
+                self.waiting):
+            return previous  # after a misdeal or a void hand the button stays
+        positions, self.waiting = seat_newcomers(
+            lambda playing: self._positions_among(previous, playing), seats, previous,
+            self.profile.choice("new_player"))
+        return positions
+
+    def _positions_among(self, previous: Positions, seats: tuple[int, ...]) -> Positions:
+        rule = self.profile.choice("button_movement")
         if self.last_outcome == "complete":
-            return next_positions(previous, seats, self.profile.choice("button_movement"))
+            return next_positions(previous, seats, rule)
         if previous.seats == seats:
-            return previous  # after a void hand the button stays
+            return previous
         if previous.button in seats:
             return initial_positions(seats, previous.button)
-        return next_positions(previous, seats, self.profile.choice("button_movement"))
+        return next_positions(previous, seats, rule)
 
     def change_seats(self, seats: tuple[int, ...]) -> None:
         """Players bust or arrive between hands."""

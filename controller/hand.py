@@ -53,6 +53,14 @@ class _Premature:
     cards: list[str] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class _Overdealt:
+    """A flop dealt with too many cards: every card of the same dealing action is part of it."""
+
+    last_t: float
+    action: str  # redeal_flop or scramble_flop
+
+
 class Hand:
     """The state of one hand from deck insertion to its end."""
 
@@ -109,6 +117,7 @@ class Hand:
         self.extras = 0
         self.flop_extra_ruled = False
         self.premature: _Premature | None = None
+        self.overdealt: _Overdealt | None = None  # a flop of four or more, still being dealt
         self.set_aside: list[str] = []
         self.reshuffle_pending = False
         self.scramble: list[str] | None = None
@@ -182,10 +191,19 @@ class Hand:
         self._place(n, drawn, t)
         return self.events
 
+    @property
+    def nothing_dealt(self) -> bool:
+        return self.draws == 0
+
     def tap(self, t: float) -> list[Event]:
         """The dealer's tap: the current betting round is complete."""
         self.events = []
+        if self.phase == "hole" and self.nothing_dealt:
+            # A stray press, or the first press of a double tap after the next deck went in:
+            # no betting round can have closed before a card was dealt.
+            return self.events
         self.last_t = t
+        self.overdealt = None
         if self.phase == "hole" and self._dealt_holdem_for_omaha():
             self._irregularity("wrong_game", None, None, t, street="preflop",
                                declared=self.declared)
@@ -242,10 +260,19 @@ class Hand:
                      cards=cards)
         return self.events
 
+    def redeclare(self, game: str, label: str) -> None:
+        """Dealer's choice: the game declared before the first card (nothing dealt yet)."""
+        assert self.nothing_dealt
+        self.game = game
+        self.declared = label
+        order = self.positions.deal_order()
+        self.slots = [seat for _ in range(HOLE_COUNT[game]) for seat in order]
+
     def deck_reinserted(self, t: float) -> bool:
         """A deck insertion of the same deck while a reshuffle is pending continues the hand."""
         if self.reshuffle_pending and not self.ended:
             self.reshuffle_pending = False
+            self.overdealt = None
             return True
         return False
 
@@ -259,6 +286,11 @@ class Hand:
         return NEXT_STREET.get(self.street) or self.street
 
     def _place(self, n: int, drawn: Drawn, t: float) -> None:
+        if self.overdealt is not None:
+            if t - self.overdealt.last_t <= self.deal_gap:
+                self._overdealt_flop_card(n, drawn, t)
+                return
+            self.overdealt = None
         if self.phase == "hole":
             self._hole_card(n, drawn, t)
         elif self.phase == "street":
@@ -407,17 +439,11 @@ class Hand:
         self._irregularity("too_many_board_cards", n, drawn, t, street="flop")
         action = self.profile.choice("too_many_flop_cards")
         flop = list(self.board["flop"])
+        self.overdealt = _Overdealt(t, action)
         if action == "redeal_flop":
             for card in flop:
                 self._return_to_stub(card)
-            self.board["flop"] = []
-            self.burn_needed["flop"] = False
-            self.board_needed["flop"] = 3
-            self.phase = "street"
-            self.street = "flop"
-            self.street_draws = []
-            self.street_burn_n = None
-            self.reshuffle_pending = True
+            self._flop_to_redeal()
             self._ruling("too_many_flop_cards", "redeal_flop", "too_many_board_cards", t,
                          "4-CARD FLOP: burn stays; flop back in the stub, reshuffle, "
                          "deal a new flop without burning", returned=flop)
@@ -429,6 +455,42 @@ class Hand:
             self._ruling("too_many_flop_cards", "scramble_flop", "too_many_board_cards", t,
                          "4-CARD FLOP: call the floor - scramble the 4 face down, floor picks "
                          "the burn; scan it to record it", candidates=flop)
+
+    def _flop_to_redeal(self) -> None:
+        """The flop goes back into the stub: reshuffle, then three cards without a burn."""
+        self.board["flop"] = []
+        self.burn_needed["flop"] = False
+        self.board_needed["flop"] = 3
+        self.phase = "street"
+        self.street = "flop"
+        self.street_draws = []
+        self.street_burn_n = None
+        self.reshuffle_pending = True
+
+    def _overdealt_flop_card(self, n: int, drawn: Drawn, t: float) -> None:
+        """A fifth (or later) card of a flop already ruled too many: one ruling covers the whole
+        flop (TDA 39, seeds 000 and 003: the flop is redealt), not a premature turn."""
+        overdealt = self.overdealt
+        assert overdealt is not None
+        overdealt.last_t = t
+        self._card_event(n, drawn, "out", None, "flop", t, overdealt=True)
+        self._return_to_stub(drawn.card)
+        if overdealt.action == "scramble_flop" and self.scramble is not None:
+            # Scrambling four to pick a burn leaves a flop of three; with five or more there is
+            # no such pick: the whole flop goes back and is redealt, the burn stays.
+            flop = [*self.scramble, drawn.card]
+            for card in self.scramble:
+                self._return_to_stub(card)
+            self.scramble = None
+            self.burn_needed["turn"] = True
+            self._flop_to_redeal()
+            overdealt.action = "redeal_flop"
+            self._irregularity("too_many_board_cards", n, drawn, t, street="flop",
+                               flop_cards=len(flop))
+            self._ruling("too_many_flop_cards", "redeal_flop", "too_many_board_cards", t,
+                         f"{len(flop)}-CARD FLOP: too many to scramble - burn stays; flop back "
+                         "in the stub, reshuffle, deal a new flop without burning",
+                         rule_value=False, returned=flop)
 
     def _identify_scrambled_burn(self, drawn: Drawn, t: float) -> None:
         assert self.scramble is not None

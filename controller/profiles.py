@@ -79,6 +79,18 @@ RULES: dict[str, RuleSpec] = {
         "whether the dealer declares the game before each deal (dealer's choice)",
         ("fixed", "dealer_declares"),
     ),
+    "new_player": RuleSpec(
+        "seating",
+        "whether a player who sits down between hands is dealt in at once, or waits for the "
+        "button to pass where the house forbids coming in",
+        ("deal_in_immediately", "wait_between_sb_and_button",
+         "wait_between_button_and_big_blind", "wait_on_button_or_small_blind"),
+    ),
+    "floor_call_clock": RuleSpec(
+        "clock",
+        "whether the blind clock runs on while the floor attends a dispute at a table",
+        ("runs", "pauses"),
+    ),
     "shot_clock": RuleSpec(
         "clock",
         "time a player has once the clock is called, then the final countdown",

@@ -16,7 +16,7 @@ players, whoever was due the big blind gets it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 SEAT_MIN, SEAT_MAX = 1, 10
@@ -127,3 +127,44 @@ def _previous_occupied(seats: Sequence[int], before: int) -> int:
         if seat < before:
             return seat
     return seats[-1]
+
+
+def _clockwise_between(first: int, last: int, seat: int) -> bool:
+    """Whether ``seat`` lies strictly after ``first`` and strictly before ``last``, clockwise
+    (seats 1-10, higher numbers to the left)."""
+    return 0 < (seat - first) % 10 < (last - first) % 10
+
+
+def must_wait(rule: str, positions: Positions, seat: int) -> bool:
+    """Whether a player new to the table in ``seat`` sits out the hand played at
+    ``positions`` under the profile's ``new_player`` rule."""
+    button, small = positions.button, positions.small_blind
+    if rule == "wait_between_sb_and_button":
+        return _clockwise_between(button, small, seat)
+    if rule == "wait_between_button_and_big_blind":
+        return _clockwise_between(button, positions.big_blind, seat)
+    if rule == "wait_on_button_or_small_blind":
+        return seat in (button, small) or _clockwise_between(button, small, seat)
+    return False
+
+
+def seat_newcomers(positions_among: Callable[[tuple[int, ...]], Positions],
+                   seats: tuple[int, ...], previous: Positions | None,
+                   rule: str) -> tuple[Positions, tuple[int, ...]]:
+    """The next hand's positions and the seats that wait. Players who sat down since the last
+    hand (or still wait) sit the hand out where the house forbids coming in, and are dealt
+    around until the button passes them. ``positions_among(seats)`` places the button and
+    blinds among the seats that play."""
+    positions = positions_among(seats)
+    if previous is None or rule == "deal_in_immediately":
+        return positions, ()
+    newcomers = [seat for seat in seats if seat not in previous.seats]
+    waiting: list[int] = []
+    while True:
+        blocked = [seat for seat in newcomers
+                   if seat not in waiting and must_wait(rule, positions, seat)]
+        playing = tuple(seat for seat in seats if seat not in waiting + blocked)
+        if not blocked or len(playing) < 2:
+            return positions, tuple(sorted(waiting))
+        waiting += blocked
+        positions = positions_among(playing)

@@ -31,7 +31,13 @@ from controller.inputs import (
 )
 from controller.profiles import Profile
 from controller.record import hand_record
-from controller.seating import Positions, SeatingError, initial_positions, next_positions
+from controller.seating import (
+    Positions,
+    SeatingError,
+    initial_positions,
+    next_positions,
+    seat_newcomers,
+)
 
 GESTURE_ACTIONS = ("close_round", "end_hand", "shot_clock", "call_floor", "ignore")
 # Seed 004's games, in the order a tap cycles them; the first is the default.
@@ -99,10 +105,13 @@ class Table:
         self.last_deck: str | None = None
         self.dealer: str | None = None
         self.clock: BlindClock | None = None
+        self.clock_source = "table"  # "venue" once the hub's clock is followed (sync)
         self.shot: _ShotClock | None = None
         self.shoe_state = "ok"
         self._last_read: tuple[str | None, str | None, str | None, float] | None = None
         self.declared: int | None = None  # dealer's choice: index into DECLARABLE_GAMES
+        self.hand_declared: int | None = None  # the index declared for the hand in progress
+        self.waiting: tuple[int, ...] = ()  # seated, dealt around until the button passes
         self.betting: str | None = None
         self.hand_for_hand = "off"  # off, waiting, playing
         self.dealer_since: float | None = None
@@ -139,7 +148,31 @@ class Table:
         elif isinstance(item, DeckOut):
             events.append({"type": "deck", "state": "removed", "deck": self.last_deck,
                            "hand": self._active_number(), "t": t})
+        if self.profile.choice("floor_call_clock") == "pauses" and any(
+                e["type"] == "floor.called" or (e["type"] == "ruling"
+                                                and e.get("action") == "call_floor")
+                for e in events):
+            events += self._hold_clock_for_floor(t)
         return self._stamped(events)
+
+    def _hold_clock_for_floor(self, t: float) -> list[Event]:
+        """The house stops the clock for a dispute that needs the floor (seed 003): the table's
+        clock pauses now; when the venue clock rules, the hub is asked to pause it (its next
+        reading would run the table's again), and only the floor resumes it."""
+        clock = self.clock
+        if clock is None or clock.stopped or clock.paused:
+            return []
+        rule = self.profile.rules["floor_call_clock"]
+        events: list[Event] = []
+        if self.clock_source == "venue":
+            events.append({"type": "clock.hold", "reason": "floor_call",
+                           "hand": self._active_number(), "rule": "floor_call_clock",
+                           "source": rule.source, "t": t})
+        for event in clock.pause(t):
+            if event["type"] == "clock" and event.get("state") == "paused":
+                event["reason"] = "floor_call"
+            events.append(event)
+        return events
 
     def _stamped(self, events: list[Event]) -> list[Event]:
         # SPEC 1.3: the dealer signed in is in every event until the next sign-in.
@@ -219,6 +252,15 @@ class Table:
                                   "'setup' line with the game, the seats and the button first")
         seats = self.seats
         previous = self.last_positions
+        if (previous is not None and self.last_outcome in ("misdeal", "void")
+                and set(seats) == set(previous.seats) | set(self.waiting)):
+            return previous  # the same hand again: the same positions, the same players wait
+        positions, self.waiting = seat_newcomers(self._positions_among, seats, previous,
+                                                 self.profile.choice("new_player"))
+        return positions
+
+    def _positions_among(self, seats: tuple[int, ...]) -> Positions:
+        previous = self.last_positions
         try:
             if previous is None:
                 button = self.setup_button if self.setup_button is not None else seats[0]
@@ -253,6 +295,16 @@ class Table:
         game, betting, label = DECLARABLE_GAMES[self.declared]
         return [{"type": "game.declared", "game": game, "betting": betting, "label": label,
                  "default": False, "t": t}]
+
+    def _declare_for_hand(self, hand: Hand, t: float) -> list[Event]:
+        """Dealer's choice, the deck in but no card dealt: a tap still declares the game, for
+        this hand. The cycle goes on from the hand's game when the dealer had declared it."""
+        self.hand_declared = 0 if self.hand_declared is None else (
+            (self.hand_declared + 1) % len(DECLARABLE_GAMES))
+        self.game, self.betting, label = DECLARABLE_GAMES[self.hand_declared]
+        hand.redeclare(self.game, label)
+        return [{"type": "game.declared", "game": self.game, "betting": self.betting,
+                 "label": label, "default": False, "hand": hand.number, "t": t}]
 
     def _dealer(self, dealer: str | None, t: float) -> list[Event]:
         events: list[Event] = []
@@ -299,6 +351,7 @@ class Table:
             self.hand_for_hand = "playing"
         if self.declares_game and self.last_outcome != "misdeal":
             choice = self.declared if self.declared is not None else 0
+            self.hand_declared = self.declared
             self.game, self.betting, label = DECLARABLE_GAMES[choice]
             if self.declared is None:
                 events.append({"type": "game.declared", "game": self.game,
@@ -324,6 +377,9 @@ class Table:
         self.last_positions = positions
         self._last_read = None
         started = self.hand.started_event()
+        if self.waiting:
+            started["waiting"] = list(self.waiting)
+            started["waiting_rule"] = self.profile.rules["new_player"].source
         if self.declares_game:
             started["betting"] = self.betting
         events.append(started)
@@ -378,13 +434,17 @@ class Table:
         hand = self.hand if self.hand_in_progress else None
         if action == "close_round":
             events = self._cancel_shot(t, "round closed")
-            if hand is not None:
+            if hand is not None and hand.nothing_dealt and self.declares_game:
+                events += self._declare_for_hand(hand, t)  # seed 004: "prior to dealing"
+            elif hand is not None:
                 events += hand.tap(t)
             elif self.declares_game and self.deck_check is None:
                 events += self._declare_next(t)  # between hands a tap cycles the game
             return events
         if action == "end_hand":
-            if hand is None:
+            if hand is None or hand.nothing_dealt:
+                # The next deck came before the dealer's double tap: the tap belongs to the
+                # hand that the deck already ended, not to this one (nothing dealt yet).
                 return []
             return self._after(hand.finish(t, "double_tap"), t)
         if action == "shot_clock":
@@ -459,10 +519,12 @@ class Table:
             assert item.structure is not None
             structure = self._structure(item.structure)
             self.clock = BlindClock(structure, t)
+            self.clock_source = "table"
             return [{"type": "clock", "state": "running", "structure": structure.name,
                      "elapsed": 0.0, "t": t}, *self.clock.advance(t)]
         if item.action == "sync":
             assert item.structure is not None and item.elapsed is not None
+            self.clock_source = "venue"
             if self.clock is None or self.clock.structure.name != item.structure:
                 self.clock = BlindClock(self._structure(item.structure), t)
             return self.clock.sync(item.elapsed, item.running, t)

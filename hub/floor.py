@@ -22,12 +22,13 @@ ALERT_LABELS = {
     "unknown_tag": "Unknown tag",
     "clock_called": "Clock called",
     "floor_called": "Floor called",
+    "clock_held": "Clock paused for the floor",
     "table_lost": "Table lost",
     "journal_quarantined": "Journal line quarantined",
 }
 # The event types that can raise an alert (the floor's catch-up reads these from the store).
 ALERT_EVENT_TYPES = ("ruling", "deck_check.result", "irregularity", "shot_clock",
-                     "floor.called", "journal.quarantined")
+                     "floor.called", "clock.hold", "journal.quarantined")
 MAX_OPEN_ALERTS_PER_TABLE = 50  # more are kept in the database and counted, not shown
 MAX_ALERT_TEXT = 500  # characters of a table's text kept in an alert
 MAX_ALERTED_REMEMBERED = 20000  # events known to have raised their alert (a night's many times)
@@ -51,6 +52,10 @@ def alert_of(envelope: dict[str, Any]) -> tuple[str, str] | None:
         return "clock_called", f"clock called: {data.get('seconds', '?')} s"
     elif kind == "floor.called":
         return "floor_called", "the dealer calls the floor"
+    elif kind == "clock.hold":
+        return "clock_held", ("the house stops the blind clock for a floor call "
+                              f"({str(data.get('source', 'house rule'))[:100]}): the venue "
+                              "clock is paused; resume it when the dispute is settled")
     elif kind == "journal.quarantined":
         return "journal_quarantined", (f"journal line {data.get('line')} could not be replayed "
                                        f"at the table's start: {data.get('reason')}")[:500]

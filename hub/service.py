@@ -321,10 +321,23 @@ class Hub:
             updates = self.floor.on_state(table, body, now)
         elif leaf == "events":
             updates = self.floor.on_event(table, body, now)
+            if body.get("type") == "clock.hold" and not body.get("historical"):
+                self._hold_venue_clock(table, now)
         else:
             updates = self.floor.on_command_response(table, body, now)
         self._save_alerts(updates)
         return updates
+
+    def _hold_venue_clock(self, table: str, now: int) -> None:
+        """A table whose house stops the clock for disputes called the floor: pause the venue
+        clock the tables follow (until the floor resumes it), and log who asked."""
+        clock = self.clock.clock
+        if not clock.known or clock.structure is None or clock.running_since is None:
+            return
+        self.clock.apply("pause")
+        assert self._db is not None
+        self._db.log(now, f"table {table}", "clock/pause", {"reason": "floor call"})
+        self._db.commit()
 
     def _save_alerts(self, updates: list[Update]) -> None:
         alerts = [u["alert"] for u in updates if u["kind"] == "alert"]

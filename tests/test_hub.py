@@ -348,6 +348,29 @@ def test_the_venue_clock_and_hand_for_hand_are_run_from_the_hub(tmp_path, broker
         maria.close()
 
 
+def test_a_floor_call_under_a_house_that_stops_the_clock_pauses_the_venue_clock(
+        tmp_path, broker, hub):
+    maria = Staff(hub.url, "maria", "maria-password").listen()
+    box, link = _table(tmp_path, broker)
+    try:
+        assert maria.post("/api/clock", {"action": "start", "value": "tda-2024"})[0] == 200
+        box.append({"type": "clock.hold", "reason": "floor_call", "hand": 3,
+                    "source": "seed 003, Timer use and breaks", "t": 3.0},
+                   int(time.time() * 1000))
+        link.notify()
+        assert wait_for(lambda: hub.clock.clock.running_since is None, 10)
+        assert wait_for(lambda: maria.alerts("clock_held"), 10)
+        [alert] = maria.alerts("clock_held")
+        assert alert["hand"] == 3 and "seed 003" in alert["text"]
+        assert {"user": "table t1", "action": "clock/pause"}.items() <= \
+            maria.get("/api/log")[1][0].items()
+        status, state = maria.post("/api/clock", {"action": "resume"})
+        assert status == 200 and state["running"]  # the floor resumes it
+    finally:
+        link.stop()
+        maria.close()
+
+
 def test_pages_and_calls_need_a_staff_login(hub):
     import http.client
     import urllib.error
