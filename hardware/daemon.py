@@ -125,6 +125,7 @@ class Daemon:
         self.out = out
         self._mono = clock
         self.queue: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self.venue_clock_readings = 0  # venue clock states handled (tests wait on it)
         self.notifier = SystemdNotifier()
         self.running = threading.Event()
         self.stopped = threading.Event()
@@ -411,6 +412,7 @@ class Daemon:
         """The hub's clock (checked against the contract by the link), the authority: follow
         it (a retained state may be a few seconds old: it starts a clock the table does not
         have, and the next fresh one corrects it)."""
+        self.venue_clock_readings += 1
         structure = state["structure"]
         if structure is None:  # the hub stopped the clock
             if self.table.clock is not None and not retained:

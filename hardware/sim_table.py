@@ -87,7 +87,8 @@ class SimulatedTable:
                                and self.queue.empty(), timeout)
         if not done:
             raise TimeoutError("the simulated table did not finish the script in time")
-        time.sleep(0.1)
+        # The shoe is idle only once the host acknowledged every read, and the transport
+        # queues a read's event before it sends the acknowledgement: all of it is queued.
         self.pump_until(self.queue.empty, 1)
         return self.events
 

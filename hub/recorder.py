@@ -39,6 +39,7 @@ class RecorderStats:
     acks: int = 0
     invalid: int = 0
     gaps: dict[str, int] = field(default_factory=dict)
+    flushed_at: float = 0.0  # monotonic time of the last flush (the recorder has turned)
 
 
 class Recorder:
@@ -58,6 +59,7 @@ class Recorder:
         self.stats = RecorderStats()
         self.upto: dict[str, int] = {}
         self._above: dict[str, set[int]] = {}  # seqs stored beyond each table's upto
+        self._skip_to: dict[str, int] = {}  # a table no longer keeps what is below this
         self._gap_since: dict[str, float] = {}
         self._quiet_since: dict[str, float] = {}  # online tables not heard since subscribing
         self._last_request: dict[str, float] = {}
@@ -205,29 +207,33 @@ class Recorder:
     def _command_response(self, table: str, body: dict[str, Any]) -> None:
         if body["command"] == "replay" and not body["ok"] and "oldest" in body:
             # The table no longer keeps what we miss: start our count where it starts.
-            self.upto[table] = max(self.upto.get(table, 0), body["oldest"] - 1)
+            self._skip_to[table] = max(self._skip_to.get(table, 0), body["oldest"] - 1)
             self._ack_due.add(table)
 
     def _flush(self, now: float) -> None:
         assert self._db is not None
+        self.stats.flushed_at = now
         due = sorted(self._ack_due)
         self._ack_due.clear()
+        counted: dict[str, int] = {}
         for table in due:
-            upto = self.upto.get(table, 0)
+            upto = max(self.upto.get(table, 0), self._skip_to.pop(table, 0))
             above = self._above.setdefault(table, set())
             while upto + 1 in above:
                 upto += 1
                 above.discard(upto)
             above.difference_update([s for s in above if s <= upto])
-            self.upto[table] = upto
+            counted[table] = upto
             self._db.set_upto(table, upto)
             if above:
                 self._gap_since.setdefault(table, now)
             else:
                 self._gap_since.pop(table, None)
         # One commit (one fsync) for the rows and every table's count; only then the acks, so
-        # a table never drops from its outbox what the recorder could still lose.
+        # a table never drops from its outbox what the recorder could still lose. ``upto``
+        # moves only after the commit: whoever reads it finds those rows in the database.
         self._db.commit()
+        self.upto.update(counted)
         if self.connected.is_set():
             for table in due:
                 self._client.publish(self._topic(table, "ack"),

@@ -39,6 +39,27 @@ def wait_for(condition: Any, timeout: float = 15.0, step: float = 0.05) -> bool:
     return bool(condition())
 
 
+def subscribed(client: Any, *topics: str, qos: int = 1, timeout: float = 10.0) -> None:
+    """Subscribe a paho client and return once the broker granted every subscription
+    (SUBACK): a message published after this reaches the client. Use before publishing what
+    it should see, instead of sleeping."""
+    granted: set[int] = set()
+    previous = client.on_subscribe
+
+    def on_subscribe(c: Any, userdata: Any, mid: int, *rest: Any) -> None:
+        granted.add(mid)
+        if previous is not None:
+            previous(c, userdata, mid, *rest)
+
+    client.on_subscribe = on_subscribe
+    mids = [client.subscribe(topic, qos=qos)[1] for topic in topics]
+    try:
+        assert wait_for(lambda: all(mid in granted for mid in mids), timeout, 0.01), \
+            f"the broker did not grant {topics}"
+    finally:
+        client.on_subscribe = previous
+
+
 @pytest.fixture(autouse=True)
 def no_worker_dies():
     """Every test: no supervised worker (table link, recorder, floor, venue clock) died during

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from hub.broker import Broker, free_port
-from tests.conftest import wait_for
+from tests.conftest import subscribed, wait_for
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "deploy" / "hub" / "bridge.conf.template"
 
@@ -37,9 +36,9 @@ def test_a_venue_broker_bridges_to_the_central_broker(tmp_path):
     clients = []
     try:
         clients.append(central_sub := _client(central.port, at_central))
-        central_sub.subscribe("pkr/v1/v1/#", qos=1)
+        subscribed(central_sub, "pkr/v1/v1/#")
         clients.append(venue_sub := _client(venue.port, at_venue))
-        venue_sub.subscribe("pkr/v1/v1/tables/t1/cmd/#", qos=1)
+        subscribed(venue_sub, "pkr/v1/v1/tables/t1/cmd/#")
         # the bridge announces on its notification topic that it is connected
         assert wait_for(lambda: ("pkr/v1/v1/hub/bridge", 1) in at_central)
         clients.append(table := _client(venue.port))
@@ -51,8 +50,11 @@ def test_a_venue_broker_bridges_to_the_central_broker(tmp_path):
         floor.publish("pkr/v1/v1/tables/t1/cmd/status", json.dumps({"transaction": "x"}),
                       qos=1)
         assert wait_for(lambda: [m for t, m in at_venue if t.endswith("cmd/status")])
-        # Commands go in, not out again: no loop back to the central side.
-        time.sleep(0.5)
+        # Commands go in, not out again: no loop back to the central side. The barrier: an
+        # event the venue publishes after the command arrived crosses the same bridge out.
+        table.publish("pkr/v1/v1/tables/t1/events", json.dumps({"seq": 2}), qos=1)
+        assert wait_for(lambda: any(t.endswith("/events") and m == {"seq": 2}
+                                    for t, m in at_central))
         assert len([t for t, _ in at_central if t.endswith("cmd/status")]) == 1
     finally:
         for client in clients:

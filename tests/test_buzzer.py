@@ -56,6 +56,9 @@ def test_shot_clock_countdown_ticks_once_a_second():
     player, _, recorder = _player()
     player.handle_event({"type": "shot_clock", "state": "countdown", "seconds": 5})
     player.run_pending()
+    # What the pin did, not what the player meant to do: five tones at the tick's pitch,
+    # each followed by silence, filling five seconds.
+    assert recorder.notes == PATTERNS["shot_clock_tick"] * 5
     assert sum(s for _, s in recorder.notes) == pytest.approx(5.0)
 
 
@@ -74,15 +77,17 @@ def test_events_have_their_sounds(event, pattern):
 
 
 def test_quiet_volume_keeps_only_alarms_and_off_is_silent():
-    player, _, _ = _player(volume="quiet")
+    player, _, recorder = _player(volume="quiet")
     for name in ("level_up", "irregularity", "one_minute", "floor_call"):
         player.play(name)
     player.run_pending()
     assert player.played == ["irregularity", "floor_call"]
-    player, _, _ = _player(volume="off")
+    assert recorder.notes == PATTERNS["irregularity"] + PATTERNS["floor_call"]  # on the pin
+    player, pin, recorder = _player(volume="off")
     player.play("irregularity")
     player.run_pending()
-    assert player.played == []
+    assert player.played == [] and recorder.notes == []
+    assert all(not s.state for s in pin.states)  # the pin never sounded
 
 
 def test_quiet_hours_apply_only_once_the_wall_clock_is_known():

@@ -23,7 +23,7 @@ from controller.decks import (
     registry_from_data,
 )
 from hardware.sim_shoe import SimulatedShoe
-from tests.conftest import of_type, run
+from tests.conftest import of_type, run, wait_for
 
 
 def uid(n: int) -> str:
@@ -161,7 +161,8 @@ def test_live_deck_check_through_the_simulated_shoe(tmp_path, capsys):
     shoe = SimulatedShoe(tmp_path / "shoe").start()
     try:
         def dealer():
-            time.sleep(0.5)
+            # The dealer runs the deck once the shoe shows deck-check mode (the command set it).
+            wait_for(lambda: shoe.protocol.mode == 1, 30, 0.01)
             for card in STANDARD_DECK:
                 if card != "9h":
                     shoe.draw(f"R1:{card}", reads=2)

@@ -20,6 +20,7 @@ from hardware.sim_pn532 import (
     crc_a,
     ndef_text_message,
 )
+from tests.conftest import wait_for
 
 UID_A = bytes.fromhex("04a1b2c3d4e5f6")
 UID_B = bytes.fromhex("04112233445566")
@@ -61,8 +62,11 @@ def test_nfcpy_reads_cards_badges_and_bare_uids(reader):
     assert read == TagRead("04A1B2C3D4E5F6", "R1:As")
     assert tag_read(read.uid, read.text, t) == CardRead("As", "R1", "04A1B2C3D4E5F6",
                                                                  "down", False, t)
-    time.sleep(0.3)
-    assert reads.empty()  # the card still in the field is not read again
+    # The card still in the field is not read again. The barrier: the reader has kept
+    # talking to the chip (checking on the card) for twenty more commands since.
+    talked = len(chip.chip.commands)
+    assert wait_for(lambda: len(chip.chip.commands) >= talked + 20, 10)
+    assert reads.empty()
     chip.remove()
     chip.present(Ntag(UID_B, None, kind="NTAG213"))  # no NDEF: the UID alone
     read, t = _next_read(reads)

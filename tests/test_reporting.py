@@ -18,7 +18,7 @@ from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from hub.recorder import Recorder
 from hub.storage import MIGRATIONS
-from tests.conftest import wait_for
+from tests.conftest import subscribed, wait_for
 
 VENUE = "testvenue"
 
@@ -77,7 +77,7 @@ def test_exactly_once_through_a_broker_restart(tmp_path, broker, recorder):
     producer.start()
     assert wait_for(lambda: recorder.upto.get("t1", 0) > 500, 30)
     broker.kill()  # mid-stream: everything the broker had in memory is gone
-    time.sleep(1.0)
+    assert wait_for(lambda: not link.connected, 15)
     broker.start()
     producer.join()
     assert wait_for(lambda: recorder.upto.get("t1", 0) == total, 60), recorder.stats
@@ -209,9 +209,8 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
     floor.on_message = lambda c, u, m: answers.append(json.loads(m.payload))
     floor.connect("127.0.0.1", broker.port)
     root = f"pkr/v1/{VENUE}/tables/t3/"
-    floor.subscribe(root + "cmd-resp", qos=1)
     floor.loop_start()
-    time.sleep(0.3)
+    subscribed(floor, root + "cmd-resp")
     try:
         sends = [("seating", b'{"transaction": "c1", "seats": [1, 2, 5]}'),
                  ("seating", b'{"transaction": "c1", "seats": [1, 2]}'),  # replayed
@@ -259,9 +258,18 @@ def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
     table.handle(Setup("holdem", (1, 2, 3), 1, t=0.0))
     table.handle(ClockCommand("start", "tda-2024", t=0.0))
     box, link = _link(tmp_path, broker, table="t4")
+    # A first subscriber sees the snapshot: then the broker holds it, retained.
+    probe: list[dict] = []
+    first = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    first.on_message = lambda c, u, m: probe.append(json.loads(m.payload))
+    first.connect("127.0.0.1", broker.port)
+    first.loop_start()
+    subscribed(first, f"pkr/v1/{VENUE}/tables/t4/state")
     link.publish_state(state_snapshot(table.state(), hub_link="ok", last_seq=box.last_seq,
                                       ts_ms=int(time.time() * 1000)))
-    time.sleep(0.5)
+    assert wait_for(lambda: probe, 10)
+    first.loop_stop()
+    first.disconnect()
     seen: list[dict] = []
     late = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
     late.on_message = lambda c, u, m: seen.append({"retain": m.retain, **json.loads(m.payload)})
@@ -288,9 +296,8 @@ def test_the_recorder_asks_for_a_replay_when_a_gap_stays_open(tmp_path, broker, 
     fake = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
     fake.on_message = lambda c, u, m: requests.append(json.loads(m.payload))
     fake.connect("127.0.0.1", broker.port)
-    fake.subscribe(f"pkr/v1/{VENUE}/tables/t5/cmd/replay", qos=1)
     fake.loop_start()
-    time.sleep(0.3)
+    subscribed(fake, f"pkr/v1/{VENUE}/tables/t5/cmd/replay")
 
     def send(seq):
         body = envelope(_event(seq), venue=VENUE, table="t5", seq=seq, boot=1, ts_ms=seq)
@@ -363,7 +370,11 @@ def test_a_recorder_started_after_the_tables_gets_what_they_sent_before(tmp_path
                          client_id="recorder-late").start()
         try:
             assert again.connected.wait(10)
-            time.sleep(1.0)
+            # The barrier: the recorder has turned past its reorder timeout since it connected,
+            # when a table heard through a new subscription would have been asked.
+            since = time.monotonic()
+            assert wait_for(lambda: again.stats.flushed_at > since + again.reorder_timeout
+                            + 0.2, 15)
             assert again.stats.replay_requests == 0 and requests == 1
         finally:
             again.stop()

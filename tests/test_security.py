@@ -123,8 +123,11 @@ def test_a_table_publishes_only_as_itself(clients):
     assert not t1.publish(_root("t1") + "events", {"n": 1}).is_failure
     forged = t1.publish(_root("t2") + "events", {"n": 2})
     assert forged.is_failure  # MQTT 5: the broker says "not authorized"
-    time.sleep(0.5)
-    assert [(t, m["n"]) for t, m in hub.messages] == [(_root("t1") + "events", 1)]
+    # The barrier: t1's next message arrives; the forged one, sent before it, never did.
+    assert not t1.publish(_root("t1") + "events", {"n": 3}).is_failure
+    assert wait_for(lambda: len(hub.messages) >= 2, 5)
+    assert [(t, m["n"]) for t, m in hub.messages] == [(_root("t1") + "events", 1),
+                                                       (_root("t1") + "events", 3)]
 
 
 def test_a_role_identity_cannot_speak_as_a_table_of_its_name(clients):
@@ -166,9 +169,11 @@ def test_a_table_reads_only_its_own_commands(clients):
     t2.subscribe(_root("t2") + "cmd/#")
     assert not hub.publish(_root("t2") + "cmd/status", {"transaction": "x1"}).is_failure
     assert not hub.publish(_root("t1") + "cmd/status", {"transaction": "x2"}).is_failure
-    time.sleep(0.5)
+    # The barrier: a later command to each arrives; anything leaked would have come first.
+    assert not hub.publish(_root("t2") + "cmd/status", {"transaction": "x3"}).is_failure
+    assert wait_for(lambda: len(t2.messages) >= 2 and t1.messages, 5)
     assert [m["transaction"] for _, m in t1.messages] == ["x2"]
-    assert [m["transaction"] for _, m in t2.messages] == ["x1"]
+    assert [m["transaction"] for _, m in t2.messages] == ["x1", "x3"]
 
 
 def test_the_dashboard_never_reads_private(clients):
@@ -179,9 +184,13 @@ def test_the_dashboard_never_reads_private(clients):
     assert not recorder.subscribe(_root("+") + "private")[0].is_failure
     t1.publish(_root("t1") + "private", {"hole": ["As", "Kd"]})
     t1.publish(_root("t1") + "events", {"public": True})
-    time.sleep(0.5)
+    # The barrier: the next private and public messages arrive where they may.
+    t1.publish(_root("t1") + "private", {"hole": ["2c", "2d"]})
+    t1.publish(_root("t1") + "events", {"marker": True})
+    assert wait_for(lambda: len(recorder.messages) == 2 and any(
+        "marker" in m for _, m in dashboard.messages), 5)
     assert {t for t, _ in dashboard.messages} == {_root("t1") + "events"}
-    assert [t for t, _ in recorder.messages] == [_root("t1") + "private"]
+    assert [t for t, _ in recorder.messages] == [_root("t1") + "private"] * 2
 
 
 def test_a_client_without_a_certificate_is_refused(clients):

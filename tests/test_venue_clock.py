@@ -4,7 +4,6 @@ through a real broker."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -12,7 +11,7 @@ from controller.config import config_from_data
 from controller.contract import validate
 from hardware.daemon import Daemon
 from hub.venue_clock import VenueClock, VenueClockService
-from tests.conftest import wait_for
+from tests.conftest import subscribed, wait_for
 
 
 class Tick:
@@ -101,8 +100,10 @@ def test_a_table_follows_the_hubs_clock(tmp_path, broker):
         assert synced and synced[-1]["structure"] == "corner-pocket"
         service.apply("stop")
         assert wait_for(lambda: level() is not None and daemon.table.clock.stopped)
-        time.sleep(1.5)  # three more publications of the stopped clock
-        level()
+        # The barrier: three more publications of the stopped clock reached the table.
+        readings = daemon.venue_clock_readings
+        assert wait_for(lambda: level() is not None
+                        and daemon.venue_clock_readings >= readings + 3)
         stopped = [e for _, _, _, e in daemon.outbox.rows(0, 1000)
                    if e["type"] == "clock" and e["state"] == "stopped"]
         assert len(stopped) == 1, "the table reported the hub's stopped clock more than once"
@@ -123,10 +124,8 @@ def test_floor_commands_to_the_clock_are_validated(broker):
     floor.on_message = lambda c, u, m: (answers if m.topic.endswith("cmd-resp")
                                         else states).append(json.loads(m.payload))
     floor.connect("127.0.0.1", broker.port)
-    floor.subscribe("pkr/v1/v2/hub/cmd-resp", qos=1)
-    floor.subscribe("pkr/v1/v2/clock", qos=1)
     floor.loop_start()
-    time.sleep(0.3)
+    subscribed(floor, "pkr/v1/v2/hub/cmd-resp", "pkr/v1/v2/clock")
     try:
         bodies = ({"transaction": "a", "action": "pause"},
                   {"transaction": "b", "action": "start", "value": "lppl"},
