@@ -55,6 +55,26 @@ def recorder(tmp_path, broker):
     rec.stop()
 
 
+def _listener(broker, topic, keep=lambda message: json.loads(message.payload)):
+    """A paho client subscribed to ``topic`` (granted before this returns) and the list its
+    messages go to, each as ``keep`` makes it."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    messages: list = []
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    client.on_message = lambda c, u, m: messages.append(keep(m))
+    client.connect("127.0.0.1", broker.port)
+    client.loop_start()
+    subscribed(client, topic)
+    return client, messages
+
+
+def _close(client):
+    client.loop_stop()
+    client.disconnect()
+
+
 def _link(tmp_path, broker, table="t1", **kwargs):
     box = Outbox(tmp_path / f"{table}.db")
     link = TableLink(box, venue=VENUE, table=table, port=broker.port, **kwargs).start()
@@ -158,15 +178,7 @@ def test_a_sigkilled_table_resumes_without_loss_or_duplicates(tmp_path, broker, 
 
 
 def test_status_birth_clean_stop_and_last_will(tmp_path, broker):
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
-
-    seen: list[dict] = []
-    watcher = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    watcher.on_message = lambda c, u, m: seen.append(json.loads(m.payload))
-    watcher.connect("127.0.0.1", broker.port)
-    watcher.subscribe(f"pkr/v1/{VENUE}/tables/+/status", qos=1)
-    watcher.loop_start()
+    watcher, seen = _listener(broker, f"pkr/v1/{VENUE}/tables/+/status")
     try:
         _box, link = _link(tmp_path, broker, table="t2")
         assert wait_for(lambda: any(s["state"] == "online" for s in seen), 10)
@@ -184,13 +196,10 @@ def test_status_birth_clean_stop_and_last_will(tmp_path, broker):
         for status in seen:
             validate("Status", status)
     finally:
-        watcher.loop_stop()
-        watcher.disconnect()
+        _close(watcher)
 
 
 def test_commands_are_validated_answered_and_applied(tmp_path, broker):
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
 
     from controller.contract import validate
 
@@ -204,13 +213,8 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
     for i in range(5):
         box.append(_event(i), i)
     link.notify()
-    answers: list[dict] = []
-    floor = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    floor.on_message = lambda c, u, m: answers.append(json.loads(m.payload))
-    floor.connect("127.0.0.1", broker.port)
     root = f"pkr/v1/{VENUE}/tables/t3/"
-    floor.loop_start()
-    subscribed(floor, root + "cmd-resp")
+    floor, answers = _listener(broker, root + "cmd-resp")
     try:
         sends = [("seating", b'{"transaction": "c1", "seats": [1, 2, 5]}'),
                  ("seating", b'{"transaction": "c1", "seats": [1, 2]}'),  # replayed
@@ -239,14 +243,11 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
         # Only the valid, new commands reached the table.
         assert applied == [("seating", {"seats": [1, 2, 5]}), ("seating", {"seats": [99]})]
     finally:
-        floor.loop_stop()
-        floor.disconnect()
+        _close(floor)
         link.stop()
 
 
 def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
 
     from controller.contract import validate
     from controller.inputs import ClockCommand, Setup
@@ -259,45 +260,27 @@ def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
     table.handle(ClockCommand("start", "tda-2024", t=0.0))
     box, link = _link(tmp_path, broker, table="t4")
     # A first subscriber sees the snapshot: then the broker holds it, retained.
-    probe: list[dict] = []
-    first = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    first.on_message = lambda c, u, m: probe.append(json.loads(m.payload))
-    first.connect("127.0.0.1", broker.port)
-    first.loop_start()
-    subscribed(first, f"pkr/v1/{VENUE}/tables/t4/state")
+    first, probe = _listener(broker, f"pkr/v1/{VENUE}/tables/t4/state")
     link.publish_state(state_snapshot(table.state(), hub_link="ok", last_seq=box.last_seq,
                                       ts_ms=int(time.time() * 1000)))
     assert wait_for(lambda: probe, 10)
-    first.loop_stop()
-    first.disconnect()
-    seen: list[dict] = []
-    late = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    late.on_message = lambda c, u, m: seen.append({"retain": m.retain, **json.loads(m.payload)})
-    late.connect("127.0.0.1", broker.port)
-    late.subscribe(f"pkr/v1/{VENUE}/tables/t4/state", qos=1)
-    late.loop_start()
+    _close(first)
+    late, seen = _listener(broker, f"pkr/v1/{VENUE}/tables/t4/state",
+                           lambda m: {"retain": m.retain, **json.loads(m.payload)})
     try:
         assert wait_for(lambda: seen, 10)
         assert seen[0]["retain"] and seen[0]["clock"]["level"] == 1
         validate("State", seen[0])
     finally:
-        late.loop_stop()
-        late.disconnect()
+        _close(late)
         link.stop()
 
 
 def test_the_recorder_asks_for_a_replay_when_a_gap_stays_open(tmp_path, broker, recorder):
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
 
     from controller.reporting import envelope
 
-    requests: list[dict] = []
-    fake = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    fake.on_message = lambda c, u, m: requests.append(json.loads(m.payload))
-    fake.connect("127.0.0.1", broker.port)
-    fake.loop_start()
-    subscribed(fake, f"pkr/v1/{VENUE}/tables/t5/cmd/replay")
+    fake, requests = _listener(broker, f"pkr/v1/{VENUE}/tables/t5/cmd/replay")
 
     def send(seq):
         body = envelope(_event(seq), venue=VENUE, table="t5", seq=seq, boot=1, ts_ms=seq)
@@ -313,8 +296,7 @@ def test_the_recorder_asks_for_a_replay_when_a_gap_stays_open(tmp_path, broker, 
         assert wait_for(lambda: recorder.upto.get("t5") == 5, 10)
         assert recorder.seqs("t5") == [1, 2, 3, 4, 5]
     finally:
-        fake.loop_stop()
-        fake.disconnect()
+        _close(fake)
 
 
 def test_the_recorder_on_postgresql_stores_each_event_once(tmp_path, broker, postgres):
