@@ -128,11 +128,11 @@ _ALLOWED: dict[str, tuple[str, ...]] = {
     "setup": ("game", "seats", "button", "hand", "tags"),
     "deck_in": ("deck",),
     "deck_out": (),
-    "card": ("card", "deck", "tag", "ndef", "face", "boxed"),
+    "card": ("card", "deck", "tag", "ndef", "face", "boxed", "unreadable"),
     "button": ("gesture",),
     "seats": ("seats",),
     "clock": ("structure", "action", "elapsed", "running"),
-    "shoe": ("state", "detail"),
+    "shoe": ("state", "detail", "lost", "cards"),
     "dealer": ("dealer",),
     "deck_check": ("action", "deck"),
     "hand_for_hand": ("state",),
@@ -319,6 +319,8 @@ def _shoe(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input
         problems.append(f"state: {state!r} is not one of {', '.join(SHOE_STATES)}")
         return None
     lost = cards = None
+    if state != "reads_lost" and ("lost" in obj or "cards" in obj):
+        problems.append("lost, cards: only a 'reads_lost' shoe line counts lost reads")
     if state == "reads_lost":
         lost = obj.get("lost")
         if isinstance(lost, bool) or not isinstance(lost, int) or not 1 <= lost <= 65535:

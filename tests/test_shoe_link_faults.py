@@ -487,3 +487,23 @@ def _payload(frame_bytes: bytes) -> bytes:
 
     (frame,) = FrameDecoder().feed(frame_bytes)
     return frame.payload
+
+
+def test_the_new_inputs_survive_the_daemons_journal():
+    """What the daemon journals it replays after a restart: the same inputs come back."""
+    from controller.inputs import CardRead, ShoeStatus, input_to_dict, parse_input
+
+    for item in (ShoeStatus("reads_lost", "messages 1-12 lost", 3.5, 12, 12),
+                 ShoeStatus("reads_lost", None, 4.0, 5, None),
+                 CardRead(None, None, None, "up", False, 5.0)):
+        assert parse_input(input_to_dict(item)) == item
+    for bad in ({"type": "shoe", "state": "reads_lost", "lost": 0},
+                {"type": "shoe", "state": "reads_lost", "lost": 3, "cards": -1},
+                {"type": "card", "unreadable": True, "card": "As"},
+                {"type": "card", "unreadable": "yes"},
+                {"type": "shoe", "state": "ok", "lost": 3}):
+        try:
+            parse_input(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"accepted {bad}")
