@@ -193,29 +193,35 @@ def cmd_render(args: argparse.Namespace) -> int:
     from controller.screens import sample_screens
     from hardware.display import lcd_preview, render_lcd, render_oled
 
-    screens = sample_screens()
-    names = sorted(screens) if args.all or not args.screen else args.screen
-    unknown = [n for n in names if n not in screens]
+    # A ruling pages differently on each display (five lines under the title, or two).
+    oled_screens, lcd_screens = sample_screens("oled"), sample_screens("lcd")
+    known = sorted(set(oled_screens) | set(lcd_screens))
+    names = known if args.all or not args.screen else args.screen
+    unknown = [n for n in names if n not in known]
     if unknown:
-        return _fail(f"no screen named {', '.join(unknown)} (screens: "
-                     f"{', '.join(sorted(screens))})")
+        return _fail(f"no screen named {', '.join(unknown)} (screens: {', '.join(known)})")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        screen = screens[name]
-        oled = render_oled(screen)
-        lines = render_lcd(screen)
-        if args.golden:
-            oled.save(out / f"{name}.oled.png")
-            (out / f"{name}.lcd.txt").write_text("\n".join(lines) + "\n", encoding="ascii")
-        else:
-            from PIL import Image
+    from PIL import Image
 
-            scale = max(1, args.scale)
-            oled.convert("L").resize((oled.width * scale, oled.height * scale),
-                                     Image.Resampling.NEAREST).save(out / f"{name}.oled.png")
-            lcd_preview(lines, scale=max(1, scale // 2)).save(out / f"{name}.lcd.png")
-        print(f"{name}: {out / name}.oled.png, lcd: " + " | ".join(x.rstrip() for x in lines))
+    scale = max(1, args.scale)
+    for name in names:
+        made = []
+        if name in oled_screens:
+            oled = render_oled(oled_screens[name])
+            if not args.golden:
+                oled = oled.convert("L").resize((oled.width * scale, oled.height * scale),
+                                                Image.Resampling.NEAREST)
+            oled.save(out / f"{name}.oled.png")
+            made.append(f"{out / name}.oled.png")
+        if name in lcd_screens:
+            lines = render_lcd(lcd_screens[name])
+            if args.golden:
+                (out / f"{name}.lcd.txt").write_text("\n".join(lines) + "\n", encoding="ascii")
+            else:
+                lcd_preview(lines, scale=max(1, scale // 2)).save(out / f"{name}.lcd.png")
+            made.append("lcd: " + " | ".join(x.rstrip() for x in lines))
+        print(f"{name}: " + ", ".join(made))
     return 0
 
 

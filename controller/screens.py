@@ -7,6 +7,11 @@ Every screen has a status line: hand number, shoe link, hub link, dealer.
 
 All text is ASCII (a character LCD shows it as is) and short enough for a 20-column line; the
 renderers (``hardware/display.py``) lay it out for a 128x64 OLED or a 20x4 LCD.
+
+A ruling is never cut: its text is paged, as many lines a page as the display holds under the
+title (``ALERT_LINES``), each page long enough to read (``page_seconds``), the pages in turn
+until every one has been shown twice (and at least ``alert_seconds``). The title carries the
+page ("1/3"); rulings put their most important words first (the title, then the action).
 """
 
 from __future__ import annotations
@@ -15,6 +20,61 @@ from dataclasses import dataclass, field
 from typing import Any
 
 LCD_WIDTH = 20
+# Lines of text under an alert's title: the OLED has five, a 20x4 LCD two (title and status
+# take the other rows).
+ALERT_LINES = {"oled": 5, "lcd": 2}
+PAGE_SECONDS_MIN = 3.0
+PAGE_SECONDS_PER_WORD = 0.4  # a dealer glancing between actions reads ~150 words a minute
+
+
+def page_seconds(lines: tuple[str, ...]) -> float:
+    """How long a page of text stays up: long enough to read every word on it."""
+    words = sum(len(line.split()) for line in lines)
+    return max(PAGE_SECONDS_MIN, 1.0 + PAGE_SECONDS_PER_WORD * words)
+
+
+@dataclass(frozen=True)
+class Alert:
+    """A ruling or alert on screen: its title and its text in pages, shown in turn."""
+
+    title: str
+    pages: tuple[tuple[str, ...], ...]
+    started: float
+    until: float
+    lines_per_page: int = ALERT_LINES["oled"]
+
+    @classmethod
+    def of(cls, title: str, text: str, t: float, lines_per_page: int,
+           at_least: float) -> Alert:
+        lines = wrap(text, limit=None) or ("",)
+        pages = tuple(lines[i:i + lines_per_page] for i in range(0, len(lines), lines_per_page))
+        cycle = sum(page_seconds(page) for page in pages)
+        return cls(title, pages, t, t + max(at_least, 2 * cycle if len(pages) > 1 else cycle),
+                   lines_per_page)
+
+    def page_at(self, t: float) -> int:
+        cycle = sum(page_seconds(page) for page in self.pages)
+        offset = (t - self.started) % cycle if cycle > 0 else 0.0
+        for index, page in enumerate(self.pages):
+            offset -= page_seconds(page)
+            if offset < 0:
+                return index
+        return len(self.pages) - 1
+
+    def screen(self, t: float, status: str) -> Screen:
+        index = self.page_at(t)
+        title, lines = self.title, self.pages[index]
+        if len(self.pages) > 1:
+            # The page mark goes where it cuts nothing: after the title, on a free line, or
+            # at the end of the last line.
+            mark = f"{index + 1}/{len(self.pages)}"
+            if len(title) + 1 + len(mark) <= LCD_WIDTH:
+                title = f"{title} {mark}"
+            elif len(lines) < self.lines_per_page:
+                lines = (*lines, mark.rjust(LCD_WIDTH))
+            elif len(lines[-1]) + 1 + len(mark) <= LCD_WIDTH:
+                lines = (*lines[:-1], lines[-1] + mark.rjust(LCD_WIDTH - len(lines[-1])))
+        return Screen("alert", title, "", lines, status, inverted=True)
 
 
 @dataclass(frozen=True)
@@ -45,8 +105,9 @@ class Status:
         return text[:LCD_WIDTH]
 
 
-def wrap(text: str, width: int = LCD_WIDTH, limit: int = 4) -> tuple[str, ...]:
-    """Words into lines of at most ``width`` characters (long words are cut)."""
+def wrap(text: str, width: int = LCD_WIDTH, limit: int | None = 4) -> tuple[str, ...]:
+    """Words into lines of at most ``width`` characters (long words are cut); the first
+    ``limit`` lines (all with None)."""
     lines: list[str] = []
     current = ""
     for word in text.replace(" - ", " ").split():
@@ -65,7 +126,7 @@ def wrap(text: str, width: int = LCD_WIDTH, limit: int = 4) -> tuple[str, ...]:
             current = word
     if current:
         lines.append(current)
-    return tuple(lines[:limit])
+    return tuple(lines if limit is None else lines[:limit])
 
 
 def split_alert(text: str, fallback: str) -> tuple[str, str]:
@@ -105,9 +166,10 @@ def blinds(sb: Any, bb: Any, ante: Any, width: int = LCD_WIDTH) -> str:
 class DisplayModel:
     alert_seconds: float = 20.0
     announcement_seconds: float = 15.0
+    alert_lines: int = ALERT_LINES["oled"]  # lines a page under an alert's title
     level: dict[str, Any] | None = None
     on_break: bool = False
-    alert: tuple[str, str, float] | None = None  # (title, text, until)
+    alert: Alert | None = None
     shot: tuple[float, float, float] | None = None  # (started, seconds, countdown)
     deck_check: dict[str, Any] | None = None
     deck_check_until: float = 0.0
@@ -127,17 +189,16 @@ class DisplayModel:
         elif kind == "ruling":
             title, body = split_alert(str(event.get("text", "")),
                                       str(event.get("action", "")).replace("_", " ").upper())
-            self.alert = (title, body, t + self.alert_seconds)
+            self._alert(title, body, t)
         elif kind == "floor.called":
-            self.alert = ("FLOOR", "Floor called to this table", t + self.alert_seconds)
+            self._alert("FLOOR", "Floor called to this table", t)
         elif kind == "shot_clock":
             if event.get("state") == "started":
                 self.shot = (t, float(event["seconds"]), float(event["countdown"]))
             elif event.get("state") in ("cancelled", "expired"):
                 self.shot = None
                 if event.get("state") == "expired":
-                    self.alert = ("TIME", "Clock expired: the hand is dead",
-                                  t + self.alert_seconds)
+                    self._alert("TIME", "Clock expired: the hand is dead", t)
         elif kind == "deck_check.started":
             self.deck_check = event
             self.deck_check_until = float("inf")
@@ -165,6 +226,9 @@ class DisplayModel:
         elif kind == "dealer":
             self.status.dealer = event.get("dealer")
 
+    def _alert(self, title: str, text: str, t: float) -> None:
+        self.alert = Alert.of(title, text, t, self.alert_lines, self.alert_seconds)
+
     def screen(self, t: float, clock: dict[str, Any] | None = None,
                clock_time: float | None = None) -> Screen:
         """The screen for time ``t``. ``clock`` is the table's clock snapshot taken at
@@ -179,9 +243,8 @@ class DisplayModel:
                               str(int(left + 0.999)), ("Act now" if counting else
                                                        "Player to act",), status,
                               inverted=counting)
-        if self.alert is not None and t < self.alert[2]:
-            title, text, _ = self.alert
-            return Screen("alert", title, "", wrap(text, limit=4), status, inverted=True)
+        if self.alert is not None and t < self.alert.until:
+            return self.alert.screen(t, status)
         if self.deck_check is not None and t < self.deck_check_until:
             check = self.deck_check
             if check.get("type") == "deck_check.result":
@@ -234,22 +297,43 @@ class DisplayModel:
         return Screen("clock", title[:LCD_WIDTH], big, lines, status)
 
 
-def sample_screens() -> dict[str, Screen]:
-    """One of each screen, for ``tablectl render`` and the golden-image tests."""
+# Rulings as the core words them, for the sample screens: short, long, and longest.
+SAMPLE_RULINGS = {
+    "alert-misdeal": ("misdeal", "MISDEAL: 2nd card exposed - reshuffle, button stays"),
+    "alert-exposed": ("replace_exposed", "EXPOSED Qs seat 4: deal on; after the deal seat 4 "
+                      "gets the next card; Qs is the flop burn"),
+    "alert-premature": ("set_aside_turn", "PREMATURE TURN: card out of play; after betting "
+                        "burn and turn; reshuffle it in before the river, no burn"),
+    "alert-reads-lost": ("call_floor", "12 CARD READS LOST: call the floor; check every seat "
+                         "and the board"),
+}
+
+
+def sample_screens(device: str = "oled") -> dict[str, Screen]:
+    """One of each screen as ``device`` (``oled`` or ``lcd``) shows it, for ``tablectl render``
+    and the golden-image tests; a ruling in more than one page gives one screen a page
+    (``alert-premature-p1``, ``-p2``...)."""
     status = Status(hand=42, shoe="ok", hub="ok", dealer="D17").line()
+    screens = _fixed_samples(status)
+    for name, (action, text) in SAMPLE_RULINGS.items():
+        model = DisplayModel(alert_lines=ALERT_LINES[device])
+        model.update({"type": "ruling", "action": action, "text": text, "t": 0.0})
+        alert = model.alert
+        assert alert is not None
+        t = 0.0
+        for index, page in enumerate(alert.pages):
+            key = name if len(alert.pages) == 1 else f"{name}-p{index + 1}"
+            screens[key] = alert.screen(t, status)
+            t += page_seconds(page)
+    return dict(sorted(screens.items()))
+
+
+def _fixed_samples(status: str) -> dict[str, Screen]:
     return {
         "clock": Screen("clock", "LVL 3 250/500", "14:59", ("Next 500/1000",), status),
         "clock-antes": Screen("clock", "LVL 9 " + blinds(2500, 5000, 1000, 14), "07:03",
                               ("Next " + blinds(5000, 10000, 2000, 15),), status),
         "break": Screen("break", "BREAK", "09:30", ("Next 300/600 a600",), status),
-        "alert-misdeal": Screen("alert", "MISDEAL", "", wrap(
-            "2nd card exposed - reshuffle, button stays"), status, inverted=True),
-        "alert-exposed": Screen("alert", "EXPOSED Qs seat 4", "", wrap(
-            "deal on; after the deal seat 4 gets the next card; Qs is the flop burn"), status,
-            inverted=True),
-        "alert-premature": Screen("alert", "PREMATURE TURN", "", wrap(
-            "card out of play; after betting burn and turn; reshuffle it in before the river, "
-            "no burn"), status, inverted=True),
         "deck-check-running": Screen("deck_check", "DECK CHECK R1", "37",
                                      ("Run the deck through",), status),
         "deck-check-ok": Screen("deck_check", "DECK R1", "OK", ("52 cards",), status),

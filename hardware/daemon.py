@@ -42,7 +42,7 @@ from controller.inputs import (
 )
 from controller.profiles import load_profile
 from controller.reporting import Command, command_input, state_snapshot
-from controller.screens import DisplayModel, Status
+from controller.screens import ALERT_LINES, DisplayModel, Status
 from controller.table import Table, TableConfig, TableUsageError
 from controller.wire import decode
 from hardware.house_files import house_structure
@@ -163,7 +163,10 @@ class Daemon:
                                        gestures=dict(config.gesture_actions), evaluate=False),
                            registry=registry,
                            structure_loader=lambda name: house_structure(name, structures))
-        self.model = DisplayModel(status=Status(hub="lost" if config.mqtt_enabled else None))
+        # A ruling pages by what the display holds under its title (the terminal draws the LCD).
+        device = "oled" if config.display_backend in ("ssd1306", "sh1106") else "lcd"
+        self.model = DisplayModel(status=Status(hub="lost" if config.mqtt_enabled else None),
+                                  alert_lines=ALERT_LINES[device])
         journal = self.outbox.journal_lines()
         if journal:
             self._resume(journal)

@@ -4,6 +4,7 @@ chooses the screen from the core's events."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from hardware.display import Display, lcd_device, oled_device, render_lcd, rende
 from hardware.fake_i2c import LcdBus, OledBus
 
 GOLDEN = Path(__file__).parent / "golden"
-SCREENS = sample_screens()
+SCREENS = sample_screens("oled")
+LCD_SCREENS = sample_screens("lcd")
 
 
 def _pixels(image):
@@ -46,10 +48,10 @@ def test_oled_golden_through_the_sh1106_driver(name):
     assert _pixels(bus.image()) == _pixels(Image.open(GOLDEN / f"{name}.oled.png"))
 
 
-@pytest.mark.parametrize("name", sorted(SCREENS))
+@pytest.mark.parametrize("name", sorted(LCD_SCREENS))
 def test_lcd_golden_through_the_hd44780_driver(lcd, name):
     display, bus = lcd
-    display.show(SCREENS[name])
+    display.show(LCD_SCREENS[name])
     golden = (GOLDEN / f"{name}.lcd.txt").read_text(encoding="ascii").splitlines()
     assert bus.lines() == golden
     assert bus.backlight
@@ -136,3 +138,32 @@ def test_deck_check_break_hand_for_hand_and_game():
     screen = model.screen(93.0)
     assert screen.lines == ("OMAHA HI/LO PL",)
     assert isinstance(screen, Screen)
+
+
+@pytest.mark.parametrize("device", ["oled", "lcd"])
+def test_a_long_ruling_is_paged_every_word_shown_each_page_long_enough_to_read(device):
+    from controller.screens import ALERT_LINES, PAGE_SECONDS_PER_WORD
+
+    text = ("PREMATURE TURN: card out of play; after betting burn and turn; reshuffle it in "
+            "before the river, no burn")
+    model = DisplayModel(alert_seconds=5, alert_lines=ALERT_LINES[device])
+    model.update({"type": "ruling", "action": "set_aside_turn", "text": text, "t": 100.0})
+    shown: list[tuple[str, tuple[str, ...], float]] = []
+    t = 100.0
+    while (screen := model.screen(t)).kind == "alert":  # sampled every 0.1 s
+        if not shown or (screen.title, screen.lines) != shown[-1][:2]:
+            shown.append((screen.title, screen.lines, t))
+        t = round(t + 0.1, 1)
+    assert all(len(line) <= 20 for _, lines, _ in shown for line in lines)
+    pages = list(dict.fromkeys((title, lines) for title, lines, _ in shown))
+    words = " ".join(w for _, lines in pages for line in lines for w in line.split()
+                     if "/" not in w)  # the page mark ("2/3") is not the ruling's
+    assert words == text.split(": ", 1)[1]  # every word, in order, none cut
+    if device == "lcd":
+        assert [title for title, _ in pages] == [f"PREMATURE TURN {i}/3" for i in (1, 2, 3)]
+        assert len(shown) == 6  # every page twice, though the alert time is only 5 s
+    else:
+        assert len(pages) == 1 and t - 100.0 >= 5
+    for (_, lines, start), (_, _, end) in pairwise(shown):
+        words_on_page = sum(len(line.split()) for line in lines)
+        assert end - start >= max(3.0, PAGE_SECONDS_PER_WORD * words_on_page) - 0.11
