@@ -42,15 +42,16 @@ class Alert:
     started: float
     until: float
     lines_per_page: int = ALERT_LINES["oled"]
+    cause: str | None = None  # "shoe_link": cleared as soon as the shoe is back
 
     @classmethod
     def of(cls, title: str, text: str, t: float, lines_per_page: int,
-           at_least: float) -> Alert:
+           at_least: float, cause: str | None = None) -> Alert:
         lines = wrap(text, limit=None) or ("",)
         pages = tuple(lines[i:i + lines_per_page] for i in range(0, len(lines), lines_per_page))
         cycle = sum(page_seconds(page) for page in pages)
         return cls(title, pages, t, t + max(at_least, 2 * cycle if len(pages) > 1 else cycle),
-                   lines_per_page)
+                   lines_per_page, cause)
 
     def page_at(self, t: float) -> int:
         cycle = sum(page_seconds(page) for page in self.pages)
@@ -189,7 +190,9 @@ class DisplayModel:
         elif kind == "ruling":
             title, body = split_alert(str(event.get("text", "")),
                                       str(event.get("action", "")).replace("_", " ").upper())
-            self._alert(title, body, t)
+            # A lost link or a faulty reader is over when the shoe is back; lost reads are not.
+            link = event.get("reason") == "shoe_fault" and "lost" not in event
+            self._alert(title, body, t, "shoe_link" if link else None)
         elif kind == "floor.called":
             self._alert("FLOOR", "Floor called to this table", t)
         elif kind == "shot_clock":
@@ -223,11 +226,14 @@ class DisplayModel:
                 self.hand_for_hand = "playing"
         elif kind == "shoe" and event.get("state") != "reads_lost":  # an event, not a state
             self.status.shoe = str(event.get("state"))
+            if event.get("state") == "ok" and self.alert is not None and \
+                    self.alert.cause == "shoe_link":
+                self.alert = None  # "SHOE LINK LOST" must not outlive the link's return
         elif kind == "dealer":
             self.status.dealer = event.get("dealer")
 
-    def _alert(self, title: str, text: str, t: float) -> None:
-        self.alert = Alert.of(title, text, t, self.alert_lines, self.alert_seconds)
+    def _alert(self, title: str, text: str, t: float, cause: str | None = None) -> None:
+        self.alert = Alert.of(title, text, t, self.alert_lines, self.alert_seconds, cause)
 
     def screen(self, t: float, clock: dict[str, Any] | None = None,
                clock_time: float | None = None) -> Screen:

@@ -19,14 +19,19 @@ PATTERNS: dict[str, list[Note]] = {
     "shot_clock_start": [(1319, 0.08)],
     "shot_clock_tick": [(1568, 0.06), (0, 0.94)],
     "shot_clock_expired": [(1568, 1.0)],
+    # Rulings sound by what the dealer must do: a misdeal falls, a void hand drones, a ruling
+    # that calls the floor is the floor call, anything else (deal on, scrap, burn) three chirps.
     "irregularity": [(1976, 0.15), (0, 0.1), (1976, 0.15), (0, 0.1), (1976, 0.15)],
+    "misdeal": [(1568, 0.3), (0, 0.08), (1175, 0.3), (0, 0.08), (784, 0.6)],
+    "void_hand": [(659, 0.45), (0, 0.1), (659, 0.45), (0, 0.1), (659, 0.45)],
     "floor_call": [(1319, 0.2), (988, 0.2), (1319, 0.2), (988, 0.2)],
     "deck_ok": [(1047, 0.08), (0, 0.05), (1319, 0.12)],
     "announce": [(988, 0.12), (0, 0.08), (988, 0.12)],
     "held": [(2093, 0.03)],
 }
 
-ALARMS = frozenset({"irregularity", "floor_call", "shot_clock_expired"})
+ALARMS = frozenset({"irregularity", "misdeal", "void_hand", "floor_call",
+                    "shot_clock_expired"})
 
 
 def sounds_for(event: dict[str, Any]) -> list[str]:
@@ -48,7 +53,10 @@ def sounds_for(event: dict[str, Any]) -> list[str]:
             return ["shot_clock_expired"]
         return []
     if kind == "ruling":
-        return ["irregularity"]
+        action = event.get("action")
+        if action in ("misdeal", "void_hand"):
+            return [str(action)]
+        return ["floor_call" if action == "call_floor" else "irregularity"]
     if kind == "floor.called":
         return ["floor_call"]
     if kind == "deck_check.result":

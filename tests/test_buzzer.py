@@ -63,17 +63,26 @@ def test_shot_clock_countdown_ticks_once_a_second():
 
 
 @pytest.mark.parametrize("event,pattern", [
+    ({"type": "ruling", "action": "misdeal"}, "misdeal"),
+    ({"type": "ruling", "action": "void_hand"}, "void_hand"),
+    ({"type": "ruling", "action": "call_floor"}, "floor_call"),
+    ({"type": "ruling", "action": "replace_exposed"}, "irregularity"),
+    ({"type": "floor.called"}, "floor_call"),
     ({"type": "clock.warning", "break": False}, "one_minute"),
     ({"type": "break", "state": "started"}, "break_start"),
     ({"type": "break", "state": "ended"}, "break_end"),
-    ({"type": "ruling", "action": "misdeal"}, "irregularity"),
-    ({"type": "floor.called"}, "floor_call"),
     ({"type": "shot_clock", "state": "expired"}, "shot_clock_expired"),
     ({"type": "deck_check.result", "ok": True}, "deck_ok"),
     ({"type": "deck_check.result", "ok": False}, "irregularity"),
 ])
 def test_events_have_their_sounds(event, pattern):
     assert sounds_for(event) == [pattern]
+
+
+def test_a_misdeal_a_void_a_floor_call_and_a_clock_warning_sound_different():
+    tunes = {name: tuple(PATTERNS[name]) for name in
+             ("misdeal", "void_hand", "floor_call", "irregularity", "one_minute")}
+    assert len(set(tunes.values())) == len(tunes)
 
 
 def test_quiet_volume_keeps_only_alarms_and_off_is_silent():

@@ -167,3 +167,21 @@ def test_a_long_ruling_is_paged_every_word_shown_each_page_long_enough_to_read(d
     for (_, lines, start), (_, _, end) in pairwise(shown):
         words_on_page = sum(len(line.split()) for line in lines)
         assert end - start >= max(3.0, PAGE_SECONDS_PER_WORD * words_on_page) - 0.11
+
+
+def test_the_shoe_link_alert_goes_when_the_shoe_is_back_and_lost_reads_stay():
+    model = DisplayModel()
+    model.update({"type": "shoe", "state": "lost", "hand": 3, "t": 10.0})
+    model.update({"type": "ruling", "action": "call_floor", "reason": "shoe_fault",
+                  "text": "SHOE LINK LOST: call the floor; hold the deal until the shoe is back",
+                  "t": 10.0})
+    assert model.screen(11.0).title.startswith("SHOE LINK LOST")
+    model.update({"type": "shoe", "state": "ok", "resumed": True, "hand": 3, "t": 12.0})
+    screen = model.screen(12.5)
+    assert screen.kind == "clock" and "SHOE ok" in screen.status
+    model.update({"type": "shoe", "state": "reads_lost", "lost": 12, "cards": 12, "t": 13.0})
+    model.update({"type": "ruling", "action": "call_floor", "reason": "shoe_fault", "lost": 12,
+                  "cards": 12, "text": "12 CARD READS LOST: call the floor; check every seat "
+                  "and the board", "t": 13.0})
+    model.update({"type": "shoe", "state": "ok", "t": 14.0})
+    assert model.screen(14.5).title.startswith("12 CARD READS LOST")  # the floor must check
