@@ -158,10 +158,14 @@ class Hand:
             return self.events
         if drawn.card == UNKNOWN:
             self._place(n, drawn, t)
-            self._irregularity("unknown_tag", n, drawn, t)
+            placed = next((e for e in reversed(self.events) if e["type"] == "card"), {})
+            seat, street = placed.get("seat"), placed.get("street")
+            self._irregularity("unknown_tag", n, drawn, t, seat=seat, street=street)
             what = f"UNKNOWN TAG {drawn.tag}" if drawn.tag else "UNREADABLE TAG"
+            where = f" (seat {seat})" if seat is not None else f" ({street})" if street else ""
             self._ruling("unknown_tag", "call_floor", "unknown_tag", t,
-                         f"{what}: call the floor to check the card")
+                         f"{what}{where}: call the floor to check the card", seat=seat,
+                         street=street)
             return self.events
         if self.deck is not None and drawn.deck is not None and drawn.deck != self.deck:
             self._card_event(n, drawn, "out", None, self._street_for_event(), t)

@@ -22,13 +22,30 @@ ALERT_LABELS = {
     "unknown_tag": "Unknown tag",
     "clock_called": "Clock called",
     "floor_called": "Floor called",
+    "shoe_fault": "Shoe fault",
+    "missing_card": "Cards missing",
+    "too_many_cards": "Too many cards",
+    "missing_burn": "No burn",
+    "wrong_game": "Wrong game",
+    "flop_scramble": "Four-card flop",
+    "floor_ruling": "Floor needed",
+    "dealt_early": "Dealt before release",
     "clock_held": "Clock paused for the floor",
     "table_lost": "Table lost",
     "journal_quarantined": "Journal line quarantined",
 }
 # The event types that can raise an alert (the floor's catch-up reads these from the store).
-ALERT_EVENT_TYPES = ("ruling", "deck_check.result", "irregularity", "shot_clock",
-                     "floor.called", "clock.hold", "journal.quarantined")
+ALERT_EVENT_TYPES = ("ruling", "deck_check.result", "shot_clock", "floor.called",
+                     "clock.hold", "hand_for_hand", "journal.quarantined")
+# A ruling that sends the dealer to the floor, by its reason: the alert's kind.
+FLOOR_REASONS = {
+    "unknown_tag": "unknown_tag",
+    "shoe_fault": "shoe_fault",
+    "wrong_card_count": "missing_card",
+    "too_many_board_cards": "too_many_cards",
+    "missing_burn": "missing_burn",
+    "wrong_game": "wrong_game",
+}
 MAX_OPEN_ALERTS_PER_TABLE = 50  # more are kept in the database and counted, not shown
 MAX_ALERT_TEXT = 500  # characters of a table's text kept in an alert
 MAX_ALERTED_REMEMBERED = 20000  # events known to have raised their alert (a night's many times)
@@ -39,15 +56,25 @@ def alert_of(envelope: dict[str, Any]) -> tuple[str, str] | None:
     kind = envelope.get("type")
     data = envelope.get("data") or {}
     if kind == "ruling":
-        if data.get("action") == "misdeal":
-            return "misdeal", str(data.get("text", "misdeal"))
-        if data.get("action") == "void_hand":
+        text = str(data.get("text", ""))
+        seat = data.get("seat")
+        if isinstance(seat, int) and f"seat {seat}" not in text:
+            text = f"seat {seat}: {text}"  # where the floor must look
+        action = data.get("action")
+        if action == "misdeal":
+            return "misdeal", text or "misdeal"
+        if action == "void_hand":
             fouled = data.get("reason") == "duplicate_card"
-            return ("deck_fouled" if fouled else "void_hand"), str(data.get("text", "void hand"))
+            return ("deck_fouled" if fouled else "void_hand"), text or "void hand"
+        if action == "call_floor":
+            return FLOOR_REASONS.get(str(data.get("reason")), "floor_ruling"), text
+        if action == "scramble_flop":  # TDA 39: the floor picks the burn
+            return "flop_scramble", text
     elif kind == "deck_check.result" and not data.get("ok", True):
         return "deck_fouled", str(data.get("text", "deck check failed"))
-    elif kind == "irregularity" and data.get("kind") == "unknown_tag":
-        return "unknown_tag", "a tag the table does not know was read"
+    elif kind == "hand_for_hand" and data.get("state") == "dealt_early":
+        return "dealt_early", str(data.get("text", "a hand dealt before the floor released "
+                                                   "the table"))
     elif kind == "shot_clock" and data.get("state") == "started":
         return "clock_called", f"clock called: {data.get('seconds', '?')} s"
     elif kind == "floor.called":

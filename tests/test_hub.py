@@ -18,7 +18,7 @@ from controller.reporting import private_leaks, shown_cards
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from hub import auth
-from hub.floor import FloorView
+from hub.floor import ALERT_LABELS, FloorView
 from hub.service import Hub, HubSettings
 from hub.storage import MIGRATIONS, open_storage
 from tests.conftest import run, wait_for
@@ -43,17 +43,41 @@ def test_each_alert_kind_is_raised_by_the_event_that_calls_the_floor():
         _envelope(3, "ruling", action="void_hand", reason="foreign_card", text="VOID: foreign"),
         _envelope(4, "deck_check.result", ok=False, text="DECK R1: missing As"),
         _envelope(5, "deck_check.result", ok=True, text="DECK R1 OK"),
-        _envelope(6, "irregularity", kind="unknown_tag"),
-        _envelope(7, "irregularity", kind="exposed_card"),  # a ruling, not a floor call
+        _envelope(6, "irregularity", kind="unknown_tag"),  # its ruling raises the alert
+        _envelope(7, "ruling", action="replace_exposed", text="EXPOSED"),  # no floor call
         _envelope(8, "shot_clock", state="started", seconds=30),
         _envelope(9, "shot_clock", state="expired"),
         _envelope(10, "floor.called"),
     ]
+    # Every ruling that sends the dealer to the floor, by its reason.
+    calls = (("unknown_tag", "UNKNOWN TAG 04AB (seat 4): call the floor to check the card"),
+             ("shoe_fault", "SHOE LINK LOST: call the floor"),
+             ("wrong_card_count", "SHORT FLOP: call the floor"),
+             ("too_many_board_cards", "EXTRA CARD 5h after the river: call the floor"),
+             ("missing_burn", "NO BURN on the turn: call the floor"),
+             ("wrong_game", "WRONG GAME: call the floor"))
+    events += [_envelope(11 + i, "ruling", action="call_floor", reason=reason, text=text,
+                         seat=4 if reason == "unknown_tag" else None)
+               for i, (reason, text) in enumerate(calls)]
+    events += [
+        _envelope(17, "ruling", action="scramble_flop", reason="too_many_board_cards",
+                  text="4-CARD FLOP: call the floor"),
+        _envelope(18, "hand_for_hand", state="dealt_early", text="HAND FOR HAND: dealt early"),
+        _envelope(19, "clock.hold", reason="floor_call", source="seed 003"),
+    ]
     for envelope in events:
         floor.on_event("t1", envelope, 5000)
     kinds = [a.kind for a in floor.alerts.values()]
-    assert kinds == ["misdeal", "deck_fouled", "void_hand", "deck_fouled", "unknown_tag",
-                     "clock_called", "floor_called"]
+    assert kinds == ["misdeal", "deck_fouled", "void_hand", "deck_fouled", "clock_called",
+                     "floor_called", "unknown_tag", "shoe_fault", "missing_card",
+                     "too_many_cards", "missing_burn", "wrong_game", "flop_scramble",
+                     "dealt_early", "clock_held"]
+    assert all(kind in ALERT_LABELS for kind in kinds)
+    unknown = next(a for a in floor.alerts.values() if a.kind == "unknown_tag")
+    assert unknown.text.startswith("UNKNOWN TAG 04AB (seat 4)") and unknown.hand == 1
+    floor.on_event("t1", _envelope(20, "ruling", action="misdeal", seat=3,
+                                   text="MISDEAL: 2nd card exposed"), 5000)
+    assert list(floor.alerts.values())[-1].text == "seat 3: MISDEAL: 2nd card exposed"
     floor.on_status("t1", {"state": "online", "boot": 1, "ts": 1}, 5000)
     floor.on_status("t1", {"state": "lost", "boot": 1, "ts": 2}, 6000)
     assert list(floor.alerts.values())[-1].kind == "table_lost"
