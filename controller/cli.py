@@ -325,6 +325,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
                                broker="none" if args.no_broker else "auto", seed=args.seed,
                                irregularities=args.irregularities, structure=args.structure,
                                quiet=args.quiet, dashboard=args.dashboard)
+        interrupted = False
         try:
             venue.start()
             venue.say(f"{args.tables} table(s), {args.hands} hands each, profile "
@@ -337,8 +338,13 @@ def cmd_sim(args: argparse.Namespace) -> int:
                           "until Ctrl-C")
                 _until_stopped()
         except KeyboardInterrupt:
+            # Stopped mid-deal: what was dealt so far still goes to the recorder (a moment).
+            interrupted = True
+            try:
+                delivered = venue.wait_delivered(5)
+            except KeyboardInterrupt:
+                delivered = False
             summary = venue.summary()
-            delivered = False
         finally:
             venue.stop()
     for name, table in summary["tables"].items():
@@ -346,6 +352,11 @@ def cmd_sim(args: argparse.Namespace) -> int:
                  if summary["broker"] else f"{table['events']} events in the local outbox")
         print(f"{name}: {table['hands']} hands; irregularities "
               f"{json.dumps(table['irregularities'], sort_keys=True)}; {where}")
+    if interrupted:
+        print("stopped by Ctrl-C before every hand was dealt" + (
+            "; every event dealt so far reached the recorder" if summary["broker"] and delivered
+            else "; some events had not reached the recorder yet" if summary["broker"] else ""))
+        return 130
     if summary["broker"] and not delivered:
         return _fail("not every event reached the recorder")
     return 0
@@ -648,7 +659,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("render", help="draw every display screen to PNG files")
     p.add_argument("screen", nargs="*", help="screen names (default: all)")
     p.add_argument("--all", action="store_true", help="every screen")
-    p.add_argument("--out", default="screens", help="output folder (default ./screens)")
+    p.add_argument("--out", default="screens",
+                   help="output folder (default ./screens; ignored by git in the checkout)")
     p.add_argument("--scale", type=int, default=4, help="pixel scale of the PNGs (default 4)")
     p.add_argument("--golden", action="store_true",
                    help="native size 1-bit PNGs and LCD text, as the tests' golden files")

@@ -247,7 +247,7 @@ class SimulatedVenue:
         from hub.service import Hub, HubSettings
 
         host, _, port = str(self.dashboard).rpartition(":")
-        password = secrets.token_urlsafe(9)
+        password = "demo-" + secrets.token_urlsafe(9)  # never starts with "-" (an option)
         users = self.directory / "users.toml"
         save_user(users, "demo", "supervisor", password)
         self.hub = Hub(HubSettings(venue="sim", db=str(self.directory / "hub.db"),
