@@ -92,14 +92,14 @@ class Screen:
 class Status:
     hand: int | None = None
     shoe: str = "ok"  # ok, lost, fault
-    hub: str | None = None  # ok, lost; None: no hub configured (standalone)
+    hub: str | None = None  # ok, lost, connecting; None: no hub configured (standalone)
     dealer: str | None = None
 
     def line(self) -> str:
         parts = [f"#{self.hand}" if self.hand is not None else "#-",
                  f"SHOE {'ok' if self.shoe == 'ok' else 'LOST' if self.shoe == 'lost' else 'ERR'}"]
         if self.hub is not None:
-            parts.append(f"HUB {'ok' if self.hub == 'ok' else 'LOST'}")
+            parts.append("HUB " + {"ok": "ok", "connecting": ".."}.get(self.hub, "LOST"))
         text = " ".join(parts)
         if self.dealer and len(text) + 1 + len(self.dealer) <= LCD_WIDTH:
             text += " " + self.dealer

@@ -75,6 +75,9 @@ class SystemdNotifier:
             sock.sendto(message.encode(), address)
 
 
+HUB_CONNECT_GRACE = 10.0  # seconds a starting table shows "HUB .." before "HUB LOST"
+
+
 class TerminalDisplay:
     """The display drawn in the terminal: the 20x4 LCD's text, each time it changes."""
 
@@ -126,6 +129,8 @@ class Daemon:
         self._mono = clock
         self.queue: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self.venue_clock_readings = 0  # venue clock states handled (tests wait on it)
+        self.started_at = self._mono()
+        self.hub_seen = False  # the link has been up at least once since the start
         self.notifier = SystemdNotifier()
         self.running = threading.Event()
         self.stopped = threading.Event()
@@ -165,7 +170,8 @@ class Daemon:
                            structure_loader=lambda name: house_structure(name, structures))
         # A ruling pages by what the display holds under its title (the terminal draws the LCD).
         device = "oled" if config.display_backend in ("ssd1306", "sh1106") else "lcd"
-        self.model = DisplayModel(status=Status(hub="lost" if config.mqtt_enabled else None),
+        self.model = DisplayModel(status=Status(hub="connecting" if config.mqtt_enabled
+                                                else None),
                                   alert_lines=ALERT_LINES[device])
         journal = self.outbox.journal_lines()
         if journal:
@@ -360,7 +366,12 @@ class Daemon:
     def tick(self) -> None:
         t = self.now()
         if self.link is not None:
-            self.model.status.hub = "ok" if self.link.connected else "lost"
+            if self.link.connected:
+                self.hub_seen = True
+                self.model.status.hub = "ok"
+            elif self.hub_seen or self._mono() - self.started_at >= HUB_CONNECT_GRACE:
+                self.model.status.hub = "lost"
+            # else: still "connecting" (no false HUB LOST in the first frames after a start)
         events = self.table.advance(t)
         if events:
             self._commit({"type": "tick", "t": t}, events)

@@ -185,3 +185,27 @@ def test_the_shoe_link_alert_goes_when_the_shoe_is_back_and_lost_reads_stay():
                   "and the board", "t": 13.0})
     model.update({"type": "shoe", "state": "ok", "t": 14.0})
     assert model.screen(14.5).title.startswith("12 CARD READS LOST")  # the floor must check
+
+
+def test_a_starting_table_says_hub_connecting_not_lost_until_the_grace_ends(tmp_path):
+    import io
+
+    from controller.config import config_from_data
+    from hardware.daemon import HUB_CONNECT_GRACE, Daemon
+    from hub.broker import free_port
+
+    now = [1000.0]
+    config = config_from_data({
+        "table": {"venue": "v", "id": "t1"}, "shoe": {"backend": "none"},
+        "button": {"backend": "none"}, "display": {"backend": "none"},
+        "buzzer": {"backend": "none"}, "mqtt": {"port": free_port()},  # nobody listens
+        "storage": {"data_dir": str(tmp_path)}}, "test")
+    daemon = Daemon(config, out=io.StringIO(), clock=lambda: now[0]).start()
+    try:
+        daemon.tick()
+        assert "HUB .." in daemon.model.status.line()
+        now[0] += HUB_CONNECT_GRACE
+        daemon.tick()
+        assert "HUB LOST" in daemon.model.status.line()
+    finally:
+        daemon.stop()
