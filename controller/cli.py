@@ -759,6 +759,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The optional libraries a command may need, and the extra that installs each (pyproject.toml).
+EXTRA_OF_MODULE = {
+    "PIL": "hardware", "luma": "hardware", "serial": "hardware", "gpiozero": "hardware",
+    "nfc": "hardware", "paho": "hardware", "jsonschema_rs": "hardware",
+    "psycopg": "hub", "fastapi": "hub", "uvicorn": "hub",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from controller.deck_commands import DeckCommandError
 
@@ -769,6 +777,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     except BrokenPipeError:
         return 0
+    except ModuleNotFoundError as exc:
+        # An optional library this command needs is not installed: say which extra has it.
+        top = (exc.name or "").split(".")[0]
+        if top not in EXTRA_OF_MODULE:
+            raise
+        extra = EXTRA_OF_MODULE[top]
+        return _fail(f"'tablectl {args.command}' needs {top}, which is not installed: install "
+                     f"the '{extra}' extra (pip install 'poker-table-controller[{extra}]', or "
+                     f"from a checkout: pip install -e '.[{extra}]')")
 
 
 if __name__ == "__main__":

@@ -181,3 +181,15 @@ def test_ctrl_c_during_the_simulation_is_no_false_alarm(tmp_path):
     assert "stopped by Ctrl-C before every hand was dealt" in output
     assert "every event dealt so far reached the recorder" in output, output
     assert "not every event" not in output
+
+
+def test_a_command_whose_extra_is_missing_names_the_extra(tmp_path):
+    # PIL made unimportable, as after `pip install -e .` without the hardware extra.
+    code = ("import sys; sys.modules['PIL'] = None; from controller.cli import main; "
+            f"sys.exit(main(['render', '--all', '--out', {str(tmp_path)!r}]))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[1])
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "'tablectl render' needs PIL" in result.stderr
+    assert "pip install -e '.[hardware]'" in result.stderr
