@@ -455,8 +455,12 @@ def session(
     injections: tuple[str, ...] = INJECTIONS,
     brisk: bool = False,
     seat_changes: bool = True,
+    dealers: tuple[str, ...] = (),
+    dealer_every: int = 4,
 ) -> tuple[list[Line], list[Expected]]:
-    """Lines and the dealer's own account; ``brisk``: short betting rounds (demos, tests)."""
+    """Lines and the dealer's own account; ``brisk``: short betting rounds (demos, tests).
+    ``dealers`` sign in (a badge) in turn, one every ``dealer_every`` hands, as a room
+    pushes its dealers."""
     if seats is None:
         count = rng.randint(2, 10)
         seats = tuple(sorted(rng.sample(range(1, 11), count)))
@@ -469,7 +473,11 @@ def session(
     if clock is not None:
         lines.append({"type": "clock", "structure": clock, "t": 0.0})
     expected: list[Expected] = []
-    for _ in range(hands):
+    for number in range(hands):
+        if dealers and number % max(1, dealer_every) == 0:
+            dealer.t += 1.0
+            dealer._emit({"type": "dealer",
+                          "dealer": dealers[number // max(1, dealer_every) % len(dealers)]})
         injection = None
         if irregularity_rate > 0 and rng.random() < irregularity_rate:
             injection = rng.choice(injections)

@@ -30,6 +30,9 @@ class DealerButton:
         from gpiozero import Button  # lazily: the core never needs it
 
         self.clock = clock
+        # The moment of the next edge when its source knows it better than our clock (the
+        # simulator's finger stamps its presses: a busy machine may deliver them late).
+        self.edge_time: float | None = None
         self.on_gesture = on_gesture
         self.recogniser = GestureRecogniser(config)
         self._lock = threading.Lock()
@@ -45,7 +48,8 @@ class DealerButton:
 
     def _edge(self, pressed: bool) -> None:
         with self._lock:
-            events = self.recogniser.edge(self.clock(), pressed)
+            at, self.edge_time = self.edge_time, None
+            events = self.recogniser.edge(self.clock() if at is None else at, pressed)
         for event in events:
             self.on_gesture(event)
 

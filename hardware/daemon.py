@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import queue
 import signal
@@ -281,11 +282,14 @@ class Daemon:
         button = DealerButton(config.button_pin, lambda e: self.queue.put(("gesture", e)),
                               config=config.gestures, pin_factory=factory, clock=self.now)
         if config.button_control:
-            self._control_socket(factory.pin(config.button_pin), config.button_control)
+            self._control_socket(factory.pin(config.button_pin), config.button_control, button)
         return button
 
-    def _control_socket(self, pin: Any, path: str) -> None:
-        """The simulator's finger: datagrams "down"/"up" drive the mock pin (active low)."""
+    def _control_socket(self, pin: Any, path: str, button: Any) -> None:
+        """The simulator's finger: datagrams "down"/"up" drive the mock pin (active low),
+        optionally with the finger's monotonic time of the edge ("down 1234.567"), which the
+        gesture recogniser then uses: presses delivered late on a busy machine keep their
+        rhythm (two taps do not become a double tap)."""
         if os.path.exists(path):
             os.unlink(path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -296,14 +300,23 @@ class Daemon:
         def serve() -> None:
             while not self.stopped.is_set():
                 try:
-                    message = sock.recv(16)
+                    message = sock.recv(64)
                 except TimeoutError:
                     continue
                 except OSError:
                     return
-                if message == b"down":
+                what, _, when = message.partition(b" ")
+                try:
+                    stamped = float(when) + self.offset if when else None
+                except ValueError:
+                    continue
+                if stamped is not None and not math.isfinite(stamped):
+                    continue
+                if what == b"down":
+                    button.edge_time = stamped
                     pin.drive_low()
-                elif message == b"up":
+                elif what == b"up":
+                    button.edge_time = stamped
                     pin.drive_high()
 
         threading.Thread(target=serve, name="button-control", daemon=True).start()

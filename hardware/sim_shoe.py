@@ -305,6 +305,8 @@ def perform(line: dict[str, object], shoe: SimulatedShoe,
     elif kind == "deck_out":
         shoe.remove_deck()
         shoe.wait_seen()
+    elif kind == "dealer" and isinstance(line.get("dealer"), str):
+        shoe.draw(f"dealer:{line['dealer']}")  # the dealer's badge, tapped on the shoe
     elif kind == "shoe":
         if line.get("state") == "lost":
             shoe.unplug()

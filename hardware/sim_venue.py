@@ -44,8 +44,8 @@ class Finger:
 
     def send(self, what: bytes) -> None:
         # If the daemon is down (the chaos test kills it) the press is lost, as on a table.
-        with contextlib.suppress(OSError):
-            self.sock.sendto(what, self.path)
+        with contextlib.suppress(OSError):  # stamped: the moment the finger moved
+            self.sock.sendto(what + b" %.6f" % time.monotonic(), self.path)
 
     def lead(self, gesture: str) -> float:
         """How long before the gesture's moment the finger starts pressing."""
@@ -66,15 +66,25 @@ class Finger:
         self.send(b"up")
 
 
+# The scripted dealer keeps the cards of one dealing action at most 0.7 s apart and every
+# pause at least 4 s (the core's 3 s gap + 1 s): any gap between gives the same rulings. The
+# simulated table takes the middle, so that a busy machine delaying a read by a fraction of
+# that margin (at 20x, 80 ms) cannot turn a pause into the rhythm or the reverse.
+SIM_DEAL_GAP = 2.35
+
+
 class SimTable:
     def __init__(self, venue: SimulatedVenue, index: int) -> None:
         self.venue = venue
         self.name = f"t{index}"
         rng = random.Random(venue.seed * 1000 + index)
         seats = tuple(sorted(rng.sample(range(1, 11), rng.randint(4, 9))))
+        # Two dealers take turns at each table (a push every four hands), badges on the shoe,
+        # so hands per hour per dealer show on the dashboard.
         self.lines, self.expected = session(
             rng, venue.profile, hands=venue.hands, irregularity_rate=venue.irregularities,
-            seats=seats, brisk=venue.brisk, seat_changes=False)
+            seats=seats, brisk=venue.brisk, seat_changes=False,
+            dealers=(f"D{index}1", f"D{index}2"))
         self.directory = venue.directory / self.name
         self.directory.mkdir(parents=True, exist_ok=True)
         self.shoe = SimulatedShoe(self.directory / "shoe", shoe_id=f"sim-{self.name}").start()
@@ -94,7 +104,7 @@ class SimTable:
         self.config.write_text(
             f'[table]\nvenue = "sim"\nid = "{self.name}"\nprofile = "{venue.profile.name}"\n'
             f'game = "{setup["game"]}"\nseats = {json.dumps(setup["seats"])}\n'
-            f'button = {setup["button"]}\ndeal_gap = {3.0 * venue.pace}\n\n'
+            f'button = {setup["button"]}\ndeal_gap = {SIM_DEAL_GAP * venue.pace}\n\n'
             f'[clock]\nmode = "{mode}"\n{clock}\n'
             f'[shoe]\nbackend = "serial"\nport = "{self.directory / "shoe"}"\n\n'
             f'[button]\nbackend = "mock"\npin = 17\ncontrol = "{self.control}"\n\n'

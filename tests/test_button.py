@@ -137,3 +137,35 @@ def test_bad_config_is_reported_with_its_keys():
     assert GestureConfig(debounce=0).problems()[0].startswith("button.debounce")
     with pytest.raises(ValueError):
         GestureRecogniser(GestureConfig(double_tap=-1))
+
+
+def test_stamped_edges_delivered_late_keep_their_rhythm():
+    """The simulator's finger stamps each edge: two taps a second apart that a busy machine
+    delivers in one burst are two taps, not a tap and a double tap."""
+    finger = Finger()
+    try:
+        button, clock = finger.button, finger.clock
+        clock.now = 200.0  # everything arrives now, in a burst
+        for at, low in ((198.0, True), (198.1, False), (199.0, True), (199.1, False)):
+            button.edge_time = at
+            if low:
+                finger.pin.drive_low()
+            else:
+                finger.pin.drive_high()
+            button.tick()
+        finger.wait(0.5)
+        assert finger.gestures() == ["tap", "tap"]
+        assert [round(e.t, 3) for e in finger.events if e.kind == "tap"] == [198.1, 199.1]
+        # Unstamped, the same burst reads as the dealer's double tap.
+        later = Finger()
+        try:
+            for low in (True, False, True, False):
+                later.pin.drive_low() if low else later.pin.drive_high()
+                later.clock.now += 0.05
+                later.button.tick()
+            later.wait(0.5)
+            assert later.gestures() == ["tap", "double_tap"]
+        finally:
+            later.close()
+    finally:
+        finger.close()

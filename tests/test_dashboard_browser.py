@@ -108,7 +108,7 @@ def _page(venue, user, viewport=None):
     page.fill("input[name=user]", user)
     page.fill("input[name=password]", f"{user}-password")
     page.click("button[type=submit]")
-    page.wait_for_selector("body[data-live='1']", timeout=10000)
+    page.wait_for_selector("body[data-live='1']", timeout=30000)  # deadline on a busy machine
     return page
 
 
