@@ -281,11 +281,19 @@ class SimulatedVenue:
                    for t in self.tables]
         for player in players:
             player.start()
-        if chaos is not None:
-            chaos(self, stop)
-        for player in players:
-            while player.is_alive():
-                player.join(0.2)
+        try:
+            if chaos is not None:
+                chaos(self, stop)
+            for player in players:
+                while player.is_alive():
+                    player.join(0.2)
+        except KeyboardInterrupt:
+            # Ctrl-C: the dealers stop now (a dealer still dealing would keep the tables busy
+            # while they are asked to stop).
+            stop.set()
+            for player in players:
+                player.join(5)
+            raise
         time.sleep(1.0)
 
     def wait_delivered(self, timeout: float = 60) -> bool:

@@ -169,11 +169,13 @@ def test_ctrl_c_during_the_simulation_is_no_false_alarm(tmp_path):
         cwd=Path(__file__).resolve().parents[1])
     try:
         assert process.stdout is not None
-        for line in process.stdout:  # the first frame on the table's display: dealing is on
-            if line.startswith("[t1] |"):
+        started = False
+        for line in process.stdout:  # started, then a frame on the table's display: dealing
+            started = started or "Ctrl-C stops" in line
+            if started and line.startswith("[t1] |"):
                 break
         os.kill(process.pid, signal.SIGINT)
-        output, _ = process.communicate(timeout=60)
+        output, _ = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
             process.kill()
