@@ -166,7 +166,10 @@ def test_ctrl_c_during_the_simulation_is_no_false_alarm(tmp_path):
         [sys.executable, "-m", "controller.cli", "sim", "--tables", "1", "--hands", "500",
          "--pace", "0.05", "--dir", str(tmp_path)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        cwd=Path(__file__).resolve().parents[1])
+        cwd=Path(__file__).resolve().parents[1],
+        # A test run started in the background (CI, nohup ... &) ignores SIGINT, and a child
+        # inherits that: give the simulator the terminal's default, as a person has.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert process.stdout is not None
         started = False
