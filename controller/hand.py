@@ -234,18 +234,21 @@ class Hand:
             self._end("complete", t, why=why)
         return self.events
 
-    def shoe_fault(self, state: str, detail: str | None, t: float) -> list[Event]:
+    def shoe_fault(self, state: str, part: str | None, detail: str | None,
+                   t: float) -> list[Event]:
+        """The shoe's link is lost (``state`` lost) or one of its parts failed (``part``: the
+        reader when not said, or ``restart``: it lost power and the reads it held)."""
         self.events = []
-        self._irregularity("shoe_fault", None, None, t, state=state, detail=detail)
-        if state == "lost":
+        part = "link" if state == "lost" else part or "reader"
+        self._irregularity("shoe_fault", None, None, t, state=state, part=part, detail=detail)
+        if part == "link":
             what = "SHOE LINK LOST"
-        elif detail and detail.startswith("shoe restarted"):
+        elif part == "restart":
             what = "SHOE RESTARTED"
-        else:  # the translator's detail starts with the failing part ("firmware: ...")
-            part = detail.split(":", 1)[0] if detail and ":" in detail else "reader"
-            what = f"SHOE {part.replace('_', ' ').upper()[:20]} FAULT"
+        else:
+            what = f"SHOE {part.replace('_', ' ').upper()} FAULT"
         self._ruling("shoe_fault", "call_floor", "shoe_fault", t,
-                     f"{what}: call the floor; hold the deal until the shoe is back")
+                     f"{what}: call the floor; hold the deal until the shoe is back", part=part)
         return self.events
 
     def reads_lost(self, lost: int, cards: int | None, detail: str | None,
@@ -253,15 +256,15 @@ class Hand:
         """The shoe dropped ``lost`` messages (``cards`` of them card reads, None if it does
         not say) while its link was down: what was dealt meanwhile is not all known."""
         self.events = []
-        self._irregularity("shoe_fault", None, None, t, state="reads_lost", lost=lost,
-                           cards=cards, detail=detail)
+        self._irregularity("shoe_fault", None, None, t, state="reads_lost", part="reads",
+                           lost=lost, cards=cards, detail=detail)
         if cards is None:
             what = f"{lost} SHOE MESSAGES LOST"
         else:
             what = f"{cards} CARD READ{'S' if cards != 1 else ''} LOST"
         self._ruling("shoe_fault", "call_floor", "shoe_fault", t,
-                     f"{what}: call the floor; check every seat and the board", lost=lost,
-                     cards=cards)
+                     f"{what}: call the floor; check every seat and the board", part="reads",
+                     lost=lost, cards=cards)
         return self.events
 
     def redeclare(self, game: str, label: str) -> None:

@@ -20,6 +20,8 @@ from controller.seating import SeatingError, normalise_seats
 GAMES = {"holdem": 2, "omaha": 4, "omaha8": 4}
 GESTURES = ("tap", "double_tap", "hold", "long_hold")
 SHOE_STATES = ("ok", "lost", "fault", "reads_lost")
+# What failed, for a fault: the shoe's parts (PROTOCOL.md FAULT codes) or its restart.
+SHOE_PARTS = ("reader", "exit_sensor", "stack_sensor", "firmware", "restart")
 CLOCK_ACTIONS = ("start", "pause", "resume", "stop", "sync")
 HAND_FOR_HAND = ("on", "off", "release")
 
@@ -95,6 +97,7 @@ class ShoeStatus:
     t: float | None = None
     lost: int | None = None
     cards: int | None = None
+    part: str | None = None  # a fault's failing part (SHOE_PARTS); None: the reader
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +135,7 @@ _ALLOWED: dict[str, tuple[str, ...]] = {
     "button": ("gesture",),
     "seats": ("seats",),
     "clock": ("structure", "action", "elapsed", "running"),
-    "shoe": ("state", "detail", "lost", "cards"),
+    "shoe": ("state", "detail", "lost", "cards", "part"),
     "dealer": ("dealer",),
     "deck_check": ("action", "deck"),
     "hand_for_hand": ("state",),
@@ -333,7 +336,12 @@ def _shoe(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input
             problems.append(f"cards: the card reads among them (0 to 65535) or null, not "
                             f"{cards!r}")
             cards = None
-    return ShoeStatus(state, _opt_str(obj, "detail", problems), t, lost, cards)
+    part = obj.get("part")
+    if part is not None and (state not in ("fault", "ok") or part not in SHOE_PARTS):
+        problems.append(f"part: {part!r} is not one of {', '.join(SHOE_PARTS)} (a fault's, or "
+                        "its clearing's)")
+        part = None
+    return ShoeStatus(state, _opt_str(obj, "detail", problems), t, lost, cards, part)
 
 
 def _dealer(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
@@ -427,6 +435,8 @@ def input_to_dict(item: Input) -> dict[str, Any]:
         if item.state == "reads_lost":
             line["lost"] = item.lost
             line["cards"] = item.cards
+        if item.part is not None:
+            line["part"] = item.part
     elif isinstance(item, DealerSignIn):
         line = {"type": "dealer", "dealer": item.dealer}
     elif isinstance(item, DeckCheckCommand):

@@ -190,8 +190,10 @@ class DisplayModel:
         elif kind == "ruling":
             title, body = split_alert(str(event.get("text", "")),
                                       str(event.get("action", "")).replace("_", " ").upper())
-            # A lost link or a faulty reader is over when the shoe is back; lost reads are not.
-            link = event.get("reason") == "shoe_fault" and "lost" not in event
+            # A lost link or a faulty part is over when the shoe is back; lost reads and a
+            # restart's lost queue are not: the floor must still check the hand.
+            link = event.get("reason") == "shoe_fault" and event.get("part") not in (
+                "reads", "restart")
             self._alert(title, body, t, "shoe_link" if link else None)
         elif kind == "floor.called":
             self._alert("FLOOR", "Floor called to this table", t)

@@ -548,7 +548,7 @@ class Table:
         events = [event]
         if item.state != "ok" and previous == "ok" and self.hand_in_progress:
             assert self.hand is not None
-            events += self.hand.shoe_fault(item.state, item.detail, t)
+            events += self.hand.shoe_fault(item.state, item.part, item.detail, t)
         elif item.state == "ok" and previous != "ok" and self.hand_in_progress:
             event["resumed"] = True
         return events

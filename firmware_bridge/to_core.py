@@ -79,15 +79,16 @@ class ShoeTranslator:
         if isinstance(event, m.Fault):
             t = self.clock.to_host(event.ms, host_now)
             if event.active:
-                return [ShoeStatus("fault", f"{event.source}: {event.text}", t)]
-            return [ShoeStatus("ok", f"{event.source}: {event.text}", t)]
+                return [ShoeStatus("fault", f"{event.source}: {event.text}", t,
+                                   part=event.source)]
+            return [ShoeStatus("ok", f"{event.source}: {event.text}", t, part=event.source)]
         if isinstance(event, m.Heartbeat):
             self.clock.observe(event.ms, host_now)
             return []
         if isinstance(event, ShoeRestarted):
             self.clock.reset()
             return [ShoeStatus("fault", "shoe restarted: reads it had not sent are lost",
-                               host_now)]
+                               host_now, part="restart")]
         if isinstance(event, LinkDown):
             return [ShoeStatus("lost", event.reason, host_now)]
         if isinstance(event, LinkUp):

@@ -173,16 +173,16 @@ def test_the_shoe_link_alert_goes_when_the_shoe_is_back_and_lost_reads_stay():
     model = DisplayModel()
     model.update({"type": "shoe", "state": "lost", "hand": 3, "t": 10.0})
     model.update({"type": "ruling", "action": "call_floor", "reason": "shoe_fault",
-                  "text": "SHOE LINK LOST: call the floor; hold the deal until the shoe is back",
-                  "t": 10.0})
+                  "part": "link", "t": 10.0,
+                  "text": "SHOE LINK LOST: call the floor; hold the deal until the shoe is back"})
     assert model.screen(11.0).title.startswith("SHOE LINK LOST")
     model.update({"type": "shoe", "state": "ok", "resumed": True, "hand": 3, "t": 12.0})
     screen = model.screen(12.5)
     assert screen.kind == "clock" and "SHOE ok" in screen.status
     model.update({"type": "shoe", "state": "reads_lost", "lost": 12, "cards": 12, "t": 13.0})
-    model.update({"type": "ruling", "action": "call_floor", "reason": "shoe_fault", "lost": 12,
-                  "cards": 12, "text": "12 CARD READS LOST: call the floor; check every seat "
-                  "and the board", "t": 13.0})
+    model.update({"type": "ruling", "action": "call_floor", "reason": "shoe_fault",
+                  "part": "reads", "lost": 12, "cards": 12, "t": 13.0,
+                  "text": "12 CARD READS LOST: call the floor; check every seat and the board"})
     model.update({"type": "shoe", "state": "ok", "t": 14.0})
     assert model.screen(14.5).title.startswith("12 CARD READS LOST")  # the floor must check
 

@@ -494,6 +494,7 @@ def test_the_new_inputs_survive_the_daemons_journal():
     from controller.inputs import CardRead, ShoeStatus, input_to_dict, parse_input
 
     for item in (ShoeStatus("reads_lost", "messages 1-12 lost", 3.5, 12, 12),
+                 ShoeStatus("fault", "firmware: step: ValueError", 3.7, part="firmware"),
                  ShoeStatus("reads_lost", None, 4.0, 5, None),
                  CardRead(None, None, None, "up", False, 5.0)):
         assert parse_input(input_to_dict(item)) == item
@@ -501,7 +502,8 @@ def test_the_new_inputs_survive_the_daemons_journal():
                 {"type": "shoe", "state": "reads_lost", "lost": 3, "cards": -1},
                 {"type": "card", "unreadable": True, "card": "As"},
                 {"type": "card", "unreadable": "yes"},
-                {"type": "shoe", "state": "ok", "lost": 3}):
+                {"type": "shoe", "state": "ok", "lost": 3},
+                {"type": "shoe", "state": "fault", "part": "toaster"}):
         try:
             parse_input(bad)
         except ValueError:
