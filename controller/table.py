@@ -58,6 +58,11 @@ DEFAULT_GESTURES = {
 }
 
 
+def _next_game(index: int | None) -> int:
+    """A dealer's tap: the next of DECLARABLE_GAMES (the first when none is declared yet)."""
+    return 0 if index is None else (index + 1) % len(DECLARABLE_GAMES)
+
+
 class TableUsageError(ValueError):
     """An input that the table cannot act on in its present state (the caller's mistake)."""
 
@@ -290,8 +295,7 @@ class Table:
                      if game == self.game and betting == self.betting), None)
 
     def _declare_next(self, t: float) -> list[Event]:
-        self.declared = 0 if self.declared is None else (self.declared + 1) % len(
-            DECLARABLE_GAMES)
+        self.declared = _next_game(self.declared)
         game, betting, label = DECLARABLE_GAMES[self.declared]
         return [{"type": "game.declared", "game": game, "betting": betting, "label": label,
                  "default": False, "t": t}]
@@ -299,8 +303,7 @@ class Table:
     def _declare_for_hand(self, hand: Hand, t: float) -> list[Event]:
         """Dealer's choice, the deck in but no card dealt: a tap still declares the game, for
         this hand. The cycle goes on from the hand's game when the dealer had declared it."""
-        self.hand_declared = 0 if self.hand_declared is None else (
-            (self.hand_declared + 1) % len(DECLARABLE_GAMES))
+        self.hand_declared = _next_game(self.hand_declared)
         self.game, self.betting, label = DECLARABLE_GAMES[self.hand_declared]
         hand.redeclare(self.game, label)
         return [{"type": "game.declared", "game": self.game, "betting": self.betting,

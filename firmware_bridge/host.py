@@ -183,7 +183,7 @@ class HostLink:
         retransmissions: a frame numbered at or before the last one we could not accept means
         the shoe started a new round, so our request or its answer was lost; ask again."""
         last = self._last_stalled
-        if last is not None and ((seq - last) & 0xFFFF == 0 or (seq - last) & 0xFFFF >= 0x8000):
+        if last is not None and not 0 < (seq - last) & 0xFFFF < 0x8000:
             self._hello_wanted = False
         self._last_stalled = seq
         self._ask_for_hello()
@@ -194,6 +194,11 @@ class HostLink:
             self.stats.hello_requests += 1
             self.request_hello()
 
+    def _lost(self, first: int, count: int, cards: int | None) -> None:
+        # The card reads among them can be no more than them (a count that wrapped is not).
+        self._events.append(ReadsLost(first, count, None if cards is None else min(cards, count)))
+        self.stats.lost += count
+
     def _hello(self, hello: m.Hello) -> None:
         self._hello_wanted = False
         self._last_stalled = None
@@ -203,10 +208,7 @@ class HostLink:
             if hello.next_seq:
                 # A boot numbers from 0 and releases nothing before we answer its HELLO: a
                 # first HELLO past 0 means its queue overflowed while we were away.
-                cards = None if hello.lost_cards is None else min(hello.lost_cards,
-                                                                   hello.next_seq)
-                self._events.append(ReadsLost(0, hello.next_seq, cards))
-                self.stats.lost += hello.next_seq
+                self._lost(0, hello.next_seq, hello.lost_cards)
             # Whatever of the old boot was accepted in this same read must not be acknowledged
             # to the new boot, whose numbers mean other messages.
             self._ack_due = None
@@ -220,9 +222,8 @@ class HostLink:
                 # carry on from the shoe's numbering (waiting for them would wait forever).
                 cards = None
                 if hello.lost_cards is not None and self._lost_cards is not None:
-                    cards = min((hello.lost_cards - self._lost_cards) & 0xFFFF, gap)
-                self._events.append(ReadsLost(self.expected, gap, cards))
-                self.stats.lost += gap
+                    cards = (hello.lost_cards - self._lost_cards) & 0xFFFF
+                self._lost(self.expected, gap, cards)
                 self.expected = hello.next_seq
             elif gap:
                 # Behind: the shoe's oldest unacked message is one we accepted whose ACK was

@@ -160,7 +160,10 @@ def test_stamped_edges_delivered_late_keep_their_rhythm():
         later = Finger()
         try:
             for low in (True, False, True, False):
-                later.pin.drive_low() if low else later.pin.drive_high()
+                if low:
+                    later.pin.drive_low()
+                else:
+                    later.pin.drive_high()
                 later.clock.now += 0.05
                 later.button.tick()
             later.wait(0.5)
@@ -169,3 +172,61 @@ def test_stamped_edges_delivered_late_keep_their_rhythm():
             later.close()
     finally:
         finger.close()
+
+
+def test_the_simulators_control_socket_believes_only_stamps_of_this_run(tmp_path):
+    """A stamp that is no moment of this run (NaN, far future) is ignored: the edge keeps the
+    time it arrived, so one bad datagram cannot freeze or warp the dealer's button."""
+    import io
+    import socket
+    import time
+
+    from controller.config import config_from_data
+    from hardware.daemon import Daemon
+    from tests.conftest import wait_for
+
+    control = tmp_path / "button.sock"
+    config = config_from_data({
+        "table": {"venue": "v", "id": "t1"}, "shoe": {"backend": "none"},
+        "button": {"backend": "mock", "pin": 17, "control": str(control)},
+        "display": {"backend": "none"}, "buzzer": {"backend": "none"},
+        "mqtt": {"enabled": False}, "storage": {"data_dir": str(tmp_path)}}, "test")
+    daemon = Daemon(config, out=io.StringIO()).start()
+    finger = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+
+    def gestures():
+        got = []
+        while not daemon.queue.empty():
+            item = daemon.queue.get()
+            if item[0] == "gesture" and item[1].kind != "held":
+                got.append(item[1])
+        return got
+
+    try:
+        last_tap = [0.0]
+
+        def release_later() -> bytes:  # a good stamp: the finger lifts 0.1 s from now
+            return b"up %.6f" % (time.monotonic() + 0.1)
+
+        for stamp in (b"nan", b"1e300"):
+            # A dealer's taps half a second apart are two taps, not a double tap.
+            assert wait_for(lambda: daemon.now() > last_tap[0] + 0.5, 5)
+            # Believed, this press would begin at NaN or in the year 3e292: no tap at all.
+            finger.sendto(b"down " + stamp, str(control))
+            finger.sendto(release_later(), str(control))
+            seen: list = []
+            assert wait_for(lambda: seen.extend(gestures()) or seen, 5), stamp
+            assert [g.kind for g in seen] == ["tap"], stamp
+            last_tap[0] = seen[0].t
+        # Not a number at all: refused. The barrier: a good tap after it is the only one.
+        assert wait_for(lambda: daemon.now() > last_tap[0] + 0.5, 5)
+        finger.sendto(b"down oops", str(control))
+        finger.sendto(b"up oops", str(control))
+        finger.sendto(b"down %.6f" % time.monotonic(), str(control))
+        finger.sendto(release_later(), str(control))
+        seen = []
+        assert wait_for(lambda: seen.extend(gestures()) or seen, 5)
+        assert [g.kind for g in seen] == ["tap"]
+    finally:
+        finger.close()
+        daemon.stop()

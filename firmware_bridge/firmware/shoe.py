@@ -28,7 +28,6 @@ class Shoe:
         self.last_uid = None
         self.last_read_ms = now_ms
         self.faults = {FAULT_READER: False, FAULT_EXIT: False, FAULT_STACK: False}
-        self.crashes = 0
         self.crashed_ms = None  # last failing turn, while the firmware fault is raised
 
     def turn(self, now_ms, incoming=b""):
@@ -58,7 +57,6 @@ class Shoe:
             return b"", self._crashed(now_ms, "poll", exc)
 
     def _crashed(self, now_ms, where, exc):
-        self.crashes += 1
         if self.crashed_ms is None:
             try:
                 self.protocol.fault(now_ms, FAULT_FIRMWARE, True,
