@@ -205,6 +205,11 @@ def test_the_simulators_control_socket_believes_only_stamps_of_this_run(tmp_path
     try:
         last_tap = [0.0]
 
+        def arrived() -> list:  # the gestures of the next press to arrive (with a deadline)
+            seen: list = []
+            assert wait_for(lambda: seen.extend(gestures()) or seen, 5)
+            return seen
+
         def release_later() -> bytes:  # a good stamp: the finger lifts 0.1 s from now
             return b"up %.6f" % (time.monotonic() + 0.1)
 
@@ -214,8 +219,7 @@ def test_the_simulators_control_socket_believes_only_stamps_of_this_run(tmp_path
             # Believed, this press would begin at NaN or in the year 3e292: no tap at all.
             finger.sendto(b"down " + stamp, str(control))
             finger.sendto(release_later(), str(control))
-            seen: list = []
-            assert wait_for(lambda: seen.extend(gestures()) or seen, 5), stamp
+            seen = arrived()
             assert [g.kind for g in seen] == ["tap"], stamp
             last_tap[0] = seen[0].t
         # Not a number at all: refused. The barrier: a good tap after it is the only one.
@@ -224,9 +228,7 @@ def test_the_simulators_control_socket_believes_only_stamps_of_this_run(tmp_path
         finger.sendto(b"up oops", str(control))
         finger.sendto(b"down %.6f" % time.monotonic(), str(control))
         finger.sendto(release_later(), str(control))
-        seen = []
-        assert wait_for(lambda: seen.extend(gestures()) or seen, 5)
-        assert [g.kind for g in seen] == ["tap"]
+        assert [g.kind for g in arrived()] == ["tap"]
     finally:
         finger.close()
         daemon.stop()
