@@ -25,6 +25,7 @@ $(STAMP): pyproject.toml
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
@@ -68,4 +69,4 @@ bench: $(STAMP)
 	$(PY) -m tests.bench.contract
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache .hypothesis

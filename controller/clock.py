@@ -1,6 +1,7 @@
 """The tournament blind clock. Pure: time is passed in, never read.
 
-A structure (``controller/structures/<name>.toml``, or a house's own file) is a list of periods,
+A structure (data read by ``houses/loaders.py``: ``houses/structures/<name>.toml``, or a
+house's own file) is a list of periods,
 each a level (``level``, ``sb``, ``bb``, ``ante``, ``minutes``) or a break (``break_minutes``).
 The clock runs, pauses and resumes; ``advance(t)`` returns the ``level``, ``break`` and
 ``clock.warning`` events for every boundary passed since the last call, each stamped with the
@@ -12,10 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-from controller.datafiles import ProblemsError, parse_toml
+from controller.datafiles import ProblemsError
 
 Event = dict[str, Any]
 
@@ -136,11 +136,6 @@ def structure_from_data(data: Mapping[str, Any], origin: str) -> Structure:
                      tuple(periods))
 
 
-def builtin_structures() -> list[str]:
-    folder = resources.files("controller") / "structures"
-    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
-
-
 STRUCTURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 # No tournament plays a month of clock time: a longer reading is a sender's mistake (or an
 # attack), refused before it reaches the clock, the screens or the journal.
@@ -156,16 +151,11 @@ def check_structure_name(name: str) -> None:
             "house's own structures go in the structures directory of its configuration"])
 
 
-def load_structure(name: str) -> Structure:
-    """The built-in structure called ``name`` (a house's own come through a loader the shell
-    passes in: ``hardware/house_files.py``)."""
+def no_structures(name: str) -> Structure:
+    """The structure loader of a table given none: every structure is unknown (the shell
+    passes ``houses.loaders.load_structure`` or a house's own directory)."""
     check_structure_name(name)
-    resource = resources.files("controller") / "structures" / f"{name}.toml"
-    if not resource.is_file():
-        raise StructureError(name, [
-            f"no structure named {name!r} (built-in: {', '.join(builtin_structures())})"])
-    data = parse_toml(resource.read_text(encoding="utf-8"), StructureError, name)
-    return structure_from_data(data, name)
+    raise StructureError(name, ["this table was given no blind structures"])
 
 
 class BlindClock:

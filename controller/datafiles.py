@@ -1,11 +1,10 @@
-"""The house's data files (profiles, blind structures, deck registries, configurations): reading
+"""The house's data files (profiles, blind structures, deck registries, configurations): parsing
 them, and the error that lists every problem at once, each naming its key, so that whoever wrote
-the file can mend them all in one go."""
+the file can mend them all in one go. Reading them is the shell's (``houses/loaders.py``)."""
 
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 from typing import Any
 
 
@@ -27,12 +26,3 @@ def parse_toml(text: str, error: type[ProblemsError], origin: str) -> dict[str, 
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise error(origin, [f"not valid TOML: {exc}"]) from None
-
-
-def read_toml(path: str | Path, error: type[ProblemsError]) -> dict[str, Any]:
-    """The TOML file at ``path``, or ``error`` saying why it cannot be read or parsed."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise error(str(path), [f"cannot read: {exc.strerror}"]) from None
-    return parse_toml(text, error, str(path))

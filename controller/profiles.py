@@ -1,19 +1,18 @@
 """House-rule profiles: which ruling a house gives for each irregularity, as data.
 
-A profile is a TOML file (``controller/profiles/<name>.toml`` for the built-in ones, any path for
-a house's own). Every rule names its value and cites its source; a profile may inherit from
-another and override only what its house says differently. Validation reports every bad key and
-value at once.
+A profile is data (a TOML file read by ``houses/loaders.py``: ``houses/profiles/<name>.toml``
+for the built-in ones, any path for a house's own). Every rule names its value and cites its
+source; a profile may inherit from another and override only what its house says differently.
+Validation reports every bad key and value at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
-from controller.datafiles import ProblemsError, parse_toml, read_toml
+from controller.datafiles import ProblemsError
 
 
 @dataclass(frozen=True)
@@ -144,18 +143,6 @@ class Profile:
         return float(value["seconds"]), float(value["countdown"])
 
 
-def builtin_names() -> list[str]:
-    folder = resources.files("controller") / "profiles"
-    return sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
-
-
-def _read_builtin(name: str) -> dict[str, Any] | None:
-    path = resources.files("controller") / "profiles" / f"{name}.toml"
-    if not path.is_file():
-        return None
-    return parse_toml(path.read_text(encoding="utf-8"), ProfileError, name)
-
-
 def _validate_rule(key: str, entry: Any, where: str) -> list[str]:
     problems: list[str] = []
     if not isinstance(entry, dict):
@@ -192,10 +179,11 @@ def profile_from_data(
     data: Mapping[str, Any],
     origin: str,
     *,
-    resolve: Any = None,
+    resolve: Callable[..., Profile],
     _seen: tuple[str, ...] = (),
 ) -> Profile:
-    """Validate profile data and merge it over its base. ``resolve(name)`` loads a base by name."""
+    """Validate profile data and merge it over its base. ``resolve(name, _seen=...)`` loads a
+    base by name: the shell's loader (``houses/loaders.py``); the core reads no file."""
     problems: list[str] = []
     for extra in sorted(set(data) - set(PROFILE_KEYS)):
         problems.append(f"{extra}: unknown key (allowed: {', '.join(PROFILE_KEYS)})")
@@ -221,7 +209,7 @@ def profile_from_data(
             problems.append(f"inherits: {inherits!r} makes a cycle ({chain})")
         else:
             try:
-                base = (resolve or load_profile)(inherits, _seen=(*_seen, origin, str(name)))
+                base = resolve(inherits, _seen=(*_seen, origin, str(name)))
             except ProfileError as exc:
                 if exc.origin == inherits and exc.problems and exc.problems[0].startswith("no "):
                     problems.append(f"inherits: {exc.problems[0]}")
@@ -259,21 +247,6 @@ def profile_from_data(
         raise ProfileError(origin, problems)
     lineage = (str(name), *(base.chain if base else ()))
     return Profile(str(name), title, inherits, merged, base_note, lineage)
-
-
-def load_profile(name_or_path: str, *, _seen: tuple[str, ...] = ()) -> Profile:
-    """Load a built-in profile by name, or a house's own profile from a ``.toml`` path."""
-    if name_or_path.endswith(".toml") or "/" in name_or_path:
-        return profile_from_data(read_toml(name_or_path, ProfileError), name_or_path,
-                                 _seen=_seen)
-    builtin = _read_builtin(name_or_path)
-    if builtin is None:
-        raise ProfileError(
-            name_or_path,
-            [f"no profile named {name_or_path!r} (built-in: {', '.join(builtin_names())}; "
-             "or give the path of a .toml file)"],
-        )
-    return profile_from_data(builtin, name_or_path, _seen=_seen)
 
 
 DEFAULT_PROFILE = "tda-2024"

@@ -7,8 +7,9 @@ runs; only the source of inputs differs.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
+from controller.clock import Structure, no_structures
 from controller.hand import Event
 from controller.inputs import InputError, parse_input
 from controller.profiles import Profile
@@ -25,9 +26,11 @@ class ReplayError(ValueError):
 
 
 def replay(lines: Iterable[str], profile: Profile, config: TableConfig | None = None,
-           table: Table | None = None) -> Iterator[Event]:
-    """Yield every event the core emits for these input lines, in order."""
-    table = table or Table(profile, config)
+           table: Table | None = None,
+           structure_loader: Callable[[str], Structure] = no_structures) -> Iterator[Event]:
+    """Yield every event the core emits for these input lines, in order (a ``clock`` input
+    finds its structure with ``structure_loader``)."""
+    table = table or Table(profile, config, structure_loader)
     for number, line in enumerate(lines, start=1):
         text = line.strip()
         if not text:

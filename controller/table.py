@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.cards import UNKNOWN, TaggedCard, parse_ndef_text
-from controller.clock import BlindClock, Structure, load_structure
+from controller.clock import BlindClock, Structure, no_structures
 from controller.decks import DeckCheck, DeckRegistry
 from controller.hand import Drawn, Event, Hand
 from controller.inputs import (
@@ -88,7 +88,7 @@ class Table:
         self,
         profile: Profile,
         config: TableConfig | None = None,
-        structure_loader: Callable[[str], Structure] = load_structure,
+        structure_loader: Callable[[str], Structure] = no_structures,
         registry: DeckRegistry | None = None,
     ) -> None:
         self.profile = profile

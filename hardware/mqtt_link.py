@@ -22,50 +22,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from controller.contract import ContractError, receive
-from controller.reporting import (
-    Command,
-    CommandError,
-    envelope,
-    parse_command,
-    public_event,
-    topic,
-)
-from controller.wire import encode
+from contract import topics
+from contract.commands import Command, CommandError, parse_command
+from contract.envelope import envelope
+from contract.mqtt import TlsSettings, mqtt_client
+from contract.schema import ContractError, receive
+from contract.supervise import LogOnce, start_worker
+from contract.views import public_event
+from contract.wire import encode
 from hardware.outbox import Outbox
-from hardware.supervise import LogOnce, start_worker
 
 log = logging.getLogger("tablectl.link")
-
-
-@dataclass
-class TlsSettings:
-    ca_file: str
-    cert_file: str
-    key_file: str
-
-
-def tls_settings(ca_file: str | None, cert_file: str | None,
-                 key_file: str | None) -> TlsSettings | None:
-    """TLS with a client certificate when all three files are given, else none."""
-    if ca_file and cert_file and key_file:
-        return TlsSettings(ca_file, cert_file, key_file)
-    return None
-
-
-def mqtt_client(client_id: str = "", *, tls: TlsSettings | None = None,
-                username: str | None = None, password: str | None = None) -> Any:
-    """A paho-mqtt 2 client speaking MQTT 5 (callback API version 2), with the venue's TLS
-    client certificate or a username when given: every MQTT client of the project starts here."""
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
-
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
-    if tls is not None:
-        client.tls_set(ca_certs=tls.ca_file, certfile=tls.cert_file, keyfile=tls.key_file)
-    if username is not None:
-        client.username_pw_set(username, password)
-    return client
 
 
 @dataclass
@@ -125,7 +92,7 @@ class TableLink:
         self._refused = LogOnce(log)
 
     def topic(self, leaf: str) -> str:
-        return topic(self.venue, self.table, leaf)
+        return topics.table(self.venue, self.table, leaf)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -194,7 +161,7 @@ class TableLink:
                 self.connected = False
                 self._inflight.clear()
             elif kind == "message":
-                if item[1] == f"pkr/v1/{self.venue}/clock":
+                if item[1] == topics.venue_clock(self.venue):
                     self._venue_clock(item[2], bool(item[3]))
                 else:
                     self._on_message(item[1], item[2])
@@ -223,7 +190,7 @@ class TableLink:
         client.publish(self.topic("status"), self._status("online"), qos=1, retain=True)
         subscriptions = [(self.topic("cmd/+"), 1), (self.topic("ack"), 1)]
         if self.on_venue_clock is not None:
-            subscriptions.append((f"pkr/v1/{self.venue}/clock", 1))
+            subscriptions.append((topics.venue_clock(self.venue), 1))
         client.subscribe(subscriptions)
         self._inflight.clear()
         self._buffer.clear()

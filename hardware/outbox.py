@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from controller.wire import decode, encode
+from contract.wire import decode, encode
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);

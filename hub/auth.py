@@ -24,7 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.datafiles import ProblemsError, read_toml
+from controller.datafiles import ProblemsError
+from houses.loaders import read_toml
 
 ROLES: dict[str, frozenset[str]] = {
     "viewer": frozenset({"see"}),

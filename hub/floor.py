@@ -94,6 +94,10 @@ _HAND_FOR_HAND = {"off": "off", "waiting": "waiting", "playing": "playing",
                   "released": "playing", "dealt_early": "playing"}
 
 
+class StaffError(Exception):
+    """A staff request the hub refuses: the message says why (shown in the dashboard)."""
+
+
 @dataclass
 class TableView:
     name: str

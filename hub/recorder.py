@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.contract import ContractError, is_name, receive
-from controller.wire import encode
-from hardware.mqtt_link import TlsSettings, mqtt_client
-from hardware.supervise import LogOnce, start_worker
+from contract import topics
+from contract.mqtt import TlsSettings, mqtt_client
+from contract.schema import ContractError, is_name, receive
+from contract.supervise import LogOnce, start_worker
+from contract.wire import encode
 from hub.storage import Storage, open_storage
 
 log = logging.getLogger("tablectl.recorder")
@@ -107,7 +108,7 @@ class Recorder:
             self._client.loop_stop()
 
     def _topic(self, table: str, leaf: str) -> str:
-        return f"pkr/v1/{self.venue}/tables/{table}/{leaf}"
+        return topics.table(self.venue, table, leaf)
 
     def _run(self) -> None:
         self._db = self._open()
@@ -126,8 +127,7 @@ class Recorder:
             for item in items:
                 if item[0] == "connect":
                     if not getattr(item[1], "is_failure", False):
-                        base = f"pkr/v1/{self.venue}/tables/+/"
-                        self._subscribe(base)
+                        self._subscribe()
                         self.connected.set()
                 elif item[0] == "disconnect":
                     self.connected.clear()
@@ -141,15 +141,17 @@ class Recorder:
         self._flush(time.monotonic())
         self._db.close()
 
-    def _subscribe(self, base: str) -> None:
+    def _subscribe(self) -> None:
         from paho.mqtt.subscribeoptions import SubscribeOptions
 
         # The tables' retained status only when the subscription is new (retain handling 1):
         # a recorder without a session (its first start, or its session expired) has missed
         # what the tables sent before, and the tables will not send it again unasked.
-        self._client.subscribe([(base + "private", SubscribeOptions(qos=1)),
-                                (base + "cmd-resp", SubscribeOptions(qos=1)),
-                                (base + "status", SubscribeOptions(qos=1, retainHandling=1))])
+        every = topics.every_table
+        self._client.subscribe([
+            (every(self.venue, "private"), SubscribeOptions(qos=1)),
+            (every(self.venue, "cmd-resp"), SubscribeOptions(qos=1)),
+            (every(self.venue, "status"), SubscribeOptions(qos=1, retainHandling=1))])
 
     def _receive(self, name: str, payload: bytes, retained: bool) -> None:
         """One message from the broker, checked against the contract before anything acts on

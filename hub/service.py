@@ -23,19 +23,16 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from controller.contract import ContractError, is_name, receive
-from controller.reporting import (
-    CommandError,
-    envelope,
-    event_of,
-    parse_command,
-    public_event,
-)
-from controller.wire import encode
-from hardware.mqtt_link import TlsSettings, mqtt_client
-from hardware.supervise import LogOnce, start_worker
+from contract import topics
+from contract.commands import CommandError, parse_command
+from contract.envelope import envelope, event_of
+from contract.mqtt import TlsSettings, mqtt_client
+from contract.schema import ContractError, is_name, receive
+from contract.supervise import LogOnce, start_worker
+from contract.views import public_event
+from contract.wire import encode
 from hub.auth import Sessions, User, load_users
-from hub.floor import ALERT_EVENT_TYPES, Alert, FloorView, Update
+from hub.floor import ALERT_EVENT_TYPES, Alert, FloorView, StaffError, Update
 from hub.recorder import Recorder
 from hub.storage import Storage, open_storage
 from hub.venue_clock import VenueClockService
@@ -67,10 +64,6 @@ class HubSettings:
     retention_days: float = 90.0  # 0 keeps everything
     reorder_timeout: float = 2.0
     structures: str | None = None  # the house's own blind structures (NAME.toml files)
-
-
-class StaffError(Exception):
-    """A staff request the hub refuses: the message says why (shown in the dashboard)."""
 
 
 class Hub:
@@ -108,9 +101,6 @@ class Hub:
     def _status(self, state: str) -> str:
         return encode({"state": state, "venue": self.venue, "ts": self.now_ms()})
 
-    def _topic(self, rest: str) -> str:
-        return f"pkr/v1/{self.venue}/{rest}"
-
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Hub:
         # The schema (and its migrations) first, in this thread: the recorder and the floor
@@ -134,7 +124,7 @@ class Hub:
         client = mqtt_client(f"hub-{self.venue}", tls=self.settings.tls)
         properties = Properties(PacketTypes.CONNECT)
         properties.SessionExpiryInterval = FLOOR_SESSION_SECONDS
-        status = self._topic("hub/status")
+        status = topics.hub(self.venue, "status")
         client.will_set(status, self._status("lost"), qos=1,
                         retain=True)
         client.on_connect = lambda c, u, f, rc, p=None: self.inbox.put(("connect", rc))
@@ -171,7 +161,7 @@ class Hub:
         if self.web is not None:
             self.web.shutdown()
         if self._client is not None and self.connected.is_set():
-            self._client.publish(self._topic("hub/status"),
+            self._client.publish(topics.hub(self.venue, "status"),
                                  self._status("offline"), qos=1,
                                  retain=True).wait_for_publish(2)
         self._stop.set()
@@ -261,11 +251,11 @@ class Hub:
         if kind == "connect":
             if getattr(item[1], "is_failure", False):
                 return
-            base = self._topic("tables/+/")
-            self._client.subscribe([(base + leaf, 1) for leaf in
+            self._client.subscribe([(topics.every_table(self.venue, leaf), 1) for leaf in
                                     ("status", "state", "events", "cmd-resp")] +
-                                   [(self._topic("clock"), 1), (self._topic("hub/cmd/clock"), 1)])
-            self._client.publish(self._topic("hub/status"), self._status("online"), qos=1,
+                                   [(topics.venue_clock(self.venue), 1),
+                                    (topics.hub(self.venue, "cmd/clock"), 1)])
+            self._client.publish(topics.hub(self.venue, "status"), self._status("online"), qos=1,
                                  retain=True)
             self.connected.set()
             self.clock.on_connect()
@@ -293,10 +283,10 @@ class Hub:
     def _checked(self, name: str, payload: bytes) -> list[Update]:
         """One public message, checked against the contract before the floor acts on it."""
         now = self.now_ms()
-        if name == self._topic("hub/cmd/clock"):
+        if name == topics.hub(self.venue, "cmd/clock"):
             self.clock.command(payload)  # refused ones are answered on hub/cmd-resp
             return []
-        if name == self._topic("clock"):
+        if name == topics.venue_clock(self.venue):
             body = receive("VenueClock", payload)
             was = self.floor.hand_for_hand
             updates = self.floor.on_clock(body, now)
@@ -422,7 +412,7 @@ class Hub:
             parse_command(name, payload)
         except CommandError as exc:
             raise StaffError(str(exc)) from None
-        self._client.publish(self._topic(f"tables/{table}/cmd/{name}"), payload, qos=1)
+        self._client.publish(topics.table(self.venue, table, f"cmd/{name}"), payload, qos=1)
         now = self.now_ms()
         self._db.log(now, user, f"cmd/{name}", {"table": table, "transaction": transaction,
                                                 **args})

@@ -11,7 +11,7 @@ import json
 import sqlite3
 from typing import Any
 
-from controller.wire import encode
+from contract.wire import encode
 
 # Each migration brings the schema from version i to i + 1; the same for both databases.
 MIGRATIONS = [

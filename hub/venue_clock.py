@@ -20,12 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from contract import topics
+from contract.mqtt import TlsSettings, mqtt_client
+from contract.schema import ContractError, receive
+from contract.supervise import start_worker
+from contract.wire import WireError, decode, encode
 from controller.clock import MAX_CLOCK_SECONDS, Structure
-from controller.contract import ContractError, receive
-from controller.wire import WireError, decode, encode
-from hardware.house_files import house_structure
-from hardware.mqtt_link import TlsSettings, mqtt_client
-from hardware.supervise import start_worker
+from houses.loaders import house_structure
 
 log = logging.getLogger("tablectl.venue_clock")
 
@@ -225,7 +226,7 @@ class VenueClockService:
 
     @property
     def topic(self) -> str:
-        return f"pkr/v1/{self.venue}/clock"
+        return topics.venue_clock(self.venue)
 
     def start(self) -> VenueClockService:
         client = mqtt_client(self.client_id, tls=self.tls)
@@ -247,7 +248,7 @@ class VenueClockService:
                     properties: Any = None) -> None:
         if reason.is_failure:
             return
-        client.subscribe(f"pkr/v1/{self.venue}/hub/cmd/clock", qos=1)
+        client.subscribe(topics.hub(self.venue, "cmd/clock"), qos=1)
         self.on_connect()
 
     def on_connect(self) -> None:
@@ -304,7 +305,7 @@ class VenueClockService:
         if changed:
             self.publish()
         if self._client is not None:
-            self._client.publish(f"pkr/v1/{self.venue}/hub/cmd-resp", encode(response), qos=1)
+            self._client.publish(topics.hub(self.venue, "cmd-resp"), encode(response), qos=1)
         return response
 
     def stop(self) -> None:

@@ -37,13 +37,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from controller.contract import NAME
-from controller.wire import WireError, decode, encode
-from hardware.supervise import start_worker
+from contract.schema import NAME
+from contract.supervise import start_worker
+from contract.wire import WireError, decode, encode
 from hub.auth import ROLES, SESSION_SECONDS, LoginRefused
-from hub.floor import Alert
+from hub.floor import Alert, StaffError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: at run time the hub starts the web side, not the reverse
     from hub.auth import User
     from hub.floor import Update
     from hub.service import Hub
@@ -192,8 +192,6 @@ def create_app(hub: Hub) -> FastAPI:
         return StrictJSONResponse({"error": "; ".join(parts)}, 400)
 
     def staff_error(function: Callable[[], Any]) -> Any:
-        from hub.service import StaffError
-
         try:
             return function()
         except StaffError as exc:

@@ -32,15 +32,15 @@ SESSION_HANDS = 40
 
 
 def _profiles() -> list[str]:
-    from controller.profiles import builtin_names
+    from houses.loaders import builtin_names
 
     return builtin_names()
 
 
 def cases() -> Iterator[tuple[str, str, list[str]]]:
     """(case name, profile name, input lines) for every case, in a fixed order."""
-    from controller.dealer_script import session
-    from controller.profiles import load_profile
+    from houses.loaders import load_profile
+    from simulators.dealer_script import session
 
     for path in sorted(SCENARIOS.glob("*.jsonl")):
         lines = path.read_text().splitlines()
@@ -57,13 +57,13 @@ def cases() -> Iterator[tuple[str, str, list[str]]]:
 
 def transcript(profile: str, lines: list[str]) -> Iterator[str]:
     """The case as text: its inputs, then each event and its public view."""
-    from controller.profiles import load_profile
+    from contract.views import public_event
     from controller.replay import replay
-    from controller.reporting import public_event
+    from houses.loaders import load_profile, load_structure
 
     for line in lines:
         yield "in " + line
-    for event in replay(lines, load_profile(profile)):
+    for event in replay(lines, load_profile(profile), structure_loader=load_structure):
         yield "ev " + json.dumps(event, sort_keys=True)
         yield "pv " + json.dumps(public_event(event), sort_keys=True)
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from controller.profiles import load_profile
 from controller.replay import replay
+from houses.loaders import load_profile, load_structure
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -20,7 +20,8 @@ def run(lines: Iterable[Any], profile: str = "tda-2024", **config: Any) -> list[
     from controller.table import TableConfig
 
     text = [x if isinstance(x, str) else json.dumps(x) for x in lines]
-    return list(replay(text, load_profile(profile), TableConfig(**config)))
+    return list(replay(text, load_profile(profile), TableConfig(**config),
+                       structure_loader=load_structure))
 
 
 def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -63,9 +64,9 @@ def subscribed(client: Any, *topics: str, qos: int = 1, timeout: float = 10.0) -
 @pytest.fixture(autouse=True)
 def no_worker_dies():
     """Every test: no supervised worker (table link, recorder, floor, venue clock) died during
-    it. A death marks the process failed (``hardware/supervise.py``); here it fails the test
+    it. A death marks the process failed (``contract/supervise.py``); here it fails the test
     that caused it, and is cleared for the next."""
-    from hardware import supervise
+    from contract import supervise
 
     yield
     died = list(supervise.failures)
@@ -81,7 +82,7 @@ def scenarios_dir() -> Path:
 
 @pytest.fixture
 def broker(tmp_path):
-    from hub.broker import Broker
+    from simulators.broker import Broker
 
     started = Broker(tmp_path / "mosquitto").start()
     yield started

@@ -12,7 +12,7 @@ import tempfile
 import time
 import uuid
 
-from hub.broker import free_port
+from simulators.broker import free_port
 
 
 def _connect(url: str) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from controller.contract import document, problems
+from contract.schema import document, problems
 
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000),
                      st.floats(-1e6, 1e6, allow_nan=False), st.text(max_size=12))

@@ -23,7 +23,7 @@ RUNS = {
 
 
 def _bench(name: str) -> dict:
-    result = subprocess.run([sys.executable, "-m", "controller.cli", "bench", name,
+    result = subprocess.run([sys.executable, "-m", "tablectl.cli", "bench", name,
                              *RUNS[name], "--json"], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr

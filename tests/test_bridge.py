@@ -8,7 +8,7 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from hub.broker import Broker, free_port
+from simulators.broker import Broker, free_port
 from tests.conftest import subscribed, wait_for
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "deploy" / "hub" / "bridge.conf.template"

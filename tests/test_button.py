@@ -181,8 +181,8 @@ def test_the_simulators_control_socket_believes_only_stamps_of_this_run(tmp_path
     import socket
     import time
 
-    from controller.config import config_from_data
-    from hardware.daemon import Daemon
+    from tablectl.config import config_from_data
+    from tablectl.daemon import Daemon
     from tests.conftest import wait_for
 
     control = tmp_path / "button.sock"

@@ -16,7 +16,7 @@ SETUP = '{"type": "setup", "game": "holdem", "seats": [1, 2, 4, 6], "button": 6}
 
 
 def tablectl(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "tablectl.cli", *args], input=stdin,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -149,7 +149,7 @@ def test_scenario_files_are_valid_replay_inputs():
                                      ["clock", "pause"]])
 def test_hub_tools_refuse_half_a_tls_setup(command, tmp_path):
     """--ca without --cert and --key is a mistake, not a plain connection."""
-    result = subprocess.run([sys.executable, "-m", "controller.cli", *command, "--venue", "v",
+    result = subprocess.run([sys.executable, "-m", "tablectl.cli", *command, "--venue", "v",
                              "--port", "1", "--ca", "ca.pem"], capture_output=True, text=True,
                             timeout=60, cwd=tmp_path)
     assert result.returncode == 2
@@ -163,7 +163,7 @@ def test_ctrl_c_during_the_simulation_is_no_false_alarm(tmp_path):
     import signal
 
     process = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "sim", "--tables", "1", "--hands", "500",
+        [sys.executable, "-m", "tablectl.cli", "sim", "--tables", "1", "--hands", "500",
          "--pace", "0.05", "--dir", str(tmp_path)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         cwd=Path(__file__).resolve().parents[1],
@@ -190,7 +190,7 @@ def test_ctrl_c_during_the_simulation_is_no_false_alarm(tmp_path):
 
 def test_a_command_whose_extra_is_missing_names_the_extra(tmp_path):
     # PIL made unimportable, as after `pip install -e .` without the hardware extra.
-    code = ("import sys; sys.modules['PIL'] = None; from controller.cli import main; "
+    code = ("import sys; sys.modules['PIL'] = None; from tablectl.cli import main; "
             f"sys.exit(main(['render', '--all', '--out', {str(tmp_path)!r}]))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=Path(__file__).resolve().parents[1])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.clock import BlindClock, StructureError, load_structure, structure_from_data
+from controller.clock import BlindClock, StructureError, structure_from_data
+from houses.loaders import load_structure
 from tests.conftest import of_type, run
 
 
@@ -107,10 +108,10 @@ def test_clock_lines_in_replay():
 
 def test_a_restart_resumes_the_persisted_clock_without_trusting_the_wall_clock():
     from controller.inputs import ClockCommand, DeckIn, Setup
-    from controller.profiles import load_profile
     from controller.table import Table
+    from houses.loaders import load_profile
 
-    table = Table(load_profile("tda-2024"))
+    table = Table(load_profile("tda-2024"), structure_loader=load_structure)
     table.handle(Setup("holdem", (1, 2), 1, t=0.0))
     table.handle(ClockCommand("start", "corner-pocket", t=0.0))
     table.handle(DeckIn("R1", t=1000.0))  # 16 min 40 s in: level 2
@@ -118,7 +119,7 @@ def test_a_restart_resumes_the_persisted_clock_without_trusting_the_wall_clock()
     assert saved is not None and saved["elapsed"] == 1000.0
     # Power cut. The Pi boots; monotonic time starts near zero again, and its wall clock says
     # 1970: neither is used. The clock resumes where it was saved, nothing re-announced.
-    after = Table(load_profile("tda-2024"))
+    after = Table(load_profile("tda-2024"), structure_loader=load_structure)
     after.handle(Setup("holdem", (1, 2), 1, t=3.0))
     events = after.restore_clock(saved, t=5.0)
     assert events[0]["state"] == "restored" and events[0]["level"] == 2

@@ -9,17 +9,14 @@ import zlib
 
 import pytest
 
-from controller.contract import document, problems
-from controller.dealer_script import session_lines
-from controller.profiles import builtin_names, load_profile
+from contract.commands import parse_command
+from contract.envelope import envelope
+from contract.schema import document, problems
+from contract.views import public_event, shown_cards
 from controller.replay import replay
-from controller.reporting import (
-    envelope,
-    parse_command,
-    private_leaks,
-    public_event,
-    shown_cards,
-)
+from houses.loaders import builtin_names, load_profile, load_structure
+from simulators.dealer_script import session_lines
+from tests.privacy import private_leaks
 
 
 def test_the_document_is_asyncapi_3_with_the_spec_channels():
@@ -39,7 +36,8 @@ def test_every_event_validates_and_the_public_view_leaks_nothing(profile):
         clock="tda-2024")]
     hand_events: dict[int, list[dict]] = {}
     public_texts: dict[int, list[str]] = {}
-    for seq, event in enumerate(replay(lines, load_profile(profile)), start=1):
+    events = replay(lines, load_profile(profile), structure_loader=load_structure)
+    for seq, event in enumerate(events, start=1):
         private = envelope(event, venue="v1", table="t1", seq=seq, boot=1, ts_ms=seq)
         assert problems("Envelope", private) == [], event
         shown = public_event(event)
@@ -88,14 +86,14 @@ def test_public_views_hide_hole_and_burn_cards():
     ("status", b'{"transaction": "' + b"x" * 5000 + b'"}', "over the 4096-byte limit"),
 ])
 def test_bad_commands_are_refused_with_a_reason(name, payload, needle):
-    from controller.reporting import CommandError
+    from contract.commands import CommandError
 
     with pytest.raises(CommandError, match=needle):
         parse_command(name, payload)
 
 
 def test_a_replayed_transaction_is_refused():
-    from controller.reporting import CommandError
+    from contract.commands import CommandError
 
     command = parse_command("status", b'{"transaction": "t-1"}')
     with pytest.raises(CommandError, match="already handled") as info:

@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from controller.reporting import private_leaks, shown_cards
-from hardware.sim_shoe import perform
-from hardware.sim_venue import SimulatedVenue
+from contract.views import shown_cards
 from hub import auth
-from hub.broker import Broker
 from hub.service import Hub, HubSettings
+from simulators.broker import Broker
+from simulators.shoe import perform
+from tablectl.sim_venue import SimulatedVenue
 from tests.conftest import wait_for
+from tests.privacy import private_leaks
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Where to keep the screenshots (the README's come from a run with this set to docs/screens).
@@ -316,7 +317,7 @@ def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):
 
 
 def test_what_tables_and_the_venue_clock_publish_for_viewers_keeps_to_the_contract(venue):
-    from controller.contract import validate
+    from contract.schema import validate
 
     # What the simulated tables published (not the hostile test's raw client, t9).
     ours = {f"pkr/v1/sim/tables/{table.name}/state" for table in venue["tables"].tables}

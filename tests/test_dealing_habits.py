@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.profiles import builtin_names
+from houses.loaders import builtin_names
 from tests.conftest import of_type, run
 
 SETUP = {"type": "setup", "game": "holdem", "seats": [1, 2, 4, 6], "button": 6}

@@ -12,7 +12,6 @@ import time
 import pytest
 
 from controller.cards import STANDARD_DECK, TaggedCard
-from controller.cli import main
 from controller.decks import (
     ENROLL_ORDER,
     DeckCheck,
@@ -22,7 +21,8 @@ from controller.decks import (
     RegistryError,
     registry_from_data,
 )
-from hardware.sim_shoe import SimulatedShoe
+from simulators.shoe import SimulatedShoe
+from tablectl.cli import main
 from tests.conftest import of_type, run, wait_for
 
 
@@ -121,7 +121,7 @@ def _reads_file(path, uids, texts=None):
 
 
 def _tablectl(*args):
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tablectl.cli", *args], capture_output=True,
                           text=True, timeout=60)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import ConfigError, config_from_data
+from tablectl.config import ConfigError, config_from_data
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -35,7 +35,7 @@ def test_the_unit_files_pass_systemd_analyze_verify(tmp_path, unit_path):
 
 def test_the_hub_units_command_line_is_one_tablectl_hub_accepts():
     """Every option the hub's unit passes is one `tablectl hub` knows."""
-    from controller.cli import build_parser
+    from tablectl.cli import build_parser
 
     unit = (DEPLOY / "hub" / "tablectl-hub.service").read_text()
     command = unit.split("ExecStart=", 1)[1].split("\nRestart=")[0].replace("\\\n", " ")
@@ -79,7 +79,7 @@ def test_every_configuration_error_is_listed_with_its_key():
 def test_tablectl_run_refuses_a_bad_configuration(tmp_path):
     path = tmp_path / "table.toml"
     path.write_text('[table]\nid = "t1"\nseats = [1, 2]\nbutton = 9\n[shoe]\nbackend = "x"\n')
-    result = subprocess.run([sys.executable, "-m", "controller.cli", "run", "--config",
+    result = subprocess.run([sys.executable, "-m", "tablectl.cli", "run", "--config",
                              str(path)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "table.button" in result.stderr and "shoe.backend" in result.stderr
@@ -96,7 +96,7 @@ def test_the_installed_package_carries_what_it_reads_at_run_time(tmp_path):
                     str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
     (wheel,) = tmp_path.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ("controller/asyncapi.json", "controller/structures/tda-2024.toml",
-                   "controller/profiles/tda-2024.toml", "hub/static/dashboard.js",
+    for needed in ("contract/asyncapi.json", "houses/structures/tda-2024.toml",
+                   "houses/profiles/tda-2024.toml", "hub/static/dashboard.js",
                    "hub/static/login.html"):
         assert needed in names, needed

@@ -12,7 +12,7 @@ from PIL import Image
 
 from controller.screens import DisplayModel, Screen, sample_screens
 from hardware.display import Display, lcd_device, oled_device, render_lcd, render_oled
-from hardware.fake_i2c import LcdBus, OledBus
+from simulators.fake_i2c import LcdBus, OledBus
 
 GOLDEN = Path(__file__).parent / "golden"
 SCREENS = sample_screens("oled")
@@ -190,9 +190,9 @@ def test_the_shoe_link_alert_goes_when_the_shoe_is_back_and_lost_reads_stay():
 def test_a_starting_table_says_hub_connecting_not_lost_until_the_grace_ends(tmp_path):
     import io
 
-    from controller.config import config_from_data
-    from hardware.daemon import HUB_CONNECT_GRACE, Daemon
-    from hub.broker import free_port
+    from simulators.broker import free_port
+    from tablectl.config import config_from_data
+    from tablectl.daemon import HUB_CONNECT_GRACE, Daemon
 
     now = [1000.0]
     config = config_from_data({

@@ -5,11 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from hardware.sim_shoe import SimulatedShoe
+from simulators.shoe import SimulatedShoe
 
 
 def _doctor(config_path):
-    return subprocess.run([sys.executable, "-m", "controller.cli", "doctor", "--config",
+    return subprocess.run([sys.executable, "-m", "tablectl.cli", "doctor", "--config",
                            str(config_path)], capture_output=True, text=True, timeout=60)
 
 

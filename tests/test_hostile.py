@@ -19,21 +19,21 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from contract import supervise
+from contract.envelope import envelope
+from contract.schema import ContractError, receive, validate
+from contract.wire import MAX_DEPTH, WireError, decode, encode
 from controller.clock import MAX_CLOCK_SECONDS, StructureError
-from controller.config import config_from_data
-from controller.contract import ContractError, receive, validate
 from controller.inputs import InputError, parse_input
-from controller.reporting import envelope
-from controller.wire import MAX_DEPTH, WireError, decode, encode
-from hardware import supervise
-from hardware.daemon import Daemon
-from hardware.house_files import house_structure
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
+from houses.loaders import house_structure
 from hub import auth
 from hub.floor import MAX_OPEN_ALERTS_PER_TABLE, FloorView, alert_of
 from hub.service import Hub, HubSettings
 from hub.venue_clock import VenueClock
+from tablectl.config import config_from_data
+from tablectl.daemon import Daemon
 from tests.conftest import wait_for
 from tests.schema_strategies import mutated, valid
 
@@ -184,7 +184,7 @@ def test_a_journal_line_that_cannot_be_replayed_is_quarantined_and_the_table_car
         assert again.quarantined == [] and again.table.clock is not None
     finally:
         again.stop()
-    from hardware.doctor import WARN, check_journal
+    from tablectl.doctor import WARN, check_journal
 
     check = check_journal(_table_config(tmp_path))
     assert check.result == WARN and "3 journal line(s)" in check.detail
@@ -214,7 +214,7 @@ def test_tablectl_hub_tells_systemd_it_is_ready_and_pings_the_watchdog_only_whil
     import subprocess
     import sys
 
-    from hub.broker import free_port
+    from simulators.broker import free_port
 
     users = tmp_path / "users.toml"
     auth.save_user(users, "sam", "supervisor", "sam-password")
@@ -223,7 +223,7 @@ def test_tablectl_hub_tells_systemd_it_is_ready_and_pings_the_watchdog_only_whil
     sock.bind(address)
     sock.settimeout(20)
     process = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "hub", "--venue", VENUE, "--port",
+        [sys.executable, "-m", "tablectl.cli", "hub", "--venue", VENUE, "--port",
          str(broker.port), "--users", str(users), "--db", str(tmp_path / "hub.db"),
          "--http", f"127.0.0.1:{free_port()}"],
         env={**os.environ, "NOTIFY_SOCKET": address, "WATCHDOG_USEC": "1000000"},
@@ -569,12 +569,12 @@ def test_a_sigkilled_hub_resumes_the_venue_clock_mid_level_and_never_stops_the_t
     import subprocess
     import sys
 
-    from hub.broker import free_port
+    from simulators.broker import free_port
 
     users = tmp_path / "users.toml"
     auth.save_user(users, "sam", "supervisor", "sam-password")
     port = free_port()
-    command = [sys.executable, "-m", "controller.cli", "hub", "--venue", VENUE, "--port",
+    command = [sys.executable, "-m", "tablectl.cli", "hub", "--venue", VENUE, "--port",
                str(broker.port), "--users", str(users), "--db", str(tmp_path / "hub.db"),
                "--http", f"127.0.0.1:{port}", "--start", "tda-2024"]
     client = _client(broker)
@@ -585,7 +585,7 @@ def test_a_sigkilled_hub_resumes_the_venue_clock_mid_level_and_never_stops_the_t
                    retain=True).wait_for_publish(5)
 
     def clock_cli(*args):
-        return subprocess.run([sys.executable, "-m", "controller.cli", "clock", *args,
+        return subprocess.run([sys.executable, "-m", "tablectl.cli", "clock", *args,
                                "--venue", VENUE, "--port", str(broker.port)],
                               capture_output=True, text=True, timeout=30)
 

@@ -12,17 +12,18 @@ import time
 
 import pytest
 
-from controller.dealer_script import session
-from controller.profiles import load_profile
-from controller.reporting import private_leaks, shown_cards
+from contract.views import shown_cards
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
+from houses.loaders import load_profile
 from hub import auth
 from hub.floor import ALERT_LABELS, FloorView
 from hub.service import Hub, HubSettings
 from hub.storage import MIGRATIONS, open_storage
+from simulators.dealer_script import session
 from tests.conftest import run, wait_for
 from tests.hubclient import Staff
+from tests.privacy import private_leaks
 
 VENUE = "hubtest"
 
@@ -430,7 +431,7 @@ def test_pages_and_calls_need_a_staff_login(hub):
 
 def test_tablectl_hub_user_writes_the_users_file_and_hub_refuses_a_bad_one(tmp_path):
     users = tmp_path / "users.toml"
-    command = [sys.executable, "-m", "controller.cli", "hub-user", "maria", "--role", "floor",
+    command = [sys.executable, "-m", "tablectl.cli", "hub-user", "maria", "--role", "floor",
                "--users", str(users), "--password-stdin"]
     done = subprocess.run(command, input="maria-password\n", capture_output=True, text=True,
                           timeout=60)
@@ -438,7 +439,7 @@ def test_tablectl_hub_user_writes_the_users_file_and_hub_refuses_a_bad_one(tmp_p
     assert auth.load_users(users)["maria"].role == "floor"
     assert oct(users.stat().st_mode & 0o777) == "0o600"
     users.write_text('[users.maria]\nrole = "boss"\n')
-    done = subprocess.run([sys.executable, "-m", "controller.cli", "hub", "--venue", VENUE,
+    done = subprocess.run([sys.executable, "-m", "tablectl.cli", "hub", "--venue", VENUE,
                            "--users", str(users), "--db", str(tmp_path / "h.db"),
                            "--port", "1"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2  # the caller's mistake, said before anything starts
@@ -452,14 +453,14 @@ def test_tablectl_hub_serves_the_dashboard_and_says_offline_when_stopped(tmp_pat
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
-    from controller.contract import validate
-    from hub.broker import free_port
+    from contract.schema import validate
+    from simulators.broker import free_port
 
     users = tmp_path / "users.toml"
     auth.save_user(users, "maria", "floor", "maria-password")
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "hub", "--venue", VENUE, "--port",
+        [sys.executable, "-m", "tablectl.cli", "hub", "--venue", VENUE, "--port",
          str(broker.port), "--users", str(users), "--db", str(tmp_path / "hub.db"),
          "--http", f"127.0.0.1:{port}", "--start", "tda-2024"],
         stderr=subprocess.PIPE, text=True)

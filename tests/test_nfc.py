@@ -10,9 +10,8 @@ import pytest
 
 from controller.inputs import CardRead, DealerSignIn
 from firmware_bridge.firmware.pn532 import PN532, PN532Reader, parse_text_record
-from firmware_bridge.to_core import tag_read
 from hardware.nfc_reader import NfcReader, ReaderState, TagRead
-from hardware.sim_pn532 import (
+from simulators.pn532 import (
     Ntag,
     SimulatedPN532,
     SimulatedPN532I2C,
@@ -20,6 +19,7 @@ from hardware.sim_pn532 import (
     crc_a,
     ndef_text_message,
 )
+from tablectl.shoe_to_core import tag_read
 from tests.conftest import wait_for
 
 UID_A = bytes.fromhex("04a1b2c3d4e5f6")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.profiles import RULES, ProfileError, builtin_names, load_profile, profile_from_data
+from controller.profiles import RULES, ProfileError, profile_from_data
+from houses.loaders import builtin_names, load_profile
 
 # The venues' rule books, kept in the repository (docs/seeds) so that the quote check always
 # runs; the workspace's originals (../shared/seeds) are compared with them where present.
@@ -116,7 +117,7 @@ def test_every_problem_is_reported_at_once():
                       "nope": {"value": "a", "source": "b"},
                       "missing_burn": {"value": "call_floor", "source": "s", "extra": 1}}}
     with pytest.raises(ProfileError) as info:
-        profile_from_data(data, "x.toml")
+        profile_from_data(data, "x.toml", resolve=load_profile)
     problems = "\n".join(info.value.problems)
     for needle in ("wat", "rules.joker.value", "rules.joker.source", "shot_clock.value.seconds",
                    "shot_clock.value.countdown", "rules.nope", "missing_burn.extra"):
@@ -126,7 +127,7 @@ def test_every_problem_is_reported_at_once():
 
 def test_a_complete_profile_needs_every_rule():
     with pytest.raises(ProfileError) as info:
-        profile_from_data({"name": "bare", "rules": {}}, "bare.toml")
+        profile_from_data({"name": "bare", "rules": {}}, "bare.toml", resolve=load_profile)
     assert len(info.value.problems) == len(RULES)
 
 
@@ -138,4 +139,4 @@ def test_inheritance_cycle_and_unknown_base(tmp_path):
     with pytest.raises(ProfileError, match="cycle"):
         load_profile(str(a))
     with pytest.raises(ProfileError, match="no profile named 'nobody'"):
-        profile_from_data({"name": "c", "inherits": "nobody"}, "c.toml")
+        profile_from_data({"name": "c", "inherits": "nobody"}, "c.toml", resolve=load_profile)

@@ -1,6 +1,6 @@
 """Property tests: random legal deals, and the same deals with one irregularity injected.
 
-The scripted dealer (``controller.dealer_script``) deals with a human rhythm and keeps its own
+The scripted dealer (``simulators.dealer_script``) deals with a human rhythm and keeps its own
 account of every card; the core's hand records must agree with it card for card.
 """
 
@@ -13,10 +13,10 @@ from collections import defaultdict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.dealer_script import INJECTIONS, expected_ruling, session
-from controller.profiles import builtin_names, load_profile
 from controller.replay import replay
 from controller.table import TableConfig
+from houses.loaders import builtin_names, load_profile, load_structure
+from simulators.dealer_script import INJECTIONS, expected_ruling, session
 
 PROFILES = {name: load_profile(name) for name in builtin_names()}
 GAMES = ("holdem", "omaha", "omaha8")
@@ -28,7 +28,8 @@ def _play(seed, profile_name, game, seat_count, hands, rate, injections=INJECTIO
     profile = PROFILES[profile_name]
     lines, expected = session(rng, profile, hands=hands, game=game, irregularity_rate=rate,
                               seats=seats, injections=injections)
-    events = list(replay((json.dumps(x) for x in lines), profile, TableConfig(evaluate=False)))
+    events = list(replay((json.dumps(x) for x in lines), profile, TableConfig(evaluate=False),
+                         structure_loader=load_structure))
     return events, expected
 
 

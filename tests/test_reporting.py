@@ -16,6 +16,7 @@ import pytest
 
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
+from houses.loaders import load_structure
 from hub.recorder import Recorder
 from hub.storage import MIGRATIONS
 from tests.conftest import subscribed, wait_for
@@ -44,7 +45,7 @@ def test_outbox_keeps_seq_across_restarts_and_deletes_only_on_ack(tmp_path):
 
 @pytest.fixture
 def recorder(tmp_path, broker):
-    from controller.contract import validate
+    from contract.schema import validate
 
     # Every envelope the recorder captures is checked against the AsyncAPI document; one
     # that breaks it is counted invalid and never stored, which the tests would see.
@@ -191,7 +192,7 @@ def test_status_birth_clean_stop_and_last_will(tmp_path, broker):
         # keepalive 10 s: the broker gives the table 1.5 x that before its Last Will
         assert wait_for(lambda: seen[-1]["state"] == "lost", 30)
         assert seen[-1]["boot"] >= 1
-        from controller.contract import validate
+        from contract.schema import validate
 
         for status in seen:
             validate("Status", status)
@@ -201,7 +202,7 @@ def test_status_birth_clean_stop_and_last_will(tmp_path, broker):
 
 def test_commands_are_validated_answered_and_applied(tmp_path, broker):
 
-    from controller.contract import validate
+    from contract.schema import validate
 
     applied = []
 
@@ -249,13 +250,13 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
 
 def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
 
-    from controller.contract import validate
+    from contract.envelope import state_snapshot
+    from contract.schema import validate
     from controller.inputs import ClockCommand, Setup
-    from controller.profiles import load_profile
-    from controller.reporting import state_snapshot
     from controller.table import Table
+    from houses.loaders import load_profile
 
-    table = Table(load_profile("tda-2024"))
+    table = Table(load_profile("tda-2024"), structure_loader=load_structure)
     table.handle(Setup("holdem", (1, 2, 3), 1, t=0.0))
     table.handle(ClockCommand("start", "tda-2024", t=0.0))
     box, link = _link(tmp_path, broker, table="t4")
@@ -278,7 +279,7 @@ def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
 
 def test_the_recorder_asks_for_a_replay_when_a_gap_stays_open(tmp_path, broker, recorder):
 
-    from controller.reporting import envelope
+    from contract.envelope import envelope
 
     fake, requests = _listener(broker, f"pkr/v1/{VENUE}/tables/t5/cmd/replay")
 

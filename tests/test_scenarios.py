@@ -10,7 +10,7 @@ import tomllib
 
 import pytest
 
-from controller.profiles import builtin_names
+from houses.loaders import builtin_names
 from tests.conftest import SCENARIOS, of_type, run
 
 EXPECTED = tomllib.loads((SCENARIOS / "expected.toml").read_text())["scenario"]

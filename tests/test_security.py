@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hub.broker import Broker, free_port
+from simulators.broker import Broker, free_port
 from tests.conftest import wait_for
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy" / "hub"
@@ -201,7 +201,8 @@ def test_a_client_without_a_certificate_is_refused(clients):
 
 
 def test_the_table_link_and_recorder_over_tls(tmp_path, secure_broker):
-    from hardware.mqtt_link import TableLink, TlsSettings
+    from contract.mqtt import TlsSettings
+    from hardware.mqtt_link import TableLink
     from hardware.outbox import Outbox
     from hub.recorder import Recorder
 
@@ -235,7 +236,8 @@ def test_the_hub_runs_with_the_deployed_certificates_acl_and_https(secure_broker
     """The hub's three identities as deployed (hub, recorder; a table as itself): the
     recorder stores and acknowledges, the floor sees the table's alert, the clock is
     published, and the dashboard answers over HTTPS with the venue's web certificate."""
-    from hardware.mqtt_link import TableLink, tls_settings
+    from contract.mqtt import tls_settings
+    from hardware.mqtt_link import TableLink
     from hardware.outbox import Outbox
     from hub import auth
     from hub.service import Hub, HubSettings
@@ -279,7 +281,7 @@ def test_the_hub_runs_with_the_deployed_certificates_acl_and_https(secure_broker
         import sys
 
         done = subprocess.run(
-            [sys.executable, "-m", "controller.cli", "clock", "pause", "--venue", VENUE,
+            [sys.executable, "-m", "tablectl.cli", "clock", "pause", "--venue", VENUE,
              "--port", str(broker.port), "--ca", str(directory / "ca.crt"),
              "--cert", str(directory / "floor.crt"), "--key", str(directory / "floor.key")],
             capture_output=True, text=True, timeout=30)

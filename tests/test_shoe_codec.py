@@ -292,7 +292,7 @@ def test_a_delimiter_turned_into_0x01_does_not_pass_as_a_longer_frame():
 
 def test_a_dealer_badge_drawn_through_the_shoe_signs_the_dealer_in():
     from controller.inputs import CardRead, DealerSignIn
-    from firmware_bridge.to_core import ShoeTranslator
+    from tablectl.shoe_to_core import ShoeTranslator
 
     translator = ShoeTranslator()
     badge = m.CardDrawn(1, 1000, bytes.fromhex("04aa"), "dealer:D9", False, False, False)

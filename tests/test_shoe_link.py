@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from controller.dealer_script import ScriptedDealer
 from controller.inputs import parse_input
-from controller.profiles import load_profile
-from hardware.sim_table import SimulatedTable
+from houses.loaders import load_profile
+from simulators.dealer_script import ScriptedDealer
+from tablectl.sim_table import SimulatedTable
 from tests.conftest import of_type, run
 
 SCALE = 0.05  # the script's seconds, played 20 times faster

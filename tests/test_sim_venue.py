@@ -12,7 +12,8 @@ import time
 from controller.inputs import parse_input
 from controller.replay import replay
 from controller.table import Table, TableConfig, TableUsageError
-from hardware.sim_venue import SimulatedVenue
+from houses.loaders import load_structure
+from tablectl.sim_venue import SimulatedVenue
 
 
 def _rulings(events):
@@ -37,7 +38,8 @@ def test_three_simulated_tables_match_the_replay_of_their_scripts(tmp_path):
         assert venue.wait_delivered(90)
         for table in venue.tables:
             _, events = table.journal_and_events()
-            expected = list(replay([json.dumps(x) for x in table.lines], venue.profile))
+            expected = list(replay([json.dumps(x) for x in table.lines], venue.profile,
+                                   structure_loader=load_structure))
             assert _rulings(events) == _rulings(expected), table.name
             assert _records(events) == _records(expected), table.name
             assert venue.recorder.seqs(table.name) == list(range(1, table.last_seq + 1))
@@ -51,7 +53,7 @@ def test_three_simulated_tables_match_the_replay_of_their_scripts(tmp_path):
 
 def _replay_journal(venue, journal):
     """A fault-free run of the same inputs: the journal through a fresh core."""
-    table = Table(venue.profile, TableConfig(deal_gap=3.0 * venue.pace))
+    table = Table(venue.profile, TableConfig(deal_gap=3.0 * venue.pace), load_structure)
     events = []
     for line in journal:
         if line["type"] == "tick":
@@ -110,12 +112,12 @@ def test_tablectl_sim_with_the_dashboard_runs_the_hub_and_keeps_it_up(tmp_path):
     import subprocess
     import sys
 
-    from hub.broker import free_port
+    from simulators.broker import free_port
     from tests.hubclient import Staff
 
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "sim", "--tables", "1", "--hands", "1",
+        [sys.executable, "-m", "tablectl.cli", "sim", "--tables", "1", "--hands", "1",
          "--quiet", "--dashboard", f"127.0.0.1:{port}"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert process.stdout is not None

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from controller.config import config_from_data
-from controller.contract import validate
-from hardware.daemon import Daemon
+from contract.schema import validate
 from hub.venue_clock import VenueClock, VenueClockService
+from tablectl.config import config_from_data
+from tablectl.daemon import Daemon
 from tests.conftest import subscribed, wait_for
 
 
@@ -165,7 +165,7 @@ def test_tablectl_clock_commands_reach_the_venue_clock(broker):
     assert service.connected.wait(10)
     try:
         def clock(*args):
-            return subprocess.run([sys.executable, "-m", "controller.cli", "clock", *args,
+            return subprocess.run([sys.executable, "-m", "tablectl.cli", "clock", *args,
                                    "--venue", "v3", "--port", str(broker.port)],
                                   capture_output=True, text=True, timeout=30)
 

@@ -24,7 +24,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from controller.wire import decode
+from contract.wire import decode
 from hub import auth, web
 from hub.service import Hub, HubSettings
 from tests.conftest import wait_for
@@ -37,7 +37,7 @@ ROLES = {"viewer": "val", "floor": "maria", "supervisor": "sam"}
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
-    from hub.broker import Broker
+    from simulators.broker import Broker
 
     directory = tmp_path_factory.mktemp("web")
     broker = Broker(directory / "mosquitto").start()

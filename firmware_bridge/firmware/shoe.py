@@ -1,7 +1,7 @@
 # The shoe's application logic: reader, sensors and deck switch in; protocol messages out.
 #
 # MicroPython and CPython alike. The hardware is passed in, so the board (main.py) and the
-# simulated shoe (hardware/sim_shoe.py) run this same code:
+# simulated shoe (simulators/shoe.py) run this same code:
 #   reader.read(now_ms) -> (uid bytes, ndef text) or None;  reader.ok() -> bool
 #   exit_sensor.face_up() -> bool   (the card at the mouth shows its face)
 #   stack_sensor.boxed() -> bool    (latched: the card now at the mouth lay face up in the stack)

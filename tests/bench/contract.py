@@ -6,8 +6,8 @@ Real envelopes (the events of generated hands, as the table link publishes them 
 ``private``), each measured in the same run:
 
 - the floor: ``json.loads`` of the bytes, which any consumer pays;
-- ``controller.wire.decode`` (strict JSON);
-- ``controller.contract.receive("Envelope", ...)``: strict JSON and the schema, with
+- ``contract.wire.decode`` (strict JSON);
+- ``contract.schema.receive("Envelope", ...)``: strict JSON and the schema, with
   jsonschema-rs, what the recorder does per message;
 - the reference ``jsonschema`` package validating the same schema (the choice not taken).
 
@@ -26,11 +26,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from controller.contract import document, receive
-from controller.dealer_script import session
-from controller.profiles import load_profile
-from controller.reporting import envelope
-from controller.wire import decode
+from contract.envelope import envelope
+from contract.schema import document, receive
+from contract.wire import decode
+from houses.loaders import load_profile
+from simulators.dealer_script import session
 from tests.conftest import run as replay_lines
 
 

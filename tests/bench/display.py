@@ -19,11 +19,11 @@ import time
 from dataclasses import replace
 
 from controller.inputs import ClockCommand, Setup
-from controller.profiles import load_profile
 from controller.screens import DisplayModel, Status, mmss, sample_screens
 from controller.table import Table
 from hardware.display import Display, oled_device, render_oled
-from hardware.fake_i2c import OledBus
+from houses.loaders import load_profile, load_structure
+from simulators.fake_i2c import OledBus
 from tests.bench import ms, percentile
 
 
@@ -55,7 +55,7 @@ def idle_cpu(seconds: float) -> dict[str, float]:
 
     from hardware.button import DealerButton
 
-    table = Table(load_profile("tda-2024"))
+    table = Table(load_profile("tda-2024"), structure_loader=load_structure)
     table.handle(Setup("holdem", (1, 2, 3, 4, 5, 6), 1, t=0.0))
     start_wall = time.monotonic()
     model = DisplayModel(status=Status(hand=1, hub="ok"))

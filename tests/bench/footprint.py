@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from hardware.sim_venue import SimulatedVenue
+from tablectl.sim_venue import SimulatedVenue
 
 
 def _status(pid: int, field: str) -> int:
@@ -58,7 +58,7 @@ def first_frame() -> float:
                           '[display]\nbackend = "terminal"\n[buzzer]\nbackend = "none"\n'
                           f'[mqtt]\nenabled = false\n[storage]\ndata_dir = "{tmp}"\n')
         start = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-m", "controller.cli", "run", "--config",
+        process = subprocess.Popen([sys.executable, "-m", "tablectl.cli", "run", "--config",
                                     str(config)], stdout=subprocess.PIPE, text=True)
         assert process.stdout is not None
         for line in process.stdout:

@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from controller.inputs import DeckIn, Setup
-from controller.profiles import load_profile
 from controller.table import Table, TableConfig
 from firmware_bridge import messages as m
 from firmware_bridge.framing import encode_frame
-from firmware_bridge.to_core import ShoeTranslator
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from hardware.shoe_serial import SerialShoe
-from hub.broker import Broker
+from houses.loaders import load_profile, load_structure
+from simulators.broker import Broker
+from tablectl.shoe_to_core import ShoeTranslator
 from tests.bench import latency_against_floor
 from tests.bench.shoe_link import LABELS, SPACING, UID, _floor_latency, _pty
 
@@ -125,7 +125,7 @@ def _pipeline(directory: Path, port: int, cards: int) -> list[float]:
     subscriber = _client(port, on_message)
     subscriber.subscribe(f"pkr/v1/{VENUE}/tables/b1/events", qos=1)
     translator = ShoeTranslator()
-    table = Table(load_profile("tda-2024"), TableConfig(evaluate=False))
+    table = Table(load_profile("tda-2024"), TableConfig(evaluate=False), load_structure)
     table.handle(Setup("holdem", tuple(range(1, 11)), 1))
     deadline = time.monotonic() + 10
     while not (shoe.connected and link.connected) and time.monotonic() < deadline:
@@ -179,7 +179,7 @@ def outage(events: int) -> dict[str, Any]:
             # The recorder runs in a process of its own, as on the hub.
             db_path = directory / "recorder.db"
             recorder = subprocess.Popen(
-                [sys.executable, "-m", "controller.cli", "recorder", "--venue", VENUE,
+                [sys.executable, "-m", "tablectl.cli", "recorder", "--venue", VENUE,
                  "--port", str(broker.port), "--db", str(db_path), "--client-id", "rec-bench"],
                 stderr=subprocess.PIPE, text=True)
             recorder.stderr.readline() if recorder.stderr else None  # it is up

@@ -23,10 +23,10 @@ import statistics
 import sys
 import time
 
-from controller.dealer_script import session_lines
 from controller.inputs import CardRead, parse_input
-from controller.profiles import load_profile
 from controller.table import Table, TableConfig
+from houses.loaders import load_profile, load_structure
+from simulators.dealer_script import session_lines
 from tests.bench import percentile
 
 
@@ -48,7 +48,7 @@ def run(hands: int, seed: int, profile_name: str) -> dict[str, object]:
                      if isinstance(item, CardRead)]
 
     # The core, per input; cards are the hot path.
-    table = Table(profile, TableConfig())
+    table = Table(profile, TableConfig(), load_structure)
     card_ns: list[int] = []
     other_ns: list[int] = []
     hands_done = 0

@@ -28,13 +28,13 @@ import tty
 from pathlib import Path
 
 from controller.inputs import DeckIn, Setup
-from controller.profiles import load_profile
 from controller.table import Table, TableConfig
 from firmware_bridge import messages as m
 from firmware_bridge.framing import encode_frame
 from firmware_bridge.host import HostLink
-from firmware_bridge.to_core import ShoeTranslator
 from hardware.shoe_serial import SerialShoe
+from houses.loaders import load_profile, load_structure
+from tablectl.shoe_to_core import ShoeTranslator
 from tests.bench import latency_against_floor
 
 UID = bytes.fromhex("04a1b2c3d4e5f6")
@@ -134,7 +134,7 @@ def _pipeline_latency(samples: int, directory: Path) -> list[float]:
     events: queue.Queue = queue.Queue()
     shoe = SerialShoe(path, lambda e, t: events.put((e, t))).start()
     translator = ShoeTranslator()
-    table = Table(load_profile("tda-2024"), TableConfig(evaluate=False))
+    table = Table(load_profile("tda-2024"), TableConfig(evaluate=False), load_structure)
     table.handle(Setup("holdem", tuple(range(1, 11)), 1))
     # Say hello from the "shoe" so the host accepts sequenced frames.
     deadline = time.monotonic() + 5

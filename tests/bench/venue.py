@@ -29,10 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from controller.reporting import envelope, public_event
+from contract.envelope import envelope
+from contract.views import public_event
 from hub import auth
-from hub.broker import Broker
 from hub.service import Hub, HubSettings
+from simulators.broker import Broker
 from tests.bench import percentile
 from tests.hubclient import Staff
 

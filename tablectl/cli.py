@@ -12,16 +12,11 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
-from controller.profiles import (
-    DEFAULT_PROFILE,
-    RULES,
-    Profile,
-    ProfileError,
-    builtin_names,
-    load_profile,
-)
+from contract import topics
+from controller.profiles import DEFAULT_PROFILE, RULES, Profile, ProfileError
 from controller.replay import ReplayError, dumps, replay
 from controller.table import TableConfig
+from houses.loaders import builtin_names, load_profile, load_structure
 
 EXIT_USAGE = 2
 
@@ -58,7 +53,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             return _fail(f"cannot read {args.file}: {exc.strerror}")
     out = sys.stdout
     try:
-        for event in replay(stream, profile, config):
+        for event in replay(stream, profile, config, structure_loader=load_structure):
             out.write(dumps(event))
             out.write("\n")
     except ReplayError as exc:
@@ -142,7 +137,7 @@ def _show_profile(profile: Profile, as_json: bool) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     import random
 
-    from controller.dealer_script import session_lines
+    from simulators.dealer_script import session_lines
 
     try:
         profile = _profile(args.profile)
@@ -156,7 +151,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.shoe:
         events_source = _through_simulated_shoe(script, profile, args)
     else:
-        events_source = replay(lines, profile)
+        events_source = replay(lines, profile, structure_loader=load_structure)
     counts: dict[str, int] = {}
     rulings: dict[str, int] = {}
     outcomes: dict[str, int] = {}
@@ -233,8 +228,8 @@ def _until_stopped(unhealthy: Callable[[], str | None] | None = None) -> int:
     import threading
     import time
 
-    from hardware.daemon import SystemdNotifier
-    from hardware.supervise import EXIT_WORKER_DIED, FAILED, failures
+    from contract.supervise import EXIT_WORKER_DIED, FAILED, failures
+    from tablectl.daemon import SystemdNotifier
 
     notifier = SystemdNotifier()
     notifier.send("READY=1")
@@ -283,8 +278,8 @@ def cmd_recorder(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from controller.config import ConfigError
-    from hardware.daemon import main_run
+    from tablectl.config import ConfigError
+    from tablectl.daemon import main_run
 
     try:
         return main_run(args.config)
@@ -295,9 +290,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from controller.config import ConfigError
-    from hardware.daemon import load_config
-    from hardware.doctor import FAIL, run_checks
+    from tablectl.config import ConfigError
+    from tablectl.daemon import load_config
+    from tablectl.doctor import FAIL, run_checks
 
     try:
         config = load_config(args.config)
@@ -316,7 +311,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    from hardware.sim_venue import SimulatedVenue
+    from tablectl.sim_venue import SimulatedVenue
 
     with tempfile.TemporaryDirectory(prefix="tablectl-sim-") as tmp:
         directory = Path(args.dir) if args.dir else Path(tmp)
@@ -377,7 +372,7 @@ class _TlsOptionsError(Exception):
 
 def _tls(args: argparse.Namespace) -> Any:
     """The hub tools' TLS settings from --ca, --cert and --key (all three, or none)."""
-    from hardware.mqtt_link import tls_settings
+    from contract.mqtt import tls_settings
 
     given = [args.ca, args.cert, args.key]
     if any(given) and not all(given):
@@ -412,9 +407,9 @@ def cmd_clock(args: argparse.Namespace) -> int:
     import threading
     import uuid
 
-    from controller.contract import ContractError, receive
-    from controller.wire import encode
-    from hardware.mqtt_link import mqtt_client
+    from contract.mqtt import mqtt_client
+    from contract.schema import ContractError, receive
+    from contract.wire import encode
 
     try:
         tls = _tls(args)
@@ -448,11 +443,11 @@ def cmd_clock(args: argparse.Namespace) -> int:
         client.connect(args.host, args.port)
     except OSError as exc:
         return _fail(f"cannot reach the broker at {args.host}:{args.port}: {exc}")
-    client.subscribe(f"pkr/v1/{args.venue}/hub/cmd-resp", qos=1)
+    client.subscribe(topics.hub(args.venue, "cmd-resp"), qos=1)
     client.loop_start()
     # The subscription goes out before the command on the same connection: the broker
     # has it in place by the time the answer is published.
-    client.publish(f"pkr/v1/{args.venue}/hub/cmd/clock",
+    client.publish(topics.hub(args.venue, "cmd/clock"),
                    encode({"transaction": transaction, "action": args.action,
                            "value": value}), qos=1)
     got = done.wait(5)
@@ -477,7 +472,7 @@ def cmd_hub(args: argparse.Namespace) -> int:
             if not (args.ca and args.recorder_cert and args.recorder_key):
                 raise _TlsOptionsError("the recorder's identity needs --ca, --recorder-cert "
                                        "and --recorder-key together")
-            from hardware.mqtt_link import tls_settings
+            from contract.mqtt import tls_settings
 
             recorder_tls = tls_settings(args.ca, args.recorder_cert, args.recorder_key)
     except _TlsOptionsError as exc:
@@ -558,7 +553,7 @@ def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
     import threading
     from pathlib import Path
 
-    from hardware.sim_table import SimulatedTable
+    from tablectl.sim_table import SimulatedTable
 
     events: queue.Queue[dict[str, object] | None] = queue.Queue()
 
@@ -753,7 +748,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     p.set_defaults(func=cmd_bench)
 
-    from controller.deck_commands import add_parsers
+    from tablectl.deck_commands import add_parsers
 
     add_parsers(sub)
     return parser
@@ -768,7 +763,7 @@ EXTRA_OF_MODULE = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from controller.deck_commands import DeckCommandError
+    from tablectl.deck_commands import DeckCommandError
 
     args = build_parser().parse_args(argv)
     try:

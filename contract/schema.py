@@ -1,8 +1,8 @@
-"""The AsyncAPI document (``controller/asyncapi.json``, shipped in the package; ``docs/`` links
+"""The AsyncAPI document (``contract/asyncapi.json``, shipped in the package; ``docs/`` links
 to it) as the gate of every MQTT boundary.
 
 ``receive(schema, payload)`` is what a table daemon or the hub calls on every message it
-consumes, before acting on it: strict JSON (``controller/wire.py``) that keeps to the named
+consumes, before acting on it: strict JSON (``contract/wire.py``) that keeps to the named
 schema of the document, or ``ContractError`` saying what is wrong. The validators are
 jsonschema-rs: with the reference ``jsonschema`` package a checked envelope cost 69-97 times
 parsing it, with jsonschema-rs 2.4-3.7 times (``tablectl bench contract``), and the recorder
@@ -18,7 +18,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from controller.wire import WireError, decode
+from contract.wire import WireError, decode
 
 # A table id or venue as a topic level: what make-certs.sh issues (no MQTT wildcards, no '/').
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
@@ -30,7 +30,7 @@ class ContractError(ValueError):
 
 @lru_cache(maxsize=1)
 def document() -> dict[str, Any]:
-    text = resources.files("controller").joinpath("asyncapi.json").read_text(encoding="utf-8")
+    text = resources.files("contract").joinpath("asyncapi.json").read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 

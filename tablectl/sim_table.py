@@ -19,9 +19,10 @@ from controller.inputs import parse_input
 from controller.profiles import Profile
 from controller.table import Table, TableConfig
 from firmware_bridge.host import LinkUp, ShoeLinkEvent
-from firmware_bridge.to_core import ShoeTranslator
 from hardware.shoe_serial import SerialShoe
-from hardware.sim_shoe import SimulatedShoe, play_script
+from houses.loaders import load_structure
+from simulators.shoe import SimulatedShoe, play_script
+from tablectl.shoe_to_core import ShoeTranslator
 
 Event = dict[str, Any]
 
@@ -36,7 +37,8 @@ class SimulatedTable:
         self.link = SerialShoe(str(directory / "shoe"),
                                lambda e, t: self.queue.put(("link", e, t))).start()
         # The core judges rhythm on real (scaled) time: the dealing gap scales with the pace.
-        self.table = Table(profile, TableConfig(deal_gap=deal_gap * scale, evaluate=evaluate))
+        self.table = Table(profile, TableConfig(deal_gap=deal_gap * scale, evaluate=evaluate),
+                           load_structure)
         self.translator = ShoeTranslator()
         self.events: list[Event] = []
         self.link_events: list[ShoeLinkEvent] = []

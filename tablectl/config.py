@@ -10,13 +10,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.contract import NAME
+from contract.schema import NAME
 from controller.datafiles import ProblemsError
 from controller.gestures import GestureConfig
 from controller.inputs import GAMES
 from controller.table import DEFAULT_GESTURES, GESTURE_ACTIONS
 
-_ID = NAME  # a table id and a venue are MQTT topic levels: one rule (controller/contract.py)
+_ID = NAME  # a table id and a venue are MQTT topic levels: one rule (contract/schema.py)
 _TIME = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
 SHOE_BACKENDS = ("serial", "nfc", "none")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.config import Config
+from tablectl.config import Config
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "FAIL", "skip"
 
@@ -137,7 +137,7 @@ def check_broker(config: Config, timeout: float = 5.0) -> Check:
         return Check("broker", SKIP, "mqtt disabled: events stay in the local outbox")
     import threading
 
-    from hardware.mqtt_link import mqtt_client, tls_settings
+    from contract.mqtt import mqtt_client, tls_settings
 
     result: dict[str, Any] = {}
     done = threading.Event()

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.dealer_script import session
-from controller.profiles import load_profile
-from hardware.sim_shoe import SimulatedShoe, perform
+from houses.loaders import load_profile
+from simulators.dealer_script import session
+from simulators.shoe import SimulatedShoe, perform
 
 PRESS = 0.08  # seconds a finger holds the button for a tap
 GAP = 0.12  # between the two taps of a double tap
@@ -113,7 +113,7 @@ class SimTable:
 
     def start_daemon(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "run", "--config", str(self.config)],
+            [sys.executable, "-m", "tablectl.cli", "run", "--config", str(self.config)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
         ready = threading.Event()
         threading.Thread(target=self._forward, args=(self.process, ready), daemon=True).start()
@@ -226,7 +226,7 @@ class SimulatedVenue:
     def start(self) -> SimulatedVenue:
         if self.broker_mode not in ("none", "given"):
             try:
-                from hub.broker import Broker
+                from simulators.broker import Broker
 
                 self.broker = Broker(self.directory / "broker").start()
             except RuntimeError as exc:

@@ -29,8 +29,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.config import Config, ConfigError, config_from_data
-from controller.datafiles import read_toml
+from contract.commands import Command, command_input
+from contract.envelope import state_snapshot
+from contract.supervise import EXIT_WORKER_DIED, FAILED, failures
+from contract.wire import decode
 from controller.decks import DeckRegistry
 from controller.hand import Event
 from controller.inputs import (
@@ -41,13 +43,10 @@ from controller.inputs import (
     input_to_dict,
     parse_input,
 )
-from controller.profiles import load_profile
-from controller.reporting import Command, command_input, state_snapshot
 from controller.screens import ALERT_LINES, DisplayModel, Status
 from controller.table import Table, TableConfig, TableUsageError
-from controller.wire import decode
-from hardware.house_files import house_structure
-from hardware.supervise import EXIT_WORKER_DIED, FAILED, failures
+from houses.loaders import house_structure, load_profile, read_toml
+from tablectl.config import Config, ConfigError, config_from_data
 
 STATE_REFRESH = 10.0  # seconds between state snapshots when only the clock moves
 
@@ -161,7 +160,7 @@ class Daemon:
         self.outbox = Outbox(data / f"{config.table}.db")
         registry = DeckRegistry()
         if config.decks:
-            from controller.deck_commands import load_registry
+            from tablectl.deck_commands import load_registry
 
             registry = load_registry(Path(config.decks))
         structures = config.clock_structures
@@ -231,8 +230,8 @@ class Daemon:
     def _start_parts(self) -> None:
         config = self.config
         if config.shoe_backend == "serial":
-            from firmware_bridge.to_core import ShoeTranslator
             from hardware.shoe_serial import SerialShoe
+            from tablectl.shoe_to_core import ShoeTranslator
 
             self.translator = ShoeTranslator()
             self.parts["shoe"] = SerialShoe(
@@ -249,7 +248,8 @@ class Daemon:
         self.display = self._display()
         self.buzzer = self._buzzer()
         if config.mqtt_enabled:
-            from hardware.mqtt_link import TableLink, tls_settings
+            from contract.mqtt import tls_settings
+            from hardware.mqtt_link import TableLink
 
             self.link = TableLink(
                 self.outbox, venue=config.venue, table=config.table, host=config.mqtt_host,
@@ -419,8 +419,8 @@ class Daemon:
             for inp in self.translator.translate(event, t):
                 self.feed(inp)
         elif kind == "nfc":
-            from firmware_bridge.to_core import tag_read
             from hardware.nfc_reader import TagRead
+            from tablectl.shoe_to_core import tag_read
 
             read, t = item[1], item[2]
             if isinstance(read, TagRead):

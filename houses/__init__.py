@@ -1,0 +1,2 @@
+"""The houses' data: the built-in rule profiles and blind structures (each rule citing its
+source), and the loaders that read them, or a house's own files, for the pure core."""

@@ -1,0 +1,102 @@
+"""Reading the houses' data for the pure core, which reads no file itself: the built-in profiles
+and structures shipped in this package, a house's own profile (a ``.toml`` path) and its own
+structures (the directory the configuration names: the hub's ``--structures``, a table's
+``clock.structures``), and any TOML file with every problem listed at once.
+
+A structure is asked for by name only (``check_structure_name``: no path from a command or an
+input reaches the filesystem), read only if a regular file (a FIFO or a device is never opened)
+and at most MAX_STRUCTURE_BYTES; otherwise the built-in structure of that name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from controller.clock import Structure, StructureError, check_structure_name, structure_from_data
+from controller.datafiles import ProblemsError, parse_toml
+from controller.profiles import Profile, ProfileError, profile_from_data
+
+MAX_STRUCTURE_BYTES = 256 * 1024
+
+
+def read_toml(path: str | Path, error: type[ProblemsError]) -> dict[str, Any]:
+    """The TOML file at ``path``, or ``error`` saying why it cannot be read or parsed."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(str(path), [f"cannot read: {exc.strerror}"]) from None
+    return parse_toml(text, error, str(path))
+
+
+def _builtin(folder: str) -> list[str]:
+    return sorted(p.name[: -len(".toml")] for p in (resources.files("houses") / folder).iterdir()
+                  if p.name.endswith(".toml"))
+
+
+def builtin_names() -> list[str]:
+    """The built-in profiles, by name."""
+    return _builtin("profiles")
+
+
+def builtin_structures() -> list[str]:
+    """The built-in blind structures, by name."""
+    return _builtin("structures")
+
+
+def load_profile(name_or_path: str, *, _seen: tuple[str, ...] = ()) -> Profile:
+    """A built-in profile by name, or a house's own profile from a ``.toml`` path; a base it
+    inherits from is loaded the same way."""
+    if name_or_path.endswith(".toml") or "/" in name_or_path:
+        return profile_from_data(read_toml(name_or_path, ProfileError), name_or_path,
+                                 resolve=load_profile, _seen=_seen)
+    resource = resources.files("houses") / "profiles" / f"{name_or_path}.toml"
+    if not resource.is_file():
+        raise ProfileError(
+            name_or_path,
+            [f"no profile named {name_or_path!r} (built-in: {', '.join(builtin_names())}; "
+             "or give the path of a .toml file)"],
+        )
+    data = parse_toml(resource.read_text(encoding="utf-8"), ProfileError, name_or_path)
+    return profile_from_data(data, name_or_path, resolve=load_profile, _seen=_seen)
+
+
+def load_structure(name: str) -> Structure:
+    """The built-in structure called ``name``."""
+    check_structure_name(name)
+    resource = resources.files("houses") / "structures" / f"{name}.toml"
+    if not resource.is_file():
+        raise StructureError(name, [
+            f"no structure named {name!r} (built-in: {', '.join(builtin_structures())})"])
+    data = parse_toml(resource.read_text(encoding="utf-8"), StructureError, name)
+    return structure_from_data(data, name)
+
+
+def house_structure(name: str, directory: str | Path | None) -> Structure:
+    """The structure called ``name``: ``<directory>/<name>.toml`` if it is a regular file,
+    else the built-in one."""
+    check_structure_name(name)
+    if directory is not None:
+        path = Path(directory) / f"{name}.toml"
+        if path.is_file():
+            with path.open("rb") as handle:
+                raw = handle.read(MAX_STRUCTURE_BYTES + 1)
+            if len(raw) > MAX_STRUCTURE_BYTES:
+                raise StructureError(name, [f"the file is over {MAX_STRUCTURE_BYTES} bytes"])
+            return structure_from_data(parse_toml(raw.decode("utf-8", "replace"),
+                                                  StructureError, name), name)
+    try:
+        return load_structure(name)
+    except StructureError:
+        if directory is None:
+            raise
+        raise StructureError(name, [f"no structure named {name!r} in {directory} or among "
+                                    "the built-in ones"]) from None
+
+
+def structures_in(directory: str | Path | None) -> Callable[[str], Structure]:
+    """The structure loader a table or the venue clock is given: the house's directory first,
+    then the built-in structures."""
+    return lambda name: house_structure(name, directory)
