@@ -1,10 +1,24 @@
-"""The MQTT client every part of the project starts from (table link, recorder, hub, venue
-clock, tools): paho-mqtt 2 speaking MQTT 5, with the venue's TLS client certificate."""
+"""The MQTT plumbing every part of the project shares: paho-mqtt 2 speaking MQTT 5 (callback API
+version 2), with the venue's TLS client certificate, and ``MqttWorker``, the one way a long-lived
+part (the table's link, the recorder, the hub's floor, the venue clock) talks MQTT.
+
+A worker owns its state on one thread. paho's callbacks run on paho's network thread and only
+put typed items (``Connected``, ``Disconnected``, ``Received``, ``Published``) on the worker's
+queue; other threads put their own items with ``put``. The worker takes what waits (up to
+``batch`` at a time), hands each item to ``handle``, then calls ``turn`` (also when nothing came
+for ``turn_seconds``). It runs under ``contract.supervise``: an exception that escapes
+``handle`` is a bug or a lost resource, and ends the process so that systemd restarts it; what
+a single bad message can cause is caught where it is handled.
+"""
 
 from __future__ import annotations
 
+import queue
+import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
+
+from contract.supervise import start_worker
 
 
 @dataclass
@@ -35,3 +49,183 @@ def mqtt_client(client_id: str = "", *, tls: TlsSettings | None = None,
     if username is not None:
         client.username_pw_set(username, password)
     return client
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a worker connects, and as whom."""
+
+    host: str = "127.0.0.1"
+    port: int = 1883
+    client_id: str = ""
+    tls: TlsSettings | None = None
+    username: str | None = None
+    password: str | None = None
+    keepalive: int = 10
+    # A persistent session (MQTT 5 session expiry, seconds): the broker keeps the worker's
+    # subscriptions and queues its QoS 1 messages while it is away. None: a clean start.
+    session_seconds: int | None = None
+
+
+# -------------------------------------------------------------------- what goes on the queue
+
+@dataclass(frozen=True)
+class Connected:
+    """The broker's CONNACK: ``refused`` when its reason code is a failure."""
+
+    refused: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Disconnected:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Received:
+    topic: str
+    payload: bytes
+    retained: bool
+
+
+@dataclass(frozen=True)
+class Published:
+    """The broker acknowledged the QoS 1 message paho numbered ``mid``."""
+
+    mid: int
+
+
+@dataclass(frozen=True)
+class Stop:
+    """End the worker: ``finish`` runs on the worker's thread, then ``done`` is set."""
+
+    done: threading.Event
+
+
+class MqttWorker:
+    """See the module's docstring. Subclasses set ``worker_name`` and override ``handle``, and
+    where they need them ``configure`` (a Last Will, in-flight limits), ``setup`` (on the
+    worker's thread, before paho's loop starts: open a database), ``turn`` and ``finish``."""
+
+    worker_name = "mqtt"
+    turn_seconds: float | None = None  # None: wait for an item, however long
+    batch = 1000  # items taken per turn
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.queue: queue.Queue[object] = queue.Queue()
+        self.client: Any = None
+        self._owns_client = False
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._finished = threading.Event()
+
+    # ------------------------------------------------------------------ for subclasses
+    def configure(self, client: Any) -> None:
+        """Before connecting: set a Last Will, in-flight limits."""
+
+    def setup(self) -> None:
+        """On the worker's thread, before any item is handled."""
+
+    def handle(self, item: object) -> None:
+        raise NotImplementedError
+
+    def turn(self) -> None:
+        """After each batch of items, and every ``turn_seconds`` without any."""
+
+    def finish(self) -> None:
+        """On the worker's thread, at ``stop``: flush, say goodbye, close."""
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> Self:
+        """Connect (in the background: paho reconnects by itself) and start the worker."""
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        end = self.endpoint
+        client = mqtt_client(end.client_id, tls=end.tls, username=end.username,
+                             password=end.password)
+        self.configure(client)
+        put = self.queue.put
+        client.on_connect = lambda c, u, f, rc, p=None: put(
+            Connected(bool(getattr(rc, "is_failure", False)), str(rc)))
+        client.on_disconnect = lambda c, u, f, rc, p=None: put(Disconnected(str(rc)))
+        client.on_message = lambda c, u, msg: put(
+            Received(msg.topic, bytes(msg.payload), bool(msg.retain)))
+        client.on_publish = lambda c, u, mid, rc, p=None: put(Published(mid))
+        client.reconnect_delay_set(min_delay=1, max_delay=5)
+        properties = None
+        if end.session_seconds is not None:
+            properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+            properties.SessionExpiryInterval = end.session_seconds
+        client.connect_async(end.host, end.port, keepalive=end.keepalive,
+                             clean_start=end.session_seconds is None, properties=properties)
+        self.client = client
+        self._owns_client = True
+        self._start_thread()
+        client.loop_start()
+        return self
+
+    def attach(self, client: Any) -> Self:
+        """Run the worker on another part's connection (``client``, whose owner routes the
+        messages meant for this worker to ``put``): one identity at the broker for both."""
+        self.client = client
+        self._start_thread()
+        return self
+
+    def _start_thread(self) -> None:
+        self._thread = start_worker(self._run, self.worker_name)
+        # setup() has run (or raised, and the process is marked failed) before paho's loop
+        # delivers anything: a database is open before the first message.
+        self._ready.wait(30)
+
+    def put(self, item: object) -> None:
+        self.queue.put(item)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """``finish`` on the worker's thread, then the connection closed. Idempotent."""
+        if self._thread is not None and self._thread.is_alive():
+            done = threading.Event()
+            self.queue.put(Stop(done))
+            done.wait(timeout)
+            self._thread.join(timeout)
+        if self.client is not None and self._owns_client:
+            self.client.disconnect()
+            self.client.loop_stop()
+
+    @property
+    def stopped(self) -> bool:
+        return self._finished.is_set()
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The worker's thread (for health checks: is it alive)."""
+        return self._thread
+
+    # ------------------------------------------------------------------ the worker
+    def _run(self) -> None:
+        try:
+            self.setup()
+        finally:
+            self._ready.set()
+        while True:
+            try:
+                items = [self.queue.get(timeout=self.turn_seconds)]
+            except queue.Empty:
+                items = []
+            while items and len(items) < self.batch:  # take what waits: one turn for all
+                try:
+                    items.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            for item in items:
+                if isinstance(item, Stop):
+                    try:
+                        self.finish()
+                    finally:
+                        self._finished.set()
+                        item.done.set()
+                    return
+                self.handle(item)
+            self.turn()

@@ -8,14 +8,14 @@ Retained ``status``: ``online`` at connect, the Last Will ``lost`` if the table 
 ``offline`` at a clean stop, each with the ``boot`` counter so a late Last Will of an old
 session is recognisable. Commands on ``cmd/<name>`` are validated and answered on ``cmd-resp``.
 
-paho's callbacks run on paho's thread and only enqueue; one worker thread owns the publishing.
+An ``MqttWorker`` (``contract/mqtt.py``): paho's callbacks only enqueue typed items; one worker
+thread owns the publishing.
 """
 
 from __future__ import annotations
 
 import logging
 import queue
-import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -25,9 +25,17 @@ from typing import Any
 from contract import topics
 from contract.commands import Command, CommandError, parse_command
 from contract.envelope import envelope
-from contract.mqtt import TlsSettings, mqtt_client
+from contract.mqtt import (
+    Connected,
+    Disconnected,
+    Endpoint,
+    MqttWorker,
+    Published,
+    Received,
+    TlsSettings,
+)
 from contract.schema import ContractError, receive
-from contract.supervise import LogOnce, start_worker
+from contract.supervise import LogOnce
 from contract.views import public_event
 from contract.wire import encode
 from hardware.outbox import Outbox
@@ -47,7 +55,19 @@ class LinkStats:
     invalid: int = 0  # acks and venue clock messages that broke the contract
 
 
-class TableLink:
+@dataclass(frozen=True)
+class OutboxGrew:
+    """New rows are in the outbox."""
+
+
+@dataclass(frozen=True)
+class PublishState:
+    state: dict[str, Any]
+
+
+class TableLink(MqttWorker):
+    worker_name = "mqtt-link"
+
     def __init__(
         self,
         outbox: Outbox,
@@ -65,128 +85,76 @@ class TableLink:
         keepalive: int = 10,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        super().__init__(Endpoint(host, port, f"table-{table}", tls, username, password,
+                                  keepalive))
         self.outbox = outbox
         self.venue = venue
         self.table = table
-        self.host = host
-        self.port = port
-        self.tls = tls
-        self.username = username
-        self.password = password
         self.on_command = on_command
         self.on_venue_clock = on_venue_clock
         self.max_inflight = max_inflight
-        self.keepalive = keepalive
         self.clock = clock
         self.stats = LinkStats()
         self.connected = False
-        self._queue: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self._inflight: dict[int, int] = {}  # mid -> seq
         self._sent_upto = 0
         self._buffer: deque[tuple[int, int, int, dict[str, Any]]] = deque()  # rows read ahead
         self._backlog_upto = 0
         self._transactions: OrderedDict[str, None] = OrderedDict()
-        self._client: Any = None
-        self._worker: threading.Thread | None = None
-        self._stopped = threading.Event()
         self._refused = LogOnce(log)
 
     def topic(self, leaf: str) -> str:
         return topics.table(self.venue, self.table, leaf)
 
-    # ------------------------------------------------------------------ lifecycle
-
     def _status(self, state: str) -> bytes:
         return encode({"state": state, "boot": self.outbox.boot, "table": self.table,
                        "ts": int(self.clock() * 1000)}).encode()
 
-    def start(self) -> TableLink:
-        client = mqtt_client(f"table-{self.table}", tls=self.tls, username=self.username,
-                             password=self.password)
-        client.will_set(self.topic("status"), self._status("lost"), qos=1, retain=True)
-        client.reconnect_delay_set(min_delay=1, max_delay=5)
-        client.on_connect = lambda c, u, f, rc, p=None: self._queue.put(("connect", rc))
-        client.on_disconnect = lambda c, u, f, rc, p=None: self._queue.put(("disconnect", rc))
-        client.on_message = lambda c, u, msg: self._queue.put(("message", msg.topic,
-                                                               msg.payload, msg.retain))
-        client.on_publish = lambda c, u, mid, rc, p: self._queue.put(("puback", mid))
-        client.max_inflight_messages_set(self.max_inflight * 2 + 8)
-        self._client = client
-        client.connect_async(self.host, self.port, keepalive=self.keepalive)
-        client.loop_start()
-        self._worker = start_worker(self._run, "mqtt-link")
-        return self
-
+    # ------------------------------------------------------------------ what others call
     def notify(self) -> None:
         """New rows are in the outbox (called by the main loop after appending)."""
-        self._queue.put(("wake",))
+        self.put(OutboxGrew())
 
     def publish_state(self, state: dict[str, Any]) -> None:
-        self._queue.put(("state", state))
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Clean stop: flush what the broker will take, say ``offline``, disconnect."""
-        done = threading.Event()
-        self._queue.put(("stop", done))
-        done.wait(timeout)
-        self._stopped.set()
-        if self._worker is not None:
-            self._worker.join(timeout=timeout)
-        if self._client is not None:
-            self._client.loop_stop()
+        self.put(PublishState(state))
 
     # ------------------------------------------------------------------ the worker
+    def configure(self, client: Any) -> None:
+        client.will_set(self.topic("status"), self._status("lost"), qos=1, retain=True)
+        client.max_inflight_messages_set(self.max_inflight * 2 + 8)
 
-    def _run(self) -> None:
-        while True:
-            items = [self._queue.get()]
-            # Take everything already waiting (PUBACKs come in bursts): one pump for all.
-            while True:
-                try:
-                    items.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            for item in items:
-                if not self._handle(item):
-                    return
-            self._pump()
-
-    def _handle(self, item: tuple[Any, ...]) -> bool:
-        """Handle one queued item; False when the worker must end."""
-        kind = item[0]
+    def handle(self, item: object) -> None:
         try:
-            if kind == "connect":
-                self._on_connect(item[1])
-            elif kind == "disconnect":
-                self.connected = False
-                self._inflight.clear()
-            elif kind == "message":
-                if item[1] == topics.venue_clock(self.venue):
-                    self._venue_clock(item[2], bool(item[3]))
-                else:
-                    self._on_message(item[1], item[2])
-            elif kind == "puback":
-                if self._inflight.pop(item[1], None) is not None:
-                    self.stats.pubacks += 1
-            elif kind == "state" and self.connected:
-                self._client.publish(self.topic("state"), encode(item[1]), qos=1,
-                                     retain=True)
-            elif kind == "stop":
-                self._clean_stop(item[1])
-                return False
+            match item:
+                case Connected(refused=False):
+                    self._on_connect()
+                case Disconnected():
+                    self.connected = False
+                    self._inflight.clear()
+                case Received(topic=name, payload=payload, retained=retained):
+                    if name == topics.venue_clock(self.venue):
+                        self._venue_clock(payload, retained)
+                    else:
+                        self._on_message(name, payload)
+                case Published(mid=mid):
+                    if self._inflight.pop(mid, None) is not None:
+                        self.stats.pubacks += 1
+                case PublishState(state=state) if self.connected:
+                    self.client.publish(self.topic("state"), encode(state), qos=1, retain=True)
         except ContractError as exc:
             self.stats.invalid += 1
-            self._refused(str(item[1]), str(exc))
+            self._refused(getattr(item, "topic", type(item).__name__), str(exc))
         except Exception:  # a publish that failed: the outbox keeps the rows, the link goes on
-            log.exception("mqtt link: %s failed", kind)
-        return True
+            log.exception("mqtt link: %s failed", type(item).__name__)
 
-    def _on_connect(self, reason: Any) -> None:
-        if getattr(reason, "is_failure", False):
-            return
+    def turn(self) -> None:
+        # After everything that waited (PUBACKs come in bursts): one pump for all.
+        self._pump()
+
+    def _on_connect(self) -> None:
         self.connected = True
         self.stats.connects += 1
-        client = self._client
+        client = self.client
         client.publish(self.topic("status"), self._status("online"), qos=1, retain=True)
         subscriptions = [(self.topic("cmd/+"), 1), (self.topic("ack"), 1)]
         if self.on_venue_clock is not None:
@@ -210,12 +178,12 @@ class TableLink:
             historical = seq <= self._backlog_upto
             message = envelope(event, venue=self.venue, table=self.table, seq=seq, boot=boot,
                                ts_ms=ts, historical=historical)
-            info = self._client.publish(self.topic("private"), encode(message), qos=1)
+            info = self.client.publish(self.topic("private"), encode(message), qos=1)
             public = public_event(event)
             if public is not None:
                 shown = envelope(public, venue=self.venue, table=self.table, seq=seq, boot=boot,
                                  ts_ms=ts, historical=historical)
-                self._client.publish(self.topic("events"), encode(shown), qos=1)
+                self.client.publish(self.topic("events"), encode(shown), qos=1)
             self._inflight[info.mid] = seq
             self._sent_upto = seq
             self.stats.published += 1
@@ -242,7 +210,7 @@ class TableLink:
         if command.name == "replay":
             error, extra = self._replay(int(command.args["from_seq"]))
         elif command.name == "status":
-            self._client.publish(self.topic("status"), self._status("online"), qos=1,
+            self.client.publish(self.topic("status"), self._status("online"), qos=1,
                                  retain=True)
             extra = {"last_seq": self.outbox.last_seq, "acked_upto": self.outbox.acked_upto}
         elif self.on_command is not None:
@@ -279,20 +247,19 @@ class TableLink:
         body = {"transaction": transaction, "command": name, "ok": error is None, **extra}
         if error is not None:
             body["error"] = error
-        self._client.publish(self.topic("cmd-resp"), encode(body), qos=1)
+        self.client.publish(self.topic("cmd-resp"), encode(body), qos=1)
 
-    def _clean_stop(self, done: threading.Event) -> None:
+    def finish(self) -> None:
+        """Clean stop: flush what the broker will take (3 s at most), say ``offline``."""
         deadline = time.monotonic() + 3.0
         while self.connected and self._inflight and time.monotonic() < deadline:
             try:
-                item = self._queue.get(timeout=0.05)
+                item = self.queue.get(timeout=0.05)
             except queue.Empty:
                 continue
-            if item[0] == "puback":
-                self._inflight.pop(item[1], None)
+            if isinstance(item, Published):
+                self._inflight.pop(item.mid, None)
         if self.connected:
-            info = self._client.publish(self.topic("status"), self._status("offline"), qos=1,
-                                        retain=True)
+            info = self.client.publish(self.topic("status"), self._status("offline"), qos=1,
+                                       retain=True)
             info.wait_for_publish(2.0)
-            self._client.disconnect()
-        done.set()

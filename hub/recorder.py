@@ -12,7 +12,6 @@ for what follows its count.
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
 import uuid
@@ -22,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from contract import topics
-from contract.mqtt import TlsSettings, mqtt_client
+from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
 from contract.schema import ContractError, is_name, receive
-from contract.supervise import LogOnce, start_worker
+from contract.supervise import LogOnce
 from contract.wire import encode
 from hub.storage import Storage, open_storage
 
@@ -43,19 +42,24 @@ class RecorderStats:
     flushed_at: float = 0.0  # monotonic time of the last flush (the recorder has turned)
 
 
-class Recorder:
+class Recorder(MqttWorker):
+    worker_name = "recorder"
+    batch = 1000
+
     def __init__(self, db_path: Path | str, *, venue: str, host: str = "127.0.0.1",
                  port: int = 1883, tls: TlsSettings | None = None, client_id: str = "recorder",
                  username: str | None = None, password: str | None = None,
                  reorder_timeout: float = 2.0, ack_interval: float = 0.05,
                  validate: Callable[[dict[str, Any]], None] | None = None) -> None:
+        # A persistent session: what the tables send while the recorder is away waits at the
+        # broker for it.
+        super().__init__(Endpoint(host, port, client_id, tls, username, password,
+                                  session_seconds=7 * 24 * 3600))
         self.db_path = str(db_path)
         self.venue = venue
-        self.host, self.port, self.tls = host, port, tls
-        self.client_id = client_id
-        self.username, self.password = username, password
         self.reorder_timeout = reorder_timeout
         self.ack_interval = ack_interval
+        self.turn_seconds = ack_interval
         self.validate = validate
         self.stats = RecorderStats()
         self.upto: dict[str, int] = {}
@@ -65,80 +69,41 @@ class Recorder:
         self._quiet_since: dict[str, float] = {}  # online tables not heard since subscribing
         self._last_request: dict[str, float] = {}
         self._ack_due: set[str] = set()
-        self._queue: queue.Queue[tuple[Any, ...]] = queue.Queue()
-        self._stop = threading.Event()
-        self._client: Any = None
-        self._worker: threading.Thread | None = None
         self.connected = threading.Event()
         self._db: Storage | None = None
         self._refused = LogOnce(log)
-        self.last_turn = time.monotonic()  # the worker's loop turns at least every ack_interval
-
-    def _open(self) -> Storage:
-        storage = open_storage(self.db_path)
-        self.upto.update(storage.uptos())
-        return storage
-
-    def start(self) -> Recorder:
-        from paho.mqtt.packettypes import PacketTypes
-        from paho.mqtt.properties import Properties
-
-        client = mqtt_client(self.client_id, tls=self.tls, username=self.username,
-                             password=self.password)
-        properties = Properties(PacketTypes.CONNECT)
-        properties.SessionExpiryInterval = 7 * 24 * 3600  # a persistent session
-        client.on_connect = lambda c, u, f, rc, p=None: self._queue.put(("connect", rc))
-        client.on_disconnect = lambda c, u, f, rc, p=None: self._queue.put(("disconnect",))
-        client.on_message = lambda c, u, msg: self._queue.put(("message", msg.topic,
-                                                               msg.payload, msg.retain))
-        client.reconnect_delay_set(min_delay=1, max_delay=5)
-        client.connect_async(self.host, self.port, keepalive=10, clean_start=False,
-                             properties=properties)
-        self._client = client
-        client.loop_start()
-        self._worker = start_worker(self._run, "recorder")
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._worker is not None:
-            self._worker.join(timeout=5)
-        if self._client is not None:
-            self._client.disconnect()
-            self._client.loop_stop()
+        self.last_turn = time.monotonic()  # the worker turns at least every ack_interval
+        self._last_flush = 0.0
 
     def _topic(self, table: str, leaf: str) -> str:
         return topics.table(self.venue, table, leaf)
 
-    def _run(self) -> None:
-        self._db = self._open()
-        last_flush = time.monotonic()
-        while not self._stop.is_set():
-            self.last_turn = time.monotonic()
-            try:
-                items = [self._queue.get(timeout=self.ack_interval)]
-            except queue.Empty:
-                items = []
-            while items and len(items) < 1000:  # take what waits: fewer wake-ups per message
-                try:
-                    items.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            for item in items:
-                if item[0] == "connect":
-                    if not getattr(item[1], "is_failure", False):
-                        self._subscribe()
-                        self.connected.set()
-                elif item[0] == "disconnect":
-                    self.connected.clear()
-                elif item[0] == "message":
-                    self._receive(item[1], item[2], item[3])
-            now = time.monotonic()
-            # Commit (an fsync) and acknowledge in batches, at most every ack_interval.
-            if now - last_flush >= self.ack_interval:
-                self._flush(now)
-                last_flush = now
+    # ------------------------------------------------------------------ the worker
+    def setup(self) -> None:
+        self._db = open_storage(self.db_path)
+        self.upto.update(self._db.uptos())
+        self._last_flush = time.monotonic()
+
+    def handle(self, item: object) -> None:
+        match item:
+            case Connected(refused=False):
+                self._subscribe()
+                self.connected.set()
+            case Disconnected():
+                self.connected.clear()
+            case Received(topic=name, payload=payload, retained=retained):
+                self._receive(name, payload, retained)
+
+    def turn(self) -> None:
+        now = self.last_turn = time.monotonic()
+        # Commit (an fsync) and acknowledge in batches, at most every ack_interval.
+        if now - self._last_flush >= self.ack_interval:
+            self._flush(now)
+            self._last_flush = now
+
+    def finish(self) -> None:
         self._flush(time.monotonic())
+        assert self._db is not None
         self._db.close()
 
     def _subscribe(self) -> None:
@@ -148,7 +113,7 @@ class Recorder:
         # a recorder without a session (its first start, or its session expired) has missed
         # what the tables sent before, and the tables will not send it again unasked.
         every = topics.every_table
-        self._client.subscribe([
+        self.client.subscribe([
             (every(self.venue, "private"), SubscribeOptions(qos=1)),
             (every(self.venue, "cmd-resp"), SubscribeOptions(qos=1)),
             (every(self.venue, "status"), SubscribeOptions(qos=1, retainHandling=1))])
@@ -192,7 +157,7 @@ class Recorder:
     def _request_replay(self, table: str, now: float) -> None:
         self._last_request[table] = now
         self.stats.replay_requests += 1
-        self._client.publish(self._topic(table, "cmd/replay"), encode(
+        self.client.publish(self._topic(table, "cmd/replay"), encode(
             {"transaction": uuid.uuid4().hex, "from_seq": self.upto.get(table, 0) + 1}), qos=1)
 
     def _store(self, table: str, envelope: dict[str, Any], payload: bytes) -> None:
@@ -238,7 +203,7 @@ class Recorder:
         self.upto.update(counted)
         if self.connected.is_set():
             for table in due:
-                self._client.publish(self._topic(table, "ack"),
+                self.client.publish(self._topic(table, "ack"),
                                      encode({"upto_seq": self.upto[table]}), qos=1)
                 self.stats.acks += 1
         for table, since in list(self._quiet_since.items()):

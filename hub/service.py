@@ -14,7 +14,6 @@ commands, so what the dashboard shows cannot contain hole cards.
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
 import uuid
@@ -26,9 +25,9 @@ from typing import Any
 from contract import topics
 from contract.commands import CommandError, parse_command
 from contract.envelope import envelope, event_of
-from contract.mqtt import TlsSettings, mqtt_client
+from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
 from contract.schema import ContractError, is_name, receive
-from contract.supervise import LogOnce, start_worker
+from contract.supervise import LogOnce
 from contract.views import public_event
 from contract.wire import encode
 from hub.auth import Sessions, User, load_users
@@ -66,20 +65,34 @@ class HubSettings:
     structures: str | None = None  # the house's own blind structures (NAME.toml files)
 
 
-class Hub:
+@dataclass(frozen=True)
+class Call:
+    """Run ``function`` on the floor's worker; its result or exception goes to ``future``."""
+
+    function: Callable[[], Any]
+    future: Future[Any]
+
+
+class Hub(MqttWorker):
+    """The floor's worker (an ``MqttWorker`` on the hub's connection, identity ``hub-VENUE``),
+    beside the recorder (its own connection and session) and the venue clock (on the hub's
+    connection); it starts the web side."""
+
+    worker_name = "hub-floor"
+    turn_seconds = 0.5
+
     def __init__(self, settings: HubSettings, *,
                  wall: Callable[[], float] = time.time) -> None:
+        super().__init__(Endpoint(settings.host, settings.port, f"hub-{settings.venue}",
+                                  settings.tls, session_seconds=FLOOR_SESSION_SECONDS))
         self.settings = settings
         self.venue = settings.venue
         self.wall = wall
         self.floor = FloorView(settings.venue)
         self.sessions = Sessions(load_users(settings.users))
-        self.inbox: queue.Queue[tuple[Any, ...]] = queue.Queue()
         self._streams: list[Callable[[Update | None], None]] = []  # each viewer's sink
         self._streams_lock = threading.Lock()
-        self._stop = threading.Event()
-        self._worker: threading.Thread | None = None
-        self._client: Any = None
+        self._stopping = False
         self._db: Storage | None = None
         self.connected = threading.Event()
         self.recorder = Recorder(settings.db, venue=settings.venue, host=settings.host,
@@ -118,28 +131,7 @@ class Hub:
                 log.error("the venue clock kept in %s cannot resume: %s", self.settings.db,
                           exc)
         self.recorder.start()
-        from paho.mqtt.packettypes import PacketTypes
-        from paho.mqtt.properties import Properties
-
-        client = mqtt_client(f"hub-{self.venue}", tls=self.settings.tls)
-        properties = Properties(PacketTypes.CONNECT)
-        properties.SessionExpiryInterval = FLOOR_SESSION_SECONDS
-        status = topics.hub(self.venue, "status")
-        client.will_set(status, self._status("lost"), qos=1,
-                        retain=True)
-        client.on_connect = lambda c, u, f, rc, p=None: self.inbox.put(("connect", rc))
-        client.on_disconnect = lambda c, u, f, rc, p=None: self.inbox.put(("disconnect",))
-        client.on_message = lambda c, u, msg: self.inbox.put(("mqtt", msg.topic,
-                                                              bytes(msg.payload)))
-        client.reconnect_delay_set(min_delay=1, max_delay=5)
-        client.connect_async(self.settings.host, self.settings.port, keepalive=10,
-                             clean_start=False, properties=properties)
-        self._client = client
-        self.clock.attach(client)
-        ready = threading.Event()
-        self._worker = start_worker(self._run, "hub-floor", ready)
-        ready.wait(30)
-        client.loop_start()
+        super().start()  # the floor's worker is set up (setup) before paho delivers anything
         from hub.web import serve
 
         self.web = serve(self, self.settings.http_host, self.settings.http_port,
@@ -152,30 +144,26 @@ class Hub:
         host, port = self.web.server_address[:2]
         return f"{scheme}://{host}:{port}"
 
-    def stop(self) -> None:
-        if self._stop.is_set():
+    def stop(self, timeout: float = 5.0) -> None:
+        if self._stopping:
             return  # stopped already
+        self._stopping = True
         with self._streams_lock:  # the event streams end first: the server then stops at once
             for sink in self._streams:
                 sink(None)
         if self.web is not None:
             self.web.shutdown()
-        if self._client is not None and self.connected.is_set():
-            self._client.publish(topics.hub(self.venue, "status"),
-                                 self._status("offline"), qos=1,
-                                 retain=True).wait_for_publish(2)
-        self._stop.set()
-        if self._worker is not None:
-            self._worker.join(timeout=5)
-        if self._client is not None:
-            self._client.disconnect()
-            self._client.loop_stop()
+        if self.client is not None and self.connected.is_set():
+            self.client.publish(topics.hub(self.venue, "status"),
+                                self._status("offline"), qos=1,
+                                retain=True).wait_for_publish(2)
+        super().stop(timeout)
         self.clock.stop()
         self.recorder.stop()
 
     def unhealthy(self, timeout: float = 5.0) -> str | None:
         """Why the hub cannot do its work now (None: it can): for the systemd watchdog."""
-        for name, worker in (("floor", self._worker), ("recorder", self.recorder._worker)):
+        for name, worker in (("floor", self.thread), ("recorder", self.recorder.thread)):
             if worker is None or not worker.is_alive():
                 return f"the {name} worker is not running"
         if time.monotonic() - self.recorder.last_turn > timeout:
@@ -197,7 +185,13 @@ class Hub:
             storage.close()
 
     # ------------------------------------------------------------------ the floor worker
-    def _run(self, ready: threading.Event) -> None:
+    def configure(self, client: Any) -> None:
+        client.will_set(topics.hub(self.venue, "status"), self._status("lost"), qos=1,
+                        retain=True)
+        # The venue clock publishes through this connection, ready before it connects.
+        self.clock.attach(client)
+
+    def setup(self) -> None:
         self._db = open_storage(self.settings.db)
         for row in self._db.alerts(self.now_ms() - RECENT_ALERTS_MS):
             self.floor.restore_alert(Alert(**row))
@@ -209,23 +203,15 @@ class Hub:
         caught_up = self.floor.catch_up(self._public_since(since))
         self._save_alerts(caught_up)
         self._db.commit()  # ends the reading transaction (PostgreSQL keeps one open)
-        ready.set()
-        last_purge = 0.0
-        while not self._stop.is_set():
-            try:
-                item = self.inbox.get(timeout=0.5)
-            except queue.Empty:
-                item = None
-            if item is not None:
-                try:
-                    self._handle(item)
-                except Exception:  # a bug: the floor goes on with the next message
-                    self.errors += 1
-                    log.exception("the floor failed on %s", str(item[:2])[:200])
-                    self._db.rollback()
-            if time.monotonic() - last_purge >= PURGE_INTERVAL:
-                last_purge = time.monotonic()
-                self._purge()
+        self._last_purge = 0.0
+
+    def turn(self) -> None:
+        if time.monotonic() - self._last_purge >= PURGE_INTERVAL:
+            self._last_purge = time.monotonic()
+            self._purge()
+
+    def finish(self) -> None:
+        assert self._db is not None
         self._db.close()
 
     def _public_since(self, since_ms: int) -> list[dict[str, Any]]:
@@ -246,31 +232,38 @@ class Hub:
             cutoff = self.now_ms() - int(self.settings.retention_days * 86400 * 1000)
             self._db.purge(cutoff)
 
-    def _handle(self, item: tuple[Any, ...]) -> None:
-        kind = item[0]
-        if kind == "connect":
-            if getattr(item[1], "is_failure", False):
-                return
-            self._client.subscribe([(topics.every_table(self.venue, leaf), 1) for leaf in
-                                    ("status", "state", "events", "cmd-resp")] +
-                                   [(topics.venue_clock(self.venue), 1),
-                                    (topics.hub(self.venue, "cmd/clock"), 1)])
-            self._client.publish(topics.hub(self.venue, "status"), self._status("online"), qos=1,
-                                 retain=True)
-            self.connected.set()
-            self.clock.on_connect()
-            self._broadcast(self.floor.on_broker("ok", self.now_ms()))
-        elif kind == "disconnect":
-            self.connected.clear()
-            self._broadcast(self.floor.on_broker("lost", self.now_ms()))
-        elif kind == "mqtt":
-            self._broadcast(self._message(item[1], item[2]))
-        elif kind == "call":
-            function, future = item[1], item[2]
-            try:
-                future.set_result(function())
-            except Exception as exc:  # handed to the waiting web request
-                future.set_exception(exc)
+    def handle(self, item: object) -> None:
+        try:
+            self._handle(item)
+        except Exception:  # a bug: the floor goes on with the next message
+            self.errors += 1
+            log.exception("the floor failed on %s", str(item)[:200])
+            assert self._db is not None
+            self._db.rollback()
+
+    def _handle(self, item: object) -> None:
+        match item:
+            case Connected(refused=False):
+                self.client.subscribe(
+                    [(topics.every_table(self.venue, leaf), 1)
+                     for leaf in ("status", "state", "events", "cmd-resp")]
+                    + [(topics.venue_clock(self.venue), 1),
+                       (topics.hub(self.venue, "cmd/clock"), 1)])
+                self.client.publish(topics.hub(self.venue, "status"), self._status("online"),
+                                    qos=1, retain=True)
+                self.connected.set()
+                self.clock.on_connect()
+                self._broadcast(self.floor.on_broker("ok", self.now_ms()))
+            case Disconnected():
+                self.connected.clear()
+                self._broadcast(self.floor.on_broker("lost", self.now_ms()))
+            case Received(topic=name, payload=payload):
+                self._broadcast(self._message(name, payload))
+            case Call(function=function, future=future):
+                try:
+                    future.set_result(function())
+                except Exception as exc:  # handed to the waiting web request
+                    future.set_exception(exc)
 
     def _message(self, name: str, payload: bytes) -> list[Update]:
         try:
@@ -350,7 +343,7 @@ class Hub:
         """Run ``function`` on the floor worker (where the state lives) and return its
         result; its exception is raised here."""
         future: Future[Any] = Future()
-        self.inbox.put(("call", function, future))
+        self.put(Call(function, future))
         return future.result(timeout)
 
     def subscribe(self, sink: Callable[[Update | None], None]) -> dict[str, Any]:
@@ -412,7 +405,7 @@ class Hub:
             parse_command(name, payload)
         except CommandError as exc:
             raise StaffError(str(exc)) from None
-        self._client.publish(topics.table(self.venue, table, f"cmd/{name}"), payload, qos=1)
+        self.client.publish(topics.table(self.venue, table, f"cmd/{name}"), payload, qos=1)
         now = self.now_ms()
         self._db.log(now, user, f"cmd/{name}", {"table": table, "transaction": transaction,
                                                 **args})

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import math
-import queue
 import threading
 import time
 from collections import OrderedDict
@@ -21,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from contract import topics
-from contract.mqtt import TlsSettings, mqtt_client
+from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
 from contract.schema import ContractError, receive
-from contract.supervise import start_worker
 from contract.wire import WireError, decode, encode
 from controller.clock import MAX_CLOCK_SECONDS, Structure
 from houses.loaders import house_structure
@@ -200,56 +198,53 @@ def clock_command(clock: VenueClock, payload: bytes,
                 "error": str(exc)[:4096]}, False
 
 
-class VenueClockService:
+class VenueClockService(MqttWorker):
     """The venue clock on MQTT: its own client (``tablectl venue-clock``), or the hub's
     (``attach``), where the hub forwards ``hub/cmd/clock`` to ``command`` and keeps what
     ``on_change`` is given in its database."""
+
+    worker_name = "venue-clock"
 
     def __init__(self, *, venue: str, host: str = "127.0.0.1", port: int = 1883,
                  tls: TlsSettings | None = None, interval: float = 5.0,
                  client_id: str = "venue-clock", structures: str | Path | None = None,
                  on_change: Callable[[dict[str, Any]], None] | None = None) -> None:
+        super().__init__(Endpoint(host, port, client_id, tls))
         self.venue = venue
-        self.host, self.port, self.tls = host, port, tls
         self.interval = interval
-        self.client_id = client_id
+        self.turn_seconds = interval
         self.clock = VenueClock(structures=structures)
         self.on_change = on_change
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._client: Any = None
-        self._own_client = False
-        self._thread: threading.Thread | None = None
         self.connected = threading.Event()
         self.seen: OrderedDict[str, None] = OrderedDict()
-        self._commands: queue.Queue[bytes | None] = queue.Queue()
+        self._due = 0.0
 
     @property
     def topic(self) -> str:
         return topics.venue_clock(self.venue)
 
-    def start(self) -> VenueClockService:
-        client = mqtt_client(self.client_id, tls=self.tls)
-        client.on_connect = self._on_connect
-        # paho's callback only enqueues: the clock's own worker handles the command.
-        client.on_message = lambda c, u, msg: self._commands.put(bytes(msg.payload))
-        client.connect_async(self.host, self.port, keepalive=10)
-        client.loop_start()
-        self._own_client = True
-        return self.attach(client)
+    # ------------------------------------------------------------------ the worker
+    def setup(self) -> None:
+        self._due = time.monotonic() + self.interval
 
-    def attach(self, client: Any) -> VenueClockService:
-        """Publish through ``client`` (the hub's connection: one identity for the hub)."""
-        self._client = client
-        self._thread = start_worker(self._publisher, "venue-clock")
-        return self
+    def handle(self, item: object) -> None:
+        # Only with its own client: attached, the hub's worker routes what concerns the clock.
+        match item:
+            case Connected(refused=False):
+                self.client.subscribe(topics.hub(self.venue, "cmd/clock"), qos=1)
+                self.on_connect()
+            case Disconnected():
+                self.connected.clear()
+            case Received(payload=payload):
+                self.command(payload)
 
-    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any,
-                    properties: Any = None) -> None:
-        if reason.is_failure:
-            return
-        client.subscribe(topics.hub(self.venue, "cmd/clock"), qos=1)
-        self.on_connect()
+    def turn(self) -> None:
+        """Republish every ``interval`` seconds: a table that missed a change catches up."""
+        if time.monotonic() >= self._due:
+            self._due = time.monotonic() + self.interval
+            if self.connected.is_set():
+                self.publish()
 
     def on_connect(self) -> None:
         self.connected.set()
@@ -260,24 +255,8 @@ class VenueClockService:
             if not self.clock.known:
                 return  # nothing the tables should follow: they keep their own count
             state = self.clock.state()
-        if self._client is not None:
-            self._client.publish(self.topic, encode(state), qos=1, retain=True)
-
-    def _publisher(self) -> None:
-        """Republish every ``interval`` seconds; with its own client, also handle the
-        commands paho's callback queued."""
-        due = time.monotonic() + self.interval
-        while not self._stop.is_set():
-            try:
-                payload = self._commands.get(timeout=max(0.0, due - time.monotonic()))
-            except queue.Empty:
-                payload = None
-            if payload is not None:
-                self.command(payload)
-            if time.monotonic() >= due:
-                due = time.monotonic() + self.interval
-                if self.connected.is_set():
-                    self.publish()
+        if self.client is not None:
+            self.client.publish(self.topic, encode(state), qos=1, retain=True)
 
     def restore(self, saved: dict[str, Any], seconds_since: float) -> None:
         with self._lock:
@@ -304,13 +283,6 @@ class VenueClockService:
                 self._changed()
         if changed:
             self.publish()
-        if self._client is not None:
-            self._client.publish(topics.hub(self.venue, "cmd-resp"), encode(response), qos=1)
+        if self.client is not None:
+            self.client.publish(topics.hub(self.venue, "cmd-resp"), encode(response), qos=1)
         return response
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._commands.put(None)
-        if self._client is not None and self._own_client:
-            self._client.loop_stop()
-            self._client.disconnect()

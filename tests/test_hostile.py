@@ -30,7 +30,7 @@ from hardware.outbox import Outbox
 from houses.loaders import house_structure
 from hub import auth
 from hub.floor import MAX_OPEN_ALERTS_PER_TABLE, FloorView, alert_of
-from hub.service import Hub, HubSettings
+from hub.service import Call, Hub, HubSettings
 from hub.venue_clock import VenueClock
 from tablectl.config import config_from_data
 from tablectl.daemon import Daemon
@@ -244,7 +244,7 @@ def test_a_stuck_floor_worker_is_unhealthy(tmp_path, broker):
     release = threading.Event()
     try:
         assert hub.unhealthy() is None
-        hub.inbox.put(("call", release.wait, Future()))  # the floor's worker hangs
+        hub.put(Call(release.wait, Future()))  # the floor's worker hangs
         assert "the floor did not answer" in (hub.unhealthy(timeout=0.5) or "")
         release.set()
         assert wait_for(lambda: hub.unhealthy(timeout=0.5) is None, 10)
@@ -379,7 +379,7 @@ def test_generated_hostile_messages_stop_nothing(live_hub, messages):
         client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(5)
     marker = 10_000 + len(hub.floor.alerts)
     _alive(hub, box, link, marker)
-    assert hub._worker.is_alive() and hub.recorder._worker.is_alive()
+    assert hub.thread.is_alive() and hub.recorder.thread.is_alive()
     for leaf in ("state", "status"):  # the retained poison goes, for the next example
         client.publish(f"pkr/v1/{VENUE}/tables/t9/{leaf}", b"", qos=1, retain=True)
     client.publish(f"pkr/v1/{VENUE}/clock", b"", qos=1, retain=True)

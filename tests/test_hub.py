@@ -350,7 +350,7 @@ def test_the_venue_clock_and_hand_for_hand_are_run_from_the_hub(tmp_path, broker
             400, {"error": "no table is waiting for the next hand"})
 
         def table_says(state):  # what a table's state snapshot would say
-            link._client.publish(f"pkr/v1/{VENUE}/tables/t1/state", json.dumps(
+            link.client.publish(f"pkr/v1/{VENUE}/tables/t1/state", json.dumps(
                 {"hand": 3, "in_progress": state == "playing", "shoe": "ok", "clock": None,
                  "hand_for_hand": state, "seats": [1, 2], "links": {"hub": "ok"},
                  "last_seq": 0, "ts": 1}), qos=1, retain=True)
