@@ -16,6 +16,8 @@ JOKER = "JK"
 UNKNOWN = "??"
 
 STANDARD_DECK: tuple[str, ...] = tuple(r + s for r in RANKS for s in SUITS)
+# The games a table deals, and how many hole cards each seat gets in each.
+HOLE_CARDS: dict[str, int] = {"holdem": 2, "omaha": 4, "omaha8": 4}
 
 _DECK_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
 
@@ -86,5 +88,24 @@ def normal_uid(uid: str) -> str:
     return uid.replace(":", "").replace(" ", "").upper()
 
 
-def is_joker(card: str) -> bool:
-    return card == JOKER
+# The antenna sees a tag more than once as a card passes over it.
+REREAD_SECONDS = 0.25
+
+
+class Rereads:
+    """Folds the antenna's repeats: a read of the same key (a tag, or the card it names) again
+    within ``window`` seconds of the previous read is the same card passing, not a second one.
+    ``t`` None (a read without a time) is never a repeat."""
+
+    def __init__(self, window: float = REREAD_SECONDS) -> None:
+        self.window = window
+        self._last: tuple[object, float | None] | None = None
+
+    def is_repeat(self, key: object, t: float | None) -> bool:
+        last, self._last = self._last, (key, t)
+        return (last is not None and key is not None and last[0] == key and t is not None
+                and last[1] is not None and 0 <= t - last[1] <= self.window)
+
+    def forget(self) -> None:
+        """A new hand or deck check: whatever comes next is a new card."""
+        self._last = None

@@ -17,6 +17,7 @@ from controller.cards import (
     RANKS,
     STANDARD_DECK,
     CardError,
+    Rereads,
     TaggedCard,
     label_of,
     normal_uid,
@@ -29,7 +30,6 @@ from controller.datafiles import ProblemsError
 ENROLL_ORDER: tuple[str, ...] = tuple(
     rank + suit for suit in "shdc" for rank in ("A", *reversed(RANKS[1:])))
 
-REREAD_MS = 250  # the same tag again within this is the same pass over the antenna
 
 
 class RegistryError(ProblemsError):
@@ -116,26 +116,6 @@ def registry_from_data(data: Any, origin: str) -> DeckRegistry:
     return registry
 
 
-@dataclass
-class _Read:
-    uid: str | None
-    text: str | None
-    ms: int | None
-
-
-class _Reads:
-    """Tag reads with the antenna's repeats folded: the same UID again within REREAD_MS."""
-
-    def __init__(self) -> None:
-        self.last: _Read | None = None
-
-    def is_repeat(self, read: _Read) -> bool:
-        last, self.last = self.last, read
-        return (last is not None and read.uid is not None and read.uid == last.uid
-                and read.ms is not None and last.ms is not None
-                and 0 <= read.ms - last.ms < REREAD_MS)
-
-
 class EnrollmentError(ValueError):
     pass
 
@@ -149,7 +129,7 @@ class Enrollment:
         self.order = list(ENROLL_ORDER) + [JOKER] * jokers
         self.registry = registry or DeckRegistry()
         self.enrolled: dict[str, str] = {}
-        self._reads = _Reads()
+        self._reads = Rereads()
 
     @property
     def expected(self) -> str | None:
@@ -164,7 +144,7 @@ class Enrollment:
     def read(self, uid: str, ms: int | None = None) -> str | None:
         """Enroll one read; returns the card it became, None for a repeat of the last read."""
         key = normal_uid(uid)
-        if self._reads.is_repeat(_Read(key, None, ms)):
+        if self._reads.is_repeat(key, None if ms is None else ms / 1000.0):
             return None
         card = self.expected
         if card is None:
@@ -235,11 +215,11 @@ class DeckCheck:
         self.unknown: list[str] = []
         self.jokers = 0
         self.count = 0
-        self._reads = _Reads()
+        self._reads = Rereads()
 
     def read(self, uid: str | None, text: str | None, ms: int | None = None) -> None:
         key = normal_uid(uid) if uid else None
-        if self._reads.is_repeat(_Read(key, text, ms)):
+        if self._reads.is_repeat(key, None if ms is None else ms / 1000.0):
             return
         self.add(self.registry.resolve(key, text), key)
 

@@ -4,6 +4,10 @@ A ``Hand`` is fed cards drawn from the shoe and the dealer's taps, each with its
 and answers with events (plain dicts, the replay contract's JSON objects). It never reads a clock
 and does no I/O: the table core (``controller.table``) owns it.
 
+Its phase (``Phase``) moves only along ``TRANSITIONS``; anything else raises ``HandStateError``.
+Every irregularity goes through ``_irregular``: the card's event, the irregularity, the ruling
+and, when the ruling ends the hand, its end.
+
 The model of a deal (SPEC section 2):
 
 - hole cards go one at a time clockwise from left of the button, one round per card;
@@ -17,9 +21,10 @@ The model of a deal (SPEC section 2):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-from controller.cards import JOKER, UNKNOWN
+from controller.cards import HOLE_CARDS, JOKER, UNKNOWN
 from controller.profiles import Profile
 from controller.seating import Positions
 
@@ -28,9 +33,57 @@ Event = dict[str, Any]
 STREETS = ("flop", "turn", "river")
 BOARD_COUNT = {"flop": 3, "turn": 1, "river": 1}
 NEXT_STREET = {"preflop": "flop", "flop": "turn", "turn": "river", "river": None}
-HOLE_COUNT = {"holdem": 2, "omaha": 4, "omaha8": 4}
 
 ORDINAL = {0: "1st", 1: "2nd"}
+
+
+class Phase(StrEnum):
+    """Where a hand is (h11's ``_state.py`` is the model: an enum and a transition table)."""
+
+    HOLE = "hole"  # hole cards being dealt
+    BETTING = "betting"  # a betting round open on ``Hand.street``
+    STREET = "street"  # the burn and board cards of ``Hand.street`` being dealt
+    SHOWDOWN = "showdown"  # every street is out
+    ENDED = "ended"  # complete, misdealt or void: the hand takes nothing more
+
+
+# The phases a hand may go to from each. A round closed on a street that needs no cards (its
+# board came out early) opens the next round at once: betting to betting, street to street.
+TRANSITIONS: dict[Phase, frozenset[Phase]] = {
+    Phase.HOLE: frozenset({Phase.BETTING, Phase.STREET, Phase.ENDED}),
+    Phase.BETTING: frozenset({Phase.BETTING, Phase.STREET, Phase.SHOWDOWN, Phase.ENDED}),
+    Phase.STREET: frozenset({Phase.BETTING, Phase.STREET, Phase.SHOWDOWN, Phase.ENDED}),
+    Phase.SHOWDOWN: frozenset({Phase.ENDED}),
+    Phase.ENDED: frozenset(),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    """What a ruling says: the profile's rule (cited when ``cite``), the action, the machine
+    reason, the dealer's text, and fields of its own."""
+
+    rule: str
+    action: str
+    text: str
+    reason: str | None = None
+    cite: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where an irregular card went: its ``card`` event's role, seat and street."""
+
+    role: str
+    street: str
+    seat: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class HandStateError(RuntimeError):
+    """A move the hand's state machine does not allow: a bug in the core, never an input's
+    fault (inputs a hand cannot take are refused before they reach it)."""
 
 
 @dataclass(slots=True)
@@ -91,7 +144,7 @@ class Hand:
         self.declared = declared  # dealer's choice: the game label the dealer declared
         self.started_t = t
         order = positions.deal_order()
-        self.slots: list[int] = [seat for _ in range(HOLE_COUNT[game]) for seat in order]
+        self.slots: list[int] = [seat for _ in range(HOLE_CARDS[game]) for seat in order]
         self.slot_index = 0
         self.replacements: list[int] = []
         self.hole: dict[int, list[str]] = {seat: [] for seat in order}
@@ -102,9 +155,7 @@ class Hand:
         self.returned: list[str] = []  # back into the stub or set aside (may come out again)
         self.in_play: set[str] = set()
         self.draws = 0
-        # phase: "hole" (hole cards being dealt), "betting" (a betting round open on ``street``),
-        # "street" (the cards of ``street`` being dealt), "showdown", "ended".
-        self.phase = "hole"
+        self.phase = Phase.HOLE
         self.street = "preflop"
         self.burn_needed = {street: True for street in STREETS}
         self.board_needed = dict(BOARD_COUNT)
@@ -128,7 +179,7 @@ class Hand:
 
     @property
     def ended(self) -> bool:
-        return self.phase == "ended"
+        return self.phase is Phase.ENDED
 
     def started_event(self) -> Event:
         return {
@@ -160,30 +211,27 @@ class Hand:
             self._place(n, drawn, t)
             placed = next((e for e in reversed(self.events) if e["type"] == "card"), {})
             seat, street = placed.get("seat"), placed.get("street")
-            self._irregularity("unknown_tag", n, drawn, t, seat=seat, street=street)
             what = f"UNKNOWN TAG {drawn.tag}" if drawn.tag else "UNREADABLE TAG"
             where = f" (seat {seat})" if seat is not None else f" ({street})" if street else ""
-            self._ruling("unknown_tag", "call_floor", "unknown_tag", t,
-                         f"{what}{where}: call the floor to check the card", seat=seat,
-                         street=street)
+            self._irregular(t, "unknown_tag", Ruling(
+                "unknown_tag", "call_floor", f"{what}{where}: call the floor to check the card",
+                "unknown_tag", extra={"seat": seat, "street": street}), n=n, drawn=drawn,
+                seat=seat, street=street)
             return self.events
         if self.deck is not None and drawn.deck is not None and drawn.deck != self.deck:
-            self._card_event(n, drawn, "out", None, self._street_for_event(), t)
             self.out.append(drawn.card)
-            self._irregularity("foreign_card", n, drawn, t, in_play_deck=self.deck)
-            self._ruling("foreign_card", "void_hand", "foreign_card", t,
-                         f"VOID HAND: {drawn.deck}:{drawn.card} is from another deck - "
-                         "return all bets, check both decks")
-            self._end("void", t)
+            self._irregular(t, "foreign_card", Ruling(
+                "foreign_card", "void_hand", f"VOID HAND: {drawn.deck}:{drawn.card} is from "
+                "another deck - return all bets, check both decks", "foreign_card"),
+                n=n, drawn=drawn, place=Place("out", self._street_for_event()), ends="void",
+                in_play_deck=self.deck)
             return self.events
         if drawn.card in self.in_play and drawn.card != JOKER:
-            self._card_event(n, drawn, "out", None, self._street_for_event(), t)
             self.out.append(drawn.card)
-            self._irregularity("duplicate_card", n, drawn, t)
-            self._ruling("duplicate_card", "void_hand", "duplicate_card", t,
-                         f"VOID HAND: {drawn.card} twice - deck fouled, return all bets, "
-                         "check the deck")
-            self._end("void", t)
+            self._irregular(t, "duplicate_card", Ruling(
+                "duplicate_card", "void_hand", f"VOID HAND: {drawn.card} twice - deck fouled, "
+                "return all bets, check the deck", "duplicate_card"),
+                n=n, drawn=drawn, place=Place("out", self._street_for_event()), ends="void")
             return self.events
         if drawn.boxed:
             self._scrap(n, drawn, t, "boxed_card")
@@ -202,28 +250,29 @@ class Hand:
     def tap(self, t: float) -> list[Event]:
         """The dealer's tap: the current betting round is complete."""
         self.events = []
-        if self.phase == "hole" and self.nothing_dealt:
+        if self.phase is Phase.HOLE and self.nothing_dealt:
             # A stray press, or the first press of a double tap after the next deck went in:
             # no betting round can have closed before a card was dealt.
             return self.events
         self.last_t = t
         self.overdealt = None
-        if self.phase == "hole" and self._dealt_holdem_for_omaha():
-            self._irregularity("wrong_game", None, None, t, street="preflop",
-                               declared=self.declared)
-            self._ruling("missing_hole_card", "call_floor", "wrong_game", t,
-                         f"WRONG GAME: {self.declared} declared, 2 cards each dealt - "
-                         "call the floor", rule_value=False, declared=self.declared)
+        if self.phase is Phase.ENDED:
+            raise HandStateError(f"hand {self.number} is over: a tap is the table's to handle")
+        if self.phase is Phase.HOLE and self._dealt_holdem_for_omaha():
+            self._irregular(t, "wrong_game", Ruling(
+                "missing_hole_card", "call_floor", f"WRONG GAME: {self.declared} declared, 2 "
+                "cards each dealt - call the floor", "wrong_game", cite=False,
+                extra={"declared": self.declared}), street="preflop", declared=self.declared)
             self._close_round("preflop", t)
-        elif self.phase == "hole":
-            self._irregularity("missing_card", None, None, t, street="preflop",
-                               missing=self._missing_hole())
-            self._ruling("missing_hole_card", "call_floor", "wrong_card_count", t,
-                         "FLOOR: hole cards missing and betting closed - call the floor")
+        elif self.phase is Phase.HOLE:
+            self._irregular(t, "missing_card", Ruling(
+                "missing_hole_card", "call_floor",
+                "FLOOR: hole cards missing and betting closed - call the floor",
+                "wrong_card_count"), street="preflop", missing=self._missing_hole())
             self._close_round("preflop", t)
-        elif self.phase == "betting":
+        elif self.phase is Phase.BETTING:
             self._close_round(self.street, t)
-        elif self.phase == "street":
+        elif self.phase is Phase.STREET:
             self._close_partial_street(t)
         return self.events
 
@@ -240,15 +289,16 @@ class Hand:
         reader when not said, or ``restart``: it lost power and the reads it held)."""
         self.events = []
         part = "link" if state == "lost" else part or "reader"
-        self._irregularity("shoe_fault", None, None, t, state=state, part=part, detail=detail)
         if part == "link":
             what = "SHOE LINK LOST"
         elif part == "restart":
             what = "SHOE RESTARTED"
         else:
             what = f"SHOE {part.replace('_', ' ').upper()} FAULT"
-        self._ruling("shoe_fault", "call_floor", "shoe_fault", t,
-                     f"{what}: call the floor; hold the deal until the shoe is back", part=part)
+        self._irregular(t, "shoe_fault", Ruling(
+            "shoe_fault", "call_floor", f"{what}: call the floor; hold the deal until the shoe "
+            "is back", "shoe_fault", extra={"part": part}), state=state, part=part,
+            detail=detail)
         return self.events
 
     def reads_lost(self, lost: int, cards: int | None, detail: str | None,
@@ -256,15 +306,14 @@ class Hand:
         """The shoe dropped ``lost`` messages (``cards`` of them card reads, None if it does
         not say) while its link was down: what was dealt meanwhile is not all known."""
         self.events = []
-        self._irregularity("shoe_fault", None, None, t, state="reads_lost", part="reads",
-                           lost=lost, cards=cards, detail=detail)
         if cards is None:
             what = f"{lost} SHOE MESSAGES LOST"
         else:
             what = f"{cards} CARD READ{'S' if cards != 1 else ''} LOST"
-        self._ruling("shoe_fault", "call_floor", "shoe_fault", t,
-                     f"{what}: call the floor; check every seat and the board", part="reads",
-                     lost=lost, cards=cards)
+        self._irregular(t, "shoe_fault", Ruling(
+            "shoe_fault", "call_floor", f"{what}: call the floor; check every seat and the "
+            "board", "shoe_fault", extra={"part": "reads", "lost": lost, "cards": cards}),
+            state="reads_lost", part="reads", lost=lost, cards=cards, detail=detail)
         return self.events
 
     def redeclare(self, game: str, label: str) -> None:
@@ -273,7 +322,7 @@ class Hand:
         self.game = game
         self.declared = label
         order = self.positions.deal_order()
-        self.slots = [seat for _ in range(HOLE_COUNT[game]) for seat in order]
+        self.slots = [seat for _ in range(HOLE_CARDS[game]) for seat in order]
 
     def deck_reinserted(self, t: float) -> bool:
         """A deck insertion of the same deck while a reshuffle is pending continues the hand."""
@@ -283,12 +332,17 @@ class Hand:
             return True
         return False
 
+    def _enter(self, phase: Phase) -> None:
+        if phase not in TRANSITIONS[self.phase]:
+            raise HandStateError(f"hand {self.number}: no move from {self.phase} to {phase}")
+        self.phase = phase
+
     # ------------------------------------------------------------------ placing a card
 
     def _street_for_event(self) -> str:
-        if self.phase == "hole":
+        if self.phase is Phase.HOLE:
             return "preflop"
-        if self.phase == "street":
+        if self.phase is Phase.STREET:
             return self.street
         return NEXT_STREET.get(self.street) or self.street
 
@@ -298,19 +352,24 @@ class Hand:
                 self._overdealt_flop_card(n, drawn, t)
                 return
             self.overdealt = None
-        if self.phase == "hole":
-            self._hole_card(n, drawn, t)
-        elif self.phase == "street":
-            self._street_card(n, drawn, t)
-        elif self.phase == "betting":
-            self._card_while_betting(n, drawn, t)
-        else:  # showdown: every street is out
-            self._card_event(n, drawn, "out", None, "river", t)
-            self._return_to_stub(drawn.card)
-            self._irregularity("too_many_board_cards", n, drawn, t, street="river")
-            self._ruling("too_many_board_cards", "call_floor", "too_many_board_cards", t,
-                         f"EXTRA CARD {drawn.card} after the river: call the floor",
-                         rule_value=False)
+        match self.phase:
+            case Phase.HOLE:
+                self._hole_card(n, drawn, t)
+            case Phase.STREET:
+                self._street_card(n, drawn, t)
+            case Phase.BETTING:
+                self._card_while_betting(n, drawn, t)
+            case Phase.SHOWDOWN:
+                self._card_after_the_river(n, drawn, t)
+            case Phase.ENDED:
+                raise HandStateError(f"hand {self.number} is over: it takes no card")
+
+    def _card_after_the_river(self, n: int, drawn: Drawn, t: float) -> None:
+        self._return_to_stub(drawn.card)
+        self._irregular(t, "too_many_board_cards", Ruling(
+            "too_many_board_cards", "call_floor",
+            f"EXTRA CARD {drawn.card} after the river: call the floor", "too_many_board_cards",
+            cite=False), n=n, drawn=drawn, place=Place("out", "river"), street="river")
 
     def _hole_card(self, n: int, drawn: Drawn, t: float) -> None:
         replacing = self.slot_index >= len(self.slots)
@@ -318,12 +377,13 @@ class Hand:
         if drawn.face == "up":
             self.exposed += 1
             if self.exposed >= 2:
-                self._card_event(n, drawn, "hole", seat, "preflop", t)
                 self.hole[seat].append(drawn.card)
-                self._irregularity("exposed_card", n, drawn, t, seat=seat, exposed=self.exposed)
-                self._ruling("exposed_two_cards", "misdeal", "exposed_two_cards", t,
-                             "MISDEAL: two hole cards exposed - reshuffle, button stays")
-                self._end("misdeal", t)
+                self._irregular(t, "exposed_card", Ruling(
+                    "exposed_two_cards", "misdeal",
+                    "MISDEAL: two hole cards exposed - reshuffle, button stays",
+                    "exposed_two_cards"), n=n, drawn=drawn,
+                    place=Place("hole", "preflop", seat), ends="misdeal", seat=seat,
+                    exposed=self.exposed)
                 return
             if replacing:
                 key = "exposed_later_card"
@@ -332,25 +392,23 @@ class Hand:
                     self.slot_index, "exposed_later_card")
             action = self.profile.choice(key)
             if action == "misdeal":
-                self._card_event(n, drawn, "hole", seat, "preflop", t)
                 self.hole[seat].append(drawn.card)
-                self._irregularity("exposed_card", n, drawn, t, seat=seat)
                 which = ORDINAL.get(self.slot_index, "a")
                 reason = "exposed_first_two" if key != "exposed_later_card" else "exposed_card"
-                self._ruling(key, "misdeal", reason, t,
-                             f"MISDEAL: {which} card exposed - reshuffle, button stays")
-                self._end("misdeal", t)
+                self._irregular(t, "exposed_card", Ruling(
+                    key, "misdeal", f"MISDEAL: {which} card exposed - reshuffle, button stays",
+                    reason), n=n, drawn=drawn, place=Place("hole", "preflop", seat),
+                    ends="misdeal", seat=seat)
                 return
             # replace_exposed: the deal goes on; the seat is owed the next card after the deal
             # and the exposed card becomes the flop's burn.
-            self._card_event(n, drawn, "burn", None, "flop", t, dealt_to=seat)
             self.burns.append(drawn.card)
             self.burn_needed["flop"] = False
-            self._irregularity("exposed_card", n, drawn, t, seat=seat)
-            self._ruling(key, "replace_exposed", None, t,
-                         f"EXPOSED {drawn.card} seat {seat}: deal on; after the deal seat {seat} "
-                         f"gets the next card; {drawn.card} is the flop burn",
-                         seat=seat)
+            self._irregular(t, "exposed_card", Ruling(
+                key, "replace_exposed", f"EXPOSED {drawn.card} seat {seat}: deal on; after the "
+                f"deal seat {seat} gets the next card; {drawn.card} is the flop burn",
+                extra={"seat": seat}), n=n, drawn=drawn,
+                place=Place("burn", "flop", extra={"dealt_to": seat}), seat=seat)
             self.replacements.append(seat)
         else:
             self._card_event(n, drawn, "hole", seat, "preflop", t,
@@ -361,7 +419,7 @@ class Hand:
         else:
             self.slot_index += 1
         if self.slot_index >= len(self.slots) and not self.replacements:
-            self.phase = "betting"
+            self._enter(Phase.BETTING)
             self.street = "preflop"
             self.rhythm_t = t
 
@@ -378,7 +436,7 @@ class Hand:
             self.board[street].append(drawn.card)
         self.street_draws.append((n, drawn.card))
         if len(self.street_draws) >= expected:
-            self.phase = "betting"
+            self._enter(Phase.BETTING)
             self.rhythm_t = t
             self.burn_needed[street] = False
             self.board_needed[street] = 0
@@ -394,13 +452,8 @@ class Hand:
                 self._fourth_flop_card(n, drawn, t)
                 return
         nxt = NEXT_STREET[street]
-        if nxt is None:
-            self._card_event(n, drawn, "out", None, "river", t)
-            self._return_to_stub(drawn.card)
-            self._irregularity("too_many_board_cards", n, drawn, t, street="river")
-            self._ruling("too_many_board_cards", "call_floor", "too_many_board_cards", t,
-                         f"EXTRA CARD {drawn.card} after the river: call the floor",
-                         rule_value=False)
+        if nxt is None:  # betting on the river: every street is out
+            self._card_after_the_river(n, drawn, t)
             return
         self._premature_card(n, drawn, t, nxt)
 
@@ -408,42 +461,38 @@ class Hand:
         self.extras += 1
         self.rhythm_t = t
         if self.extras >= 2:
-            self._card_event(n, drawn, "out", None, "preflop", t)
             self.out.append(drawn.card)
-            self._irregularity("extra_card", n, drawn, t, extra=self.extras,
-                               declared=self.declared)
-            self._ruling("extra_two_cards", "misdeal", "wrong_card_count", t,
-                         "MISDEAL: two extra hole cards - reshuffle, button stays",
-                         declared=self.declared)
-            self._end("misdeal", t)
+            self._irregular(t, "extra_card", Ruling(
+                "extra_two_cards", "misdeal",
+                "MISDEAL: two extra hole cards - reshuffle, button stays", "wrong_card_count",
+                extra={"declared": self.declared}), n=n, drawn=drawn,
+                place=Place("out", "preflop"), ends="misdeal", extra=self.extras,
+                declared=self.declared)
             return
         action = self.profile.choice("extra_hole_card")
         if action == "misdeal":
-            self._card_event(n, drawn, "out", None, "preflop", t)
             self.out.append(drawn.card)
-            self._irregularity("extra_card", n, drawn, t, extra=self.extras)
-            self._ruling("extra_hole_card", "misdeal", "wrong_card_count", t,
-                         "MISDEAL: extra hole card - reshuffle, button stays")
-            self._end("misdeal", t)
+            self._irregular(t, "extra_card", Ruling(
+                "extra_hole_card", "misdeal", "MISDEAL: extra hole card - reshuffle, button "
+                "stays", "wrong_card_count"), n=n, drawn=drawn, place=Place("out", "preflop"),
+                ends="misdeal", extra=self.extras)
             return
         if self.burn_needed["flop"]:
-            self._card_event(n, drawn, "burn", None, "flop", t)
             self.burns.append(drawn.card)
             self.burn_needed["flop"] = False
+            place = Place("burn", "flop")
             text = f"EXTRA CARD {drawn.card}: it is the flop burn; flop is 3 cards, no burn"
         else:
             # The flop's burn is already on the table (an exposed card): back into the stub.
-            self._card_event(n, drawn, "out", None, "flop", t)
             self._return_to_stub(drawn.card)
+            place = Place("out", "flop")
             text = f"EXTRA CARD {drawn.card}: back on the deck; burn already out"
-        self._irregularity("extra_card", n, drawn, t, extra=self.extras)
-        self._ruling("extra_hole_card", "use_as_burn", None, t, text)
+        self._irregular(t, "extra_card", Ruling("extra_hole_card", "use_as_burn", text),
+                        n=n, drawn=drawn, place=place, extra=self.extras)
 
     def _fourth_flop_card(self, n: int, drawn: Drawn, t: float) -> None:
         self.flop_extra_ruled = True
-        self._card_event(n, drawn, "board", None, "flop", t)
         self.board["flop"].append(drawn.card)
-        self._irregularity("too_many_board_cards", n, drawn, t, street="flop")
         action = self.profile.choice("too_many_flop_cards")
         flop = list(self.board["flop"])
         self.overdealt = _Overdealt(t, action)
@@ -451,24 +500,26 @@ class Hand:
             for card in flop:
                 self._return_to_stub(card)
             self._flop_to_redeal()
-            self._ruling("too_many_flop_cards", "redeal_flop", "too_many_board_cards", t,
-                         "4-CARD FLOP: burn stays; flop back in the stub, reshuffle, "
-                         "deal a new flop without burning", returned=flop)
+            ruling = Ruling("too_many_flop_cards", "redeal_flop", "4-CARD FLOP: burn stays; "
+                            "flop back in the stub, reshuffle, deal a new flop without burning",
+                            "too_many_board_cards", extra={"returned": flop})
         else:  # scramble_flop (TDA 39): one of the four is picked at random as the next burn
             self.scramble = flop
             self.board["flop"] = []
             self.burn_needed["turn"] = False
             self.rhythm_t = t
-            self._ruling("too_many_flop_cards", "scramble_flop", "too_many_board_cards", t,
-                         "4-CARD FLOP: call the floor - scramble the 4 face down, floor picks "
-                         "the burn; scan it to record it", candidates=flop)
+            ruling = Ruling("too_many_flop_cards", "scramble_flop", "4-CARD FLOP: call the "
+                            "floor - scramble the 4 face down, floor picks the burn; scan it "
+                            "to record it", "too_many_board_cards", extra={"candidates": flop})
+        self._irregular(t, "too_many_board_cards", ruling, n=n, drawn=drawn,
+                        place=Place("board", "flop"), street="flop")
 
     def _flop_to_redeal(self) -> None:
         """The flop goes back into the stub: reshuffle, then three cards without a burn."""
         self.board["flop"] = []
         self.burn_needed["flop"] = False
         self.board_needed["flop"] = 3
-        self.phase = "street"
+        self._enter(Phase.STREET)
         self.street = "flop"
         self.street_draws = []
         self.street_burn_n = None
@@ -492,12 +543,12 @@ class Hand:
             self.burn_needed["turn"] = True
             self._flop_to_redeal()
             overdealt.action = "redeal_flop"
-            self._irregularity("too_many_board_cards", n, drawn, t, street="flop",
-                               flop_cards=len(flop))
-            self._ruling("too_many_flop_cards", "redeal_flop", "too_many_board_cards", t,
-                         f"{len(flop)}-CARD FLOP: too many to scramble - burn stays; flop back "
-                         "in the stub, reshuffle, deal a new flop without burning",
-                         rule_value=False, returned=flop)
+            self._irregular(t, "too_many_board_cards", Ruling(
+                "too_many_flop_cards", "redeal_flop", f"{len(flop)}-CARD FLOP: too many to "
+                "scramble - burn stays; flop back in the stub, reshuffle, deal a new flop "
+                "without burning", "too_many_board_cards", cite=False,
+                extra={"returned": flop}), n=n, drawn=drawn, street="flop",
+                flop_cards=len(flop))
 
     def _identify_scrambled_burn(self, drawn: Drawn, t: float) -> None:
         assert self.scramble is not None
@@ -541,15 +592,15 @@ class Hand:
             self.reshuffle_pending = True
         if not new_action:
             return
-        self._irregularity("premature_card", n, drawn, t, street=street,
-                           betting=self.street)
         if p.action == "set_aside_turn":
             text = ("PREMATURE TURN: card out of play; after betting burn and turn; "
                     "reshuffle it in before the river, no burn")
         else:
             text = (f"PREMATURE {street.upper()}: burn stays, card back in the stub, reshuffle; "
                     f"after betting deal the {street} without burning")
-        self._ruling(f"premature_{street}", p.action, None, t, text, street=street)
+        self._irregular(t, "premature_card", Ruling(
+            f"premature_{street}", p.action, text, extra={"street": street}), n=n, drawn=drawn,
+            street=street, betting=self.street)
 
     def _scrap(self, n: int, drawn: Drawn, t: float, kind: str) -> None:
         street = self._street_for_event()
@@ -557,20 +608,21 @@ class Hand:
         self.scrap.append(drawn.card)
         if drawn.card != JOKER:
             self.in_play.add(drawn.card)  # a boxed card is still a card of this deck
-        self._irregularity(kind, n, drawn, t, street=street)
-        if kind == "boxed_card" and self.phase == "hole":
+        if kind == "boxed_card" and self.phase is Phase.HOLE:
             self.boxed_in_deal += 1
             if self.boxed_in_deal >= 2 and self.profile.choice("boxed_two_cards") == "misdeal":
-                self._ruling("boxed_two_cards", "misdeal", "boxed_two_cards", t,
-                             "MISDEAL: two boxed cards - reshuffle, button stays")
-                self._end("misdeal", t)
+                self._irregular(t, kind, Ruling(
+                    "boxed_two_cards", "misdeal", "MISDEAL: two boxed cards - reshuffle, "
+                    "button stays", "boxed_two_cards"), n=n, drawn=drawn, ends="misdeal",
+                    street=street)
                 return
             key = "boxed_two_cards" if self.boxed_in_deal >= 2 else "boxed_card"
         else:
             key = kind if kind == "joker" else "boxed_card"
         what = "JOKER" if kind == "joker" else f"BOXED {drawn.card}"
-        self._ruling(key, "scrap_and_replace", None, t,
-                     f"{what}: scrap of paper - the next card takes its place")
+        self._irregular(t, kind, Ruling(
+            key, "scrap_and_replace", f"{what}: scrap of paper - the next card takes its place"),
+            n=n, drawn=drawn, street=street)
 
     # ------------------------------------------------------------------ closing rounds
 
@@ -583,14 +635,14 @@ class Hand:
             self.reshuffle_pending = True
         nxt = NEXT_STREET[street]
         if nxt is None:
-            self.phase = "showdown"
+            self._enter(Phase.SHOWDOWN)
             return
-        self.phase = "street"
         self.street = nxt
         self.street_draws = []
         self.street_burn_n = None
-        if self.board_needed[nxt] == 0 and not self.burn_needed[nxt]:
-            self.phase = "betting"
+        # A street whose cards are all out already (dealt early) opens its betting at once.
+        needs_cards = self.board_needed[nxt] > 0 or self.burn_needed[nxt]
+        self._enter(Phase.STREET if needs_cards else Phase.BETTING)
 
     def _close_partial_street(self, t: float) -> None:
         street = self.street
@@ -603,30 +655,27 @@ class Hand:
             first_n, first_card = self.street_draws[0]
             self.burns.remove(first_card)
             self.board[street].insert(0, first_card)
-            action = self.profile.choice("missing_burn")
-            self._irregularity("missing_burn", first_n, None, t, street=street)
-            if action == "board_stands":
-                self._ruling("missing_burn", "board_stands", None, t,
-                             f"NO BURN on the {street}: the board stands, no burn this street",
-                             reassigned={first_card: "board"})
+            reassigned = {"reassigned": {first_card: "board"}}
+            if self.profile.choice("missing_burn") == "board_stands":
+                ruling = Ruling("missing_burn", "board_stands", f"NO BURN on the {street}: the "
+                                "board stands, no burn this street", extra=reassigned)
             else:
-                self._ruling("missing_burn", "call_floor", "missing_burn", t,
-                             f"NO BURN on the {street}: call the floor",
-                             reassigned={first_card: "board"})
+                ruling = Ruling("missing_burn", "call_floor", f"NO BURN on the {street}: call "
+                                "the floor", "missing_burn", extra=reassigned)
+            self._irregular(t, "missing_burn", ruling, n=first_n, street=street)
         else:
             expected = (1 if self.burn_needed[street] else 0) + needed_board
-            self._irregularity("missing_card", None, None, t, street=street,
-                               missing=expected - drawn)
-            self._ruling("missing_hole_card", "call_floor", "wrong_card_count", t,
-                         f"SHORT {street.upper()}: betting closed with cards missing - "
-                         "call the floor", rule_value=False)
+            self._irregular(t, "missing_card", Ruling(
+                "missing_hole_card", "call_floor", f"SHORT {street.upper()}: betting closed "
+                "with cards missing - call the floor", "wrong_card_count", cite=False),
+                street=street, missing=expected - drawn)
         self.burn_needed[street] = False
         self.board_needed[street] = 0
         self._close_round(street, t)
 
     def _dealt_holdem_for_omaha(self) -> bool:
         """An Omaha game declared, and the deal stopped at two cards a seat."""
-        return (self.declared is not None and HOLE_COUNT[self.game] == 4
+        return (self.declared is not None and HOLE_CARDS[self.game] == 4
                 and not self.replacements and self.slot_index == len(self.slots) // 2
                 and all(len(cards) == 2 for cards in self.hole.values()))
 
@@ -649,6 +698,22 @@ class Hand:
         return list(dict.fromkeys(self.out + returned))
 
     # ------------------------------------------------------------------ events
+
+    def _irregular(self, t: float, kind: str, ruling: Ruling, *, n: int | None = None,
+                   drawn: Drawn | None = None, place: Place | None = None,
+                   ends: str | None = None, **details: Any) -> None:
+        """The sequence every irregularity makes: the card's own event (where it went, when
+        a card caused it), the irregularity with ``details``, the ruling, and the hand's end
+        when the ruling ends it (``ends``: misdeal or void). The caller files the card first
+        (a seat, the burns, out of play) so that the end accounts for it."""
+        if place is not None:
+            assert n is not None and drawn is not None
+            self._card_event(n, drawn, place.role, place.seat, place.street, t, **place.extra)
+        self._irregularity(kind, n, drawn, t, **details)
+        self._ruling(ruling.rule, ruling.action, ruling.reason, t, ruling.text,
+                     rule_value=ruling.cite, **ruling.extra)
+        if ends is not None:
+            self._end(ends, t)
 
     def _card_event(self, n: int, drawn: Drawn, role: str, seat: int | None, street: str,
                     t: float, **extra: Any) -> None:
@@ -694,7 +759,7 @@ class Hand:
         self.events.append(event)
 
     def _end(self, outcome: str, t: float, why: str | None = None) -> None:
-        self.phase = "ended"
+        self._enter(Phase.ENDED)
         self.outcome = outcome
         hole = {str(seat): list(cards) for seat, cards in self.hole.items()}
         board = self.board["flop"] + self.board["turn"] + self.board["river"]

@@ -13,11 +13,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controller.cards import CardError, normal_uid, parse_card, parse_deck_id, parse_ndef_text
+from controller.cards import (
+    HOLE_CARDS,
+    CardError,
+    normal_uid,
+    parse_card,
+    parse_deck_id,
+    parse_ndef_text,
+)
 from controller.clock import MAX_CLOCK_SECONDS, STRUCTURE_NAME
 from controller.seating import SeatingError, normalise_seats
 
-GAMES = {"holdem": 2, "omaha": 4, "omaha8": 4}
+GAMES = tuple(HOLE_CARDS)
 GESTURES = ("tap", "double_tap", "hold", "long_hold")
 SHOE_STATES = ("ok", "lost", "fault", "reads_lost")
 # What failed, for a fault: the shoe's parts (PROTOCOL.md FAULT codes) or its restart.

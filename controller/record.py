@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.cards import JOKER, UNKNOWN
+
 
 def _hand_label(hand: Any) -> str:
     cards = "".join(repr(card) for card in hand.cards)
@@ -30,14 +32,14 @@ def best_hands(game: str, hole: dict[int, list[str]], board: list[str]) -> dict[
     import pokerkit
 
     result: dict[str, Any] = {}
-    playable_board = [c for c in board if len(c) == 2 and c not in ("JK", "??")]
+    playable_board = [c for c in board if len(c) == 2 and c not in (JOKER, UNKNOWN)]
     board_text = "".join(playable_board)
     high_kind = pokerkit.StandardHighHand if game == "holdem" else pokerkit.OmahaHoldemHand
     for seat, cards in hole.items():
         entry: dict[str, Any] = {"high": None}
         if game == "omaha8":
             entry["low"] = None
-        known = [c for c in cards if c not in ("JK", "??")]
+        known = [c for c in cards if c not in (JOKER, UNKNOWN)]
         if len(known) != len(cards) or not known:
             result[str(seat)] = entry
             continue

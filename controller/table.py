@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.cards import UNKNOWN, TaggedCard, parse_ndef_text
+from controller.cards import REREAD_SECONDS, UNKNOWN, Rereads, TaggedCard, parse_ndef_text
 from controller.clock import BlindClock, Structure, no_structures
 from controller.decks import DeckCheck, DeckRegistry
 from controller.hand import Drawn, Event, Hand
@@ -70,7 +70,7 @@ class TableUsageError(ValueError):
 @dataclass
 class TableConfig:
     deal_gap: float = 3.0  # seconds after the last expected card that still belong to the deal
-    reread_window: float = 0.25  # the same tag read again within this is one card, not two
+    reread_window: float = REREAD_SECONDS  # the same tag again within this is one card
     gestures: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_GESTURES))
     evaluate: bool = True  # compute best hands in the hand record
 
@@ -113,7 +113,7 @@ class Table:
         self.clock_source = "table"  # "venue" once the hub's clock is followed (sync)
         self.shot: _ShotClock | None = None
         self.shoe_state = "ok"
-        self._last_read: tuple[str | None, str | None, str | None, float] | None = None
+        self._rereads = Rereads(self.config.reread_window)
         self.declared: int | None = None  # dealer's choice: index into DECLARABLE_GAMES
         self.hand_declared: int | None = None  # the index declared for the hand in progress
         self.waiting: tuple[int, ...] = ()  # seated, dealt around until the button passes
@@ -378,7 +378,7 @@ class Table:
         )
         self.last_outcome = None
         self.last_positions = positions
-        self._last_read = None
+        self._rereads.forget()
         started = self.hand.started_event()
         if self.waiting:
             started["waiting"] = list(self.waiting)
@@ -404,10 +404,7 @@ class Table:
 
     def _card(self, item: CardRead, t: float) -> list[Event]:
         drawn = self._resolve(item)
-        key = (drawn.card, drawn.deck, drawn.tag)
-        last = self._last_read
-        self._last_read = (*key, t)
-        if last is not None and last[:3] == key and t - last[3] <= self.config.reread_window:
+        if self._rereads.is_repeat((drawn.card, drawn.deck, drawn.tag), t):
             return []  # the reader saw the same tag twice as the card passed: one card
         if self.deck_check is not None:
             check = self.deck_check
@@ -498,7 +495,7 @@ class Table:
                                       "end the hand (double tap) first")
             assert item.deck is not None
             self.deck_check = DeckCheck(item.deck, self.registry)
-            self._last_read = None
+            self._rereads.forget()
             return [{"type": "deck_check.started", "deck": item.deck,
                      "text": f"DECK CHECK {item.deck}: run every card through", "t": t}]
         check = self.deck_check
@@ -592,7 +589,7 @@ class Table:
             "hand": hand.number if hand is not None else None,
             "in_progress": self.hand_in_progress,
             "street": hand.street if hand is not None and not hand.ended else None,
-            "phase": hand.phase if hand is not None else None,
+            "phase": hand.phase.value if hand is not None else None,
             "dealer": self.dealer,
             "shoe": self.shoe_state,
             "clock": self.clock.snapshot(self.now) if self.clock is not None else None,

@@ -95,8 +95,6 @@ ShoeLinkEvent = HostEvent | LinkUp | LinkDown
 class LinkStats:
     frames: int = 0
     delivered: int = 0
-    retransmissions: int = 0
-    ahead: int = 0
     lost: int = 0
     hello_requests: int = 0
     noise: dict[str, int] = field(default_factory=dict)
@@ -243,14 +241,12 @@ class HostLink:
             return
         distance = (frame.seq - self.expected) & 0xFFFF
         if distance >= 0x8000:
-            self.stats.retransmissions += 1
             self._events.append(Retransmission(frame.seq))
             self._ack_due = (self.expected - 1) & 0xFFFF
             return
         if distance > 0:
             # A frame before it was lost on the line (the retransmission brings it), or the
             # shoe dropped it from a full queue (its HELLO says so): ask, so neither can stall.
-            self.stats.ahead += 1
             self._stalled(frame.seq)
             return
         self._hello_wanted = False

@@ -24,11 +24,6 @@ RELIABLE = frozenset({CARD, DECK_IN, DECK_OUT, FAULT, MODE})
 MODE_DEALING = 0
 MODE_DECK_CHECK = 1
 
-CAP_EXIT_SENSOR = 1
-CAP_STACK_SENSOR = 2
-CAP_NDEF = 4
-CAP_DECK_CHECK = 8
-
 FLAG_FACE_UP = 1
 FLAG_BOXED = 2
 FLAG_DECK_CHECK = 4
@@ -187,37 +182,3 @@ def parse(type_: int, seq: int, payload: bytes) -> ShoeMessage:
             raise PayloadError("mode payload is 1 byte")
         return ModeChanged(seq, payload[0])
     raise KeyError(type_)
-
-
-# Building payloads (the shoe's side; used by tests and tools, and mirrored by the firmware).
-
-def _str(text: str, encoding: str = "ascii") -> bytes:
-    data = text.encode(encoding)
-    if len(data) > 255:
-        raise ValueError("text longer than 255 bytes")
-    return bytes([len(data)]) + data
-
-
-def hello_payload(boot_id: int, next_seq: int, caps: int, firmware: str, shoe_id: str,
-                  lost_cards: int | None = 0) -> bytes:
-    tail = b"" if lost_cards is None else struct.pack(">H", lost_cards)
-    return struct.pack(">BIHH", 1, boot_id, next_seq, caps) + _str(firmware) + _str(shoe_id) + tail
-
-
-def heartbeat_payload(ms: int, mode: int, unacked: int, sensors: int) -> bytes:
-    return struct.pack(">IBBB", ms, mode, unacked, sensors)
-
-
-def card_payload(ms: int, uid: bytes, text: str = "", face_up: bool = False,
-                 boxed: bool = False, deck_check: bool = False) -> bytes:
-    flags = ((FLAG_FACE_UP if face_up else 0) | (FLAG_BOXED if boxed else 0)
-             | (FLAG_DECK_CHECK if deck_check else 0))
-    return struct.pack(">IB", ms, flags) + bytes([len(uid)]) + uid + _str(text, "utf-8")
-
-
-def ms_payload(ms: int) -> bytes:
-    return _U32.pack(ms)
-
-
-def fault_payload(ms: int, code: int, active: bool, text: str) -> bytes:
-    return struct.pack(">IBB", ms, code, 1 if active else 0) + _str(text)

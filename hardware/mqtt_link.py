@@ -48,8 +48,6 @@ class LinkStats:
     published: int = 0
     historical: int = 0
     pubacks: int = 0
-    acks: int = 0
-    connects: int = 0
     commands: int = 0
     refused: int = 0
     invalid: int = 0  # acks and venue clock messages that broke the contract
@@ -153,7 +151,6 @@ class TableLink(MqttWorker):
 
     def _on_connect(self) -> None:
         self.connected = True
-        self.stats.connects += 1
         client = self.client
         client.publish(self.topic("status"), self._status("online"), qos=1, retain=True)
         subscriptions = [(self.topic("cmd/+"), 1), (self.topic("ack"), 1)]
@@ -193,7 +190,6 @@ class TableLink(MqttWorker):
         if name == self.topic("ack"):
             # A malformed ack is refused (ContractError): rows stay until a good one comes.
             upto = receive("Ack", payload)["upto_seq"]
-            self.stats.acks += 1
             self.outbox.ack(upto)
             return
         command_name = name.rsplit("/", 1)[-1]

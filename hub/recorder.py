@@ -36,7 +36,6 @@ class RecorderStats:
     stored: int = 0
     duplicates: int = 0
     replay_requests: int = 0
-    acks: int = 0
     invalid: int = 0
     gaps: dict[str, int] = field(default_factory=dict)
     flushed_at: float = 0.0  # monotonic time of the last flush (the recorder has turned)
@@ -205,7 +204,6 @@ class Recorder(MqttWorker):
             for table in due:
                 self.client.publish(self._topic(table, "ack"),
                                      encode({"upto_seq": self.upto[table]}), qos=1)
-                self.stats.acks += 1
         for table, since in list(self._quiet_since.items()):
             if now - since >= self.reorder_timeout:
                 del self._quiet_since[table]

@@ -79,7 +79,3 @@ class Broker:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.kill()
-
-    def restart(self) -> Broker:
-        self.kill()
-        return self.start()

@@ -15,13 +15,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.cards import STANDARD_DECK
+from controller.cards import HOLE_CARDS, JOKER, STANDARD_DECK, UNKNOWN
 from controller.profiles import Profile
 from controller.seating import Positions, initial_positions, next_positions, seat_newcomers
 
 Line = dict[str, Any]
 
-HOLE = {"holdem": 2, "omaha": 4, "omaha8": 4}
 
 # Every irregularity the dealer can be told to commit, and the SPEC row it exercises.
 INJECTIONS = (
@@ -228,7 +227,7 @@ class ScriptedDealer:
         self.t += rng.uniform(*self.between_hands)
         self._emit({"type": "deck_in", "deck": self.deck})
         order = self.positions.deal_order()
-        slots = [seat for _ in range(HOLE[self.game]) for seat in order]
+        slots = [seat for _ in range(HOLE_CARDS[self.game]) for seat in order]
         burn_for_flop: str | None = None
         replacements: list[int] = []
 
@@ -276,12 +275,12 @@ class ScriptedDealer:
                         return "misdeal"
                     exp.rulings.append(("boxed_card", "scrap_and_replace"))
             if i == joker_at:
-                self._draw_line("JK")
+                self._draw_line(JOKER)
             if i == unknown_at:
                 self._rhythm()
                 self.tag_serial += 1
                 self._emit({"type": "card", "tag": f"04FFEE{self.tag_serial:08X}"})
-                exp.hole[seat].append("??")
+                exp.hole[seat].append(UNKNOWN)
                 continue
             if i in face_up:
                 card = self._deal("up")
@@ -319,7 +318,7 @@ class ScriptedDealer:
         if injection == "duplicate":
             self._pause()
             self._draw_line(self.rng.choice([c for cards in exp.hole.values() for c in cards
-                                             if c != "??"]))
+                                             if c != UNKNOWN]))
             return "void"
         if injection == "foreign":
             self._pause()

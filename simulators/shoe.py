@@ -93,7 +93,6 @@ class SimulatedShoe:
         self._thread: threading.Thread | None = None
         self._running = False
         self._garbage: deque[bytes] = deque()
-        self.written = 0
         self.deck_label = "R1"  # the deck whose labels scripted cards without a deck carry
 
     def _boot(self) -> None:
@@ -239,7 +238,7 @@ class SimulatedShoe:
                     if out:
                         # If the host is not reading, the protocol retransmits later.
                         with contextlib.suppress(OSError):
-                            self.written += os.write(self._master, out)
+                            os.write(self._master, out)
             time.sleep(self.step_s)
 
     def _feed_reader(self) -> None:

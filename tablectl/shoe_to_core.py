@@ -13,10 +13,8 @@ from controller.inputs import CardRead, DealerSignIn, DeckIn, DeckOut, Input, Sh
 from firmware_bridge import messages as m
 from firmware_bridge.host import (
     LinkDown,
-    LinkNoise,
     LinkUp,
     ReadsLost,
-    Retransmission,
     ShoeLinkEvent,
     ShoeRestarted,
 )
@@ -56,8 +54,6 @@ class ShoeTranslator:
 
     def __init__(self) -> None:
         self.clock = ShoeClock()
-        self.noise = 0
-        self.retransmissions = 0
 
     def translate(self, event: ShoeLinkEvent, host_now: float) -> list[Input]:
         if isinstance(event, m.CardDrawn):
@@ -93,11 +89,7 @@ class ShoeTranslator:
             return [ShoeStatus("lost", event.reason, host_now)]
         if isinstance(event, LinkUp):
             return [ShoeStatus("ok", None, host_now)]
-        if isinstance(event, LinkNoise):
-            self.noise += 1
-        elif isinstance(event, Retransmission):
-            self.retransmissions += 1
-        return []
+        return []  # noise and retransmissions: the host link counts them (HostLink.stats)
 
 
 BADGE_PREFIX = "dealer:"
