@@ -9,8 +9,8 @@
 A case is a replay through the table core: every scenario file under every built-in profile,
 and sessions the scripted dealer generates (mixed games, seat changes, dealers signing in,
 irregularities, the blind clock) under every profile. For each case the digest covers the input
-lines, every event the core emits and its public view (what the dashboard may see). The golden
-screens have their own test (``tests/test_display.py``).
+lines, every event the core emits and its public view (what the dashboard may see), as JSON with
+its keys in the order emitted. The golden screens have their own test (``tests/test_display.py``).
 """
 
 from __future__ import annotations
@@ -64,8 +64,9 @@ def transcript(profile: str, lines: list[str]) -> Iterator[str]:
     for line in lines:
         yield "in " + line
     for event in replay(lines, load_profile(profile), structure_loader=load_structure):
-        yield "ev " + json.dumps(event, sort_keys=True)
-        yield "pv " + json.dumps(public_event(event), sort_keys=True)
+        # As ``tablectl replay`` prints them: key order is part of what must not change.
+        yield "ev " + json.dumps(event, separators=(",", ":"))
+        yield "pv " + json.dumps(public_event(event), separators=(",", ":"))
 
 
 def digests() -> dict[str, dict[str, Any]]:
