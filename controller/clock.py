@@ -16,8 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.datafiles import ProblemsError
-
-Event = dict[str, Any]
+from controller.events import (
+    Announcement,
+    BreakEnded,
+    BreakStarted,
+    ClockChanged,
+    ClockWarning,
+    Event,
+    Level,
+)
 
 WARNING_SECONDS = 60.0
 SYNC_DRIFT_SECONDS = 1.0  # less than this between the table's clock and the hub's goes unsaid
@@ -190,12 +197,13 @@ class BlindClock:
     def paused(self) -> bool:
         return self.running_since is None and not self.stopped
 
-    def pause(self, t: float) -> list[Event]:
+    def pause(self, t: float, reason: str | None = None) -> list[Event]:
+        """Pause (``reason``: why, when not the floor's own command, e.g. a floor call)."""
         events = self.advance(t)
         if self.running_since is not None:
             self.elapsed_before = self.elapsed(t)
             self.running_since = None
-            events.append(self._state_event("paused", t))
+            events.append(self._state_event("paused", t, reason))
         return events
 
     def resume(self, t: float) -> list[Event]:
@@ -227,9 +235,9 @@ class BlindClock:
         self.stopped = False
         self.elapsed_before = elapsed
         self.running_since = t if running else None
-        events: list[Event] = [{"type": "clock", "state": "synced", "structure":
-                                self.structure.name, "elapsed": round(elapsed, 3),
-                                "drift": drift, "running": running, "t": t}] if news else []
+        events: list[Event] = [ClockChanged(
+            state="synced", structure=self.structure.name, elapsed=round(elapsed, 3),
+            drift=drift, running=running, t=t)] if news else []
         if target != self.index:
             self.index = target - 1
             self.warned_index = target - 1
@@ -239,28 +247,6 @@ class BlindClock:
                 self.running_since = None
                 return events
         return events + self.advance(t)
-
-    @classmethod
-    def restore(cls, structure: Structure, state: dict[str, Any], t: float) -> BlindClock:
-        """A clock from ``snapshot_state`` after a restart: it resumes at the elapsed time it
-        had, counting from ``t`` (monotonic time restarts with the Pi; the wall clock cannot be
-        trusted before the hub or NTP is heard, so the time the power was off is not counted
-        until the venue clock says so). Nothing already announced is announced again."""
-        clock = cls(structure, t)
-        clock.elapsed_before = float(state["elapsed"])
-        clock.running_since = t if state.get("running") else None
-        clock.stopped = bool(state.get("stopped"))
-        clock.index = int(state.get("index", -1))
-        clock.warned_index = clock.index if clock.index >= 0 and (
-            clock._bounds[clock.index] - clock.elapsed_before <= WARNING_SECONDS) else \
-            clock.index - 1
-        return clock
-
-    def snapshot_state(self, t: float) -> dict[str, Any]:
-        """What to persist so that a restart resumes the clock (no wall time involved)."""
-        return {"structure": self.structure.name, "elapsed": self.elapsed(t),
-                "running": self.running_since is not None, "index": self.index,
-                "stopped": self.stopped}
 
     def advance(self, t: float) -> list[Event]:
         events: list[Event] = []
@@ -278,11 +264,11 @@ class BlindClock:
             at = self._wall_time_of(start_elapsed) if self.running_since is not None else t
             previous = self.structure.periods[self.index - 1] if self.index > 0 else None
             if previous is not None and previous.is_break:
-                events.append({"type": "break", "state": "ended", "t": at})
+                events.append(BreakEnded(t=at))
             events.append(self._period_event(self.index, at))
             period = self.structure.periods[self.index]
-            events.extend({"type": "announcement", "text": text, "level": period.level,
-                           "break": period.is_break, "t": at} for text in period.announcements)
+            events.extend(Announcement(text=text, level=period.level, break_=period.is_break, t=at)
+                          for text in period.announcements)
         return events
 
     def _maybe_warn(self, elapsed: float, t: float, events: list[Event]) -> None:
@@ -296,31 +282,26 @@ class BlindClock:
             return
         self.warned_index = index
         at = self._wall_time_of(warn_elapsed) if self.running_since is not None else t
-        events.append({"type": "clock.warning",
-                       "seconds_left": round(self._bounds[index] - warn_elapsed, 3),
-                       "level": period.level, "break": period.is_break, "t": at})
+        events.append(ClockWarning(seconds_left=round(self._bounds[index] - warn_elapsed, 3),
+                                   level=period.level, break_=period.is_break, t=at))
 
     def _period_event(self, index: int, at: float) -> Event:
         period = self.structure.periods[index]
         following = self.structure.periods[index + 1] if index + 1 < len(self._bounds) else None
         if period.is_break:
-            return {"type": "break", "state": "started", "minutes": period.seconds / 60.0,
-                    "note": period.note or None, "t": at}
-        event: Event = {"type": "level", "level": period.level, "sb": period.sb,
-                        "bb": period.bb, "ante": period.ante, "minutes": period.seconds / 60.0}
-        if period.note:
-            event["note"] = period.note
-        if following is not None:
-            event["next"] = None if following.is_break else {
-                "level": following.level, "sb": following.sb, "bb": following.bb,
-                "ante": following.ante}
-            event["break_next"] = following.is_break
-        event["t"] = at
-        return event
+            return BreakStarted(minutes=period.seconds / 60.0, note=period.note or None, t=at)
+        assert period.level is not None  # a period that is not a break has its level
+        upcoming = None
+        if following is not None and following.level is not None:
+            upcoming = {"level": following.level, "sb": following.sb, "bb": following.bb,
+                        "ante": following.ante}
+        return Level(level=period.level, sb=period.sb, bb=period.bb, ante=period.ante,
+                     minutes=period.seconds / 60.0, note=period.note or None, next=upcoming,
+                     break_next=following.is_break if following is not None else None, t=at)
 
-    def _state_event(self, state: str, t: float) -> Event:
-        return {"type": "clock", "state": state, "structure": self.structure.name,
-                "elapsed": round(self.elapsed(t), 3), "t": t}
+    def _state_event(self, state: str, t: float, reason: str | None = None) -> ClockChanged:
+        return ClockChanged(state=state, structure=self.structure.name,
+                            elapsed=round(self.elapsed(t), 3), t=t, reason=reason)
 
     def current_level(self) -> int | None:
         """The level in play now: during a break, the level before it."""

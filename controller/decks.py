@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller import events
 from controller.cards import (
     JOKER,
     RANKS,
@@ -182,11 +183,17 @@ class DeckCheckResult:
     def ok(self) -> bool:
         return not (self.missing or self.duplicates or self.foreign or self.unknown)
 
-    def as_event(self) -> dict[str, Any]:
-        return {"type": "deck_check.result", "deck": self.deck, "ok": self.ok,
-                "count": self.count, "missing": self.missing, "duplicates": self.duplicates,
-                "foreign": self.foreign, "unknown": self.unknown, "jokers": self.jokers,
-                "text": self.text()}
+    def as_event(self, t: float) -> events.DeckCheckResult:
+        return events.DeckCheckResult(
+            deck=self.deck, ok=self.ok, count=self.count, missing=self.missing,
+            duplicates=self.duplicates, foreign=self.foreign, unknown=self.unknown,
+            jokers=self.jokers, text=self.text(), t=t)
+
+    def report(self) -> dict[str, Any]:
+        """The result as ``tablectl deck check --json`` prints it: the event, without a time."""
+        out = self.as_event(0.0).to_json()
+        del out["t"]
+        return out
 
     def text(self) -> str:
         """What the display shows (ASCII, short)."""

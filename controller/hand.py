@@ -1,7 +1,7 @@
 """One hand at the table: which card went where, every irregularity and the ruling it gets.
 
 A ``Hand`` is fed cards drawn from the shoe and the dealer's taps, each with its time in seconds,
-and answers with events (plain dicts, the replay contract's JSON objects). It never reads a clock
+and answers with events (``controller.events``). It never reads a clock
 and does no I/O: the table core (``controller.table``) owns it.
 
 Its phase (``Phase``) moves only along ``TRANSITIONS``; anything else raises ``HandStateError``.
@@ -25,10 +25,17 @@ from enum import StrEnum
 from typing import Any
 
 from controller.cards import HOLE_CARDS, JOKER, UNKNOWN
+from controller.events import (
+    BoardResolved,
+    Card,
+    Event,
+    HandEnded,
+    HandStarted,
+    Irregularity,
+    Ruling,
+)
 from controller.profiles import Profile
 from controller.seating import Positions
-
-Event = dict[str, Any]
 
 STREETS = ("flop", "turn", "river")
 BOARD_COUNT = {"flop": 3, "turn": 1, "river": 1}
@@ -59,7 +66,7 @@ TRANSITIONS: dict[Phase, frozenset[Phase]] = {
 
 
 @dataclass(frozen=True, slots=True)
-class Ruling:
+class Decision:
     """What a ruling says: the profile's rule (cited when ``cite``), the action, the machine
     reason, the dealer's text, and fields of its own."""
 
@@ -181,20 +188,16 @@ class Hand:
     def ended(self) -> bool:
         return self.phase is Phase.ENDED
 
-    def started_event(self) -> Event:
-        return {
-            "type": "hand.started",
-            "hand": self.number,
-            "game": self.game,
-            "button": self.positions.button,
-            "seats": list(self.positions.seats),
-            "level": self.level,
-            **{k: v for k, v in self.positions.as_dict().items() if k != "button"},
-            "deck": self.deck,
-            "redeal": self.redeal,
-            "dealer": self.dealer,
-            "t": self.started_t,
-        }
+    def started_event(self, *, waiting: list[int] | None = None, waiting_rule: str | None = None,
+                      betting: str | None = None) -> HandStarted:
+        positions = self.positions
+        return HandStarted(
+            hand=self.number, game=self.game, button=positions.button,
+            seats=list(positions.seats), level=self.level,
+            small_blind=positions.small_blind if positions.small_blind_posted else None,
+            big_blind=positions.big_blind, dead_button=positions.dead_button, deck=self.deck,
+            redeal=self.redeal, dealer=self.dealer, t=self.started_t, waiting=waiting,
+            waiting_rule=waiting_rule, betting=betting)
 
     def draw(self, drawn: Drawn, t: float) -> list[Event]:
         self.events = []
@@ -209,18 +212,19 @@ class Hand:
             return self.events
         if drawn.card == UNKNOWN:
             self._place(n, drawn, t)
-            placed = next((e for e in reversed(self.events) if e["type"] == "card"), {})
-            seat, street = placed.get("seat"), placed.get("street")
+            placed = next((e for e in reversed(self.events) if isinstance(e, Card)), None)
+            seat = placed.seat if placed is not None else None
+            street = placed.street if placed is not None else None
             what = f"UNKNOWN TAG {drawn.tag}" if drawn.tag else "UNREADABLE TAG"
             where = f" (seat {seat})" if seat is not None else f" ({street})" if street else ""
-            self._irregular(t, "unknown_tag", Ruling(
+            self._irregular(t, "unknown_tag", Decision(
                 "unknown_tag", "call_floor", f"{what}{where}: call the floor to check the card",
                 "unknown_tag", extra={"seat": seat, "street": street}), n=n, drawn=drawn,
                 seat=seat, street=street)
             return self.events
         if self.deck is not None and drawn.deck is not None and drawn.deck != self.deck:
             self.out.append(drawn.card)
-            self._irregular(t, "foreign_card", Ruling(
+            self._irregular(t, "foreign_card", Decision(
                 "foreign_card", "void_hand", f"VOID HAND: {drawn.deck}:{drawn.card} is from "
                 "another deck - return all bets, check both decks", "foreign_card"),
                 n=n, drawn=drawn, place=Place("out", self._street_for_event()), ends="void",
@@ -228,7 +232,7 @@ class Hand:
             return self.events
         if drawn.card in self.in_play and drawn.card != JOKER:
             self.out.append(drawn.card)
-            self._irregular(t, "duplicate_card", Ruling(
+            self._irregular(t, "duplicate_card", Decision(
                 "duplicate_card", "void_hand", f"VOID HAND: {drawn.card} twice - deck fouled, "
                 "return all bets, check the deck", "duplicate_card"),
                 n=n, drawn=drawn, place=Place("out", self._street_for_event()), ends="void")
@@ -259,13 +263,13 @@ class Hand:
         if self.phase is Phase.ENDED:
             raise HandStateError(f"hand {self.number} is over: a tap is the table's to handle")
         if self.phase is Phase.HOLE and self._dealt_holdem_for_omaha():
-            self._irregular(t, "wrong_game", Ruling(
+            self._irregular(t, "wrong_game", Decision(
                 "missing_hole_card", "call_floor", f"WRONG GAME: {self.declared} declared, 2 "
                 "cards each dealt - call the floor", "wrong_game", cite=False,
                 extra={"declared": self.declared}), street="preflop", declared=self.declared)
             self._close_round("preflop", t)
         elif self.phase is Phase.HOLE:
-            self._irregular(t, "missing_card", Ruling(
+            self._irregular(t, "missing_card", Decision(
                 "missing_hole_card", "call_floor",
                 "FLOOR: hole cards missing and betting closed - call the floor",
                 "wrong_card_count"), street="preflop", missing=self._missing_hole())
@@ -295,7 +299,7 @@ class Hand:
             what = "SHOE RESTARTED"
         else:
             what = f"SHOE {part.replace('_', ' ').upper()} FAULT"
-        self._irregular(t, "shoe_fault", Ruling(
+        self._irregular(t, "shoe_fault", Decision(
             "shoe_fault", "call_floor", f"{what}: call the floor; hold the deal until the shoe "
             "is back", "shoe_fault", extra={"part": part}), state=state, part=part,
             detail=detail)
@@ -310,7 +314,7 @@ class Hand:
             what = f"{lost} SHOE MESSAGES LOST"
         else:
             what = f"{cards} CARD READ{'S' if cards != 1 else ''} LOST"
-        self._irregular(t, "shoe_fault", Ruling(
+        self._irregular(t, "shoe_fault", Decision(
             "shoe_fault", "call_floor", f"{what}: call the floor; check every seat and the "
             "board", "shoe_fault", extra={"part": "reads", "lost": lost, "cards": cards}),
             state="reads_lost", part="reads", lost=lost, cards=cards, detail=detail)
@@ -366,7 +370,7 @@ class Hand:
 
     def _card_after_the_river(self, n: int, drawn: Drawn, t: float) -> None:
         self._return_to_stub(drawn.card)
-        self._irregular(t, "too_many_board_cards", Ruling(
+        self._irregular(t, "too_many_board_cards", Decision(
             "too_many_board_cards", "call_floor",
             f"EXTRA CARD {drawn.card} after the river: call the floor", "too_many_board_cards",
             cite=False), n=n, drawn=drawn, place=Place("out", "river"), street="river")
@@ -378,7 +382,7 @@ class Hand:
             self.exposed += 1
             if self.exposed >= 2:
                 self.hole[seat].append(drawn.card)
-                self._irregular(t, "exposed_card", Ruling(
+                self._irregular(t, "exposed_card", Decision(
                     "exposed_two_cards", "misdeal",
                     "MISDEAL: two hole cards exposed - reshuffle, button stays",
                     "exposed_two_cards"), n=n, drawn=drawn,
@@ -395,7 +399,7 @@ class Hand:
                 self.hole[seat].append(drawn.card)
                 which = ORDINAL.get(self.slot_index, "a")
                 reason = "exposed_first_two" if key != "exposed_later_card" else "exposed_card"
-                self._irregular(t, "exposed_card", Ruling(
+                self._irregular(t, "exposed_card", Decision(
                     key, "misdeal", f"MISDEAL: {which} card exposed - reshuffle, button stays",
                     reason), n=n, drawn=drawn, place=Place("hole", "preflop", seat),
                     ends="misdeal", seat=seat)
@@ -404,7 +408,7 @@ class Hand:
             # and the exposed card becomes the flop's burn.
             self.burns.append(drawn.card)
             self.burn_needed["flop"] = False
-            self._irregular(t, "exposed_card", Ruling(
+            self._irregular(t, "exposed_card", Decision(
                 key, "replace_exposed", f"EXPOSED {drawn.card} seat {seat}: deal on; after the "
                 f"deal seat {seat} gets the next card; {drawn.card} is the flop burn",
                 extra={"seat": seat}), n=n, drawn=drawn,
@@ -462,7 +466,7 @@ class Hand:
         self.rhythm_t = t
         if self.extras >= 2:
             self.out.append(drawn.card)
-            self._irregular(t, "extra_card", Ruling(
+            self._irregular(t, "extra_card", Decision(
                 "extra_two_cards", "misdeal",
                 "MISDEAL: two extra hole cards - reshuffle, button stays", "wrong_card_count",
                 extra={"declared": self.declared}), n=n, drawn=drawn,
@@ -472,7 +476,7 @@ class Hand:
         action = self.profile.choice("extra_hole_card")
         if action == "misdeal":
             self.out.append(drawn.card)
-            self._irregular(t, "extra_card", Ruling(
+            self._irregular(t, "extra_card", Decision(
                 "extra_hole_card", "misdeal", "MISDEAL: extra hole card - reshuffle, button "
                 "stays", "wrong_card_count"), n=n, drawn=drawn, place=Place("out", "preflop"),
                 ends="misdeal", extra=self.extras)
@@ -487,7 +491,7 @@ class Hand:
             self._return_to_stub(drawn.card)
             place = Place("out", "flop")
             text = f"EXTRA CARD {drawn.card}: back on the deck; burn already out"
-        self._irregular(t, "extra_card", Ruling("extra_hole_card", "use_as_burn", text),
+        self._irregular(t, "extra_card", Decision("extra_hole_card", "use_as_burn", text),
                         n=n, drawn=drawn, place=place, extra=self.extras)
 
     def _fourth_flop_card(self, n: int, drawn: Drawn, t: float) -> None:
@@ -500,7 +504,7 @@ class Hand:
             for card in flop:
                 self._return_to_stub(card)
             self._flop_to_redeal()
-            ruling = Ruling("too_many_flop_cards", "redeal_flop", "4-CARD FLOP: burn stays; "
+            ruling = Decision("too_many_flop_cards", "redeal_flop", "4-CARD FLOP: burn stays; "
                             "flop back in the stub, reshuffle, deal a new flop without burning",
                             "too_many_board_cards", extra={"returned": flop})
         else:  # scramble_flop (TDA 39): one of the four is picked at random as the next burn
@@ -508,7 +512,7 @@ class Hand:
             self.board["flop"] = []
             self.burn_needed["turn"] = False
             self.rhythm_t = t
-            ruling = Ruling("too_many_flop_cards", "scramble_flop", "4-CARD FLOP: call the "
+            ruling = Decision("too_many_flop_cards", "scramble_flop", "4-CARD FLOP: call the "
                             "floor - scramble the 4 face down, floor picks the burn; scan it "
                             "to record it", "too_many_board_cards", extra={"candidates": flop})
         self._irregular(t, "too_many_board_cards", ruling, n=n, drawn=drawn,
@@ -543,7 +547,7 @@ class Hand:
             self.burn_needed["turn"] = True
             self._flop_to_redeal()
             overdealt.action = "redeal_flop"
-            self._irregular(t, "too_many_board_cards", Ruling(
+            self._irregular(t, "too_many_board_cards", Decision(
                 "too_many_flop_cards", "redeal_flop", f"{len(flop)}-CARD FLOP: too many to "
                 "scramble - burn stays; flop back in the stub, reshuffle, deal a new flop "
                 "without burning", "too_many_board_cards", cite=False,
@@ -557,10 +561,8 @@ class Hand:
         self.scramble = None
         self.board["flop"] = flop
         self.burns.append(burn)
-        self.events.append({
-            "type": "board.resolved", "hand": self.number, "street": "flop", "burn": burn,
-            "board": flop, "t": t,
-        })
+        self.events.append(BoardResolved(hand=self.number, street="flop", burn=burn,
+                                         board=flop, t=t))
 
     def _premature_card(self, n: int, drawn: Drawn, t: float, street: str) -> None:
         p = self.premature
@@ -598,7 +600,7 @@ class Hand:
         else:
             text = (f"PREMATURE {street.upper()}: burn stays, card back in the stub, reshuffle; "
                     f"after betting deal the {street} without burning")
-        self._irregular(t, "premature_card", Ruling(
+        self._irregular(t, "premature_card", Decision(
             f"premature_{street}", p.action, text, extra={"street": street}), n=n, drawn=drawn,
             street=street, betting=self.street)
 
@@ -611,7 +613,7 @@ class Hand:
         if kind == "boxed_card" and self.phase is Phase.HOLE:
             self.boxed_in_deal += 1
             if self.boxed_in_deal >= 2 and self.profile.choice("boxed_two_cards") == "misdeal":
-                self._irregular(t, kind, Ruling(
+                self._irregular(t, kind, Decision(
                     "boxed_two_cards", "misdeal", "MISDEAL: two boxed cards - reshuffle, "
                     "button stays", "boxed_two_cards"), n=n, drawn=drawn, ends="misdeal",
                     street=street)
@@ -620,7 +622,7 @@ class Hand:
         else:
             key = kind if kind == "joker" else "boxed_card"
         what = "JOKER" if kind == "joker" else f"BOXED {drawn.card}"
-        self._irregular(t, kind, Ruling(
+        self._irregular(t, kind, Decision(
             key, "scrap_and_replace", f"{what}: scrap of paper - the next card takes its place"),
             n=n, drawn=drawn, street=street)
 
@@ -657,15 +659,15 @@ class Hand:
             self.board[street].insert(0, first_card)
             reassigned = {"reassigned": {first_card: "board"}}
             if self.profile.choice("missing_burn") == "board_stands":
-                ruling = Ruling("missing_burn", "board_stands", f"NO BURN on the {street}: the "
+                ruling = Decision("missing_burn", "board_stands", f"NO BURN on the {street}: the "
                                 "board stands, no burn this street", extra=reassigned)
             else:
-                ruling = Ruling("missing_burn", "call_floor", f"NO BURN on the {street}: call "
+                ruling = Decision("missing_burn", "call_floor", f"NO BURN on the {street}: call "
                                 "the floor", "missing_burn", extra=reassigned)
             self._irregular(t, "missing_burn", ruling, n=first_n, street=street)
         else:
             expected = (1 if self.burn_needed[street] else 0) + needed_board
-            self._irregular(t, "missing_card", Ruling(
+            self._irregular(t, "missing_card", Decision(
                 "missing_hole_card", "call_floor", f"SHORT {street.upper()}: betting closed "
                 "with cards missing - call the floor", "wrong_card_count", cite=False),
                 street=street, missing=expected - drawn)
@@ -699,7 +701,7 @@ class Hand:
 
     # ------------------------------------------------------------------ events
 
-    def _irregular(self, t: float, kind: str, ruling: Ruling, *, n: int | None = None,
+    def _irregular(self, t: float, kind: str, ruling: Decision, *, n: int | None = None,
                    drawn: Drawn | None = None, place: Place | None = None,
                    ends: str | None = None, **details: Any) -> None:
         """The sequence every irregularity makes: the card's own event (where it went, when
@@ -717,61 +719,33 @@ class Hand:
 
     def _card_event(self, n: int, drawn: Drawn, role: str, seat: int | None, street: str,
                     t: float, **extra: Any) -> None:
-        event: Event = {"type": "card", "hand": self.number, "n": n, "card": drawn.card,
-                        "deck": drawn.deck, "role": role, "street": street}
-        if seat is not None:
-            event["seat"] = seat
-        if drawn.face == "up":
-            event["face"] = "up"
-        if drawn.boxed:
-            event["boxed"] = True
-        if drawn.tag is not None:
-            event["tag"] = drawn.tag
-        event.update({k: v for k, v in extra.items() if v is not None})
-        event["t"] = t
-        self.events.append(event)
+        self.events.append(Card(
+            hand=self.number, n=n, card=drawn.card, deck=drawn.deck, role=role, street=street,
+            seat=seat, face="up" if drawn.face == "up" else None,
+            boxed=True if drawn.boxed else None, tag=drawn.tag, t=t, **extra))
 
     def _irregularity(self, kind: str, n: int | None, drawn: Drawn | None, t: float,
                       **extra: Any) -> None:
-        event: Event = {"type": "irregularity", "hand": self.number, "kind": kind}
-        if drawn is not None:
-            event["card"] = drawn.card
-            if drawn.tag is not None:
-                event["tag"] = drawn.tag
-        if n is not None:
-            event["n"] = n
-        event.update({k: v for k, v in extra.items() if v is not None})
-        event["t"] = t
-        self.events.append(event)
+        self.events.append(Irregularity(
+            hand=self.number, kind=kind, card=drawn.card if drawn is not None else None,
+            tag=drawn.tag if drawn is not None else None, n=n, t=t, **extra))
 
     def _ruling(self, rule: str, action: str, reason: str | None, t: float, text: str,
                 rule_value: bool = True, **extra: Any) -> None:
-        event: Event = {"type": "ruling", "hand": self.number, "action": action}
-        if reason is not None:
-            event["reason"] = reason
-        event["text"] = text
-        event["profile"] = self.profile.name
-        if rule_value and rule in self.profile.rules:
-            event["rule"] = rule
-            event["source"] = self.profile.rules[rule].source
-        event.update({k: v for k, v in extra.items() if v is not None})
-        event["t"] = t
-        self.events.append(event)
+        cited = rule_value and rule in self.profile.rules
+        self.events.append(Ruling(
+            hand=self.number, action=action, reason=reason, text=text, profile=self.profile.name,
+            rule=rule if cited else None,
+            source=self.profile.rules[rule].source if cited else None, t=t, **extra))
 
     def _end(self, outcome: str, t: float, why: str | None = None) -> None:
         self._enter(Phase.ENDED)
         self.outcome = outcome
         hole = {str(seat): list(cards) for seat, cards in self.hole.items()}
         board = self.board["flop"] + self.board["turn"] + self.board["river"]
-        event: Event = {
-            "type": "hand.ended", "hand": self.number, "outcome": outcome, "hole": hole,
-            "board": board, "burns": list(self.burns), "scrap": list(self.scrap),
-            "out": self._out_of_play(), "level": self.level, "button": self.positions.button,
-            "draws": self.draws,
-        }
-        if self.scramble is not None:
-            event["flop_unresolved"] = list(self.scramble)
-        if why is not None:
-            event["ended_by"] = why
-        event["t"] = t
-        self.events.append(event)
+        self.events.append(HandEnded(
+            hand=self.number, outcome=outcome, hole=hole, board=board, burns=list(self.burns),
+            scrap=list(self.scrap), out=self._out_of_play(), level=self.level,
+            button=self.positions.button, draws=self.draws,
+            flop_unresolved=list(self.scramble) if self.scramble is not None else None,
+            ended_by=why, t=t))

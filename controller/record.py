@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.cards import JOKER, UNKNOWN
+from controller.events import HandEnded, HandRecord
 
 
 def _hand_label(hand: Any) -> str:
@@ -58,27 +59,14 @@ def best_hands(game: str, hole: dict[int, list[str]], board: list[str]) -> dict[
     return result
 
 
-def hand_record(hand_ended: dict[str, Any], game: str, seats: list[int], button: int,
-                flop_resolved: bool, evaluate: bool = True) -> dict[str, Any]:
+def hand_record(ended: HandEnded, game: str, seats: list[int], button: int,
+                flop_resolved: bool, evaluate: bool = True) -> HandRecord:
     """The private hand record event built from a ``hand.ended`` event."""
-    hole = {int(seat): cards for seat, cards in hand_ended["hole"].items()}
-    record: dict[str, Any] = {
-        "type": "hand.record",
-        "hand": hand_ended["hand"],
-        "game": game,
-        "outcome": hand_ended["outcome"],
-        "seats": seats,
-        "button": button,
-        "hole": hand_ended["hole"],
-        "board": hand_ended["board"],
-        "burns": hand_ended["burns"],
-        "scrap": hand_ended["scrap"],
-        "out": hand_ended["out"],
-        "level": hand_ended["level"],
-    }
-    if evaluate and hand_ended["outcome"] == "complete" and flop_resolved:
-        record["best"] = best_hands(game, hole, hand_ended["board"])
-    else:
-        record["best"] = None
-    record["t"] = hand_ended["t"]
-    return record
+    best = None
+    if evaluate and ended.outcome == "complete" and flop_resolved:
+        hole = {int(seat): cards for seat, cards in ended.hole.items()}
+        best = best_hands(game, hole, ended.board)
+    return HandRecord(hand=ended.hand, game=game, outcome=ended.outcome, seats=seats,
+                      button=button, hole=ended.hole, board=ended.board, burns=ended.burns,
+                      scrap=ended.scrap, out=ended.out, level=ended.level, best=best,
+                      t=ended.t)

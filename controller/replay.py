@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from controller.clock import Structure, no_structures
-from controller.hand import Event
+from controller.events import Event
 from controller.inputs import InputError, parse_input
 from controller.profiles import Profile
 from controller.table import Table, TableConfig, TableUsageError
@@ -27,9 +28,19 @@ class ReplayError(ValueError):
 
 def replay(lines: Iterable[str], profile: Profile, config: TableConfig | None = None,
            table: Table | None = None,
-           structure_loader: Callable[[str], Structure] = no_structures) -> Iterator[Event]:
-    """Yield every event the core emits for these input lines, in order (a ``clock`` input
-    finds its structure with ``structure_loader``)."""
+           structure_loader: Callable[[str], Structure] = no_structures
+           ) -> Iterator[dict[str, Any]]:
+    """Every event the core emits for these input lines, in order, as the replay contract's
+    JSON objects (a ``clock`` input finds its structure with ``structure_loader``)."""
+    for event in replay_events(lines, profile, config, table, structure_loader):
+        yield event.to_json()
+
+
+def replay_events(lines: Iterable[str], profile: Profile, config: TableConfig | None = None,
+                  table: Table | None = None,
+                  structure_loader: Callable[[str], Structure] = no_structures
+                  ) -> Iterator[Event]:
+    """The same, as the core's typed events."""
     table = table or Table(profile, config, structure_loader)
     for number, line in enumerate(lines, start=1):
         text = line.strip()
@@ -51,5 +62,5 @@ def replay(lines: Iterable[str], profile: Profile, config: TableConfig | None = 
         yield from events
 
 
-def dumps(event: Event) -> str:
+def dumps(event: dict[str, Any]) -> str:
     return json.dumps(event, separators=(",", ":"))

@@ -16,8 +16,28 @@ page ("1/3"); rulings put their most important words first (the title, then the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from controller.events import (
+    Announcement,
+    BreakEnded,
+    BreakStarted,
+    DealerSignedIn,
+    DeckCheckCancelled,
+    DeckCheckCard,
+    DeckCheckResult,
+    DeckCheckStarted,
+    Event,
+    FloorCalled,
+    GameDeclared,
+    HandForHandChanged,
+    HandStarted,
+    Level,
+    Ruling,
+    ShoeChanged,
+    ShotClock,
+)
 
 LCD_WIDTH = 20
 # Lines of text under an alert's title: the OLED has five, a 20x4 LCD two (title and status
@@ -163,76 +183,84 @@ def blinds(sb: Any, bb: Any, ante: Any, width: int = LCD_WIDTH) -> str:
     return text(True)
 
 
+@dataclass(frozen=True)
+class DeckCheckShown:
+    """The deck check on the display: running (``ok`` None) or its result."""
+
+    deck: str
+    count: int = 0
+    ok: bool | None = None
+    text: str = ""
+
+
 @dataclass
 class DisplayModel:
     alert_seconds: float = 20.0
     announcement_seconds: float = 15.0
     alert_lines: int = ALERT_LINES["oled"]  # lines a page under an alert's title
-    level: dict[str, Any] | None = None
+    level: Level | None = None
     on_break: bool = False
     alert: Alert | None = None
     shot: tuple[float, float, float] | None = None  # (started, seconds, countdown)
-    deck_check: dict[str, Any] | None = None
+    deck_check: DeckCheckShown | None = None
     deck_check_until: float = 0.0
     announcement: tuple[str, float] | None = None
     hand_for_hand: str | None = None  # waiting, playing; None: off
     game: str | None = None
     status: Status = field(default_factory=Status)
 
-    def update(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        t = float(event.get("t") or 0.0)
-        if kind == "level":
-            self.level = event
-            self.on_break = False
-        elif kind == "break":
-            self.on_break = event.get("state") == "started"
-        elif kind == "ruling":
-            title, body = split_alert(str(event.get("text", "")),
-                                      str(event.get("action", "")).replace("_", " ").upper())
-            # A lost link or a faulty part is over when the shoe is back; lost reads and a
-            # restart's lost queue are not: the floor must still check the hand.
-            link = event.get("reason") == "shoe_fault" and event.get("part") not in (
-                "reads", "restart")
-            self._alert(title, body, t, "shoe_link" if link else None)
-        elif kind == "floor.called":
-            self._alert("FLOOR", "Floor called to this table", t)
-        elif kind == "shot_clock":
-            if event.get("state") == "started":
-                self.shot = (t, float(event["seconds"]), float(event["countdown"]))
-            elif event.get("state") in ("cancelled", "expired"):
+    def update(self, event: Event) -> None:
+        t = getattr(event, "t", 0.0)
+        match event:
+            case Level():
+                self.level = event
+                self.on_break = False
+            case BreakStarted():
+                self.on_break = True
+            case BreakEnded():
+                self.on_break = False
+            case Ruling(text=text, action=action, reason=reason, part=part):
+                title, body = split_alert(text, action.replace("_", " ").upper())
+                # A lost link or a faulty part is over when the shoe is back; lost reads and
+                # a restart's lost queue are not: the floor must still check the hand.
+                link = reason == "shoe_fault" and part not in ("reads", "restart")
+                self._alert(title, body, t, "shoe_link" if link else None)
+            case FloorCalled():
+                self._alert("FLOOR", "Floor called to this table", t)
+            case ShotClock(state="started", seconds=seconds, countdown=countdown):
+                self.shot = (t, float(seconds or 0), float(countdown or 0))
+            case ShotClock(state="cancelled"):
                 self.shot = None
-                if event.get("state") == "expired":
-                    self._alert("TIME", "Clock expired: the hand is dead", t)
-        elif kind == "deck_check.started":
-            self.deck_check = event
-            self.deck_check_until = float("inf")
-        elif kind == "deck_check.card" and self.deck_check is not None:
-            self.deck_check = {**self.deck_check, "count": event.get("count")}
-        elif kind == "deck_check.result":
-            self.deck_check = event
-            self.deck_check_until = t + self.alert_seconds
-        elif kind == "deck_check.cancelled":
-            self.deck_check = None
-        elif kind == "announcement":
-            self.announcement = (str(event.get("text", "")), t + self.announcement_seconds)
-        elif kind == "hand_for_hand":
-            state = event.get("state")
-            self.hand_for_hand = None if state == "off" else str(state)
-        elif kind == "game.declared":
-            self.game = str(event.get("label") or event.get("game"))
-        elif kind == "hand.started":
-            self.status.hand = int(event["hand"])
-            self.alert = None
-            if self.hand_for_hand == "waiting":
-                self.hand_for_hand = "playing"
-        elif kind == "shoe" and event.get("state") != "reads_lost":  # an event, not a state
-            self.status.shoe = str(event.get("state"))
-            if event.get("state") == "ok" and self.alert is not None and \
-                    self.alert.cause == "shoe_link":
-                self.alert = None  # "SHOE LINK LOST" must not outlive the link's return
-        elif kind == "dealer":
-            self.status.dealer = event.get("dealer")
+            case ShotClock(state="expired"):
+                self.shot = None
+                self._alert("TIME", "Clock expired: the hand is dead", t)
+            case DeckCheckStarted(deck=deck):
+                self.deck_check = DeckCheckShown(deck)
+                self.deck_check_until = float("inf")
+            case DeckCheckCard(count=count) if self.deck_check is not None:
+                self.deck_check = replace(self.deck_check, count=count)
+            case DeckCheckResult(deck=deck, count=count, ok=ok, text=text):
+                self.deck_check = DeckCheckShown(deck, count, ok, text)
+                self.deck_check_until = t + self.alert_seconds
+            case DeckCheckCancelled():
+                self.deck_check = None
+            case Announcement(text=text):
+                self.announcement = (text, t + self.announcement_seconds)
+            case HandForHandChanged(state=state):
+                self.hand_for_hand = None if state == "off" else state
+            case GameDeclared(label=label, game=game):
+                self.game = label or game
+            case HandStarted(hand=hand):
+                self.status.hand = hand
+                self.alert = None
+                if self.hand_for_hand == "waiting":
+                    self.hand_for_hand = "playing"
+            case ShoeChanged(state=state):  # lost reads are an event, not the shoe's state
+                self.status.shoe = state
+                if state == "ok" and self.alert is not None and self.alert.cause == "shoe_link":
+                    self.alert = None  # "SHOE LINK LOST" must not outlive the link's return
+            case DealerSignedIn(dealer=dealer):
+                self.status.dealer = dealer
 
     def _alert(self, title: str, text: str, t: float, cause: str | None = None) -> None:
         self.alert = Alert.of(title, text, t, self.alert_lines, self.alert_seconds, cause)
@@ -255,14 +283,12 @@ class DisplayModel:
             return self.alert.screen(t, status)
         if self.deck_check is not None and t < self.deck_check_until:
             check = self.deck_check
-            if check.get("type") == "deck_check.result":
-                text = str(check.get("text", ""))
-                verdict = wrap(text.split(": ", 1)[-1], limit=3)
-                return Screen("deck_check", f"DECK {check['deck']}",
-                              "OK" if check.get("ok") else "BAD", verdict, status,
-                              inverted=not check.get("ok"))
-            return Screen("deck_check", f"DECK CHECK {check.get('deck')}",
-                          str(check.get("count") or 0), ("Run the deck through",), status)
+            if check.ok is not None:
+                verdict = wrap(check.text.split(": ", 1)[-1], limit=3)
+                return Screen("deck_check", f"DECK {check.deck}", "OK" if check.ok else "BAD",
+                              verdict, status, inverted=not check.ok)
+            return Screen("deck_check", f"DECK CHECK {check.deck}", str(check.count or 0),
+                          ("Run the deck through",), status)
         if self.announcement is not None and t < self.announcement[1]:
             return Screen("announcement", "ANNOUNCE", "", wrap(self.announcement[0], limit=4),
                           status)
@@ -275,7 +301,7 @@ class DisplayModel:
             if clock.get("running") and clock_time is not None:
                 remaining -= t - clock_time
         if self.on_break:
-            nxt = self.level.get("next") if self.level else None
+            nxt = self.level.next if self.level else None
             after = (f"Next {blinds(nxt['sb'], nxt['bb'], nxt['ante'], LCD_WIDTH - 5)}",) \
                 if nxt else ()
             return Screen("break", "BREAK", mmss(remaining or 0), after, status)
@@ -285,12 +311,11 @@ class DisplayModel:
             lines: tuple[str, ...] = ("Blind clock not started",)
         else:
             level = self.level
-            head = f"LVL {level['level']} "
-            title = head + blinds(level["sb"], level["bb"], level["ante"],
-                                  LCD_WIDTH - len(head))
+            head = f"LVL {level.level} "
+            title = head + blinds(level.sb, level.bb, level.ante, LCD_WIDTH - len(head))
             big = mmss(remaining or 0) if remaining is not None else "--:--"
-            nxt = level.get("next")
-            if level.get("break_next"):
+            nxt = level.next
+            if level.break_next:
                 lines = ("Next: BREAK",)
             elif nxt:
                 lines = (f"Next {blinds(nxt['sb'], nxt['bb'], nxt['ante'], LCD_WIDTH - 5)}",)
@@ -325,7 +350,7 @@ def sample_screens(device: str = "oled") -> dict[str, Screen]:
     screens = _fixed_samples(status)
     for name, (action, text) in SAMPLE_RULINGS.items():
         model = DisplayModel(alert_lines=ALERT_LINES[device])
-        model.update({"type": "ruling", "action": action, "text": text, "t": 0.0})
+        model.update(Ruling(hand=1, action=action, text=text, profile="sample", t=0.0))
         alert = model.alert
         assert alert is not None
         t = 0.0

@@ -7,7 +7,18 @@ shot clock run out) sound even in quiet mode; the rest only at normal volume.
 
 from __future__ import annotations
 
-from typing import Any
+from controller.events import (
+    Announcement,
+    BreakEnded,
+    BreakStarted,
+    ClockWarning,
+    DeckCheckResult,
+    Event,
+    FloorCalled,
+    Level,
+    Ruling,
+    ShotClock,
+)
 
 Note = tuple[int, float]
 
@@ -34,35 +45,33 @@ ALARMS = frozenset({"irregularity", "misdeal", "void_hand", "floor_call",
                     "shot_clock_expired"})
 
 
-def sounds_for(event: dict[str, Any]) -> list[str]:
+def sounds_for(event: Event) -> list[str]:
     """The patterns an event sounds, in order."""
-    kind = event.get("type")
-    if kind == "level":
-        return ["level_up"]
-    if kind == "clock.warning" and not event.get("break"):
-        return ["one_minute"]
-    if kind == "break":
-        return ["break_start" if event.get("state") == "started" else "break_end"]
-    if kind == "shot_clock":
-        state = event.get("state")
-        if state == "started":
+    match event:
+        case Level():
+            return ["level_up"]
+        case ClockWarning(break_=False):
+            return ["one_minute"]
+        case BreakStarted():
+            return ["break_start"]
+        case BreakEnded():
+            return ["break_end"]
+        case ShotClock(state="started"):
             return ["shot_clock_start"]
-        if state == "countdown":
-            return ["shot_clock_tick"] * int(event.get("seconds") or 0)
-        if state == "expired":
+        case ShotClock(state="countdown", seconds=seconds):
+            return ["shot_clock_tick"] * int(seconds or 0)
+        case ShotClock(state="expired"):
             return ["shot_clock_expired"]
-        return []
-    if kind == "ruling":
-        action = event.get("action")
-        if action in ("misdeal", "void_hand"):
-            return [str(action)]
-        return ["floor_call" if action == "call_floor" else "irregularity"]
-    if kind == "floor.called":
-        return ["floor_call"]
-    if kind == "deck_check.result":
-        return ["deck_ok"] if event.get("ok") else ["irregularity"]
-    if kind == "announcement":
-        return ["announce"]
-    if kind == "gesture.held":
-        return ["held"]
+        case Ruling(action="misdeal" | "void_hand" as action):
+            return [action]
+        case Ruling(action="call_floor"):
+            return ["floor_call"]
+        case Ruling():
+            return ["irregularity"]
+        case FloorCalled():
+            return ["floor_call"]
+        case DeckCheckResult(ok=ok):
+            return ["deck_ok"] if ok else ["irregularity"]
+        case Announcement():
+            return ["announce"]
     return []

@@ -14,7 +14,30 @@ from typing import Any
 from controller.cards import REREAD_SECONDS, UNKNOWN, Rereads, TaggedCard, parse_ndef_text
 from controller.clock import BlindClock, Structure, no_structures
 from controller.decks import DeckCheck, DeckRegistry
-from controller.hand import Drawn, Event, Hand
+from controller.events import (
+    CardIgnored,
+    ClockChanged,
+    ClockHold,
+    DealerSignedIn,
+    DealerSummary,
+    DeckChanged,
+    DeckCheckCancelled,
+    DeckCheckCard,
+    DeckCheckStarted,
+    Event,
+    FloorCalled,
+    GameDeclared,
+    HandEnded,
+    HandForHandChanged,
+    HandLevel,
+    Ruling,
+    Seating,
+    ShoeChanged,
+    ShoeReadsLost,
+    ShotClock,
+    TableSetup,
+)
+from controller.hand import Drawn, Hand
 from controller.inputs import (
     CardRead,
     ClockCommand,
@@ -151,12 +174,11 @@ class Table:
         elif isinstance(item, DeckCheckCommand):
             events += self._deck_check(item, t)
         elif isinstance(item, DeckOut):
-            events.append({"type": "deck", "state": "removed", "deck": self.last_deck,
-                           "hand": self._active_number(), "t": t})
+            events.append(DeckChanged(state="removed", deck=self.last_deck,
+                                      hand=self._active_number(), t=t))
         if self.profile.choice("floor_call_clock") == "pauses" and any(
-                e["type"] == "floor.called" or (e["type"] == "ruling"
-                                                and e.get("action") == "call_floor")
-                for e in events):
+                isinstance(e, FloorCalled)
+                or (isinstance(e, Ruling) and e.action == "call_floor") for e in events):
             events += self._hold_clock_for_floor(t)
         return self._stamped(events)
 
@@ -170,20 +192,15 @@ class Table:
         rule = self.profile.rules["floor_call_clock"]
         events: list[Event] = []
         if self.clock_source == "venue":
-            events.append({"type": "clock.hold", "reason": "floor_call",
-                           "hand": self._active_number(), "rule": "floor_call_clock",
-                           "source": rule.source, "t": t})
-        for event in clock.pause(t):
-            if event["type"] == "clock" and event.get("state") == "paused":
-                event["reason"] = "floor_call"
-            events.append(event)
-        return events
+            events.append(ClockHold(reason="floor_call", hand=self._active_number(),
+                                    rule="floor_call_clock", source=rule.source, t=t))
+        return events + clock.pause(t, reason="floor_call")
 
     def _stamped(self, events: list[Event]) -> list[Event]:
         # SPEC 1.3: the dealer signed in is in every event until the next sign-in.
-        if self.dealer is not None:
-            for event in events:
-                event.setdefault("dealer", self.dealer)
+        dealer = self.dealer
+        if dealer is not None:
+            return [event.stamped(dealer) for event in events]
         return events
 
     def advance(self, t: float) -> list[Event]:
@@ -196,14 +213,12 @@ class Table:
             countdown_at = shot.started + shot.seconds
             if not shot.countdown_sent and t >= countdown_at:
                 shot.countdown_sent = True
-                events.append({"type": "shot_clock", "state": "countdown",
-                               "seconds": shot.countdown, "hand": self._active_number(),
-                               "t": countdown_at})
+                events.append(ShotClock(state="countdown", seconds=shot.countdown,
+                                        hand=self._active_number(), t=countdown_at))
             if t >= countdown_at + shot.countdown:
                 self.shot = None
-                events.append({"type": "shot_clock", "state": "expired",
-                               "hand": self._active_number(),
-                               "t": countdown_at + shot.countdown})
+                events.append(ShotClock(state="expired", hand=self._active_number(),
+                                        t=countdown_at + shot.countdown))
         return self._stamped(events)
 
     @property
@@ -220,16 +235,15 @@ class Table:
             self.registry.tags[uid] = parse_ndef_text(text)
         if self.hand_in_progress:
             self.pending_setup = item
-            return [{"type": "table.setup", "effective": "next_hand", **self._setup_view(item),
-                     "t": t}]
+            return [self._setup_event(item, "next_hand", t)]
         self._apply_setup(item)
-        return [{"type": "table.setup", "effective": "now", **self._setup_view(item), "t": t}]
+        return [self._setup_event(item, "now", t)]
 
-    def _setup_view(self, item: Setup) -> dict[str, Any]:
-        return {"game": item.game or self.game,
-                "seats": list(item.seats) if item.seats is not None else
-                (list(self.seats) if self.seats else None),
-                "button": item.button, "profile": self.profile.name}
+    def _setup_event(self, item: Setup, effective: str, t: float) -> TableSetup:
+        seats = (list(item.seats) if item.seats is not None else
+                 (list(self.seats) if self.seats else None))
+        return TableSetup(effective=effective, game=item.game or self.game, seats=seats,
+                          button=item.button, profile=self.profile.name, t=t)
 
     def _apply_setup(self, item: Setup) -> None:
         if item.game is not None:
@@ -247,9 +261,9 @@ class Table:
     def _seats(self, seats: tuple[int, ...], t: float) -> list[Event]:
         if self.hand_in_progress:
             self.pending_seats = seats
-            return [{"type": "seating", "seats": list(seats), "effective": "next_hand", "t": t}]
+            return [Seating(seats=list(seats), effective="next_hand", t=t)]
         self.seats = seats
-        return [{"type": "seating", "seats": list(seats), "effective": "now", "t": t}]
+        return [Seating(seats=list(seats), effective="now", t=t)]
 
     def _positions_for_next_hand(self) -> Positions:
         if self.seats is None:
@@ -297,8 +311,7 @@ class Table:
     def _declare_next(self, t: float) -> list[Event]:
         self.declared = _next_game(self.declared)
         game, betting, label = DECLARABLE_GAMES[self.declared]
-        return [{"type": "game.declared", "game": game, "betting": betting, "label": label,
-                 "default": False, "t": t}]
+        return [GameDeclared(game=game, betting=betting, label=label, default=False, t=t)]
 
     def _declare_for_hand(self, hand: Hand, t: float) -> list[Event]:
         """Dealer's choice, the deck in but no card dealt: a tap still declares the game, for
@@ -306,23 +319,24 @@ class Table:
         self.hand_declared = _next_game(self.hand_declared)
         self.game, self.betting, label = DECLARABLE_GAMES[self.hand_declared]
         hand.redeclare(self.game, label)
-        return [{"type": "game.declared", "game": self.game, "betting": self.betting,
-                 "label": label, "default": False, "hand": hand.number, "t": t}]
+        assert self.betting is not None
+        return [GameDeclared(game=self.game, betting=self.betting, label=label, default=False,
+                             hand=hand.number, t=t)]
 
     def _dealer(self, dealer: str | None, t: float) -> list[Event]:
         events: list[Event] = []
         if self.dealer is not None and self.dealer_since is not None:
             events.append(self._dealer_summary(t))
         self.dealer, self.dealer_since, self.dealer_hands = dealer, t, 0
-        events.append({"type": "dealer", "dealer": dealer, "t": t})
+        events.append(DealerSignedIn(dealer=dealer, t=t))
         return events
 
-    def _dealer_summary(self, t: float) -> Event:
+    def _dealer_summary(self, t: float) -> DealerSummary:
         since = t if self.dealer_since is None else self.dealer_since
         minutes = max(0.0, t - since) / 60.0
         rate = round(self.dealer_hands / (minutes / 60.0), 1) if minutes >= 1 else None
-        return {"type": "dealer.summary", "dealer": self.dealer, "hands": self.dealer_hands,
-                "minutes": round(minutes, 1), "hands_per_hour": rate, "t": t}
+        return DealerSummary(dealer=self.dealer, hands=self.dealer_hands,
+                             minutes=round(minutes, 1), hands_per_hour=rate, t=t)
 
     def _hand_for_hand(self, state: str, t: float) -> list[Event]:
         if state == "on":
@@ -331,10 +345,10 @@ class Table:
             self.hand_for_hand = "off"
         elif self.hand_for_hand == "waiting":  # release
             self.hand_for_hand = "playing"
-            return [{"type": "hand_for_hand", "state": "released", "t": t}]
+            return [HandForHandChanged(state="released", t=t)]
         else:
             return []
-        return [{"type": "hand_for_hand", "state": self.hand_for_hand, "t": t}]
+        return [HandForHandChanged(state=self.hand_for_hand, t=t)]
 
     # ------------------------------------------------------------------ hands
 
@@ -343,23 +357,22 @@ class Table:
         if self.hand is not None and not self.hand.ended:
             same_deck = deck is None or deck == self.hand.deck
             if same_deck and self.hand.deck_reinserted(t):
-                return [{"type": "deck", "state": "reinserted", "deck": self.hand.deck,
-                         "hand": self.hand.number, "t": t}]
+                return [DeckChanged(state="reinserted", deck=self.hand.deck,
+                                    hand=self.hand.number, t=t)]
             events += self._after(self.hand.finish(t, "next_deck"), t)
         positions = self._positions_for_next_hand()
         if self.hand_for_hand == "waiting":
-            events.append({"type": "hand_for_hand", "state": "dealt_early",
-                           "text": "HAND FOR HAND: dealt before the floor released the table",
-                           "t": t})
+            events.append(HandForHandChanged(
+                state="dealt_early",
+                text="HAND FOR HAND: dealt before the floor released the table", t=t))
             self.hand_for_hand = "playing"
         if self.declares_game and self.last_outcome != "misdeal":
             choice = self.declared if self.declared is not None else 0
             self.hand_declared = self.declared
             self.game, self.betting, label = DECLARABLE_GAMES[choice]
             if self.declared is None:
-                events.append({"type": "game.declared", "game": self.game,
-                               "betting": self.betting, "label": label, "default": True,
-                               "t": t})
+                events.append(GameDeclared(game=self.game, betting=self.betting, label=label,
+                                           default=True, t=t))
             self.declared = None  # the next dealer declares again
         if self.last_outcome == "misdeal":
             self.redeals += 1
@@ -379,13 +392,10 @@ class Table:
         self.last_outcome = None
         self.last_positions = positions
         self._rereads.forget()
-        started = self.hand.started_event()
-        if self.waiting:
-            started["waiting"] = list(self.waiting)
-            started["waiting_rule"] = self.profile.rules["new_player"].source
-        if self.declares_game:
-            started["betting"] = self.betting
-        events.append(started)
+        events.append(self.hand.started_event(
+            waiting=list(self.waiting) if self.waiting else None,
+            waiting_rule=self.profile.rules["new_player"].source if self.waiting else None,
+            betting=self.betting if self.declares_game else None))
         return events
 
     def _resolve(self, item: CardRead) -> Drawn:
@@ -410,20 +420,19 @@ class Table:
             check = self.deck_check
             check.add(None if drawn.card == UNKNOWN else TaggedCard(drawn.deck or "?", drawn.card),
                       drawn.tag)
-            return [{"type": "deck_check.card", "deck": check.deck, "card": drawn.card,
-                     "card_deck": drawn.deck, "count": check.count, "t": t}]
+            return [DeckCheckCard(deck=check.deck, card=drawn.card, card_deck=drawn.deck,
+                                  count=check.count, t=t)]
         hand = self.hand
         if hand is None or hand.ended:
-            return [{"type": "card.ignored", "card": drawn.card, "deck": drawn.deck,
-                     "reason": "no hand in progress: insert the deck to start one",
-                     "hand": hand.number if hand is not None else None, "t": t}]
+            return [CardIgnored(card=drawn.card, deck=drawn.deck,
+                                reason="no hand in progress: insert the deck to start one",
+                                hand=hand.number if hand is not None else None, t=t)]
         events: list[Event] = []
         if hand.draws == 0 and self.profile.choice("level_change_timing") == "first_card":
             level = self.clock.current_level() if self.clock is not None else None
             if level != hand.level:
                 hand.level = level
-                events.append({"type": "hand.level", "hand": hand.number, "level": level,
-                               "t": t})
+                events.append(HandLevel(hand=hand.number, level=level, t=t))
         events += hand.draw(drawn, t)
         if hand.ended:
             events = self._after(events, t)
@@ -452,24 +461,23 @@ class Table:
                 return self._cancel_shot(t, "cancelled by the dealer")
             seconds, countdown = self.profile.shot_clock
             self.shot = _ShotClock(t, seconds, countdown)
-            return [{"type": "shot_clock", "state": "started", "seconds": seconds,
-                     "countdown": countdown, "hand": self._active_number(), "t": t}]
+            return [ShotClock(state="started", seconds=seconds, countdown=countdown,
+                              hand=self._active_number(), t=t)]
         if action == "call_floor":
-            return [{"type": "floor.called", "hand": self._active_number(), "t": t}]
+            return [FloorCalled(hand=self._active_number(), t=t)]
         return []
 
     def _cancel_shot(self, t: float, why: str) -> list[Event]:
         if self.shot is None:
             return []
         self.shot = None
-        return [{"type": "shot_clock", "state": "cancelled", "reason": why,
-                 "hand": self._active_number(), "t": t}]
+        return [ShotClock(state="cancelled", reason=why, hand=self._active_number(), t=t)]
 
     def _after(self, events: list[Event], t: float) -> list[Event]:
         """Close the books on a hand that just ended: record, button, deferred seating."""
         hand = self.hand
         assert hand is not None and hand.ended
-        ended = next(e for e in reversed(events) if e["type"] == "hand.ended")
+        ended = next(e for e in reversed(events) if isinstance(e, HandEnded))
         events.append(hand_record(ended, hand.game, list(hand.positions.seats),
                                   hand.positions.button, hand.scramble is None,
                                   evaluate=self.config.evaluate))
@@ -478,8 +486,7 @@ class Table:
             self.dealer_hands += 1
         if self.hand_for_hand == "playing" and hand.outcome != "misdeal":
             self.hand_for_hand = "waiting"
-            events.append({"type": "hand_for_hand", "state": "waiting", "hand": hand.number,
-                           "t": t})
+            events.append(HandForHandChanged(state="waiting", hand=hand.number, t=t))
         events += self._cancel_shot(t, "hand over")
         if self.pending_setup is not None:
             setup, self.pending_setup = self.pending_setup, None
@@ -496,15 +503,15 @@ class Table:
             assert item.deck is not None
             self.deck_check = DeckCheck(item.deck, self.registry)
             self._rereads.forget()
-            return [{"type": "deck_check.started", "deck": item.deck,
-                     "text": f"DECK CHECK {item.deck}: run every card through", "t": t}]
+            return [DeckCheckStarted(deck=item.deck,
+                                     text=f"DECK CHECK {item.deck}: run every card through", t=t)]
         check = self.deck_check
         if check is None:
             raise TableUsageError(f"deck check {item.action}: no deck check is running")
         self.deck_check = None
         if item.action == "cancel":
-            return [{"type": "deck_check.cancelled", "deck": check.deck, "t": t}]
-        return [{**check.result().as_event(), "t": t}]
+            return [DeckCheckCancelled(deck=check.deck, t=t)]
+        return [check.result().as_event(t)]
 
     # ------------------------------------------------------------------ clock and shoe
 
@@ -520,8 +527,8 @@ class Table:
             structure = self._structure(item.structure)
             self.clock = BlindClock(structure, t)
             self.clock_source = "table"
-            return [{"type": "clock", "state": "running", "structure": structure.name,
-                     "elapsed": 0.0, "t": t}, *self.clock.advance(t)]
+            return [ClockChanged(state="running", structure=structure.name, elapsed=0.0, t=t),
+                    *self.clock.advance(t)]
         if item.action == "sync":
             assert item.structure is not None and item.elapsed is not None
             self.clock_source = "venue"
@@ -541,46 +548,25 @@ class Table:
         if item.state == "reads_lost":
             return self._reads_lost(item, t)
         previous, self.shoe_state = self.shoe_state, item.state
-        event: Event = {"type": "shoe", "state": item.state, "hand": self._active_number(),
-                        "t": t}
-        if item.detail:
-            event["detail"] = item.detail
-        events = [event]
+        resumed = item.state == "ok" and previous != "ok" and self.hand_in_progress
+        events: list[Event] = [ShoeChanged(state=item.state, hand=self._active_number(), t=t,
+                                           detail=item.detail or None,
+                                           resumed=True if resumed else None)]
         if item.state != "ok" and previous == "ok" and self.hand_in_progress:
             assert self.hand is not None
             events += self.hand.shoe_fault(item.state, item.part, item.detail, t)
-        elif item.state == "ok" and previous != "ok" and self.hand_in_progress:
-            event["resumed"] = True
         return events
 
     def _reads_lost(self, item: ShoeStatus, t: float) -> list[Event]:
         """The shoe dropped messages it could not deliver: the hand in progress lacks reads
         that happened at the table; only the floor can say what was dealt."""
-        event: Event = {"type": "shoe", "state": "reads_lost", "lost": item.lost,
-                        "cards": item.cards, "hand": self._active_number(), "t": t}
-        if item.detail:
-            event["detail"] = item.detail
-        events = [event]
+        events: list[Event] = [ShoeReadsLost(lost=item.lost, cards=item.cards,
+                                             hand=self._active_number(), t=t,
+                                             detail=item.detail or None)]
         if self.hand_in_progress:
             assert self.hand is not None
             events += self.hand.reads_lost(item.lost or 0, item.cards, item.detail, t)
         return events
-
-    def clock_state(self) -> dict[str, Any] | None:
-        """The blind clock's persistable state (the daemon writes it to disk)."""
-        return self.clock.snapshot_state(self.now) if self.clock is not None else None
-
-    def restore_clock(self, state: dict[str, Any], t: float) -> list[Event]:
-        """Resume a persisted clock after a restart (see ``BlindClock.restore``)."""
-        try:
-            structure = self.structure_loader(str(state["structure"]))
-        except (KeyError, ValueError) as exc:
-            raise TableUsageError(f"cannot restore the clock: {exc}") from None
-        self.now = max(self.now, t)
-        self.clock = BlindClock.restore(structure, state, t)
-        return [{"type": "clock", "state": "restored", "structure": structure.name,
-                 "elapsed": round(self.clock.elapsed(t), 3),
-                 "level": self.clock.current_level(), "t": t}]
 
     def state(self) -> dict[str, Any]:
         """A snapshot for late joiners and the display's status line."""
@@ -596,5 +582,5 @@ class Table:
             "profile": self.profile.name,
             "hand_for_hand": self.hand_for_hand,
             "seats": list(self.seats or ()),
-            "dealer_stats": self._dealer_summary(self.now) if self.dealer else None,
+            "dealer_stats": self._dealer_summary(self.now).to_json() if self.dealer else None,
         }

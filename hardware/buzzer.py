@@ -18,6 +18,7 @@ from datetime import datetime
 from datetime import time as daytime
 from typing import Any
 
+from controller.events import Event
 from controller.sounds import ALARMS, PATTERNS, sounds_for
 
 VOLUMES = ("normal", "quiet", "off")
@@ -71,7 +72,7 @@ class BuzzerPlayer:
         inside = start <= current < end if start <= end else current >= start or current < end
         return "quiet" if inside else "normal"
 
-    def handle_event(self, event: dict[str, Any]) -> None:
+    def handle_event(self, event: Event) -> None:
         for name in sounds_for(event):
             self.play(name)
 

@@ -13,8 +13,19 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
 from contract import topics
+from controller.events import (
+    Card,
+    Event,
+    HandEnded,
+    HandRecord,
+    HandStarted,
+    Irregularity,
+    Level,
+    Ruling,
+    from_json,
+)
 from controller.profiles import DEFAULT_PROFILE, RULES, Profile, ProfileError
-from controller.replay import ReplayError, dumps, replay
+from controller.replay import ReplayError, dumps, replay, replay_events
 from controller.table import TableConfig
 from houses.loaders import builtin_names, load_profile, load_structure
 
@@ -151,7 +162,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.shoe:
         events_source = _through_simulated_shoe(script, profile, args)
     else:
-        events_source = replay(lines, profile, structure_loader=load_structure)
+        events_source = replay_events(lines, profile, structure_loader=load_structure)
     counts: dict[str, int] = {}
     rulings: dict[str, int] = {}
     outcomes: dict[str, int] = {}
@@ -159,17 +170,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     base: float | None = None  # narration times count from the first event
     try:
         for event in events_source:
-            kind = event["type"]
-            if kind == "hand.ended":
-                hands.add(event["hand"])
-                outcome = str(event["outcome"])
-                outcomes[outcome] = outcomes.get(outcome, 0) + 1
-            if kind == "irregularity":
-                counts[str(event["kind"])] = counts.get(str(event["kind"]), 0) + 1
-            if kind == "ruling":
-                rulings[str(event["action"])] = rulings.get(str(event["action"]), 0) + 1
+            match event:
+                case HandEnded(hand=hand, outcome=outcome):
+                    hands.add(hand)
+                    outcomes[outcome] = outcomes.get(outcome, 0) + 1
+                case Irregularity(kind=kind):
+                    counts[kind] = counts.get(kind, 0) + 1
+                case Ruling(action=action):
+                    rulings[action] = rulings.get(action, 0) + 1
             if not args.quiet:
-                t = event.get("t")
+                t = getattr(event, "t", None)
                 if base is None and isinstance(t, int | float):
                     base = float(t)
                 print(_describe(event, base or 0.0))
@@ -545,7 +555,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
-                            args: argparse.Namespace) -> Iterator[dict[str, object]]:
+                            args: argparse.Namespace) -> Iterator[Event]:
     """Play the script through the simulated shoe on a pty: firmware code, serial link,
     codec and core, live; yield events as the core emits them."""
     import queue
@@ -571,49 +581,43 @@ def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
               "speed; no broker yet: events are printed here", file=sys.stderr)
         threading.Thread(target=run, args=(directory,), daemon=True).start()
         while (event := events.get()) is not None:
-            yield event
+            yield from_json(event)  # as the simulated table's outbox holds it
 
 
-def _describe(event: dict[str, object], base: float = 0.0) -> str:
-    kind = event["type"]
-    t = event.get("t")
+def _describe(event: Event, base: float = 0.0) -> str:
+    t = getattr(event, "t", None)
     stamp = f"{t - base:9.1f}s" if isinstance(t, int | float) else " " * 10
-    if kind == "card":
-        where = f"seat {event['seat']}" if "seat" in event else str(event["street"])
-        return f"{stamp}  hand {event['hand']:>3}  #{event['n']:<3} {event['card']} " \
-               f"{event['role']:<5} {where}"
-    if kind == "ruling":
-        return f"{stamp}  hand {event['hand']:>3}  >>> {event['text']}"
-    if kind == "irregularity":
-        return f"{stamp}  hand {event['hand']:>3}  !!! {event['kind']}" + (
-            f" ({event['card']})" if "card" in event else "")
-    if kind == "hand.ended":
-        return f"{stamp}  hand {event['hand']:>3}  ended: {event['outcome']}, board " \
-               f"{' '.join(event['board'])}"  # type: ignore[arg-type]
-    if kind == "hand.started":
-        redeal = f" REDEAL {event['redeal']}" if event.get("redeal") else ""
-        blinds = f"SB {event['small_blind'] or 'dead'}, BB {event['big_blind']}"
-        dead = " (dead button)" if event.get("dead_button") else ""
-        return (f"{stamp}  === hand {event['hand']}{redeal}: {event['game']}, button seat "
-                f"{event['button']}{dead}, {blinds}, level {event['level']}, "
-                f"deck {event['deck'] or '(named by its first card)'} ===")
-    if kind == "hand.record":
-        best = event.get("best") or {}
-        hole = event["hole"]
-        assert isinstance(hole, dict) and isinstance(best, dict)
-        parts = []
-        for seat, cards in hole.items():
-            made = best.get(seat) or {}
-            label = str(made.get("high") or "").split(" (")[0]
-            low = made.get("low")
-            label += f", {str(low).split(' (')[0]}" if low else ""
-            parts.append(f"seat {seat} {''.join(cards)}" + (f" {label}" if label else ""))
-        return f"{stamp}  hand {event['hand']:>3}  record: " + "; ".join(parts)
-    if kind == "level":
-        return (f"{stamp}  LEVEL {event['level']}: blinds {event['sb']}/{event['bb']}, "
-                f"ante {event['ante']}" + (f" - {event['note']}" if event.get("note") else ""))
-    rest = {k: v for k, v in event.items() if k not in ("type", "t")}
-    return f"{stamp}  {kind} {json.dumps(rest)}"
+    match event:
+        case Card(hand=hand, n=n, card=card, role=role, seat=seat, street=street):
+            where = f"seat {seat}" if seat is not None else street
+            return f"{stamp}  hand {hand:>3}  #{n:<3} {card} {role:<5} {where}"
+        case Ruling(hand=hand, text=text):
+            return f"{stamp}  hand {hand:>3}  >>> {text}"
+        case Irregularity(hand=hand, kind=kind, card=card):
+            return f"{stamp}  hand {hand:>3}  !!! {kind}" + (f" ({card})" if card else "")
+        case HandEnded(hand=hand, outcome=outcome, board=board):
+            return f"{stamp}  hand {hand:>3}  ended: {outcome}, board {' '.join(board)}"
+        case HandStarted():
+            redeal = f" REDEAL {event.redeal}" if event.redeal else ""
+            blinds = f"SB {event.small_blind or 'dead'}, BB {event.big_blind}"
+            dead = " (dead button)" if event.dead_button else ""
+            return (f"{stamp}  === hand {event.hand}{redeal}: {event.game}, button seat "
+                    f"{event.button}{dead}, {blinds}, level {event.level}, "
+                    f"deck {event.deck or '(named by its first card)'} ===")
+        case HandRecord(hand=hand, hole=hole, best=best):
+            parts = []
+            for seat_key, cards in hole.items():
+                made = (best or {}).get(seat_key) or {}
+                label = str(made.get("high") or "").split(" (")[0]
+                low = made.get("low")
+                label += f", {str(low).split(' (')[0]}" if low else ""
+                parts.append(f"seat {seat_key} {''.join(cards)}" + (f" {label}" if label else ""))
+            return f"{stamp}  hand {hand:>3}  record: " + "; ".join(parts)
+        case Level(level=level, sb=sb, bb=bb, ante=ante, note=note):
+            return (f"{stamp}  LEVEL {level}: blinds {sb}/{bb}, ante {ante}"
+                    + (f" - {note}" if note else ""))
+    rest = {k: v for k, v in event.to_json().items() if k not in ("type", "t")}
+    return f"{stamp}  {event.type} {json.dumps(rest)}"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -34,7 +34,7 @@ from contract.envelope import state_snapshot
 from contract.supervise import EXIT_WORKER_DIED, FAILED, failures
 from contract.wire import decode
 from controller.decks import DeckRegistry
-from controller.hand import Event
+from controller.events import Event
 from controller.inputs import (
     ClockCommand,
     Gesture,
@@ -110,11 +110,14 @@ class TerminalBuzzer:
         self.out = out
         self.table = table
 
-    def handle_event(self, event: dict[str, Any]) -> None:
+    def handle_event(self, event: Event) -> None:
         from controller.sounds import sounds_for
 
         for name in sounds_for(event):
-            self.out.write(f"[{self.table}] buzzer: {name}\n")
+            self.play(name)
+
+    def play(self, name: str) -> None:
+        self.out.write(f"[{self.table}] buzzer: {name}\n")
         self.out.flush()
 
     def close(self) -> None:
@@ -369,7 +372,8 @@ class Daemon:
         return events
 
     def _commit(self, line: dict[str, Any], events: list[Event]) -> None:
-        self.outbox.record(line, events, int(time.time() * 1000))
+        self.outbox.record(line, [event.to_json() for event in events],
+                           int(time.time() * 1000))
         self.events += len(events)
         if self.link is not None and events:
             self.link.notify()
@@ -429,7 +433,7 @@ class Daemon:
             event = item[1]
             if event.kind == "held":
                 if self.buzzer is not None:
-                    self.buzzer.handle_event({"type": "gesture.held"})
+                    self.buzzer.play("held")
                 return
             self.feed(Gesture(event.kind, t=event.t))
         elif kind == "reload":

@@ -154,7 +154,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         check.read(uid, text, ms)
     result = check.result()
     if args.json:
-        print(json.dumps(result.as_event()))
+        print(json.dumps(result.report()))
     else:
         print(result.text())
     return 0 if result.ok else 1

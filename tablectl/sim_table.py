@@ -24,13 +24,13 @@ from houses.loaders import load_structure
 from simulators.shoe import SimulatedShoe, play_script
 from tablectl.shoe_to_core import ShoeTranslator
 
-Event = dict[str, Any]
+EventData = dict[str, Any]  # an event as the outbox holds it (JSON)
 
 
 class SimulatedTable:
     def __init__(self, directory: Path, profile: Profile, *, scale: float = 1.0,
                  deal_gap: float = 3.0, evaluate: bool = True,
-                 on_event: Callable[[Event], None] | None = None) -> None:
+                 on_event: Callable[[EventData], None] | None = None) -> None:
         self.scale = scale
         self.shoe = SimulatedShoe(directory / "shoe").start()
         self.queue: queue.Queue[tuple[str, Any, float]] = queue.Queue()
@@ -40,7 +40,7 @@ class SimulatedTable:
         self.table = Table(profile, TableConfig(deal_gap=deal_gap * scale, evaluate=evaluate),
                            load_structure)
         self.translator = ShoeTranslator()
-        self.events: list[Event] = []
+        self.events: list[EventData] = []
         self.link_events: list[ShoeLinkEvent] = []
         self.on_event = on_event
         if not self.pump_until(lambda: any(isinstance(e, LinkUp) for e in self.link_events),
@@ -61,9 +61,10 @@ class SimulatedTable:
             inputs = [parse_input({**obj, "t": t})]
         for inp in inputs:
             for event in self.table.handle(inp):
-                self.events.append(event)
+                data = event.to_json()  # what the table's outbox would hold
+                self.events.append(data)
                 if self.on_event is not None:
-                    self.on_event(event)
+                    self.on_event(data)
 
     def pump_until(self, done: Callable[[], bool], timeout: float) -> bool:
         end = time.monotonic() + timeout
@@ -75,7 +76,7 @@ class SimulatedTable:
                     return True
         return done()
 
-    def play(self, lines: list[dict[str, object]], timeout: float = 600) -> list[Event]:
+    def play(self, lines: list[dict[str, object]], timeout: float = 600) -> list[EventData]:
         finished = threading.Event()
 
         def player() -> None:

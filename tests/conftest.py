@@ -24,8 +24,10 @@ def run(lines: Iterable[Any], profile: str = "tda-2024", **config: Any) -> list[
                        structure_loader=load_structure))
 
 
-def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [e for e in events if e["type"] == kind]
+def of_type(events: list[Any], kind: str) -> list[dict[str, Any]]:
+    """The events of one type, as JSON objects (the core's typed events are converted)."""
+    data = [e if isinstance(e, dict) else e.to_json() for e in events]
+    return [e for e in data if e["type"] == kind]
 
 
 def wait_for(condition: Any, timeout: float = 15.0, step: float = 0.05) -> bool:

@@ -8,6 +8,16 @@ from datetime import time as daytime
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
+from controller.events import (
+    BreakEnded,
+    BreakStarted,
+    ClockWarning,
+    DeckCheckResult,
+    FloorCalled,
+    Level,
+    Ruling,
+    ShotClock,
+)
 from controller.sounds import PATTERNS, sounds_for
 from hardware.buzzer import BuzzerPlayer
 
@@ -35,7 +45,7 @@ def _player(kind="tonal", **kwargs):
 
 def test_level_up_plays_its_notes_on_the_pin():
     player, pin, recorder = _player()
-    player.handle_event({"type": "level", "level": 2})
+    player.handle_event(Level(level=2, sb=100, bb=200, ante=0, minutes=20.0, t=0.0))
     player.run_pending()
     assert recorder.notes == [(f, s) for f, s in PATTERNS["level_up"]]
     assert pin.state == 0  # silent afterwards
@@ -51,10 +61,10 @@ def test_active_buzzer_switches_on_and_off():
 
 
 def test_shot_clock_countdown_ticks_once_a_second():
-    assert sounds_for({"type": "shot_clock", "state": "countdown", "seconds": 5}) == \
-        ["shot_clock_tick"] * 5
+    countdown = ShotClock(state="countdown", seconds=5, hand=1, t=0.0)
+    assert sounds_for(countdown) == ["shot_clock_tick"] * 5
     player, _, recorder = _player()
-    player.handle_event({"type": "shot_clock", "state": "countdown", "seconds": 5})
+    player.handle_event(countdown)
     player.run_pending()
     # What the pin did, not what the player meant to do: five tones at the tick's pitch,
     # each followed by silence, filling five seconds.
@@ -62,18 +72,27 @@ def test_shot_clock_countdown_ticks_once_a_second():
     assert sum(s for _, s in recorder.notes) == pytest.approx(5.0)
 
 
+def _ruling(action: str) -> Ruling:
+    return Ruling(hand=1, action=action, text="x", profile="tda-2024", t=0.0)
+
+
+def _checked(ok: bool) -> DeckCheckResult:
+    return DeckCheckResult(deck="R1", ok=ok, count=52, missing=[], duplicates=[], foreign=[],
+                           unknown=[], jokers=0, text="", t=0.0)
+
+
 @pytest.mark.parametrize("event,pattern", [
-    ({"type": "ruling", "action": "misdeal"}, "misdeal"),
-    ({"type": "ruling", "action": "void_hand"}, "void_hand"),
-    ({"type": "ruling", "action": "call_floor"}, "floor_call"),
-    ({"type": "ruling", "action": "replace_exposed"}, "irregularity"),
-    ({"type": "floor.called"}, "floor_call"),
-    ({"type": "clock.warning", "break": False}, "one_minute"),
-    ({"type": "break", "state": "started"}, "break_start"),
-    ({"type": "break", "state": "ended"}, "break_end"),
-    ({"type": "shot_clock", "state": "expired"}, "shot_clock_expired"),
-    ({"type": "deck_check.result", "ok": True}, "deck_ok"),
-    ({"type": "deck_check.result", "ok": False}, "irregularity"),
+    (_ruling("misdeal"), "misdeal"),
+    (_ruling("void_hand"), "void_hand"),
+    (_ruling("call_floor"), "floor_call"),
+    (_ruling("replace_exposed"), "irregularity"),
+    (FloorCalled(hand=1, t=0.0), "floor_call"),
+    (ClockWarning(seconds_left=60.0, level=3, break_=False, t=0.0), "one_minute"),
+    (BreakStarted(minutes=10.0, note=None, t=0.0), "break_start"),
+    (BreakEnded(t=0.0), "break_end"),
+    (ShotClock(state="expired", hand=1, t=0.0), "shot_clock_expired"),
+    (_checked(True), "deck_ok"),
+    (_checked(False), "irregularity"),
 ])
 def test_events_have_their_sounds(event, pattern):
     assert sounds_for(event) == [pattern]

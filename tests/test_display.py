@@ -10,6 +10,21 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from controller.events import (
+    BreakEnded,
+    BreakStarted,
+    DeckCheckCard,
+    DeckCheckResult,
+    DeckCheckStarted,
+    GameDeclared,
+    HandForHandChanged,
+    HandStarted,
+    Level,
+    Ruling,
+    ShoeChanged,
+    ShoeReadsLost,
+    ShotClock,
+)
 from controller.screens import DisplayModel, Screen, sample_screens
 from hardware.display import Display, lcd_device, oled_device, render_lcd, render_oled
 from simulators.fake_i2c import LcdBus, OledBus
@@ -72,11 +87,21 @@ def test_every_line_fits_the_lcd():
         assert render_oled(screen).size == (128, 64)
 
 
+def _started(hand: int, t: float) -> HandStarted:
+    return HandStarted(hand=hand, game="holdem", button=1, seats=[1, 2], level=3,
+                       small_blind=2, big_blind=1, dead_button=False, deck="R1", redeal=0,
+                       dealer=None, t=t)
+
+
+def _ruling(action: str, text: str, t: float, **fields) -> Ruling:
+    return Ruling(hand=7, action=action, text=text, profile="tda-2024", t=t, **fields)
+
+
 def _clock_events():
     return [
-        {"type": "level", "level": 3, "sb": 250, "bb": 500, "ante": 0, "minutes": 15,
-         "next": {"level": 4, "sb": 500, "bb": 1000, "ante": 0}, "break_next": False, "t": 0},
-        {"type": "hand.started", "hand": 7, "t": 10},
+        Level(level=3, sb=250, bb=500, ante=0, minutes=15,
+              next={"level": 4, "sb": 500, "bb": 1000, "ante": 0}, break_next=False, t=0),
+        _started(7, 10),
     ]
 
 
@@ -96,45 +121,45 @@ def test_a_ruling_takes_the_screen_for_a_while():
     model = DisplayModel(alert_seconds=20)
     for event in _clock_events():
         model.update(event)
-    model.update({"type": "ruling", "action": "misdeal", "reason": "exposed_first_two",
-                  "text": "MISDEAL: 2nd card exposed - reshuffle, button stays", "t": 50})
+    model.update(_ruling("misdeal", "MISDEAL: 2nd card exposed - reshuffle, button stays", 50,
+                         reason="exposed_first_two"))
     alert = model.screen(55.0)
     assert (alert.kind, alert.title, alert.inverted) == ("alert", "MISDEAL", True)
     assert alert.lines[0] == "2nd card exposed"
     assert model.screen(71.0).kind == "clock"
-    model.update({"type": "ruling", "action": "misdeal", "text": "MISDEAL: x", "t": 80})
-    model.update({"type": "hand.started", "hand": 7, "t": 85})  # the redeal clears it
+    model.update(_ruling("misdeal", "MISDEAL: x", 80))
+    model.update(_started(7, 85))  # the redeal clears it
     assert model.screen(86.0).kind == "clock"
 
 
 def test_shot_clock_then_countdown_then_gone():
     model = DisplayModel()
-    model.update({"type": "shot_clock", "state": "started", "seconds": 25, "countdown": 5,
-                  "t": 100})
+    model.update(ShotClock(state="started", seconds=25, countdown=5, hand=7, t=100))
     assert (model.screen(101.0).kind, model.screen(101.0).big) == ("shot_clock", "29")
     countdown = model.screen(127.2)
     assert (countdown.title, countdown.big, countdown.inverted) == ("COUNTDOWN", "3", True)
-    model.update({"type": "shot_clock", "state": "expired", "t": 130})
+    model.update(ShotClock(state="expired", hand=7, t=130))
     assert model.screen(131.0).title == "TIME"
 
 
 def test_deck_check_break_hand_for_hand_and_game():
     model = DisplayModel()
-    model.update({"type": "deck_check.started", "deck": "R1", "t": 0})
-    model.update({"type": "deck_check.card", "deck": "R1", "count": 12, "t": 1})
+    model.update(DeckCheckStarted(deck="R1", text="DECK CHECK R1", t=0))
+    model.update(DeckCheckCard(deck="R1", card="As", card_deck="R1", count=12, t=1))
     assert model.screen(2.0).big == "12"
-    model.update({"type": "deck_check.result", "deck": "R1", "ok": True, "count": 52,
-                  "text": "DECK R1 OK: 52 cards", "t": 3})
+    model.update(DeckCheckResult(deck="R1", ok=True, count=52, missing=[], duplicates=[],
+                                 foreign=[], unknown=[], jokers=0,
+                                 text="DECK R1 OK: 52 cards", t=3))
     assert model.screen(4.0).big == "OK"
     assert model.screen(60.0).kind == "clock"
-    model.update({"type": "break", "state": "started", "minutes": 10, "t": 70})
+    model.update(BreakStarted(minutes=10, note=None, t=70))
     assert model.screen(71.0, {"remaining": 599, "running": True}, 70.0).big == "09:58"
-    model.update({"type": "hand_for_hand", "state": "waiting", "t": 80})
+    model.update(HandForHandChanged(state="waiting", t=80))
     assert model.screen(81.0).kind == "hand_for_hand"
-    model.update({"type": "hand.started", "hand": 8, "t": 90})
-    model.update({"type": "break", "state": "ended", "t": 91})
-    model.update({"type": "game.declared", "game": "omaha8", "label": "OMAHA HI/LO PL",
-                  "t": 92})
+    model.update(_started(8, 90))
+    model.update(BreakEnded(t=91))
+    model.update(GameDeclared(game="omaha8", betting="pot_limit", label="OMAHA HI/LO PL",
+                              default=False, t=92))
     screen = model.screen(93.0)
     assert screen.lines == ("OMAHA HI/LO PL",)
     assert isinstance(screen, Screen)
@@ -147,7 +172,7 @@ def test_a_long_ruling_is_paged_every_word_shown_each_page_long_enough_to_read(d
     text = ("PREMATURE TURN: card out of play; after betting burn and turn; reshuffle it in "
             "before the river, no burn")
     model = DisplayModel(alert_seconds=5, alert_lines=ALERT_LINES[device])
-    model.update({"type": "ruling", "action": "set_aside_turn", "text": text, "t": 100.0})
+    model.update(_ruling("set_aside_turn", text, 100.0))
     shown: list[tuple[str, tuple[str, ...], float]] = []
     t = 100.0
     while (screen := model.screen(t)).kind == "alert":  # sampled every 0.1 s
@@ -171,19 +196,18 @@ def test_a_long_ruling_is_paged_every_word_shown_each_page_long_enough_to_read(d
 
 def test_the_shoe_link_alert_goes_when_the_shoe_is_back_and_lost_reads_stay():
     model = DisplayModel()
-    model.update({"type": "shoe", "state": "lost", "hand": 3, "t": 10.0})
-    model.update({"type": "ruling", "action": "call_floor", "reason": "shoe_fault",
-                  "part": "link", "t": 10.0,
-                  "text": "SHOE LINK LOST: call the floor; hold the deal until the shoe is back"})
+    model.update(ShoeChanged(state="lost", hand=3, t=10.0))
+    model.update(_ruling("call_floor", "SHOE LINK LOST: call the floor; hold the deal until "
+                         "the shoe is back", 10.0, reason="shoe_fault", part="link"))
     assert model.screen(11.0).title.startswith("SHOE LINK LOST")
-    model.update({"type": "shoe", "state": "ok", "resumed": True, "hand": 3, "t": 12.0})
+    model.update(ShoeChanged(state="ok", resumed=True, hand=3, t=12.0))
     screen = model.screen(12.5)
     assert screen.kind == "clock" and "SHOE ok" in screen.status
-    model.update({"type": "shoe", "state": "reads_lost", "lost": 12, "cards": 12, "t": 13.0})
-    model.update({"type": "ruling", "action": "call_floor", "reason": "shoe_fault",
-                  "part": "reads", "lost": 12, "cards": 12, "t": 13.0,
-                  "text": "12 CARD READS LOST: call the floor; check every seat and the board"})
-    model.update({"type": "shoe", "state": "ok", "t": 14.0})
+    model.update(ShoeReadsLost(lost=12, cards=12, hand=3, t=13.0))
+    model.update(_ruling("call_floor", "12 CARD READS LOST: call the floor; check every seat "
+                         "and the board", 13.0, reason="shoe_fault", part="reads", lost=12,
+                         cards=12))
+    model.update(ShoeChanged(state="ok", hand=3, t=14.0))
     assert model.screen(14.5).title.startswith("12 CARD READS LOST")  # the floor must check
 
 

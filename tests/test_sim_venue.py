@@ -63,7 +63,7 @@ def _replay_journal(venue, journal):
             events += table.handle(parse_input(line))
         except TableUsageError:
             continue
-    return events
+    return [event.to_json() for event in events]
 
 
 def test_chaos_broker_restart_sigkill_unplug_reload(tmp_path):

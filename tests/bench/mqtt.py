@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from controller.events import Event
 from controller.inputs import DeckIn, Setup
 from controller.table import Table, TableConfig
 from firmware_bridge import messages as m
@@ -134,9 +135,9 @@ def _pipeline(directory: Path, port: int, cards: int) -> list[float]:
     time.sleep(0.3)
     os.write(master, encode_frame(m.HELLO, 0, frames.hello_payload(9, 0, 15, "fw", "bench")))
 
-    def emit(events: list[dict[str, Any]]) -> None:
+    def emit(events: list[Event]) -> None:
         for event in events:
-            outbox.append(event, int(time.time() * 1000))
+            outbox.append(event.to_json(), int(time.time() * 1000))
         link.notify()
 
     result = []

@@ -23,6 +23,7 @@ import statistics
 import sys
 import time
 
+from controller.events import HandRecord
 from controller.inputs import CardRead, parse_input
 from controller.table import Table, TableConfig
 from houses.loaders import load_profile, load_structure
@@ -59,7 +60,7 @@ def run(hands: int, seed: int, profile_name: str) -> dict[str, object]:
         elapsed = clock() - t0
         (card_ns if isinstance(item, CardRead) else other_ns).append(elapsed)
         hands_done += sum(1 for e in events
-                          if e["type"] == "hand.record" and e["outcome"] != "misdeal")
+                          if isinstance(e, HandRecord) and e.outcome != "misdeal")
     total_s = (clock() - started) / 1e9
 
     def us(values: list[int], q: float) -> float:

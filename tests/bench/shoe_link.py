@@ -27,6 +27,7 @@ import time
 import tty
 from pathlib import Path
 
+from controller.events import Card
 from controller.inputs import DeckIn, Setup
 from controller.table import Table, TableConfig
 from firmware_bridge import messages as m
@@ -155,7 +156,7 @@ def _pipeline_latency(samples: int, directory: Path) -> list[float]:
         while True:
             event, t = events.get(timeout=5)
             handled = [table.handle(x) for x in translator.translate(event, t)]
-            if any(e["type"] == "card" for batch in handled for e in batch):
+            if any(isinstance(e, Card) for batch in handled for e in batch):
                 break
         result.append(time.perf_counter() - sent)
         hand_cards = (hand_cards + 1) % 20

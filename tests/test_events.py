@@ -1,0 +1,113 @@
+"""The core's typed events (``controller/events.py``): JSON only at the edges, exactly as the
+replay contract writes it, and the same shape as the AsyncAPI document's schemas say."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import types
+import typing
+
+import pytest
+
+from contract.schema import document
+from controller import events as ev
+from controller.replay import replay_events
+from houses.loaders import builtin_names, load_profile, load_structure
+from simulators.dealer_script import session_lines
+from tests.conftest import SCENARIOS
+
+# The envelope carries these itself (contract/envelope.py): they are not in its data.
+ENVELOPE_KEYS = {"type", "hand", "dealer"}
+# The public view (contract/views.py) adds these to what the core wrote.
+PUBLIC_VIEW_KEYS = {"hole_counts"}
+SCHEMAS = {"hand.started": "HandStartedData", "card": "CardData",
+           "irregularity": "IrregularityData", "ruling": "RulingData",
+           "hand.ended": "HandEndedData", "hand.record": "HandRecordData",
+           "level": "LevelData", "clock.hold": "ClockHoldData"}
+JSON_TYPES = {int: {"integer", "number"}, float: {"number"}, str: {"string"},
+              bool: {"boolean"}, list: {"array"}, dict: {"object"}, type(None): {"null"}}
+
+
+def _sessions():
+    import json
+
+    for profile in builtin_names():
+        lines = session_lines(random.Random(3), load_profile(profile), hands=40, game="mixed",
+                              irregularity_rate=0.4, clock="tda-2024")
+        yield profile, [json.dumps(line) for line in lines]
+    for path in sorted(SCENARIOS.glob("*.jsonl")):
+        yield "tda-2024", path.read_text().splitlines()
+
+
+def test_every_event_goes_to_json_and_back_unchanged():
+    seen = set()
+    for profile, lines in _sessions():
+        for event in replay_events(lines, load_profile(profile),
+                                   structure_loader=load_structure):
+            data = event.to_json()
+            assert ev.from_json(data) == event
+            assert ev.from_json(data).to_json() == data
+            seen.add(type(event))
+    assert {ev.HandStarted, ev.Card, ev.Irregularity, ev.Ruling, ev.HandEnded,
+            ev.HandRecord, ev.Level} <= seen
+
+
+def test_a_json_object_that_is_no_event_is_refused():
+    with pytest.raises(ev.EventDataError, match="no event of type"):
+        ev.from_json({"type": "nonsense"})
+    with pytest.raises(ev.EventDataError, match="not a card event"):
+        ev.from_json({"type": "card", "hand": 1})
+
+
+def _json_types(annotation: object) -> set[str]:
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return set().union(*(_json_types(a) for a in args))
+    origin = typing.get_origin(annotation) or annotation
+    if origin is typing.Any:
+        return {"integer", "number", "string", "boolean", "array", "object", "null"}
+    return JSON_TYPES[origin]  # type: ignore[index]
+
+
+def _schema_types(schema: dict) -> set[str]:
+    if "type" in schema:
+        kinds = schema["type"]
+        return {kinds} if isinstance(kinds, str) else set(kinds)
+    values = schema.get("enum", [schema["const"]] if "const" in schema else [])
+    names = {bool: "boolean", int: "integer", str: "string", type(None): "null"}
+    return {names[type(v)] for v in values} if values else set()
+
+
+def _written_always(f: dataclasses.Field) -> bool:
+    return not f.metadata.get("omit_none")
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMAS))
+def test_each_event_class_is_what_its_asyncapi_schema_says(kind):
+    cls = next(c for c in ev.EVENT_CLASSES if kind == c.TYPE)
+    schema = document()["components"]["schemas"][SCHEMAS[kind]]
+    hints = typing.get_type_hints(cls)
+    fields = {ev._JSON_NAME.get(f.name, f.name): f for f in dataclasses.fields(cls)}
+    data_fields = {k: f for k, f in fields.items() if k not in ENVELOPE_KEYS}
+    described = {k: v for k, v in schema["properties"].items() if k not in PUBLIC_VIEW_KEYS}
+    assert set(described) == set(data_fields), (
+        f"{SCHEMAS[kind]} describes {sorted(set(described) - set(data_fields))} that "
+        f"{cls.__name__} lacks, and lacks {sorted(set(data_fields) - set(described))}")
+    for key, f in data_fields.items():
+        allowed = _schema_types(described[key])
+        python = _json_types(hints[f.name])
+        if not _written_always(f):
+            python.discard("null")  # None is not written
+        if allowed:
+            assert python <= allowed | ({"number"} if "integer" in allowed else set()) | (
+                {"integer"} if "number" in allowed else set()), (key, python, allowed)
+    for key in schema.get("required", []):
+        assert key in data_fields and _written_always(data_fields[key]), key
+
+
+def test_every_event_class_has_a_type_and_every_type_one_class():
+    types_ = [cls.TYPE for cls in ev.EVENT_CLASSES]
+    assert all(types_)
+    shared = {t for t in types_ if types_.count(t) > 1}
+    assert shared == {"shoe", "break"}  # two shapes each, told apart by their state
