@@ -18,23 +18,18 @@ from controller.events import (
     CardIgnored,
     ClockChanged,
     ClockHold,
-    DealerSignedIn,
-    DealerSummary,
     DeckChanged,
     DeckCheckCancelled,
     DeckCheckCard,
     DeckCheckStarted,
     Event,
     FloorCalled,
-    GameDeclared,
     HandEnded,
-    HandForHandChanged,
     HandLevel,
     Ruling,
     Seating,
     ShoeChanged,
     ShoeReadsLost,
-    ShotClock,
     TableSetup,
 )
 from controller.hand import Drawn, Hand
@@ -61,29 +56,20 @@ from controller.seating import (
     next_positions,
     seat_newcomers,
 )
+from controller.table_parts import (
+    DealersChoice,
+    DealerShift,
+    HandForHandState,
+    ShotClockTimer,
+)
 
 GESTURE_ACTIONS = ("close_round", "end_hand", "shot_clock", "call_floor", "ignore")
-# Seed 004's games, in the order a tap cycles them; the first is the default.
-DECLARABLE_GAMES: tuple[tuple[str, str, str], ...] = (
-    ("holdem", "limit", "HOLD'EM LIMIT"),
-    ("holdem", "pot_limit", "HOLD'EM POT LIMIT"),
-    ("holdem", "no_limit", "HOLD'EM NO LIMIT"),
-    ("omaha", "limit", "OMAHA HI LIMIT"),
-    ("omaha", "pot_limit", "OMAHA HI POT LIMIT"),
-    ("omaha8", "limit", "OMAHA HI/LO LIMIT"),
-    ("omaha8", "pot_limit", "OMAHA H/L POT LIMIT"),
-)
 DEFAULT_GESTURES = {
     "tap": "close_round",
     "double_tap": "end_hand",
     "hold": "shot_clock",
     "long_hold": "call_floor",
 }
-
-
-def _next_game(index: int | None) -> int:
-    """A dealer's tap: the next of DECLARABLE_GAMES (the first when none is declared yet)."""
-    return 0 if index is None else (index + 1) % len(DECLARABLE_GAMES)
 
 
 class TableUsageError(ValueError):
@@ -96,14 +82,6 @@ class TableConfig:
     reread_window: float = REREAD_SECONDS  # the same tag again within this is one card
     gestures: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_GESTURES))
     evaluate: bool = True  # compute best hands in the hand record
-
-
-@dataclass
-class _ShotClock:
-    started: float
-    seconds: float
-    countdown: float
-    countdown_sent: bool = False
 
 
 class Table:
@@ -131,19 +109,16 @@ class Table:
         self.registry = registry or DeckRegistry()  # enrolled tags; setup lines add to it
         self.deck_check: DeckCheck | None = None
         self.last_deck: str | None = None
-        self.dealer: str | None = None
+        self.shift = DealerShift()
         self.clock: BlindClock | None = None
         self.clock_source = "table"  # "venue" once the hub's clock is followed (sync)
-        self.shot: _ShotClock | None = None
+        self.shot = ShotClockTimer()
         self.shoe_state = "ok"
         self._rereads = Rereads(self.config.reread_window)
-        self.declared: int | None = None  # dealer's choice: index into DECLARABLE_GAMES
-        self.hand_declared: int | None = None  # the index declared for the hand in progress
+        self.choice = DealersChoice()
         self.waiting: tuple[int, ...] = ()  # seated, dealt around until the button passes
         self.betting: str | None = None
-        self.hand_for_hand = "off"  # off, waiting, playing
-        self.dealer_since: float | None = None
-        self.dealer_hands = 0
+        self.hand_for_hand = HandForHandState()
 
     # ------------------------------------------------------------------ entry point
 
@@ -168,9 +143,9 @@ class Table:
         elif isinstance(item, ShoeStatus):
             events += self._shoe(item, t)
         elif isinstance(item, DealerSignIn):
-            events += self._dealer(item.dealer, t)
+            events += self.shift.sign_in(item.dealer, t)
         elif isinstance(item, HandForHand):
-            events += self._hand_for_hand(item.state, t)
+            events += self.hand_for_hand.command(item.state, self.hand_in_progress, t)
         elif isinstance(item, DeckCheckCommand):
             events += self._deck_check(item, t)
         elif isinstance(item, DeckOut):
@@ -198,7 +173,7 @@ class Table:
 
     def _stamped(self, events: list[Event]) -> list[Event]:
         # SPEC 1.3: the dealer signed in is in every event until the next sign-in.
-        dealer = self.dealer
+        dealer = self.shift.dealer
         if dealer is not None:
             return [event.stamped(dealer) for event in events]
         return events
@@ -208,17 +183,7 @@ class Table:
         events: list[Event] = []
         if self.clock is not None:
             events += self.clock.advance(t)
-        if self.shot is not None:
-            shot = self.shot
-            countdown_at = shot.started + shot.seconds
-            if not shot.countdown_sent and t >= countdown_at:
-                shot.countdown_sent = True
-                events.append(ShotClock(state="countdown", seconds=shot.countdown,
-                                        hand=self._active_number(), t=countdown_at))
-            if t >= countdown_at + shot.countdown:
-                self.shot = None
-                events.append(ShotClock(state="expired", hand=self._active_number(),
-                                        t=countdown_at + shot.countdown))
+        events += self.shot.advance(self._active_number(), t)
         return self._stamped(events)
 
     @property
@@ -303,52 +268,15 @@ class Table:
         return self.profile.choice("game_declaration") == "dealer_declares"
 
     def _declared_label(self) -> str | None:
-        if not self.declares_game:
-            return None
-        return next((label for game, betting, label in DECLARABLE_GAMES
-                     if game == self.game and betting == self.betting), None)
-
-    def _declare_next(self, t: float) -> list[Event]:
-        self.declared = _next_game(self.declared)
-        game, betting, label = DECLARABLE_GAMES[self.declared]
-        return [GameDeclared(game=game, betting=betting, label=label, default=False, t=t)]
+        return self.choice.label(self.game, self.betting) if self.declares_game else None
 
     def _declare_for_hand(self, hand: Hand, t: float) -> list[Event]:
         """Dealer's choice, the deck in but no card dealt: a tap still declares the game, for
         this hand. The cycle goes on from the hand's game when the dealer had declared it."""
-        self.hand_declared = _next_game(self.hand_declared)
-        self.game, self.betting, label = DECLARABLE_GAMES[self.hand_declared]
+        self.game, self.betting, label, events = self.choice.tap_before_first_card(
+            hand.number, t)
         hand.redeclare(self.game, label)
-        assert self.betting is not None
-        return [GameDeclared(game=self.game, betting=self.betting, label=label, default=False,
-                             hand=hand.number, t=t)]
-
-    def _dealer(self, dealer: str | None, t: float) -> list[Event]:
-        events: list[Event] = []
-        if self.dealer is not None and self.dealer_since is not None:
-            events.append(self._dealer_summary(t))
-        self.dealer, self.dealer_since, self.dealer_hands = dealer, t, 0
-        events.append(DealerSignedIn(dealer=dealer, t=t))
         return events
-
-    def _dealer_summary(self, t: float) -> DealerSummary:
-        since = t if self.dealer_since is None else self.dealer_since
-        minutes = max(0.0, t - since) / 60.0
-        rate = round(self.dealer_hands / (minutes / 60.0), 1) if minutes >= 1 else None
-        return DealerSummary(dealer=self.dealer, hands=self.dealer_hands,
-                             minutes=round(minutes, 1), hands_per_hour=rate, t=t)
-
-    def _hand_for_hand(self, state: str, t: float) -> list[Event]:
-        if state == "on":
-            self.hand_for_hand = "playing" if self.hand_in_progress else "waiting"
-        elif state == "off":
-            self.hand_for_hand = "off"
-        elif self.hand_for_hand == "waiting":  # release
-            self.hand_for_hand = "playing"
-            return [HandForHandChanged(state="released", t=t)]
-        else:
-            return []
-        return [HandForHandChanged(state=self.hand_for_hand, t=t)]
 
     # ------------------------------------------------------------------ hands
 
@@ -361,19 +289,10 @@ class Table:
                                     hand=self.hand.number, t=t)]
             events += self._after(self.hand.finish(t, "next_deck"), t)
         positions = self._positions_for_next_hand()
-        if self.hand_for_hand == "waiting":
-            events.append(HandForHandChanged(
-                state="dealt_early",
-                text="HAND FOR HAND: dealt before the floor released the table", t=t))
-            self.hand_for_hand = "playing"
+        events += self.hand_for_hand.deck_in(t)
         if self.declares_game and self.last_outcome != "misdeal":
-            choice = self.declared if self.declared is not None else 0
-            self.hand_declared = self.declared
-            self.game, self.betting, label = DECLARABLE_GAMES[choice]
-            if self.declared is None:
-                events.append(GameDeclared(game=self.game, betting=self.betting, label=label,
-                                           default=True, t=t))
-            self.declared = None  # the next dealer declares again
+            self.game, self.betting, declared = self.choice.deck_in(t)
+            events += declared
         if self.last_outcome == "misdeal":
             self.redeals += 1
             number = self.next_number - 1
@@ -387,7 +306,7 @@ class Table:
         self.hand = Hand(
             number=number, game=self.game, positions=positions, profile=self.profile,
             deck=deck, deal_gap=self.config.deal_gap, t=t, redeal=self.redeals, level=level,
-            dealer=self.dealer, declared=self._declared_label(),
+            dealer=self.shift.dealer, declared=self._declared_label(),
         )
         self.last_outcome = None
         self.last_positions = positions
@@ -448,7 +367,7 @@ class Table:
             elif hand is not None:
                 events += hand.tap(t)
             elif self.declares_game and self.deck_check is None:
-                events += self._declare_next(t)  # between hands a tap cycles the game
+                events += self.choice.tap_between_hands(t)  # between hands: the next game
             return events
         if action == "end_hand":
             if hand is None or hand.nothing_dealt:
@@ -457,21 +376,16 @@ class Table:
                 return []
             return self._after(hand.finish(t, "double_tap"), t)
         if action == "shot_clock":
-            if self.shot is not None:
+            if self.shot.running is not None:
                 return self._cancel_shot(t, "cancelled by the dealer")
             seconds, countdown = self.profile.shot_clock
-            self.shot = _ShotClock(t, seconds, countdown)
-            return [ShotClock(state="started", seconds=seconds, countdown=countdown,
-                              hand=self._active_number(), t=t)]
+            return self.shot.start(seconds, countdown, self._active_number(), t)
         if action == "call_floor":
             return [FloorCalled(hand=self._active_number(), t=t)]
         return []
 
     def _cancel_shot(self, t: float, why: str) -> list[Event]:
-        if self.shot is None:
-            return []
-        self.shot = None
-        return [ShotClock(state="cancelled", reason=why, hand=self._active_number(), t=t)]
+        return self.shot.cancel(why, self._active_number(), t)
 
     def _after(self, events: list[Event], t: float) -> list[Event]:
         """Close the books on a hand that just ended: record, button, deferred seating."""
@@ -482,11 +396,9 @@ class Table:
                                   hand.positions.button, hand.scramble is None,
                                   evaluate=self.config.evaluate))
         self.last_outcome = hand.outcome
-        if hand.outcome == "complete":
-            self.dealer_hands += 1
-        if self.hand_for_hand == "playing" and hand.outcome != "misdeal":
-            self.hand_for_hand = "waiting"
-            events.append(HandForHandChanged(state="waiting", hand=hand.number, t=t))
+        assert hand.outcome is not None
+        self.shift.hand_over(hand.outcome)
+        events += self.hand_for_hand.hand_over(hand.outcome, hand.number, t)
         events += self._cancel_shot(t, "hand over")
         if self.pending_setup is not None:
             setup, self.pending_setup = self.pending_setup, None
@@ -576,11 +488,11 @@ class Table:
             "in_progress": self.hand_in_progress,
             "street": hand.street if hand is not None and not hand.ended else None,
             "phase": hand.phase.value if hand is not None else None,
-            "dealer": self.dealer,
+            "dealer": self.shift.dealer,
             "shoe": self.shoe_state,
             "clock": self.clock.snapshot(self.now) if self.clock is not None else None,
             "profile": self.profile.name,
-            "hand_for_hand": self.hand_for_hand,
+            "hand_for_hand": self.hand_for_hand.state,
             "seats": list(self.seats or ()),
-            "dealer_stats": self._dealer_summary(self.now).to_json() if self.dealer else None,
+            "dealer_stats": self.shift.summary(self.now).to_json() if self.shift.dealer else None,
         }

@@ -180,7 +180,7 @@ class ScriptedDealer:
         """Dealer's choice: tap between hands until the display shows the game to deal."""
         if self.profile.choice("game_declaration") != "dealer_declares":
             return
-        from controller.table import DECLARABLE_GAMES
+        from controller.table_parts import DECLARABLE_GAMES
 
         index = next(i for i, (game, _, _) in enumerate(DECLARABLE_GAMES) if game == self.game)
         # The first tap shows the first game; no tap at all leaves the default (the first).

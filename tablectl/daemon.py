@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -124,6 +125,46 @@ class TerminalBuzzer:
         pass
 
 
+# What goes on the daemon's one queue: each adapter's callback only puts one of these.
+@dataclass(frozen=True)
+class ShoeEvent:
+    """A link event from the serial shoe, at the host time it arrived."""
+
+    event: Any
+    t: float
+
+
+@dataclass(frozen=True)
+class NfcRead:
+    read: Any
+    t: float
+
+
+@dataclass(frozen=True)
+class ButtonPressed:
+    gesture: Any  # hardware.button's gesture: its kind and time
+
+
+@dataclass(frozen=True)
+class VenueClockReading:
+    state: dict[str, Any]
+    retained: bool
+
+
+@dataclass(frozen=True)
+class FloorCommand:
+    """A command from the hub, applied by the main loop; the link's thread waits on ``done``."""
+
+    command: Command
+    reply: list[str | None]
+    done: threading.Event
+
+
+@dataclass(frozen=True)
+class Reload:
+    """SIGHUP: read the configuration again."""
+
+
 class Daemon:
     def __init__(self, config: Config, *, config_path: str | None = None,
                  out: TextIO = sys.stdout, clock: Callable[[], float] = time.monotonic) -> None:
@@ -131,7 +172,7 @@ class Daemon:
         self.config_path = config_path
         self.out = out
         self._mono = clock
-        self.queue: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self.queue: queue.Queue[object] = queue.Queue()
         self.venue_clock_readings = 0  # venue clock states handled (tests wait on it)
         self.started_at = self._mono()
         self.hub_seen = False  # the link has been up at least once since the start
@@ -238,13 +279,13 @@ class Daemon:
 
             self.translator = ShoeTranslator()
             self.parts["shoe"] = SerialShoe(
-                config.shoe_port, lambda e, t: self.queue.put(("shoe", e, t)),
+                config.shoe_port, lambda e, t: self.queue.put(ShoeEvent(e, t)),
                 clock=self.now).start()
         elif config.shoe_backend == "nfc":
             from hardware.nfc_reader import NfcReader
 
             self.parts["nfc"] = NfcReader(
-                config.nfc_path, lambda r, t: self.queue.put(("nfc", r, t)),
+                config.nfc_path, lambda r, t: self.queue.put(NfcRead(r, t)),
                 clock=self.now).start()
         if config.button_backend != "none":
             self.parts["button"] = self._button()
@@ -261,7 +302,7 @@ class Daemon:
                 username=config.mqtt_username, password=config.mqtt_password,
                 on_command=self._command_from_link,
                 on_venue_clock=(lambda state, retained: self.queue.put(
-                    ("venue_clock", state, retained)))
+                    VenueClockReading(state, retained)))
                 if config.clock_mode == "venue" else None).start()
         else:
             self.link = None
@@ -283,7 +324,7 @@ class Daemon:
             from gpiozero.pins.rpigpio import RPiGPIOFactory
 
             factory = RPiGPIOFactory()
-        button = DealerButton(config.button_pin, lambda e: self.queue.put(("gesture", e)),
+        button = DealerButton(config.button_pin, lambda e: self.queue.put(ButtonPressed(e)),
                               config=config.gestures, pin_factory=factory, clock=self.now)
         if config.button_control:
             self._control_socket(factory.pin(config.button_pin), config.button_control, button)
@@ -416,30 +457,28 @@ class Daemon:
             self._state_key, self._state_sent = key, mono
             self.link.publish_state(state)
 
-    def _dispatch(self, item: tuple[Any, ...]) -> None:
-        kind = item[0]
-        if kind == "shoe":
-            event, t = item[1], item[2]
-            for inp in self.translator.translate(event, t):
-                self.feed(inp)
-        elif kind == "nfc":
-            from hardware.nfc_reader import TagRead
-            from tablectl.shoe_to_core import tag_read
+    def _dispatch(self, item: object) -> None:
+        match item:
+            case ShoeEvent(event=event, t=t):
+                for inp in self.translator.translate(event, t):
+                    self.feed(inp)
+            case NfcRead(read=read, t=t):
+                from hardware.nfc_reader import TagRead
+                from tablectl.shoe_to_core import tag_read
 
-            read, t = item[1], item[2]
-            if isinstance(read, TagRead):
-                self.feed(tag_read(read.uid, read.text, t))
-        elif kind == "gesture":
-            event = item[1]
-            if event.kind == "held":
+                if isinstance(read, TagRead):
+                    self.feed(tag_read(read.uid, read.text, t))
+            case ButtonPressed(gesture=gesture) if gesture.kind == "held":
                 if self.buzzer is not None:
                     self.buzzer.play("held")
-                return
-            self.feed(Gesture(event.kind, t=event.t))
-        elif kind == "reload":
-            self.reload()
-        elif kind == "venue_clock":
-            self._follow_venue_clock(item[1], item[2])
+            case ButtonPressed(gesture=gesture):
+                self.feed(Gesture(gesture.kind, t=gesture.t))
+            case Reload():
+                self.reload()
+            case VenueClockReading(state=state, retained=retained):
+                self._follow_venue_clock(state, retained)
+            case FloorCommand():
+                self._dispatch_command(item)
 
     def _follow_venue_clock(self, state: dict[str, Any], retained: bool) -> None:
         """The hub's clock (checked against the contract by the link), the authority: follow
@@ -467,7 +506,7 @@ class Daemon:
         """On the link's worker thread: hand the command to the main loop and wait for it."""
         reply: list[str | None] = []
         done = threading.Event()
-        self.queue.put(("command", command, reply, done))
+        self.queue.put(FloorCommand(command, reply, done))
         if not done.wait(5.0):
             return "the table did not answer in time"
         return reply[0]
@@ -475,7 +514,7 @@ class Daemon:
     # ------------------------------------------------------------------ running
     def run(self) -> int:
         signal.signal(signal.SIGTERM, lambda *_: self.running.clear())
-        signal.signal(signal.SIGHUP, lambda *_: self.queue.put(("reload",)))
+        signal.signal(signal.SIGHUP, lambda *_: self.queue.put(Reload()))
         with contextlib.suppress(KeyboardInterrupt):
             self.loop()
         self.stop()
@@ -494,10 +533,7 @@ class Daemon:
             except queue.Empty:
                 item = None
             if item is not None:
-                if item[0] == "command":
-                    self._dispatch_command(item)
-                else:
-                    self._dispatch(item)
+                self._dispatch(item)
             mono = self._mono()
             if mono - last_tick >= 0.25:
                 last_tick = mono
@@ -508,11 +544,9 @@ class Daemon:
                 hand = self.table.hand.number if self.table.hand else "-"
                 self.notifier.send(f"WATCHDOG=1\nSTATUS=hand {hand}, {self.events} events")
 
-    def _dispatch_command(self, item: tuple[Any, ...]) -> None:
-        command, reply, done = item[1], item[2], item[3]
-        error = self._apply_command_committed(command)
-        reply.append(error)
-        done.set()
+    def _dispatch_command(self, item: FloorCommand) -> None:
+        item.reply.append(self._apply_command_committed(item.command))
+        item.done.set()
         if self.link is not None:
             self._publish_state()  # a floor command's effect shows at once, not at the tick
 

@@ -182,7 +182,7 @@ def test_the_simulators_control_socket_believes_only_stamps_of_this_run(tmp_path
     import time
 
     from tablectl.config import config_from_data
-    from tablectl.daemon import Daemon
+    from tablectl.daemon import ButtonPressed, Daemon
     from tests.conftest import wait_for
 
     control = tmp_path / "button.sock"
@@ -198,8 +198,8 @@ def test_the_simulators_control_socket_believes_only_stamps_of_this_run(tmp_path
         got = []
         while not daemon.queue.empty():
             item = daemon.queue.get()
-            if item[0] == "gesture" and item[1].kind != "held":
-                got.append(item[1])
+            if isinstance(item, ButtonPressed) and item.gesture.kind != "held":
+                got.append(item.gesture)
         return got
 
     try:
