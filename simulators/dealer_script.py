@@ -12,6 +12,7 @@ Pure: randomness comes from the ``random.Random`` passed in, time is the script'
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from controller.seating import Positions, initial_positions, next_positions, sea
 Line = dict[str, Any]
 
 
-# Every irregularity the dealer can be told to commit, and the SPEC row it exercises.
+# Every irregularity the dealer can be told to commit (how: STRATEGIES, at the end).
 INJECTIONS = (
     "exposed_first", "exposed_second", "exposed_later", "exposed_two", "boxed", "boxed_two",
     "joker", "extra_card", "extra_two", "missing_card", "premature_flop", "premature_turn",
@@ -219,54 +220,73 @@ class ScriptedDealer:
         self._emit({"type": "seats", "seats": list(self.seats)})
 
     def _one_deal(self, exp: Expected, injection: str | None) -> str:
+        """One deal from the deck going in to the hand's end (or the misdeal or void that
+        stops it): ``injection`` commits its irregularity at its point of the deal."""
+        strategy = STRATEGIES[injection] if injection is not None else CLEAN
         rng = self.rng
         exp.hole = {seat: [] for seat in self.positions.deal_order()}
         exp.board, exp.burns = [], []
-        self.stub = [c for c in STANDARD_DECK]
+        self.stub = list(STANDARD_DECK)
         rng.shuffle(self.stub)
         self.t += rng.uniform(*self.between_hands)
         self._emit({"type": "deck_in", "deck": self.deck})
         order = self.positions.deal_order()
-        slots = [seat for _ in range(HOLE_CARDS[self.game]) for seat in order]
-        burn_for_flop: str | None = None
-        replacements: list[int] = []
+        deal = Deal(exp, [seat for _ in range(HOLE_CARDS[self.game]) for seat in order])
+        plan = strategy.plan(rng, deal.slots)
+        outcome = self._hole_cards(deal, plan)
+        if outcome is None:
+            outcome = strategy.extra_hole_cards(self, deal)
+        if outcome is not None:
+            return outcome
+        deal.ending = "showdown" if injection else rng.choice(
+            ("showdown", "showdown", "showdown", "preflop", "flop", "turn"))
+        # Preflop betting.
+        outcome = strategy.preflop_betting(self, deal)
+        if outcome is not None:
+            return outcome
+        self._tap()
+        strategy.preflop_closed(deal)
+        if deal.ending == "preflop":
+            return self._end_hand()
+        # Flop.
+        if deal.flop_burn_needed and strategy.burns_the_flop:
+            exp.burns.append(self._deal())
+        exp.board.extend(strategy.flop_dealt(self, deal, [self._deal() for _ in range(3)]))
+        outcome = strategy.flop_betting(self, deal)
+        if outcome is not None:
+            return outcome
+        if deal.ending == "flop":
+            return self._end_hand()
+        # Turn.
+        if deal.turn_burn_needed:
+            exp.burns.append(self._deal())
+        exp.board.append(self._deal())
+        strategy.turn_betting(self, deal)
+        self._tap()
+        if deal.ending == "turn":
+            return self._end_hand()
+        # River.
+        if deal.river_burn_needed:
+            exp.burns.append(self._deal())
+        exp.board.append(self._deal())
+        self._tap()
+        return self._end_hand()
 
-        face_up: set[int] = set()
-        boxed_at: list[int] = []
-        joker_at: int | None = None
-        unknown_at: int | None = None
-        skip_last = False
-        if injection == "exposed_first":
-            face_up = {0}
-        elif injection == "exposed_second":
-            face_up = {1}
-        elif injection == "exposed_later":
-            face_up = {rng.randrange(2, len(slots))}
-        elif injection == "exposed_two":
-            face_up = set(rng.sample(range(2, len(slots)), 2))
-        elif injection == "boxed":
-            boxed_at = [rng.randrange(len(slots))]
-        elif injection == "boxed_two":
-            boxed_at = sorted(rng.sample(range(len(slots)), 2))
-        elif injection == "joker":
-            joker_at = rng.randrange(len(slots))
-        elif injection == "unknown_tag":
-            unknown_at = rng.randrange(len(slots))
-        elif injection == "missing_card":
-            skip_last = True
-        shoe_fault_at = rng.randrange(len(slots)) if injection == "shoe_fault" else None
-
+    def _hole_cards(self, deal: Deal, plan: HolePlan) -> str | None:
+        """The hole cards, round by round, with the plan's faults; "misdeal" if they end the
+        deal."""
+        exp, rng = deal.exp, self.rng
         exposures = 0
         boxed_count = 0
-        for i, seat in enumerate(slots):
-            if skip_last and i == len(slots) - 1:
+        for i, seat in enumerate(deal.slots):
+            if plan.skip_last and i == len(deal.slots) - 1:
                 break
-            if i == shoe_fault_at:
+            if i == plan.shoe_fault_at:
                 self.t += 0.5
                 self._emit({"type": "shoe", "state": "lost"})
                 self.t += rng.uniform(5.0, 60.0)
                 self._emit({"type": "shoe", "state": "ok"})
-            if i in boxed_at:
+            if i in plan.boxed_at:
                 self._draw_line(self._next_card(), "up", boxed=True)
                 boxed_count += 1
                 if boxed_count >= 2:
@@ -274,15 +294,15 @@ class ScriptedDealer:
                         exp.rulings.append(("boxed_card", "misdeal"))
                         return "misdeal"
                     exp.rulings.append(("boxed_card", "scrap_and_replace"))
-            if i == joker_at:
+            if i == plan.joker_at:
                 self._draw_line(JOKER)
-            if i == unknown_at:
+            if i == plan.unknown_at:
                 self._rhythm()
                 self.tag_serial += 1
                 self._emit({"type": "card", "tag": f"04FFEE{self.tag_serial:08X}"})
                 exp.hole[seat].append(UNKNOWN)
                 continue
-            if i in face_up:
+            if i in plan.face_up:
                 card = self._deal("up")
                 exposures += 1
                 key = ("exposed_first_card" if i == 0 else
@@ -291,124 +311,15 @@ class ScriptedDealer:
                     if exposures >= 2:
                         exp.rulings.append(("exposed_card", "misdeal"))
                     return "misdeal"
-                burn_for_flop = card
-                replacements.append(seat)
+                deal.burn_for_flop = card
+                deal.replacements.append(seat)
                 continue
             exp.hole[seat].append(self._deal())
-        for seat in replacements:
+        for seat in deal.replacements:
             exp.hole[seat].append(self._deal())
-        if burn_for_flop is not None:
-            exp.burns.append(burn_for_flop)
-
-        if injection in ("extra_card", "extra_two"):
-            extra = self._deal()
-            if injection == "extra_two":
-                self._deal()
-                if self.profile.choice("extra_hole_card") == "use_as_burn":
-                    exp.rulings.append(("extra_card", "misdeal"))
-                return "misdeal"
-            if self.profile.choice("extra_hole_card") == "misdeal":
-                return "misdeal"
-            burn_for_flop = extra
-            exp.burns.append(extra)
-
-        ending = "showdown" if injection else rng.choice(
-            ("showdown", "showdown", "showdown", "preflop", "flop", "turn"))
-        # Preflop betting.
-        if injection == "duplicate":
-            self._pause()
-            self._draw_line(self.rng.choice([c for cards in exp.hole.values() for c in cards
-                                             if c != UNKNOWN]))
-            return "void"
-        if injection == "foreign":
-            self._pause()
-            other = self.decks[1] if self.deck == self.decks[0] else self.decks[0]
-            self._draw_line(self.rng.choice(STANDARD_DECK), deck=other)
-            return "void"
-        flop_burn_needed = burn_for_flop is None
-        if injection == "premature_flop":
-            self._pause()
-            drawn = [self._deal() for _ in range(4 if flop_burn_needed else 3)]
-            if flop_burn_needed:
-                exp.burns.append(drawn.pop(0))
-                flop_burn_needed = False
-            self._shuffle_in(drawn)
-        if injection == "missing_card":
-            self._tap()
-            exp.rulings = [("missing_card", "call_floor")]
-        else:
-            self._tap()
-        if ending == "preflop":
-            return self._end_hand()
-
-        # Flop.
-        if flop_burn_needed and injection == "missing_burn":
-            flop_burn_needed = False
-        if flop_burn_needed:
-            exp.burns.append(self._deal())
-        flop = [self._deal() for _ in range(3)]
-        turn_burn_needed = True
-        river_burn_needed = True
-        if injection == "fourth_flop":
-            fourth = self._deal()
-            if self.profile.choice("too_many_flop_cards") == "redeal_flop":
-                self._shuffle_in([*flop, fourth])
-                flop = [self._deal() for _ in range(3)]
-            else:  # scramble: the floor picks one of the four at random as the next burn
-                four = [*flop, fourth]
-                burn = rng.choice(four)
-                flop = [c for c in four if c != burn]
-                exp.burns.append(burn)
-                turn_burn_needed = False
-                self.t += 15.0
-                self._draw_line(burn)  # the dealer scans the chosen burn to record it
-        exp.board.extend(flop)
-        if injection == "premature_turn":
-            self._pause()
-            premature_burn = self._deal()
-            exp.burns.append(premature_burn)
-            turn_card = self._deal()
-            if self.profile.choice("premature_turn") == "reshuffle_redeal":
-                self._shuffle_in([turn_card])
-                turn_burn_needed = False
-                self._tap()
-            else:  # set aside: burn and turn after betting, reshuffle it in before the river
-                self._tap()
-                if ending in ("flop",):
-                    return self._end_hand()
-                exp.burns.append(self._deal())
-                exp.board.append(self._deal())
-                self._tap()
-                if ending == "turn":
-                    return self._end_hand()
-                self._shuffle_in([turn_card])
-                exp.board.append(self._deal())
-                self._tap()
-                return self._end_hand()
-        else:
-            self._tap()
-        if ending == "flop":
-            return self._end_hand()
-
-        # Turn.
-        if turn_burn_needed:
-            exp.burns.append(self._deal())
-        exp.board.append(self._deal())
-        if injection == "premature_river":
-            self._pause()
-            exp.burns.append(self._deal())
-            self._shuffle_in([self._deal()])
-            river_burn_needed = False
-        self._tap()
-        if ending == "turn":
-            return self._end_hand()
-
-        # River.
-        if river_burn_needed:
-            exp.burns.append(self._deal())
-        exp.board.append(self._deal())
-        self._tap()
-        return self._end_hand()
+        if deal.burn_for_flop is not None:
+            exp.burns.append(deal.burn_for_flop)
+        return None
 
     def _end_hand(self) -> str:
         self.t += self.rng.uniform(2.0, 20.0)
@@ -496,3 +407,240 @@ def session(
     dealer.finish()
     lines.extend(dealer.lines)
     return lines, expected
+
+
+# ---------------------------------------------------------------------------- injections
+
+@dataclass
+class HolePlan:
+    """Where, in the hole cards' slots, the dealer goes wrong."""
+
+    face_up: set[int] = field(default_factory=set)
+    boxed_at: list[int] = field(default_factory=list)
+    joker_at: int | None = None
+    unknown_at: int | None = None
+    skip_last: bool = False
+    shoe_fault_at: int | None = None
+
+
+@dataclass
+class Deal:
+    """One deal in progress: what the dealer knows, and what the rest of it needs."""
+
+    exp: Expected
+    slots: list[int]
+    burn_for_flop: str | None = None  # an exposed or extra hole card that became the burn
+    replacements: list[int] = field(default_factory=list)
+    ending: str = "showdown"  # where a clean hand ends: preflop, flop, turn or showdown
+    turn_burn_needed: bool = True
+    river_burn_needed: bool = True
+    flop_burn_taken: bool = False  # a premature flop's first card became the burn
+
+    @property
+    def flop_burn_needed(self) -> bool:
+        return self.burn_for_flop is None and not self.flop_burn_taken
+
+
+class Strategy:
+    """A deal's points where an injected irregularity happens; each hook deals cleanly unless
+    an injection overrides it. A hook that returns an outcome ends the deal with it."""
+
+    burns_the_flop = True
+
+    def plan(self, rng: random.Random, slots: list[int]) -> HolePlan:
+        return HolePlan()
+
+    def extra_hole_cards(self, dealer: ScriptedDealer, deal: Deal) -> str | None:
+        return None
+
+    def preflop_betting(self, dealer: ScriptedDealer, deal: Deal) -> str | None:
+        return None
+
+    def preflop_closed(self, deal: Deal) -> None:
+        pass
+
+    def flop_dealt(self, dealer: ScriptedDealer, deal: Deal, flop: list[str]) -> list[str]:
+        return flop
+
+    def flop_betting(self, dealer: ScriptedDealer, deal: Deal) -> str | None:
+        dealer._tap()
+        return None
+
+    def turn_betting(self, dealer: ScriptedDealer, deal: Deal) -> None:
+        pass
+
+
+class _FaceUp(Strategy):
+    def __init__(self, pick: Callable[[random.Random, list[int]], set[int]]) -> None:
+        self.pick = pick
+
+    def plan(self, rng: random.Random, slots: list[int]) -> HolePlan:
+        return HolePlan(face_up=self.pick(rng, slots))
+
+
+class _Boxed(Strategy):
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def plan(self, rng: random.Random, slots: list[int]) -> HolePlan:
+        if self.count == 1:
+            return HolePlan(boxed_at=[rng.randrange(len(slots))])
+        return HolePlan(boxed_at=sorted(rng.sample(range(len(slots)), self.count)))
+
+
+class _Joker(Strategy):
+    def plan(self, rng: random.Random, slots: list[int]) -> HolePlan:
+        return HolePlan(joker_at=rng.randrange(len(slots)))
+
+
+class _UnknownTag(Strategy):
+    def plan(self, rng: random.Random, slots: list[int]) -> HolePlan:
+        return HolePlan(unknown_at=rng.randrange(len(slots)))
+
+
+class _ShoeFault(Strategy):
+    """The shoe's link drops while the hole cards are dealt, and comes back."""
+
+    def plan(self, rng: random.Random, slots: list[int]) -> HolePlan:
+        return HolePlan(shoe_fault_at=rng.randrange(len(slots)))
+
+
+class _MissingCard(Strategy):
+    """The last hole card never comes out; the dealer closes the betting anyway."""
+
+    def plan(self, rng: random.Random, slots: list[int]) -> HolePlan:
+        return HolePlan(skip_last=True)
+
+    def preflop_closed(self, deal: Deal) -> None:
+        deal.exp.rulings = [("missing_card", "call_floor")]
+
+
+class _ExtraCards(Strategy):
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def extra_hole_cards(self, dealer: ScriptedDealer, deal: Deal) -> str | None:
+        extra = dealer._deal()
+        action = dealer.profile.choice("extra_hole_card")
+        if self.count == 2:  # two extra cards are a misdeal whatever the house does with one
+            dealer._deal()
+            if action == "use_as_burn":
+                deal.exp.rulings.append(("extra_card", "misdeal"))
+            return "misdeal"
+        if action == "misdeal":
+            return "misdeal"
+        deal.burn_for_flop = extra
+        deal.exp.burns.append(extra)
+        return None
+
+
+class _Duplicate(Strategy):
+    """One of the hole cards comes out of the shoe again: the deck is fouled."""
+
+    def preflop_betting(self, dealer: ScriptedDealer, deal: Deal) -> str | None:
+        dealer._pause()
+        dealer._draw_line(dealer.rng.choice([c for cards in deal.exp.hole.values()
+                                             for c in cards if c != UNKNOWN]))
+        return "void"
+
+
+class _Foreign(Strategy):
+    """A card of the other deck comes out."""
+
+    def preflop_betting(self, dealer: ScriptedDealer, deal: Deal) -> str | None:
+        dealer._pause()
+        other = dealer.decks[1] if dealer.deck == dealer.decks[0] else dealer.decks[0]
+        dealer._draw_line(dealer.rng.choice(STANDARD_DECK), deck=other)
+        return "void"
+
+
+class _PrematureFlop(Strategy):
+    def preflop_betting(self, dealer: ScriptedDealer, deal: Deal) -> str | None:
+        dealer._pause()
+        burn_first = deal.flop_burn_needed
+        drawn = [dealer._deal() for _ in range(4 if burn_first else 3)]
+        if burn_first:
+            deal.exp.burns.append(drawn.pop(0))
+            deal.flop_burn_taken = True
+        dealer._shuffle_in(drawn)
+        return None
+
+
+class _MissingBurn(Strategy):
+    burns_the_flop = False
+
+
+class _FourthFlop(Strategy):
+    def flop_dealt(self, dealer: ScriptedDealer, deal: Deal, flop: list[str]) -> list[str]:
+        fourth = dealer._deal()
+        if dealer.profile.choice("too_many_flop_cards") == "redeal_flop":
+            dealer._shuffle_in([*flop, fourth])
+            return [dealer._deal() for _ in range(3)]
+        # scramble: the floor picks one of the four at random as the next burn
+        four = [*flop, fourth]
+        burn = dealer.rng.choice(four)
+        deal.exp.burns.append(burn)
+        deal.turn_burn_needed = False
+        dealer.t += 15.0
+        dealer._draw_line(burn)  # the dealer scans the chosen burn to record it
+        return [c for c in four if c != burn]
+
+
+class _PrematureTurn(Strategy):
+    def flop_betting(self, dealer: ScriptedDealer, deal: Deal) -> str | None:
+        exp = deal.exp
+        dealer._pause()
+        exp.burns.append(dealer._deal())
+        turn_card = dealer._deal()
+        if dealer.profile.choice("premature_turn") == "reshuffle_redeal":
+            dealer._shuffle_in([turn_card])
+            deal.turn_burn_needed = False
+            dealer._tap()
+            return None
+        # set aside: burn and turn after betting, reshuffle it in before the river
+        dealer._tap()
+        if deal.ending == "flop":
+            return dealer._end_hand()
+        exp.burns.append(dealer._deal())
+        exp.board.append(dealer._deal())
+        dealer._tap()
+        if deal.ending == "turn":
+            return dealer._end_hand()
+        dealer._shuffle_in([turn_card])
+        exp.board.append(dealer._deal())
+        dealer._tap()
+        return dealer._end_hand()
+
+
+class _PrematureRiver(Strategy):
+    def turn_betting(self, dealer: ScriptedDealer, deal: Deal) -> None:
+        dealer._pause()
+        deal.exp.burns.append(dealer._deal())
+        dealer._shuffle_in([dealer._deal()])
+        deal.river_burn_needed = False
+
+
+CLEAN = Strategy()
+# Every irregularity the dealer can be told to commit, and how.
+STRATEGIES: dict[str, Strategy] = {
+    "exposed_first": _FaceUp(lambda rng, slots: {0}),
+    "exposed_second": _FaceUp(lambda rng, slots: {1}),
+    "exposed_later": _FaceUp(lambda rng, slots: {rng.randrange(2, len(slots))}),
+    "exposed_two": _FaceUp(lambda rng, slots: set(rng.sample(range(2, len(slots)), 2))),
+    "boxed": _Boxed(1),
+    "boxed_two": _Boxed(2),
+    "joker": _Joker(),
+    "extra_card": _ExtraCards(1),
+    "extra_two": _ExtraCards(2),
+    "missing_card": _MissingCard(),
+    "premature_flop": _PrematureFlop(),
+    "premature_turn": _PrematureTurn(),
+    "premature_river": _PrematureRiver(),
+    "fourth_flop": _FourthFlop(),
+    "missing_burn": _MissingBurn(),
+    "duplicate": _Duplicate(),
+    "foreign": _Foreign(),
+    "unknown_tag": _UnknownTag(),
+    "shoe_fault": _ShoeFault(),
+}
+assert tuple(STRATEGIES) == INJECTIONS
