@@ -50,18 +50,3 @@ def public_event(event: dict[str, Any]) -> dict[str, Any] | None:
     elif kind == "board.resolved":
         out.pop("burn", None)
     return out
-
-
-def shown_cards(events: list[dict[str, Any]]) -> set[str]:
-    """Cards the whole table saw during a hand: turned up, shown or put back after a
-    premature deal (their identities are public even if they end as burns)."""
-    shown: set[str] = set()
-    for event in events:
-        if event["type"] == "card" and (event.get("face") == "up" or event.get("role") in (
-                "board", "scrap") or (event.get("role") == "out" and event.get("premature"))):
-            shown.add(str(event.get("card")))
-        if event["type"] == "ruling":
-            shown.update(event.get("candidates", []) + event.get("returned", []))
-        if event["type"] == "irregularity" and event.get("kind") == "foreign_card":
-            shown.add(str(event.get("card")))  # another deck's card: not anyone's hole card
-    return shown

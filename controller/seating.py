@@ -68,14 +68,6 @@ class Positions:
         start = self.seats.index(first)
         return list(self.seats[start:] + self.seats[:start])
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "button": self.button,
-            "small_blind": self.small_blind if self.small_blind_posted else None,
-            "big_blind": self.big_blind,
-            "dead_button": self.dead_button,
-        }
-
 
 def initial_positions(seats: Sequence[int], button: int) -> Positions:
     seats = normalise_seats(seats)

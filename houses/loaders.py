@@ -10,7 +10,6 @@ and at most MAX_STRUCTURE_BYTES; otherwise the built-in structure of that name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -94,9 +93,3 @@ def house_structure(name: str, directory: str | Path | None) -> Structure:
             raise
         raise StructureError(name, [f"no structure named {name!r} in {directory} or among "
                                     "the built-in ones"]) from None
-
-
-def structures_in(directory: str | Path | None) -> Callable[[str], Structure]:
-    """The structure loader a table or the venue clock is given: the house's directory first,
-    then the built-in structures."""
-    return lambda name: house_structure(name, directory)

@@ -91,7 +91,6 @@ class SimTable:
         self.control = self.directory / "button.sock"
         self.config = self.directory / "table.toml"
         self.process: subprocess.Popen[str] | None = None
-        self.restarts = 0
 
     def write_config(self) -> None:
         setup = self.lines[0]

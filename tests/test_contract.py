@@ -12,11 +12,11 @@ import pytest
 from contract.commands import parse_command
 from contract.envelope import envelope
 from contract.schema import document, problems
-from contract.views import public_event, shown_cards
+from contract.views import public_event
 from controller.replay import replay
 from houses.loaders import builtin_names, load_profile, load_structure
 from simulators.dealer_script import session_lines
-from tests.privacy import private_leaks
+from tests.privacy import private_leaks, shown_cards
 
 
 def test_the_document_is_asyncapi_3_with_the_spec_channels():

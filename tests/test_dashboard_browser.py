@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from contract.views import shown_cards
 from hub import auth
 from hub.service import Hub, HubSettings
 from simulators.broker import Broker
 from simulators.shoe import perform
 from tablectl.sim_venue import SimulatedVenue
 from tests.conftest import wait_for
-from tests.privacy import private_leaks
+from tests.privacy import private_leaks, shown_cards
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Where to keep the screenshots (the README's come from a run with this set to docs/screens).

@@ -12,7 +12,6 @@ import time
 
 import pytest
 
-from contract.views import shown_cards
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from houses.loaders import load_profile
@@ -23,7 +22,7 @@ from hub.storage import MIGRATIONS, open_storage
 from simulators.dealer_script import session
 from tests.conftest import run, wait_for
 from tests.hubclient import Staff
-from tests.privacy import private_leaks
+from tests.privacy import private_leaks, shown_cards
 
 VENUE = "hubtest"
 
