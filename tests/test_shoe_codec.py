@@ -24,7 +24,7 @@ from firmware_bridge.framing import (
     encode_frame,
 )
 from firmware_bridge.host import NEED_DATA, HostLink, LinkNoise, Retransmission, ShoeRestarted
-from tests import shoe_frames as frames
+from tests import shoe_frames as payloads
 
 VECTORS = json.loads((Path(__file__).parents[1] / "firmware_bridge" / "vectors.json").read_text())
 FRAMES = VECTORS["frames"]
@@ -73,7 +73,7 @@ def _stream(count=20, seed=1):
     wire = bytearray()
     for seq in range(count):
         label = f"R1:{rng.choice('AKQJT98765432')}{rng.choice('shdc')}"
-        payload = frames.card_payload(seq * 400, UID, label, face_up=rng.random() < 0.2)
+        payload = payloads.card_payload(seq * 400, UID, label, face_up=rng.random() < 0.2)
         sent.append((seq, label))
         wire += encode_frame(m.CARD, seq, payload)
     return sent, bytes(wire)
@@ -81,7 +81,7 @@ def _stream(count=20, seed=1):
 
 def _host_with_hello():
     link = HostLink()
-    link.receive_data(encode_frame(m.HELLO, 0, frames.hello_payload(7, 0, 15, "fw", "shoe")))
+    link.receive_data(encode_frame(m.HELLO, 0, payloads.hello_payload(7, 0, 15, "fw", "shoe")))
     assert isinstance(link.next_event(), m.Hello)
     # The answer to the HELLO: the host follows boot 7's numbering from seq 0.
     assert link.data_to_send() == encode_frame(m.HELLO_ACK, 0xFFFF, (7).to_bytes(4, "big"))
@@ -153,7 +153,7 @@ def test_reliable_frames_before_hello_are_not_accepted_and_a_hello_is_asked_for(
 
 def test_a_new_boot_id_is_a_restart():
     link = _host_with_hello()
-    link.receive_data(encode_frame(m.HELLO, 0, frames.hello_payload(8, 40, 15, "fw", "shoe")))
+    link.receive_data(encode_frame(m.HELLO, 0, payloads.hello_payload(8, 40, 15, "fw", "shoe")))
     restarted = link.next_event()
     assert isinstance(restarted, ShoeRestarted) and restarted.boot_id == 8
     assert link.expected == 40
@@ -165,7 +165,7 @@ def test_same_boot_hello_does_not_rewind():
     link.receive_data(wire)
     _cards(link)
     # The link came back; the shoe still holds seq 1 (its ACK was lost) and says so.
-    link.receive_data(encode_frame(m.HELLO, 0, frames.hello_payload(7, 1, 15, "fw", "shoe")))
+    link.receive_data(encode_frame(m.HELLO, 0, payloads.hello_payload(7, 1, 15, "fw", "shoe")))
     link.receive_data(wire.split(b"\x00")[1] + b"\x00")
     assert _cards(link) == []
     assert link.expected == 2

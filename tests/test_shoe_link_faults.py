@@ -17,7 +17,7 @@ from firmware_bridge.firmware import protocol as fw
 from firmware_bridge.firmware.shoe import FAULT_FIRMWARE, Shoe
 from firmware_bridge.framing import encode_frame
 from firmware_bridge.host import HostLink, ReadsLost, ShoeRestarted
-from tests import shoe_frames as frames
+from tests import shoe_frames as payloads
 from tests.conftest import of_type
 from tests.test_shoe_link import rig  # noqa: F401 - the pty fixture
 
@@ -127,12 +127,12 @@ class Bench:
 
 def test_a_same_boot_hello_ahead_resynchronises_and_names_the_lost_numbers():
     link = HostLink()
-    link.receive_data(encode_frame(m.HELLO, 0, frames.hello_payload(7, 0, 15, "fw", "shoe", 0)))
+    link.receive_data(encode_frame(m.HELLO, 0, payloads.hello_payload(7, 0, 15, "fw", "shoe", 0)))
     for seq in range(3):
-        link.receive_data(encode_frame(m.CARD, seq, frames.card_payload(seq, UID7, f"c{seq}")))
-    link.receive_data(encode_frame(m.HELLO, 0, frames.hello_payload(7, 10, 15, "fw", "shoe", 6)))
+        link.receive_data(encode_frame(m.CARD, seq, payloads.card_payload(seq, UID7, f"c{seq}")))
+    link.receive_data(encode_frame(m.HELLO, 0, payloads.hello_payload(7, 10, 15, "fw", "shoe", 6)))
     for seq in (10, 11):
-        link.receive_data(encode_frame(m.CARD, seq, frames.card_payload(seq, UID7, f"c{seq}")))
+        link.receive_data(encode_frame(m.CARD, seq, payloads.card_payload(seq, UID7, f"c{seq}")))
     events = link.events()
     assert [e.seq for e in events if isinstance(e, m.CardDrawn)] == [0, 1, 2, 10, 11]
     (lost,) = [e for e in events if isinstance(e, ReadsLost)]
@@ -142,9 +142,10 @@ def test_a_same_boot_hello_ahead_resynchronises_and_names_the_lost_numbers():
 
 def test_a_hello_from_firmware_that_does_not_count_lost_cards_still_resynchronises():
     link = HostLink()
-    link.receive_data(encode_frame(m.HELLO, 0, frames.hello_payload(7, 0, 15, "fw", "shoe", None)))
-    link.receive_data(encode_frame(m.HELLO, 0, frames.hello_payload(7, 5, 15, "fw", "shoe", None)))
-    link.receive_data(encode_frame(m.CARD, 5, frames.card_payload(5, UID7, "x")))
+    for next_seq in (0, 5):  # a HELLO of firmware 1.0: no lost-card count
+        link.receive_data(encode_frame(m.HELLO, 0, payloads.hello_payload(
+            7, next_seq, 15, "fw", "shoe", None)))
+    link.receive_data(encode_frame(m.CARD, 5, payloads.card_payload(5, UID7, "x")))
     events = link.events()
     assert ReadsLost(0, 5, None) in events
     assert [e.seq for e in events if isinstance(e, m.CardDrawn)] == [5]
@@ -254,7 +255,7 @@ def test_any_tag_gives_a_valid_frame_and_the_next_card_gets_through():
     assert len(cards) == 8 and bench.host.stats.noise == {}
     for card, (text, _uid) in zip(cards, long_texts, strict=False):
         assert card.text_cut and text.startswith(card.text)
-        assert len(frames.card_payload(0, card.uid, card.text)) <= m.MAX_PAYLOAD
+        assert len(payloads.card_payload(0, card.uid, card.text)) <= m.MAX_PAYLOAD
     assert [c.unreadable for c in cards[5:]] == [True, True, False]
     assert (cards[-1].text, cards[-1].uid, cards[-1].text_cut) == ("R1:Kd", UID7, False)
 
@@ -325,17 +326,17 @@ def test_an_ack_for_a_number_never_sent_is_ignored():
 
 def test_the_host_never_acknowledges_across_a_boot_boundary():
     link = HostLink()
-    link.receive_data(encode_frame(m.HELLO, 0, frames.hello_payload(1, 40, 15, "fw", "shoe")))
+    link.receive_data(encode_frame(m.HELLO, 0, payloads.hello_payload(1, 40, 15, "fw", "shoe")))
     link.data_to_send()
     link.events()
     # One read holds the old boot's last frame and the new boot's HELLO.
-    link.receive_data(encode_frame(m.CARD, 40, frames.card_payload(0, UID7, "old"))
-                      + encode_frame(m.HELLO, 0, frames.hello_payload(2, 0, 15, "fw", "shoe")))
+    link.receive_data(encode_frame(m.CARD, 40, payloads.card_payload(0, UID7, "old"))
+                      + encode_frame(m.HELLO, 0, payloads.hello_payload(2, 0, 15, "fw", "shoe")))
     # No ACK 40 to a boot whose 40 means another card: only the answer to its HELLO.
     assert link.data_to_send() == encode_frame(m.HELLO_ACK, 65535, (2).to_bytes(4, "big"))
     kinds = [type(e) for e in link.events()]
     assert kinds == [m.CardDrawn, ShoeRestarted, m.Hello]
-    link.receive_data(encode_frame(m.CARD, 0, frames.card_payload(0, UID7, "new")))
+    link.receive_data(encode_frame(m.CARD, 0, payloads.card_payload(0, UID7, "new")))
     assert link.data_to_send() == encode_frame(m.ACK, 0)
 
 

@@ -38,7 +38,7 @@ from hardware.shoe_serial import SerialShoe
 from houses.loaders import load_profile, load_structure
 from simulators.broker import Broker
 from tablectl.shoe_to_core import ShoeTranslator
-from tests import shoe_frames as frames
+from tests import shoe_frames as payloads
 from tests.bench import latency_against_floor
 from tests.bench.shoe_link import LABELS, SPACING, UID, _floor_latency, _pty
 
@@ -133,7 +133,7 @@ def _pipeline(directory: Path, port: int, cards: int) -> list[float]:
     while not (shoe.connected and link.connected) and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.3)
-    os.write(master, encode_frame(m.HELLO, 0, frames.hello_payload(9, 0, 15, "fw", "bench")))
+    os.write(master, encode_frame(m.HELLO, 0, payloads.hello_payload(9, 0, 15, "fw", "bench")))
 
     def emit(events: list[Event]) -> None:
         for event in events:
@@ -146,7 +146,7 @@ def _pipeline(directory: Path, port: int, cards: int) -> list[float]:
         if hand_cards == 0:
             emit(table.handle(DeckIn("R1", None)))
         label = LABELS[hand_cards]
-        frame = encode_frame(m.CARD, i & 0xFFFF, frames.card_payload(i * 500, UID, label))
+        frame = encode_frame(m.CARD, i & 0xFFFF, payloads.card_payload(i * 500, UID, label))
         time.sleep(SPACING)
         key = hand_cards + 1 + 1000 * (table.hand.number if table.hand else 0)
         sent = time.perf_counter()

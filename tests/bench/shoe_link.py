@@ -36,7 +36,7 @@ from firmware_bridge.host import HostLink
 from hardware.shoe_serial import SerialShoe
 from houses.loaders import load_profile, load_structure
 from tablectl.shoe_to_core import ShoeTranslator
-from tests import shoe_frames as frames
+from tests import shoe_frames as payloads
 from tests.bench import latency_against_floor
 
 UID = bytes.fromhex("04a1b2c3d4e5f6")
@@ -47,11 +47,11 @@ SPACING = 0.002
 
 
 def decode_throughput(frames: int) -> dict[str, float]:
-    hello = encode_frame(m.HELLO, 0, frames.hello_payload(1, 0, 15, "fw", "bench"))
+    hello = encode_frame(m.HELLO, 0, payloads.hello_payload(1, 0, 15, "fw", "bench"))
     stream = bytearray(hello)
     for seq in range(frames):
         stream += encode_frame(m.CARD, seq & 0xFFFF,
-                               frames.card_payload(seq, UID, LABELS[seq % 52]))
+                               payloads.card_payload(seq, UID, LABELS[seq % 52]))
     data = bytes(stream)
     chunks = [data[i:i + 4096] for i in range(0, len(data), 4096)]
 
@@ -102,7 +102,7 @@ def _floor_latency(samples: int, directory: Path) -> list[float]:
     port = serial.serial_for_url(path, baudrate=115200, timeout=0.02)
     arrivals: queue.Queue[float] = queue.Queue()
     stop = threading.Event()
-    frame = encode_frame(m.CARD, 0, frames.card_payload(0, UID, "R1:As"))
+    frame = encode_frame(m.CARD, 0, payloads.card_payload(0, UID, "R1:As"))
 
     def reader() -> None:
         got = 0
@@ -142,14 +142,14 @@ def _pipeline_latency(samples: int, directory: Path) -> list[float]:
     deadline = time.monotonic() + 5
     while not shoe.connected and time.monotonic() < deadline:
         time.sleep(0.01)
-    os.write(master, encode_frame(m.HELLO, 0, frames.hello_payload(9, 0, 15, "fw", "bench")))
+    os.write(master, encode_frame(m.HELLO, 0, payloads.hello_payload(9, 0, 15, "fw", "bench")))
     result = []
     hand_cards = 0
     for i in range(samples):
         if hand_cards == 0:
             table.handle(DeckIn("R1", None))
         label = LABELS[hand_cards]
-        frame = encode_frame(m.CARD, i & 0xFFFF, frames.card_payload(i * 500, UID, label))
+        frame = encode_frame(m.CARD, i & 0xFFFF, payloads.card_payload(i * 500, UID, label))
         time.sleep(SPACING)
         sent = time.perf_counter()
         os.write(master, frame)
