@@ -52,40 +52,47 @@ MAX_ALERTED_REMEMBERED = 20000  # events known to have raised their alert (a nig
 
 
 def alert_of(envelope: dict[str, Any]) -> tuple[str, str] | None:
-    """The alert a public event raises, as ``(kind, text)``, or None."""
-    kind = envelope.get("type")
+    """The alert a public event raises, as ``(kind, text)``, or None. The hub reads events as
+    the contract's JSON (checked against its schema on arrival): it dispatches on ``type``."""
     data = envelope.get("data") or {}
-    if kind == "ruling":
-        text = str(data.get("text", ""))
-        seat = data.get("seat")
-        if isinstance(seat, int) and f"seat {seat}" not in text:
-            text = f"seat {seat}: {text}"  # where the floor must look
-        action = data.get("action")
-        if action == "misdeal":
+    match envelope.get("type"), data:
+        case "ruling", {"action": action}:
+            return _ruling_alert(action, data)
+        case "deck_check.result", _ if not data.get("ok", True):
+            return "deck_fouled", str(data.get("text", "deck check failed"))
+        case "hand_for_hand", {"state": "dealt_early"}:
+            return "dealt_early", str(data.get("text", "a hand dealt before the floor "
+                                                       "released the table"))
+        case "shot_clock", {"state": "started"}:
+            return "clock_called", f"clock called: {data.get('seconds', '?')} s"
+        case "floor.called", _:
+            return "floor_called", "the dealer calls the floor"
+        case "clock.hold", _:
+            return "clock_held", ("the house stops the blind clock for a floor call "
+                                  f"({str(data.get('source', 'house rule'))[:100]}): the venue "
+                                  "clock is paused; resume it when the dispute is settled")
+        case "journal.quarantined", _:
+            return "journal_quarantined", (f"journal line {data.get('line')} could not be "
+                                           f"replayed at the table's start: "
+                                           f"{data.get('reason')}")[:500]
+    return None
+
+
+def _ruling_alert(action: object, data: dict[str, Any]) -> tuple[str, str] | None:
+    text = str(data.get("text", ""))
+    seat = data.get("seat")
+    if isinstance(seat, int) and f"seat {seat}" not in text:
+        text = f"seat {seat}: {text}"  # where the floor must look
+    match action:
+        case "misdeal":
             return "misdeal", text or "misdeal"
-        if action == "void_hand":
+        case "void_hand":
             fouled = data.get("reason") == "duplicate_card"
             return ("deck_fouled" if fouled else "void_hand"), text or "void hand"
-        if action == "call_floor":
+        case "call_floor":
             return FLOOR_REASONS.get(str(data.get("reason")), "floor_ruling"), text
-        if action == "scramble_flop":  # TDA 39: the floor picks the burn
+        case "scramble_flop":  # TDA 39: the floor picks the burn
             return "flop_scramble", text
-    elif kind == "deck_check.result" and not data.get("ok", True):
-        return "deck_fouled", str(data.get("text", "deck check failed"))
-    elif kind == "hand_for_hand" and data.get("state") == "dealt_early":
-        return "dealt_early", str(data.get("text", "a hand dealt before the floor released "
-                                                   "the table"))
-    elif kind == "shot_clock" and data.get("state") == "started":
-        return "clock_called", f"clock called: {data.get('seconds', '?')} s"
-    elif kind == "floor.called":
-        return "floor_called", "the dealer calls the floor"
-    elif kind == "clock.hold":
-        return "clock_held", ("the house stops the blind clock for a floor call "
-                              f"({str(data.get('source', 'house rule'))[:100]}): the venue "
-                              "clock is paused; resume it when the dispute is settled")
-    elif kind == "journal.quarantined":
-        return "journal_quarantined", (f"journal line {data.get('line')} could not be replayed "
-                                       f"at the table's start: {data.get('reason')}")[:500]
     return None
 
 
@@ -260,24 +267,26 @@ class FloorView:
 
     def _follow(self, view: TableView, envelope: dict[str, Any]) -> None:
         """Keep the table's line current between its state snapshots."""
-        kind, data = envelope.get("type"), envelope.get("data") or {}
-        if kind == "hand.started":
-            view.hand, view.in_progress, view.street = envelope.get("hand"), True, "preflop"
-            view.level = data.get("level", view.level)
-        elif kind == "card" and data.get("street"):
-            view.street = data["street"]
-        elif kind == "hand.ended":
-            view.in_progress, view.street = False, None
-        elif kind == "dealer":
-            view.dealer = envelope.get("dealer")
-        elif kind == "dealer.summary":
-            view.hands_per_hour = data.get("hands_per_hour")
-        elif kind == "level":
-            view.level = data.get("level", view.level)
-        elif kind == "shoe":
-            view.shoe = data.get("state", view.shoe)
-        elif kind == "hand_for_hand":
-            view.hand_for_hand = _HAND_FOR_HAND.get(str(data.get("state")), view.hand_for_hand)
+        data = envelope.get("data") or {}
+        match envelope.get("type"):
+            case "hand.started":
+                view.hand, view.in_progress, view.street = envelope.get("hand"), True, "preflop"
+                view.level = data.get("level", view.level)
+            case "card" if data.get("street"):
+                view.street = data["street"]
+            case "hand.ended":
+                view.in_progress, view.street = False, None
+            case "dealer":
+                view.dealer = envelope.get("dealer")
+            case "dealer.summary":
+                view.hands_per_hour = data.get("hands_per_hour")
+            case "level":
+                view.level = data.get("level", view.level)
+            case "shoe":
+                view.shoe = data.get("state", view.shoe)
+            case "hand_for_hand":
+                view.hand_for_hand = _HAND_FOR_HAND.get(str(data.get("state")),
+                                                        view.hand_for_hand)
 
     def on_clock(self, payload: dict[str, Any], now: int) -> list[Update]:
         self.clock = {**payload, "received": now}
