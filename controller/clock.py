@@ -11,8 +11,10 @@ time it happened. The last level runs on until the clock is stopped.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from controller.datafiles import ProblemsError
@@ -69,15 +71,19 @@ class Structure:
             total += period.seconds
         return starts
 
+    @cached_property
+    def _ends(self) -> tuple[float, ...]:
+        """The clock seconds at which each period ends (summed in order, as the clock does)."""
+        ends, total = [], 0.0
+        for period in self.periods:
+            total += period.seconds
+            ends.append(total)
+        return tuple(ends)
+
     def index_at(self, elapsed: float) -> int:
         """The period in play after ``elapsed`` clock seconds (the last one once all are
-        over)."""
-        total = 0.0
-        for index, period in enumerate(self.periods):
-            total += period.seconds
-            if elapsed < total:
-                return index
-        return len(self.periods) - 1
+        over). Asked at every input: a binary search, not a walk through the periods."""
+        return min(bisect_right(self._ends, elapsed), len(self.periods) - 1)
 
 
 def _number(value: Any, where: str, problems: list[str], *, positive: bool = False) -> float:

@@ -183,7 +183,8 @@ class Table:
         events: list[Event] = []
         if self.clock is not None:
             events += self.clock.advance(t)
-        events += self.shot.advance(self._active_number(), t)
+        if self.shot.running is not None:
+            events += self.shot.advance(self._active_number(), t)
         return self._stamped(events)
 
     @property

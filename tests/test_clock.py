@@ -131,3 +131,24 @@ def test_the_hubs_repeated_clock_is_news_only_when_the_table_disagrees():
     assert clock.sync(15.0, False, 20.0) == []  # still paused at the same time
     moved = clock.sync(900.0, True, 21.0)  # the floor moved to level 2
     assert of_type(moved, "level")[0]["level"] == 2 and of_type(moved, "clock")
+
+
+def test_the_period_at_any_time_is_the_one_a_walk_through_the_periods_finds():
+    def walk(structure, elapsed):
+        total = 0.0
+        for index, period in enumerate(structure.periods):
+            total += period.seconds
+            if elapsed < total:
+                return index
+        return len(structure.periods) - 1
+
+    import random
+
+    rng = random.Random(11)
+    for name in ("corner-pocket", "tda-2024"):
+        structure = load_structure(name)
+        bounds = [p.seconds for p in structure.periods]
+        edges = [sum(bounds[:i]) for i in range(len(bounds) + 1)]
+        times = [*edges, *(e - 1e-9 for e in edges), *(rng.uniform(-10, edges[-1] + 5000)
+                                                        for _ in range(2000))]
+        assert [structure.index_at(t) for t in times] == [walk(structure, t) for t in times]
