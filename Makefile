@@ -45,8 +45,9 @@ system-deps:
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 
+# Four processes (pytest-xdist): most tests wait on brokers, pty's and browsers, not the CPU.
 unit: $(STAMP) system-deps
-	$(PY) -m pytest
+	$(PY) -m pytest -n 4
 
 test: lint typecheck unit
 

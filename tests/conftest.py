@@ -15,6 +15,12 @@ from houses.loaders import load_profile, load_structure
 SCENARIOS = Path(__file__).parent / "scenarios"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first: with the tests spread over processes (make test), the longest
+    then run beside the rest instead of after it."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def run(lines: Iterable[Any], profile: str = "tda-2024", **config: Any) -> list[dict[str, Any]]:
     """Replay input objects (or JSON strings) through the core; return all events."""
     from controller.table import TableConfig

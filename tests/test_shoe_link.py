@@ -47,6 +47,7 @@ def _rulings(events):
     return [(e["hand"], e["action"], e.get("reason")) for e in of_type(events, "ruling")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile,injections", [
     ("tda-2024", ("exposed_later", "boxed", "premature_turn", "fourth_flop", "missing_burn")),
     ("roberts-rules", ("extra_card", "premature_turn", "joker", "unknown_tag", "duplicate")),

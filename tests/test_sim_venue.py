@@ -9,6 +9,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from controller.inputs import parse_input
 from controller.replay import replay
 from controller.table import Table, TableConfig, TableUsageError
@@ -30,6 +32,7 @@ def _recorded(venue, table):
             for e in venue.recorder.envelopes(table.name)]
 
 
+@pytest.mark.slow
 def test_three_simulated_tables_match_the_replay_of_their_scripts(tmp_path):
     venue = SimulatedVenue(tmp_path, tables=3, hands=35, pace=0.05, broker="required",
                            irregularities=0.5, seed=11, quiet=True).start()
@@ -66,6 +69,7 @@ def _replay_journal(venue, journal):
     return [event.to_json() for event in events]
 
 
+@pytest.mark.slow
 def test_chaos_broker_restart_sigkill_unplug_reload(tmp_path):
     venue = SimulatedVenue(tmp_path, tables=2, hands=10, pace=0.1, broker="required",
                            irregularities=0.3, seed=5, quiet=True).start()
