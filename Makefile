@@ -45,9 +45,10 @@ system-deps:
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 
-# Four processes (pytest-xdist): most tests wait on brokers, pty's and browsers, not the CPU.
+# Four processes (pytest-xdist): most tests wait on brokers, pty's and browsers, not the CPU;
+# tests that share what they saw run in one process (xdist_group).
 unit: $(STAMP) system-deps
-	$(PY) -m pytest -n 4
+	$(PY) -m pytest -n 4 --dist loadgroup
 
 test: lint typecheck unit
 
