@@ -45,10 +45,10 @@ system-deps:
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 
-# Four processes (pytest-xdist): most tests wait on brokers, pty's and browsers, not the CPU;
-# tests that share what they saw run in one process (xdist_group).
+# Four processes (pytest-xdist): most tests wait on brokers, pty's and browsers, not the CPU.
+# Each file runs in one process, in order: a module's tests share its fixtures (a venue, a hub).
 unit: $(STAMP) system-deps
-	$(PY) -m pytest -n 4 --dist loadgroup
+	$(PY) -m pytest -n 4 --dist loadfile
 
 test: lint typecheck unit
 

@@ -16,9 +16,11 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests first: with the tests spread over processes (make test), the longest
-    then run beside the rest instead of after it."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The files with slow tests first, each file's tests in their own order: make test gives
+    each file to one process (``--dist loadfile``: a module's tests share its fixtures and
+    may build on each other), and the longest files then run beside the rest."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
 
 
 def run(lines: Iterable[Any], profile: str = "tda-2024", **config: Any) -> list[dict[str, Any]]:

@@ -98,9 +98,6 @@ def sessions(hub):
         session.close()
 
 
-# The barrier test after the fuzzing reads what the fuzzing saw: under make test's processes
-# both run in the same one (--dist loadgroup), in this order.
-@pytest.mark.xdist_group("web-fuzzing")
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, derandomize=True, phases=[Phase.explicit,
                                                                     Phase.generate],
@@ -121,7 +118,6 @@ def test_every_operation_as_every_role_answers_within_the_contract(case, hub, se
         STATUSES.add((role, case.method, case.path, response.status_code))
 
 
-@pytest.mark.xdist_group("web-fuzzing")
 def test_the_fuzzing_reached_each_operation_as_each_role():
     """A barrier against a fuzzer that only ever met the login wall: every role got past it
     somewhere, and a floor member's clock call was answered 200 at least once."""
