@@ -4,14 +4,18 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+SUM := $(shell cksum pyproject.toml | cut -d' ' -f1)
+# make test needs the development toolchain (.[dev]); make demo only what a table and the hub
+# run with (.[hardware,hub]): no linters, type checker, browser driver or fuzzers.
+STAMP := $(VENV)/.installed-dev-$(SUM)
+RUNTIME_STAMP := $(VENV)/.installed-runtime-$(SUM)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: test demo lint typecheck unit bench clean venv system-deps
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "Python 3.11 or newer is needed (found $$($(PYTHON) --version))"; exit 1; }
 	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || \
@@ -19,8 +23,17 @@ $(STAMP): pyproject.toml
 	    $(SUDO) apt-get install -y -q python3-venv; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
 	rm -f $(VENV)/.installed-*
+	touch $@ $(RUNTIME_STAMP)
+
+# The development toolchain holds everything the runtime needs: nothing more to install then.
+$(RUNTIME_STAMP): pyproject.toml | $(PY)
+	@if [ -e $(STAMP) ]; then echo "the development toolchain is installed: it holds the runtime"; \
+	  else $(PY) -m pip install -q -e '.[hardware,hub]'; fi
+	rm -f $(VENV)/.installed-runtime-*
 	touch $@
 
 lint: $(STAMP)
@@ -54,7 +67,7 @@ test: lint typecheck unit
 
 # The demo wants a broker: Mosquitto is installed with apt when missing; if that cannot be
 # done the simulated tables keep their events in their local outboxes, and say so.
-demo: $(STAMP)
+demo: $(RUNTIME_STAMP)
 	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || \
 	  { echo "installing mosquitto with apt"; ($(SUDO) apt-get update -q && \
 	    $(SUDO) apt-get install -y -q mosquitto) || echo "no mosquitto: running without a broker"; }

@@ -178,6 +178,7 @@ class DeckCheckResult:
     foreign: list[str]
     unknown: list[str]
     jokers: int
+    times: dict[str, int] = field(default_factory=dict)  # each duplicate: how often read
 
     @property
     def ok(self) -> bool:
@@ -203,7 +204,11 @@ class DeckCheckResult:
         if self.missing:
             parts.append("missing " + " ".join(self.missing))
         if self.duplicates:
-            parts.append("twice " + " ".join(self.duplicates))
+            by_count: dict[int, list[str]] = {}
+            for card in self.duplicates:
+                by_count.setdefault(self.times.get(card, 2), []).append(card)
+            parts.extend(("twice " if times == 2 else f"{times} times ") + " ".join(cards)
+                         for times, cards in sorted(by_count.items()))
         if self.foreign:
             parts.append("foreign " + " ".join(self.foreign))
         if self.unknown:
@@ -226,7 +231,9 @@ class DeckCheck:
 
     def read(self, uid: str | None, text: str | None, ms: int | None = None) -> None:
         key = normal_uid(uid) if uid else None
-        if self._reads.is_repeat(key, None if ms is None else ms / 1000.0):
+        # The antenna's repeat of a tag, or of a card named without its tag (recorded reads).
+        if self._reads.is_repeat(key if key is not None else text,
+                                 None if ms is None else ms / 1000.0):
             return
         self.add(self.registry.resolve(key, text), key)
 
@@ -245,4 +252,5 @@ class DeckCheck:
         missing = [c for c in STANDARD_DECK if c not in self.seen]
         duplicates = [c for c in STANDARD_DECK if self.seen.get(c, 0) > 1]
         return DeckCheckResult(self.deck, self.count, missing, duplicates, list(self.foreign),
-                               list(self.unknown), self.jokers)
+                               list(self.unknown), self.jokers,
+                               {card: self.seen[card] for card in duplicates})

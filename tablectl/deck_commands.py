@@ -47,7 +47,10 @@ def save_registry(registry: DeckRegistry, path: Path) -> None:
 Read = tuple[str | None, str | None, int | None]  # uid, NDEF text, milliseconds
 
 
-def reads_from_file(name: str) -> Iterator[Read]:
+def reads_from_file(name: str, deck: str | None = None) -> Iterator[Read]:
+    """Card reads from a file of JSON lines: the shoe's reads (``tag``, ``ndef``) or the replay
+    format (``{"type": "card", "card": "As"}``), whose cards are of ``deck`` unless a line
+    names its own; other lines (deck in and out, buttons) are skipped."""
     stream = sys.stdin if name == "-" else None
     try:
         handle = stream or open(name, encoding="utf-8")  # noqa: SIM115 - closed below
@@ -67,7 +70,7 @@ def reads_from_file(name: str) -> Iterator[Read]:
             ms = int(t * 1000) if isinstance(t, int | float) else None
             text = obj.get("ndef")
             if text is None and isinstance(obj.get("card"), str):
-                text = f"{obj.get('deck', '')}:{obj['card']}"
+                text = f"{obj.get('deck') or deck or ''}:{obj['card']}"
             yield obj.get("tag"), text, ms
     finally:
         if handle is not sys.stdin:
@@ -116,7 +119,7 @@ def _reads(args: argparse.Namespace) -> Iterator[Read]:
         return reads_from_shoe(args.port, args.idle, args.json)
     if not args.file:
         raise DeckCommandError("give a FILE of recorded reads (or -), or --port for the shoe")
-    return reads_from_file(args.file)
+    return reads_from_file(args.file, args.deck)
 
 
 def cmd_enroll(args: argparse.Namespace) -> int:

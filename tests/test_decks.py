@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -147,6 +148,30 @@ def test_enroll_then_check_from_recorded_reads(tmp_path):
     verdict = json.loads(result.stdout)
     assert verdict["missing"] == ["Kc", "Qc"]  # the deck's order: ranks A..2, suits s h d c
     assert verdict["duplicates"] == ["4s"] and verdict["unknown"] == [uid(77)]
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "docs" / "samples"
+
+
+def test_the_shipped_sample_reads_check_as_the_readme_says(tmp_path):
+    registry = tmp_path / "none.json"  # no registry: the reads name their cards
+    good = _tablectl("deck", "check", "--deck", "R1", "--registry", str(registry),
+                     str(SAMPLES / "deck-R1-reads.jsonl"))
+    assert (good.returncode, good.stdout.strip()) == (0, "DECK R1 OK: 52 cards"), good.stderr
+    bad = _tablectl("deck", "check", "--deck", "R1", "--registry", str(registry),
+                    str(SAMPLES / "deck-R1-bad-reads.jsonl"))
+    assert bad.returncode == 1
+    assert bad.stdout.strip() == "DECK R1 BAD: missing 2c; 3 times Ks; foreign B2:Qh"
+
+
+def test_a_card_read_again_and_again_is_counted_exactly(tmp_path):
+    reads = tmp_path / "reads.jsonl"
+    cards = list(STANDARD_DECK) + ["Ks"] * 3 + ["Qh"]  # Ks four times, Qh twice
+    reads.write_text("".join(json.dumps({"type": "card", "card": c, "t": i * 0.6}) + "\n"
+                             for i, c in enumerate(cards)))
+    result = _tablectl("deck", "check", "--deck", "R1", "--registry",
+                       str(tmp_path / "none.json"), str(reads))
+    assert result.stdout.strip() == "DECK R1 BAD: twice Qh; 4 times Ks"
 
 
 def test_deck_commands_report_user_errors(tmp_path):
