@@ -83,7 +83,11 @@ class SimulatedShoe:
         self._exit = _Sensor()
         self._stack = _Sensor()
         self._deck = _Sensor()
-        self._pending: deque[tuple[bytes, str, bool, bool, int]] = deque()
+        self._pending: deque[tuple[bytes, str, bool, bool, int, int | None]] = deque()
+        # How far behind its moment the card being read was fed (ms): the firmware reads it,
+        # and its antenna repeats, at that moment, not when a busy machine got round to it.
+        self._lag_ms = 0
+        self._last_turn_ms = 0
         self.boot_id = boot_id
         self.firmware = firmware
         self.shoe_id = shoe_id
@@ -189,15 +193,18 @@ class SimulatedShoe:
             self._deck.value = False
 
     def draw(self, label: str | None = None, *, uid: bytes | None = None, face_up: bool = False,
-             boxed: bool = False, reads: int = 1) -> None:
+             boxed: bool = False, reads: int = 1, at: float | None = None) -> None:
         """A card leaves the shoe. ``label`` is its NDEF text (``R1:As``); ``uid`` its tag UID
-        (derived from the label when not given); ``reads`` how often the antenna sees it."""
+        (derived from the label when not given); ``reads`` how often the antenna sees it;
+        ``at`` the moment it leaves (``time.monotonic()``; now when not given): a dealer's
+        script keeps its rhythm on a machine too busy to act each line on time."""
         if uid is None:
             if label is None:
                 raise ValueError("a card needs a label or a uid")
             uid = uid_for(label)
         with self._lock:
-            self._pending.append((uid, label or "", face_up, boxed, reads))
+            at_ms = None if at is None else int(at * 1000)
+            self._pending.append((uid, label or "", face_up, boxed, reads, at_ms))
 
     def set_reader_ok(self, ok: bool) -> None:
         with self._lock:
@@ -221,8 +228,12 @@ class SimulatedShoe:
     def _run(self) -> None:
         while self._running:
             with self._lock:
-                now = self._now()
-                self._feed_reader()
+                real = int(time.monotonic() * 1000)
+                self._feed_reader(real)
+                # The firmware's clock never runs backwards: a card fed late is read at its
+                # moment, or at the last turn's if that was later still.
+                self._last_turn_ms = max(self._last_turn_ms, real - self._lag_ms)
+                now = self._last_turn_ms & 0xFFFFFFFF  # the firmware's 32-bit milliseconds
                 data = b""
                 if self._master is not None:
                     try:
@@ -241,12 +252,15 @@ class SimulatedShoe:
                             os.write(self._master, out)
             time.sleep(self.step_s)
 
-    def _feed_reader(self) -> None:
+    def _feed_reader(self, real_ms: int) -> None:
         # One card per loop turn reaches the antenna, with its sensor readings.
+        if not self._reader.queue:
+            self._lag_ms = 0
         if self._pending and not self._reader.queue:
-            uid, label, face_up, boxed, reads = self._pending.popleft()
+            uid, label, face_up, boxed, reads, at_ms = self._pending.popleft()
             self._exit.value = face_up
             self._stack.value = boxed
+            self._lag_ms = max(0, real_ms - at_ms) if at_ms is not None else 0
             for _ in range(reads):
                 self._reader.queue.append((uid, label))
 
@@ -254,7 +268,7 @@ class SimulatedShoe:
 def play_script(
     lines: list[dict[str, object]],
     shoe: SimulatedShoe,
-    direct: Callable[[dict[str, object]], None],
+    direct: Callable[[dict[str, object], float | None], None],
     *,
     scale: float = 1.0,
     stop: threading.Event | None = None,
@@ -269,6 +283,7 @@ def play_script(
     first_t: float | None = None
     for line in lines:
         t = line.get("t")
+        due: float | None = None
         if isinstance(t, int | float):
             if first_t is None:
                 first_t = float(t)
@@ -278,12 +293,14 @@ def play_script(
                     return
                 if stop is None:
                     time.sleep(min(delay, 0.05))
-        perform(line, shoe, direct)
+        perform(line, shoe, direct, at=due)
 
 
 def perform(line: dict[str, object], shoe: SimulatedShoe,
-            direct: Callable[[dict[str, object]], None]) -> None:
-    """One line of a dealer's script, done now: on the shoe, or handed to ``direct``."""
+            direct: Callable[[dict[str, object], float | None], None], *,
+            at: float | None = None) -> None:
+    """One line of a dealer's script, done now: on the shoe, or handed to ``direct``; ``at``
+    is its moment (``time.monotonic()``) when it is late."""
     kind = line["type"]
     if kind == "card":
         tag = line.get("tag")
@@ -292,7 +309,7 @@ def perform(line: dict[str, object], shoe: SimulatedShoe,
             label = f"{line.get('deck') or shoe.deck_label}:{line['card']}"
         shoe.draw(str(label) if label is not None else None,
                   uid=bytes.fromhex(str(tag)) if isinstance(tag, str) else None,
-                  face_up=line.get("face") == "up", boxed=bool(line.get("boxed")))
+                  face_up=line.get("face") == "up", boxed=bool(line.get("boxed")), at=at)
     elif kind == "deck_in":
         if isinstance(line.get("deck"), str):
             shoe.deck_label = str(line["deck"])
@@ -305,7 +322,7 @@ def perform(line: dict[str, object], shoe: SimulatedShoe,
         shoe.remove_deck()
         shoe.wait_seen()
     elif kind == "dealer" and isinstance(line.get("dealer"), str):
-        shoe.draw(f"dealer:{line['dealer']}")  # the dealer's badge, tapped on the shoe
+        shoe.draw(f"dealer:{line['dealer']}", at=at)  # the dealer's badge, tapped on the shoe
     elif kind == "shoe":
         if line.get("state") == "lost":
             shoe.unplug()
@@ -316,4 +333,4 @@ def perform(line: dict[str, object], shoe: SimulatedShoe,
         else:
             shoe.set_reader_ok(True)
     else:
-        direct(line)
+        direct(line, at)

@@ -48,9 +48,10 @@ class SimulatedTable:
             self.close()
             raise RuntimeError("the simulated shoe's port did not open")
 
-    def direct(self, line: dict[str, object]) -> None:
-        """A non-shoe input (button, setup, seats, clock), stamped with the time it happens."""
-        self.queue.put(("direct", line, time.monotonic()))
+    def direct(self, line: dict[str, object], at: float | None = None) -> None:
+        """A non-shoe input (button, setup, seats, clock), stamped with its moment (``at``,
+        when the script's player was late) or the time it happens."""
+        self.queue.put(("direct", line, time.monotonic() if at is None else at))
 
     def _handle(self, item: tuple[str, Any, float]) -> None:
         kind, obj, t = item

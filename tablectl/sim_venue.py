@@ -42,28 +42,32 @@ class Finger:
         self.path = str(path)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 
-    def send(self, what: bytes) -> None:
+    def send(self, what: bytes, at: float) -> None:
         # If the daemon is down (the chaos test kills it) the press is lost, as on a table.
         with contextlib.suppress(OSError):  # stamped: the moment the finger moved
-            self.sock.sendto(what + b" %.6f" % time.monotonic(), self.path)
+            self.sock.sendto(what + b" %.6f" % at, self.path)
 
     def lead(self, gesture: str) -> float:
         """How long before the gesture's moment the finger starts pressing."""
         return {"tap": PRESS, "double_tap": 2 * PRESS + GAP, "hold": 2.0,
                 "long_hold": 4.5}.get(gesture, PRESS)
 
-    def press(self, gesture: str) -> None:
+    def press(self, gesture: str, at: float | None = None) -> None:
+        """The gesture, begun at ``at`` (its moment in the script: a thread woken late on a
+        busy machine still stamps each edge when the dealer's finger moved), else now."""
+        start = time.monotonic() if at is None else at
         if gesture == "double_tap":
-            self._hold(PRESS)
-            time.sleep(GAP)
-            self._hold(PRESS)
+            self._hold(start, PRESS)
+            self._hold(start + PRESS + GAP, PRESS)
         else:
-            self._hold(self.lead(gesture))
+            self._hold(start, self.lead(gesture))
 
-    def _hold(self, seconds: float) -> None:
-        self.send(b"down")
-        time.sleep(seconds)
-        self.send(b"up")
+    def _hold(self, down: float, seconds: float) -> None:
+        # Real time keeps pace with the stamps: the daemon's button sees each edge in order.
+        for edge, moment in ((b"down", down), (b"up", down + seconds)):
+            if (wait := moment - time.monotonic()) > 0:
+                time.sleep(wait)
+            self.send(edge, moment)
 
 
 # The scripted dealer keeps the cards of one dealing action at most 0.7 s apart and every
@@ -169,14 +173,14 @@ class SimTable:
                 if stop.wait(min(delay, 0.05)):
                     return
             if gesture is not None:
-                finger.press(gesture)
-                released = time.monotonic()
+                finger.press(gesture, at=begin)
+                released = max(time.monotonic(), begin + finger.lead(gesture))
                 not_before = released + AFTER_GESTURE
                 gesture_not_before = released + BETWEEN_GESTURES
             elif line["type"] in ("setup", "seats", "clock"):
                 continue  # configured (setup), or not part of a brisk fixed-seat session
             else:
-                perform(line, self.shoe, lambda _line: None)
+                perform(line, self.shoe, lambda _line, _at: None, at=due)
         self.shoe.idle(10)
 
     def database(self) -> Path:

@@ -123,7 +123,7 @@ def _misdeal(table):
     for line in ({"type": "deck_in", "deck": "R1"}, {"type": "card", "card": "As"},
                  {"type": "card", "card": "Ks"}, {"type": "card", "card": "Qs", "face": "up"},
                  {"type": "card", "card": "Js"}, {"type": "card", "card": "Ts", "face": "up"}):
-        perform(line, table.shoe, lambda _line: None)
+        perform(line, table.shoe, lambda _line, _at: None)
         time.sleep(0.05)  # the dealer's pace: cards 50 ms apart, one dealing action
 
 
