@@ -673,18 +673,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default="/etc/tablectl/table.toml")
     p.set_defaults(func=cmd_doctor)
 
-    p = sub.add_parser("sim", help="simulated tables: the real daemon, simulated hardware")
-    p.add_argument("--tables", type=int, default=2)
-    p.add_argument("--hands", type=int, default=8)
-    p.add_argument("--profile", default=DEFAULT_PROFILE)
-    p.add_argument("--structure", default="tda-2024")
+    p = sub.add_parser(
+        "sim", help="simulated tables: the real daemon, simulated hardware",
+        description="Simulated tables, each the real daemon (tablectl run) in its own process "
+                    "with the simulated shoe on a pty and a mock button a scripted dealer "
+                    "presses; events go to a private Mosquitto and the recorder (or each "
+                    "table's outbox without a broker). Ends after the hands, or on Ctrl-C.")
+    p.add_argument("--tables", type=int, default=2, help="how many tables (default 2)")
+    p.add_argument("--hands", type=int, default=8, help="hands each table deals (default 8)")
+    p.add_argument("--profile", default=DEFAULT_PROFILE,
+                   help=f"house-rule profile, a name or a .toml path (default {DEFAULT_PROFILE})")
+    p.add_argument("--structure", default="tda-2024",
+                   help="blind structure of the tables' clocks (default tda-2024)")
     p.add_argument("--pace", type=float, default=0.1,
                    help="seconds per second of the dealer's script (default 0.1: 10x)")
-    p.add_argument("--irregularities", type=float, default=0.25)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--no-broker", action="store_true", help="local outbox only")
-    p.add_argument("--dir", help="keep the tables' files here")
-    p.add_argument("--quiet", action="store_true", help="the summary only")
+    p.add_argument("--irregularities", type=float, default=0.25,
+                   help="share of hands with one irregularity, 0 to 1 (default 0.25)")
+    p.add_argument("--seed", type=int, default=1,
+                   help="the dealers' random seed: the same seed deals the same (default 1)")
+    p.add_argument("--no-broker", action="store_true",
+                   help="no Mosquitto: each table keeps its events in its local outbox")
+    p.add_argument("--dir", help="keep the tables' files (configurations, databases, logs) "
+                                 "here (default: a temporary folder, removed at the end)")
+    p.add_argument("--quiet", action="store_true",
+                   help="print the summary only, not the tables' displays and buzzers")
     p.add_argument("--dashboard", metavar="HOST:PORT",
                    help="run the venue hub with its floor dashboard here (a demo login is "
                         "printed) instead of the bare recorder; it stays up after the hands")
