@@ -265,6 +265,19 @@ class SimulatedShoe:
                 self._reader.queue.append((uid, label))
 
 
+# What a dealer's script does on the shoe itself; the rest is the button, or the floor's.
+SHOE_LINES = frozenset({"card", "deck_in", "deck_out", "dealer", "shoe"})
+
+
+def settle(shoe: SimulatedShoe, timeout: float = 10.0) -> None:
+    """Before the dealer's hand goes to the button: the cards drawn so far have reached the
+    host (read, sent, acknowledged). A dealer presses after the card is out, and the host hears
+    a read within milliseconds; a busy machine can take longer than the script's gap, and the
+    press must not overtake the card. (The moments the core sees stay the script's.)"""
+    if shoe.plugged:
+        shoe.idle(timeout)
+
+
 def play_script(
     lines: list[dict[str, object]],
     shoe: SimulatedShoe,
@@ -293,6 +306,8 @@ def play_script(
                     return
                 if stop is None:
                     time.sleep(min(delay, 0.05))
+        if line["type"] not in SHOE_LINES:
+            settle(shoe)
         perform(line, shoe, direct, at=due)
 
 

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from houses.loaders import load_profile
 from simulators.dealer_script import session
-from simulators.shoe import SimulatedShoe, perform
+from simulators.shoe import SimulatedShoe, perform, settle
 
 PRESS = 0.08  # seconds a finger holds the button for a tap
 GAP = 0.12  # between the two taps of a double tap
@@ -173,6 +173,7 @@ class SimTable:
                 if stop.wait(min(delay, 0.05)):
                     return
             if gesture is not None:
+                settle(self.shoe, 3.0)  # the press must not overtake a card on its way
                 finger.press(gesture, at=begin)
                 released = max(time.monotonic(), begin + finger.lead(gesture))
                 not_before = released + AFTER_GESTURE

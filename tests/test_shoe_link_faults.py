@@ -267,8 +267,7 @@ def test_long_tags_end_to_end_are_unknown_or_unreadable_tags_and_dealing_goes_on
     r.shoe.wait_seen()
     r.shoe.draw("x" * 230)
     r.shoe.draw("y" * 250, uid=UID10)
-    with r.shoe._lock:  # a reader that hands the firmware a UID of 12 bytes
-        r.shoe._pending.append((bytes(12), "", False, False, 1))
+    r.shoe.draw(uid=bytes(12))  # a reader that hands the firmware a UID of 12 bytes
     r.shoe.draw("R1:As")
     assert r.pump_until(lambda: len(of_type(r.events, "card")) == 4, 10)
     texts = [e["text"] for e in of_type(r.events, "ruling")]
