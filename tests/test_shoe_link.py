@@ -101,8 +101,9 @@ def test_unplugged_mid_hand_the_hand_record_is_the_same(rig):
     unplugged = unplugged_rig.play(script(True))
     assert _records(unplugged) == _records(plugged)
     assert of_type(plugged, "irregularity") == []
-    kinds = [e["kind"] for e in of_type(unplugged, "irregularity")]
-    assert kinds == ["shoe_fault"]  # reported to the floor, and nothing lost or doubled
+    irregularities = of_type(unplugged, "irregularity")
+    # reported to the floor, and nothing lost or doubled
+    assert [e["kind"] for e in irregularities] == ["shoe_fault"], irregularities
     assert [e["state"] for e in of_type(unplugged, "shoe")][-2:] == ["lost", "ok"]
 
 
