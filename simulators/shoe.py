@@ -214,6 +214,17 @@ class SimulatedShoe:
         with self._lock:
             self._garbage.append(data)
 
+    def read_out(self, timeout: float = 5.0) -> bool:
+        """Wait until the firmware has read every card drawn so far (one a loop turn): what
+        happens next on the shoe (the deck out, the cable pulled) comes after them."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self._lock:
+                if not self._pending and not self._reader.queue:
+                    return True
+            time.sleep(0.002)
+        return False
+
     def idle(self, timeout: float = 5.0) -> bool:
         """Wait until every card drawn so far has been read and acknowledged by the host."""
         end = time.monotonic() + timeout
@@ -325,7 +336,20 @@ def perform(line: dict[str, object], shoe: SimulatedShoe,
         shoe.draw(str(label) if label is not None else None,
                   uid=bytes.fromhex(str(tag)) if isinstance(tag, str) else None,
                   face_up=line.get("face") == "up", boxed=bool(line.get("boxed")), at=at)
-    elif kind == "deck_in":
+    elif kind in ("deck_in", "deck_out", "shoe"):
+        # The cards drawn before came out before: a late player's cards must not be overtaken
+        # by the deck switch or the cable.
+        shoe.read_out()
+        _perform_on_the_shoe(line, shoe)
+    elif kind == "dealer" and isinstance(line.get("dealer"), str):
+        shoe.draw(f"dealer:{line['dealer']}", at=at)  # the dealer's badge, tapped on the shoe
+    else:
+        direct(line, at)
+
+
+def _perform_on_the_shoe(line: dict[str, object], shoe: SimulatedShoe) -> None:
+    kind = line["type"]
+    if kind == "deck_in":
         if isinstance(line.get("deck"), str):
             shoe.deck_label = str(line["deck"])
         if shoe.deck_present:
@@ -336,8 +360,6 @@ def perform(line: dict[str, object], shoe: SimulatedShoe,
     elif kind == "deck_out":
         shoe.remove_deck()
         shoe.wait_seen()
-    elif kind == "dealer" and isinstance(line.get("dealer"), str):
-        shoe.draw(f"dealer:{line['dealer']}", at=at)  # the dealer's badge, tapped on the shoe
     elif kind == "shoe":
         if line.get("state") == "lost":
             shoe.unplug()
@@ -347,5 +369,3 @@ def perform(line: dict[str, object], shoe: SimulatedShoe,
             shoe.set_reader_ok(False)
         else:
             shoe.set_reader_ok(True)
-    else:
-        direct(line, at)
