@@ -58,10 +58,11 @@ system-deps:
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 
-# Four processes (pytest-xdist): most tests wait on brokers, pty's and browsers, not the CPU.
+# Two processes (pytest-xdist): most tests wait on brokers, pty's and browsers, not the CPU;
+# more would crowd the tests that deal at twenty times a dealer's pace on a busy machine.
 # Each file runs in one process, in order: a module's tests share its fixtures (a venue, a hub).
 unit: $(STAMP) system-deps
-	$(PY) -m pytest -n 4 --dist loadfile
+	$(PY) -m pytest -n 2 --dist loadfile
 
 test: lint typecheck unit
 

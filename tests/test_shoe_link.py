@@ -103,7 +103,8 @@ def test_unplugged_mid_hand_the_hand_record_is_the_same(rig):
     assert of_type(plugged, "irregularity") == []
     irregularities = of_type(unplugged, "irregularity")
     # reported to the floor, and nothing lost or doubled
-    assert [e["kind"] for e in irregularities] == ["shoe_fault"], irregularities
+    assert [e["kind"] for e in irregularities] == ["shoe_fault"], [
+        (e.get("state"), e.get("part"), e.get("detail"), e["t"]) for e in irregularities]
     assert [e["state"] for e in of_type(unplugged, "shoe")][-2:] == ["lost", "ok"]
 
 
