@@ -30,7 +30,7 @@ def _recorded(venue, table):
 
 @pytest.mark.slow
 def test_three_simulated_tables_match_the_replay_of_their_scripts(tmp_path):
-    venue = SimulatedVenue(tmp_path, tables=3, hands=35, pace=0.05, broker="required",
+    venue = SimulatedVenue(tmp_path, tables=3, hands=18, pace=0.1, broker="required",
                            irregularities=0.5, seed=11, quiet=True).start()
     try:
         venue.run()
