@@ -282,8 +282,8 @@ class FloorView:
                 view.hands_per_hour = data.get("hands_per_hour")
             case "level":
                 view.level = data.get("level", view.level)
-            case "shoe":
-                view.shoe = data.get("state", view.shoe)
+            case "shoe" if data.get("state") != "reads_lost":  # lost reads: an event, the
+                view.shoe = data.get("state", view.shoe)       # shoe itself is back (alerted)
             case "hand_for_hand":
                 view.hand_for_hand = _HAND_FOR_HAND.get(str(data.get("state")),
                                                         view.hand_for_hand)

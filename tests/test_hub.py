@@ -84,6 +84,15 @@ def test_each_alert_kind_is_raised_by_the_event_that_calls_the_floor():
     assert floor.tables["t1"].status == "lost" and floor.tables["t1"].status_since == 2
 
 
+def test_the_table_line_shows_the_shoe_state_not_its_lost_reads():
+    floor = FloorView(VENUE)
+    floor.on_event("t1", _envelope(1, "shoe", state="lost"), 5000)
+    assert floor.tables["t1"].shoe == "lost"
+    floor.on_event("t1", _envelope(2, "shoe", state="ok"), 5001)
+    floor.on_event("t1", _envelope(3, "shoe", state="reads_lost", lost=3, cards=3), 5002)
+    assert floor.tables["t1"].shoe == "ok"  # the shoe is back; the lost reads are an alert
+
+
 def test_a_replayed_event_counts_once_and_an_outage_backlog_is_flagged_historical():
     floor = FloorView(VENUE)
     first = floor.on_event("t1", _envelope(1, "floor.called"), 5000)
