@@ -131,7 +131,8 @@ def wrap(text: str, width: int = LCD_WIDTH, limit: int | None = 4) -> tuple[str,
     ``limit`` lines (all with None)."""
     lines: list[str] = []
     current = ""
-    for word in text.replace(" - ", " ").split():
+    # "A - B" in a ruling reads "A; B" on the display: the dash alone reads as a word.
+    for word in text.replace(" - ", "; ").split():
         while len(word) > width:
             if current:
                 lines.append(current)

@@ -357,6 +357,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
                  if summary["broker"] else f"{table['events']} events in the local outbox")
         print(f"{name}: {table['hands']} hands; irregularities "
               f"{json.dumps(table['irregularities'], sort_keys=True)}; {where}")
+    for line in _sim_closing(summary, args):
+        print(line)
     if interrupted:
         print("stopped by Ctrl-C before every hand was dealt" + (
             "; every event dealt so far reached the recorder" if summary["broker"] and delivered
@@ -365,6 +367,30 @@ def cmd_sim(args: argparse.Namespace) -> int:
     if summary["broker"] and not delivered:
         return _fail("not every event reached the recorder")
     return 0
+
+
+def _sim_closing(summary: dict[str, Any], args: argparse.Namespace) -> list[str]:
+    """Where the simulated tables' events went, and how to see the floor's side of them."""
+    import os
+
+    tables = summary["tables"].values()
+    if args.dir:
+        lines = ["each table's journal and outbox (SQLite): "
+                 + ", ".join(str(t["database"]) for t in tables)]
+        if summary["store"] is not None:
+            lines.append("the recorder's copy, through a private Mosquitto (SQLite, table "
+                         f"events): {summary['store']}")
+    else:
+        lines = [("the events went through a private Mosquitto to the recorder; its database "
+                  "and each table's outbox" if summary["store"] is not None else
+                  "each table's outbox (no broker)") +
+                 " were in a temporary folder, removed now: --dir DIR keeps them"]
+    if not args.dashboard:
+        # The name this command was run by (.venv/bin/tablectl after make demo).
+        prog = sys.argv[0] if os.path.basename(sys.argv[0]) == "tablectl" else "tablectl"
+        lines.append(f"the floor dashboard while the tables deal: {prog} sim --dashboard "
+                     "127.0.0.1:8080, then open http://127.0.0.1:8080 with the login it prints")
+    return lines
 
 
 def _mqtt_options(p: argparse.ArgumentParser) -> None:

@@ -19,7 +19,8 @@ from controller.table import DEFAULT_GESTURES, GESTURE_ACTIONS
 _ID = NAME  # a table id and a venue are MQTT topic levels: one rule (contract/schema.py)
 _TIME = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
-SHOE_BACKENDS = ("serial", "nfc", "none")
+# simulated: the shoe's firmware on a pty inside the daemon (a PC without a shoe).
+SHOE_BACKENDS = ("serial", "nfc", "simulated", "none")
 BUTTON_BACKENDS = ("gpio", "mock", "none")
 PIN_FACTORIES = ("auto", "lgpio", "rpigpio", "mock")
 DISPLAY_BACKENDS = ("ssd1306", "sh1106", "hd44780", "terminal", "none")

@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -53,7 +53,11 @@ STATE_REFRESH = 10.0  # seconds between state snapshots when only the clock move
 
 
 def load_config(path: str) -> Config:
-    return config_from_data(read_toml(path, ConfigError), path)
+    """The configuration file, with ``~`` in storage.data_dir as the user's home (a PC's
+    configuration keeps its outbox there)."""
+    config = config_from_data(read_toml(path, ConfigError), path)
+    config.data_dir = os.path.expanduser(config.data_dir)
+    return config
 
 
 class SystemdNotifier:
@@ -86,18 +90,18 @@ class TerminalDisplay:
     def __init__(self, out: TextIO, table: str) -> None:
         self.out = out
         self.table = table
-        self.last: Any = None
-        self.last_kind: str | None = None
+        self.last: Any = None  # the screen last shown (drawn, or a tick of the clock drawn)
 
     def show(self, screen: Any) -> bool:
         from hardware.display import render_lcd
 
         if screen == self.last:
             return False
+        ticked = (self.last is not None and screen.kind == self.last.kind == "clock"
+                  and replace(screen, big=self.last.big) == self.last)
         self.last = screen
-        if screen.kind == "clock" and self.last_kind == "clock":
+        if ticked:
             return True  # the clock ticking every second would flood the terminal
-        self.last_kind = screen.kind
         lines = render_lcd(screen)
         bar = "+" + "-" * 20 + "+"
         self.out.write(f"[{self.table}] {bar}\n" + "".join(
@@ -273,14 +277,16 @@ class Daemon:
 
     def _start_parts(self) -> None:
         config = self.config
-        if config.shoe_backend == "serial":
+        if config.shoe_backend in ("serial", "simulated"):
             from hardware.shoe_serial import SerialShoe
             from tablectl.shoe_to_core import ShoeTranslator
 
+            port = config.shoe_port
+            if config.shoe_backend == "simulated":
+                port = self._simulated_shoe()
             self.translator = ShoeTranslator()
             self.parts["shoe"] = SerialShoe(
-                config.shoe_port, lambda e, t: self.queue.put(ShoeEvent(e, t)),
-                clock=self.now).start()
+                port, lambda e, t: self.queue.put(ShoeEvent(e, t)), clock=self.now).start()
         elif config.shoe_backend == "nfc":
             from hardware.nfc_reader import NfcReader
 
@@ -306,6 +312,19 @@ class Daemon:
                 if config.clock_mode == "venue" else None).start()
         else:
             self.link = None
+
+    def _simulated_shoe(self) -> str:
+        """A PC without a shoe: the shoe's firmware on a pty in this process, reached through
+        the same serial link as a real shoe; its port lives in a temporary folder."""
+        import tempfile
+
+        from simulators.shoe import SimulatedShoe
+
+        folder = tempfile.TemporaryDirectory(prefix="tablectl-shoe-")
+        self.parts["simulated shoe folder"] = folder
+        shoe = SimulatedShoe(Path(folder.name) / "shoe", shoe_id=f"sim-{self.config.table}")
+        self.parts["simulated shoe"] = shoe.start()
+        return str(shoe.port)
 
     def _button(self) -> Any:
         from hardware.button import DealerButton
@@ -600,9 +619,11 @@ class Daemon:
         self.stopped.set()
         if self.link is not None:
             self.link.stop()
-        for name in ("shoe", "nfc"):
+        for name in ("shoe", "nfc", "simulated shoe"):
             if name in self.parts:
                 self.parts[name].stop()
+        if "simulated shoe folder" in self.parts:
+            self.parts["simulated shoe folder"].cleanup()
         if "button" in self.parts:
             self.parts["button"].close()
         if "control" in self.parts:

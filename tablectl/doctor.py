@@ -56,15 +56,35 @@ def check_shoe(config: Config, timeout: float = 3.0) -> Check:
         return Check("shoe", SKIP, "backend none")
     if config.shoe_backend == "nfc":
         return check_nfc(config)
+    if config.shoe_backend == "simulated":
+        import tempfile
+
+        from simulators.shoe import SimulatedShoe
+
+        # The daemon runs the same firmware on a pty of its own; this one is the doctor's,
+        # in a folder removed afterwards.
+        with tempfile.TemporaryDirectory(prefix="tablectl-doctor-") as folder:
+            shoe = SimulatedShoe(Path(folder) / "shoe", shoe_id=f"sim-{config.table}").start()
+            try:
+                check = _handshake(str(shoe.port), timeout)
+            finally:
+                shoe.stop()
+        check.detail = f"simulated (the firmware on a pty): {check.detail}"
+        return check
+    return _handshake(config.shoe_port, timeout)
+
+
+def _handshake(port_name: str, timeout: float) -> Check:
+    """Open the shoe's serial port and ask for its HELLO."""
     from firmware_bridge import messages as m
     from firmware_bridge.host import NEED_DATA, HostLink
 
     try:
         import serial
 
-        port = serial.serial_for_url(config.shoe_port, baudrate=115200, timeout=0.05)
+        port = serial.serial_for_url(port_name, baudrate=115200, timeout=0.05)
     except Exception as exc:
-        return Check("shoe", FAIL, f"cannot open {config.shoe_port}: {exc}",
+        return Check("shoe", FAIL, f"cannot open {port_name}: {exc}",
                      "plug the shoe in; check `ls -l /dev/shoe` and the udev rules "
                      "(deploy/99-tablectl.rules); the user must be in group dialout")
     link = HostLink()
@@ -89,7 +109,7 @@ def check_shoe(config: Config, timeout: float = 3.0) -> Check:
     finally:
         port.close()
     noise = sum(link.stats.noise.values())
-    return Check("shoe", FAIL, f"no HELLO from {config.shoe_port} in {timeout:g} s"
+    return Check("shoe", FAIL, f"no HELLO from {port_name} in {timeout:g} s"
                  + (f" ({noise} garbled frames)" if noise else ""),
                  "is it the shoe's port? power-cycle the shoe; check the firmware is flashed")
 
@@ -111,15 +131,33 @@ def check_nfc(config: Config) -> Check:
 def check_button(config: Config) -> Check:
     if config.button_backend == "none":
         return Check("button", SKIP, "backend none")
+    import warnings
+
     try:
         from gpiozero import Button
+        from gpiozero.exc import BadPinFactory
 
         factory: Any = None
         if config.button_backend == "mock" or config.pin_factory == "mock":
             from gpiozero.pins.mock import MockFactory
 
             factory = MockFactory()
-        button = Button(config.button_pin, pull_up=True, pin_factory=factory)
+        elif config.pin_factory != "auto":
+            factory = _pin_factory(config.pin_factory)
+        # gpiozero warns once per GPIO library it could not load before it gives up: the
+        # doctor says that in one line, with the cause.
+        with warnings.catch_warnings(record=True) as fallbacks:
+            warnings.simplefilter("always")
+            try:
+                button = Button(config.button_pin, pull_up=True, pin_factory=factory)
+            except BadPinFactory:
+                tried = "; ".join(str(w.message).removeprefix("Falling back from ")
+                                  for w in fallbacks)
+                return Check("button", FAIL, "no GPIO library works on this machine"
+                             + (f" ({tried})" if tried else ""),
+                             "on a Raspberry Pi install the Pi extra (pip install '.[pi]', or "
+                             "'.[pi-legacy]' on a Pi 3/4); on a PC set button.backend = "
+                             '"mock" (deploy/pc.toml)')
         pressed = button.is_pressed
         button.close()
     except Exception as exc:
@@ -130,6 +168,66 @@ def check_button(config: Config) -> Check:
         return Check("button", WARN, f"GPIO {config.button_pin} reads pressed",
                      "stuck button, or the pin is wired to ground: check the switch")
     return Check("button", OK, f"GPIO {config.button_pin} reads released")
+
+
+def _pin_factory(name: str) -> Any:
+    if name == "lgpio":
+        from gpiozero.pins.lgpio import LGPIOFactory
+
+        return LGPIOFactory()
+    from gpiozero.pins.rpigpio import RPiGPIOFactory
+
+    return RPiGPIOFactory()
+
+
+def _tls_files(config: Config) -> Check | None:
+    """Every TLS file the configuration names that this user cannot read, in one check."""
+    import os
+
+    bad = []
+    for key, path in (("mqtt.ca", config.mqtt_ca), ("mqtt.cert", config.mqtt_cert),
+                      ("mqtt.key", config.mqtt_key)):
+        if path is None:
+            continue
+        if not os.path.exists(path):
+            bad.append(f"{key} {path} does not exist")
+        elif not os.access(path, os.R_OK):
+            bad.append(f"{key} {path} is not readable by this user")
+    if not bad:
+        return None
+    return Check("broker", FAIL, "; ".join(bad),
+                 "copy the venue's ca.crt and this table's certificate and key (made on the hub "
+                 "by deploy/hub/make-certs.sh) to those paths, readable by the service user "
+                 "(key mode 600), or fix the paths in [mqtt]")
+
+
+def _connect_failure(where: str, host: str, exc: Exception) -> Check:
+    """What a failed connection means, from the exception the socket or TLS layer raised."""
+    import socket
+    import ssl
+
+    if isinstance(exc, socket.gaierror):
+        return Check("broker", FAIL, f"{host} does not resolve ({exc.strerror})",
+                     "check mqtt.host: the hub's name on this network (mDNS needs "
+                     "avahi-daemon on both machines), or its address")
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return Check("broker", FAIL, f"{where}: the broker's certificate is not trusted "
+                     f"({exc.verify_message})",
+                     "mqtt.ca must be the venue CA that signed the broker's certificate, and "
+                     "that certificate must name mqtt.host (make-certs.sh BROKER_HOST)")
+    if isinstance(exc, ssl.SSLError):
+        return Check("broker", FAIL, f"{where}: TLS failed ({exc.reason or exc})",
+                     "mqtt.cert and mqtt.key must be this table's pair from make-certs.sh, and "
+                     "the port the broker's TLS listener (8883)")
+    if isinstance(exc, ConnectionRefusedError):
+        return Check("broker", FAIL, f"nothing listens on {where} (connection refused)",
+                     "is Mosquitto running on the hub (systemctl status mosquitto), and is "
+                     "mqtt.port its listener?")
+    if isinstance(exc, TimeoutError):
+        return Check("broker", FAIL, f"{where} does not answer (timed out)",
+                     "check the network between the table and the hub, and the hub's firewall")
+    return Check("broker", FAIL, f"cannot reach {where}: {exc}",
+                 "check mqtt.host and mqtt.port and the network")
 
 
 def check_broker(config: Config, timeout: float = 5.0) -> Check:
@@ -147,17 +245,21 @@ def check_broker(config: Config, timeout: float = 5.0) -> Check:
         done.set()
 
     where = f"{config.mqtt_host}:{config.mqtt_port}"
+    if (unreadable := _tls_files(config)) is not None:
+        return unreadable
     try:
         client = mqtt_client(f"doctor-{config.table}",
                              tls=tls_settings(config.mqtt_ca, config.mqtt_cert, config.mqtt_key),
                              username=config.mqtt_username, password=config.mqtt_password)
-        client.on_connect = on_connect
+    except Exception as exc:  # the files exist: they are not what they should be
+        return Check("broker", FAIL, f"the TLS files cannot be used: {exc}",
+                     "mqtt.ca must be a PEM certificate, mqtt.cert and mqtt.key this table's "
+                     "matching pair (deploy/hub/make-certs.sh)")
+    client.on_connect = on_connect
+    try:
         client.connect(config.mqtt_host, config.mqtt_port, keepalive=10)
     except Exception as exc:
-        return Check("broker", FAIL, f"cannot reach {where}: {exc}",
-                     "check mqtt.host and mqtt.port, the network, and (TLS) that the CA, "
-                     "certificate and key paths are right and the broker's certificate names "
-                     "the host")
+        return _connect_failure(where, config.mqtt_host, exc)
     client.loop_start()
     done.wait(timeout)
     client.loop_stop()
@@ -174,37 +276,52 @@ def check_broker(config: Config, timeout: float = 5.0) -> Check:
                  + (" with the table's certificate" if config.mqtt_cert else ""))
 
 
-def check_clock_source() -> Check:
+def check_clock_source(config: Config) -> Check:
     timedatectl = shutil.which("timedatectl")
+    seen = "no timedatectl (systemd) on this machine to ask"
     if timedatectl is not None:
         try:
             out = subprocess.run([timedatectl, "show", "-p", "NTPSynchronized", "--value"],
-                                 capture_output=True, text=True, timeout=5).stdout.strip()
-        except (OSError, subprocess.TimeoutExpired):
-            out = ""
-        if out == "yes":
+                                 capture_output=True, text=True, timeout=5)
+            answer = out.stdout.strip()
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            answer = f"timedatectl failed: {exc}"
+        if answer == "yes":
             return Check("clock source", OK, "NTP synchronized")
-    return Check("clock source", WARN, "no NTP synchronisation seen",
-                 "without NTP the venue clock from the hub is the time source (a Pi has no "
-                 "real-time clock); the blind clock counts on monotonic time meanwhile")
+        seen = "NTPSynchronized=no" if answer == "no" else (answer or "timedatectl said nothing")
+    if config.clock_mode == "venue":
+        advice = ("the blind clock follows the hub's venue clock, so it is not affected; events' "
+                  "times come from this clock: enable NTP (timedatectl set-ntp true), the hub "
+                  "as the server")
+    else:
+        advice = ("the blind clock runs on monotonic time, so it is not affected; events' "
+                  "times come from this clock (a Pi has no real-time clock): enable NTP "
+                  "(timedatectl set-ntp true)")
+    return Check("clock source", WARN, f"no NTP synchronisation seen ({seen})", advice)
 
 
 def check_disk(config: Config, minimum_mb: int = 100) -> Check:
+    """The outbox's folder is writable (or can be made by the daemon): the doctor creates
+    nothing."""
+    import os
+
     data = Path(config.data_dir)
-    try:
-        data.mkdir(parents=True, exist_ok=True)
-        probe = data / ".doctor"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as exc:
-        return Check("disk", FAIL, f"cannot write {data}: {exc.strerror}",
-                     "storage.data_dir must be writable by the service user, on a persistent "
-                     "partition (not a tmpfs, not a read-only root)")
-    free_mb = shutil.disk_usage(data).free // (1024 * 1024)
+    existing = data
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    fix = ("storage.data_dir must be writable by the service user, on a persistent partition "
+           "(not a tmpfs, not a read-only root); deploy/install.sh makes /var/lib/tablectl")
+    if not existing.is_dir():
+        return Check("disk", FAIL, f"{existing} is not a folder", fix)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = data if existing == data else f"{data} (missing) in {existing}"
+        return Check("disk", FAIL, f"this user cannot write {what}", fix)
+    free_mb = shutil.disk_usage(existing).free // (1024 * 1024)
     if free_mb < minimum_mb:
-        return Check("disk", FAIL, f"{free_mb} MB free in {data}",
+        return Check("disk", FAIL, f"{free_mb} MB free in {existing}",
                      "free space: the outbox holds every event the hub has not acknowledged")
-    return Check("disk", OK, f"{free_mb} MB free in {data}")
+    later = "" if existing == data else " (the daemon creates it at its first start)"
+    return Check("disk", OK, f"{free_mb} MB free for {data}{later}")
 
 
 def check_journal(config: Config) -> Check:
@@ -239,5 +356,5 @@ def run_checks(config: Config) -> list[Check]:
     return [Check("config", OK, f"table {config.table} of venue {config.venue}, profile "
                   f"{config.profile}"),
             check_display(config), check_shoe(config), check_button(config),
-            check_broker(config), check_clock_source(), check_disk(config),
+            check_broker(config), check_clock_source(config), check_disk(config),
             check_journal(config)]

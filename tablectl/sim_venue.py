@@ -220,6 +220,7 @@ class SimulatedVenue:
         self.broker: Any = None if isinstance(broker, str) else broker
         self.with_recorder = recorder
         self.recorder: Any = None
+        self.store: Path | None = None  # the recorder's (or hub's) database
         self.dashboard = dashboard  # "HOST:PORT": the whole hub, with its floor dashboard
         self.hub: Any = None
         # Tables follow the venue clock (clock.mode = "venue"): the hub's tests start it, and
@@ -242,7 +243,8 @@ class SimulatedVenue:
         elif self.broker is not None and self.with_recorder:
             from hub.recorder import Recorder
 
-            self.recorder = Recorder(self.directory / "recorder.db", venue="sim",
+            self.store = self.directory / "recorder.db"
+            self.recorder = Recorder(self.store, venue="sim",
                                      port=self.broker.port).start()
             self.recorder.connected.wait(10)
             self.say(f"private Mosquitto on 127.0.0.1:{self.broker.port} with the recorder")
@@ -264,7 +266,8 @@ class SimulatedVenue:
         password = "demo-" + secrets.token_urlsafe(9)  # never starts with "-" (an option)
         users = self.directory / "users.toml"
         save_user(users, "demo", "supervisor", password)
-        self.hub = Hub(HubSettings(venue="sim", db=str(self.directory / "hub.db"),
+        self.store = self.directory / "hub.db"
+        self.hub = Hub(HubSettings(venue="sim", db=str(self.store),
                                    users=str(users), port=self.broker.port,
                                    http_host=host or "127.0.0.1", http_port=int(port))).start()
         self.recorder = self.hub.recorder
@@ -329,7 +332,8 @@ class SimulatedVenue:
             self.broker.kill()
 
     def summary(self) -> dict[str, Any]:
-        result: dict[str, Any] = {"tables": {}, "broker": self.broker is not None}
+        result: dict[str, Any] = {"tables": {}, "broker": self.broker is not None,
+                                  "store": self.store}
         for table in self.tables:
             _, events = table.journal_and_events()
             ended = [e for e in events if e["type"] == "hand.ended"]
@@ -340,5 +344,6 @@ class SimulatedVenue:
             delivered = self.recorder.upto.get(table.name, 0) if self.recorder else None
             result["tables"][table.name] = {
                 "hands": len({e["hand"] for e in ended if e["outcome"] != "misdeal"}),
-                "irregularities": kinds, "events": len(events), "delivered": delivered}
+                "irregularities": kinds, "events": len(events), "delivered": delivered,
+                "database": table.database()}
         return result

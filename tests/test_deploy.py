@@ -58,6 +58,47 @@ def test_the_reference_configuration_is_valid():
     assert config.shoe_port == "/dev/shoe" and config.mqtt_port == 8883
 
 
+def test_the_pc_configuration_runs_a_whole_simulated_table(tmp_path):
+    """deploy/pc.toml: the daemon runs the shoe's firmware on a pty of its own and reaches it
+    through the serial link (the shoe's "ok" event is its HELLO); its outbox is under ~, the
+    pty's folder is gone after a SIGTERM."""
+    import json
+    import os
+    import signal
+    import sqlite3
+
+    from tests.conftest import wait_for
+
+    home, scratch = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    scratch.mkdir()
+    env = dict(os.environ, HOME=str(home), TMPDIR=str(scratch))
+    daemon = subprocess.Popen([sys.executable, "-m", "tablectl.cli", "run", "--config",
+                               str(ROOT / "deploy" / "pc.toml")], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    outbox = home / ".local" / "state" / "tablectl-pc" / "pc1.db"
+
+    def shoe_said_hello() -> bool:
+        try:  # the file may be there before its tables are
+            with sqlite3.connect(f"file:{outbox}?mode=ro", uri=True) as db:
+                events = [json.loads(row[0]) for row in db.execute("SELECT event FROM outbox")]
+        except sqlite3.OperationalError:
+            return False
+        return {"type": "shoe", "state": "ok"}.items() <= next(
+            (e for e in events if e["type"] == "shoe"), {}).items()
+
+    try:
+        assert wait_for(shoe_said_hello, timeout=30), "the simulated shoe never said HELLO"
+        assert [p.name[:14] for p in scratch.iterdir()] == ["tablectl-shoe-"]
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        out, _ = daemon.communicate(timeout=30)
+    assert daemon.returncode == 0, out
+    assert "Traceback" not in out and "|#- SHOE ok" in out
+    assert list(scratch.iterdir()) == []
+
+
 def test_every_configuration_error_is_listed_with_its_key():
     with pytest.raises(ConfigError) as info:
         config_from_data({

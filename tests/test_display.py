@@ -125,7 +125,7 @@ def test_a_ruling_takes_the_screen_for_a_while():
                          reason="exposed_first_two"))
     alert = model.screen(55.0)
     assert (alert.kind, alert.title, alert.inverted) == ("alert", "MISDEAL", True)
-    assert alert.lines[0] == "2nd card exposed"
+    assert alert.lines[0] == "2nd card exposed;"  # " - " reads "; "
     assert model.screen(71.0).kind == "clock"
     model.update(_ruling("misdeal", "MISDEAL: x", 80))
     model.update(_started(7, 85))  # the redeal clears it

@@ -1,16 +1,28 @@
-"""`tablectl doctor` on a simulated table: what works says ok, what does not says what to do."""
+"""`tablectl doctor` on a simulated table: what works says ok, what does not says what to do,
+with the real cause, no library's noise, and nothing created."""
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 from simulators.shoe import SimulatedShoe
 
+ROOT = Path(__file__).resolve().parents[1]
 
-def _doctor(config_path):
+
+def _doctor(config_path, home=None):
+    env = dict(os.environ, HOME=str(home)) if home is not None else None
     return subprocess.run([sys.executable, "-m", "tablectl.cli", "doctor", "--config",
-                           str(config_path)], capture_output=True, text=True, timeout=60)
+                           str(config_path)], capture_output=True, text=True, timeout=60,
+                          env=env)
+
+
+def _everything_under(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*"))
 
 
 def test_doctor_passes_a_working_simulated_table(tmp_path, broker):
@@ -41,7 +53,7 @@ def test_doctor_says_what_to_do_for_each_failure(tmp_path):
     out = result.stdout
     assert "[FAIL] display: no I2C bus /dev/i2c-77" in out and "raspi-config" in out
     assert "[FAIL] shoe: cannot open /dev/no-such-shoe" in out and "udev rules" in out
-    assert "[FAIL] broker: cannot reach 127.0.0.1:1" in out
+    assert "[FAIL] broker: nothing listens on 127.0.0.1:1 (connection refused)" in out
     assert "3 part(s) failing: display, shoe, broker" in out
 
 
@@ -50,3 +62,65 @@ def test_doctor_reports_a_bad_configuration(tmp_path):
     config.write_text('[table]\nseats = "all"\n')
     result = _doctor(config)
     assert result.returncode == 1 and "table.seats" in result.stdout
+
+
+def test_the_shipped_pc_configuration_is_green_quiet_and_creates_nothing(tmp_path):
+    """deploy/pc.toml: a whole table simulated on a PC; its data folder is under ~."""
+    home = tmp_path / "home"
+    home.mkdir()
+    result = _doctor(ROOT / "deploy" / "pc.toml", home=home)
+    assert result.returncode == 0, result.stdout
+    assert result.stderr == ""  # no library's warnings
+    assert "[FAIL]" not in result.stdout
+    assert re.search(r"\[  ok\] shoe: simulated \(the firmware on a pty\): sim-pc1: shoe-fw "
+                     r"[^,]+, protocol 1", result.stdout), result.stdout
+    assert "[  ok] button: GPIO 17 reads released" in result.stdout
+    assert (f"free for {home}/.local/state/tablectl-pc (the daemon creates it at its first "
+            "start)") in result.stdout
+    assert _everything_under(home) == []
+
+
+def test_the_reference_configuration_on_a_pc_names_each_real_cause(tmp_path):
+    """deploy/table.toml where there is no Pi, no shoe and no certificate: one line per part
+    with its cause; gpiozero's fallback warnings folded into the button's line."""
+    reference = (ROOT / "deploy" / "table.toml").read_text()
+    data = tmp_path / "not" / "yet"
+    config = tmp_path / "table.toml"
+    config.write_text(reference.replace('data_dir = "/var/lib/tablectl"',
+                                        f'data_dir = "{data}"'))
+    result = _doctor(config)
+    out = result.stdout
+    assert result.returncode == 1
+    assert result.stderr == ""
+    button = next(line for line in out.splitlines() if line.startswith("[FAIL] button:"))
+    assert button.startswith("[FAIL] button: no GPIO library works on this machine (lgpio: ")
+    assert 'button.backend = "mock"' in out
+    assert ("[FAIL] broker: mqtt.ca /etc/tablectl/ca.crt does not exist; mqtt.cert "
+            "/etc/tablectl/table.crt does not exist; mqtt.key /etc/tablectl/table.key does not "
+            "exist") in out
+    assert "make-certs.sh" in out
+    assert "No such file or directory" not in out.split("[FAIL] broker:")[1].split("\n")[0]
+    assert not (tmp_path / "not").exists()
+
+
+def test_the_broker_check_tells_an_unknown_host_from_a_closed_port(tmp_path):
+    config = tmp_path / "table.toml"
+    base = ('[table]\nid = "t1"\n[shoe]\nbackend = "none"\n[button]\nbackend = "none"\n'
+            f'[display]\nbackend = "none"\n[storage]\ndata_dir = "{tmp_path}"\n')
+    config.write_text(base + '[mqtt]\nhost = "no-such-hub.invalid"\nport = 1883\n')
+    out = _doctor(config).stdout
+    assert "[FAIL] broker: no-such-hub.invalid does not resolve" in out and "mqtt.host" in out
+    config.write_text(base + '[mqtt]\nhost = "127.0.0.1"\nport = 1\n')
+    out = _doctor(config).stdout
+    assert "[FAIL] broker: nothing listens on 127.0.0.1:1 (connection refused)" in out
+
+
+def test_a_data_folder_that_is_a_file_fails_the_disk_check(tmp_path):
+    occupied = tmp_path / "data"
+    occupied.write_text("not a folder")
+    config = tmp_path / "table.toml"
+    config.write_text('[table]\nid = "t1"\n[shoe]\nbackend = "none"\n[button]\nbackend = '
+                      '"none"\n[display]\nbackend = "none"\n[mqtt]\nenabled = false\n'
+                      f'[storage]\ndata_dir = "{occupied / "tablectl"}"\n')
+    out = _doctor(config).stdout
+    assert f"[FAIL] disk: {occupied} is not a folder" in out

@@ -293,3 +293,39 @@ def test_the_hub_runs_with_the_deployed_certificates_acl_and_https(secure_broker
     finally:
         link.stop()
         hub.stop()
+
+
+def _doctor_over_tls(tmp_path, port, host="127.0.0.1", ca=None, cert=None, key=None):
+    import sys
+
+    config = tmp_path / "doctor.toml"
+    config.write_text(
+        f'[table]\nid = "t1"\nvenue = "{VENUE}"\n[shoe]\nbackend = "none"\n[button]\n'
+        'backend = "none"\n[display]\nbackend = "none"\n'
+        f'[mqtt]\nhost = "{host}"\nport = {port}\nca = "{ca}"\ncert = "{cert}"\nkey = "{key}"\n'
+        f'[storage]\ndata_dir = "{tmp_path}"\n')
+    return subprocess.run([sys.executable, "-m", "tablectl.cli", "doctor", "--config",
+                           str(config)], capture_output=True, text=True, timeout=60).stdout
+
+
+def test_doctor_names_each_certificate_problem(secure_broker, tmp_path):
+    broker, directory = secure_broker
+    ca, cert, key = directory / "ca.crt", directory / "t1.crt", directory / "t1.key"
+    out = _doctor_over_tls(tmp_path, broker.port, ca=ca, cert=cert, key=key)
+    assert f"[  ok] broker: connected to 127.0.0.1:{broker.port} with the table's certificate" \
+        in out
+    # Another venue's CA: the broker's certificate is not trusted.
+    other = tmp_path / "other-venue"
+    subprocess.run([str(DEPLOY / "make-certs.sh"), str(other), "v2", "127.0.0.1", "t1"],
+                   check=True, capture_output=True)
+    out = _doctor_over_tls(tmp_path, broker.port, ca=other / "ca.crt", cert=cert, key=key)
+    assert "the broker's certificate is not trusted" in out and "mqtt.ca must be" in out
+    # The broker's certificate names 127.0.0.1 and localhost, not 127.0.0.2 (the same host).
+    out = _doctor_over_tls(tmp_path, broker.port, host="127.0.0.2", ca=ca, cert=cert, key=key)
+    assert "the broker's certificate is not trusted" in out and "name mqtt.host" in out
+    # A certificate with another table's key.
+    out = _doctor_over_tls(tmp_path, broker.port, ca=ca, cert=cert, key=directory / "t2.key")
+    assert "[FAIL] broker: the TLS files cannot be used" in out and "matching pair" in out
+    # A file that is missing is named with its key.
+    out = _doctor_over_tls(tmp_path, broker.port, ca=ca, cert=cert, key=tmp_path / "gone.key")
+    assert f"[FAIL] broker: mqtt.key {tmp_path / 'gone.key'} does not exist" in out
