@@ -9,9 +9,11 @@ import signal
 
 import pytest
 
+from controller.inputs import parse_input
 from controller.replay import replay
+from controller.table import Table, TableConfig, TableUsageError
 from houses.loaders import load_structure
-from tablectl.sim_venue import SimulatedVenue
+from tablectl.sim_venue import SIM_DEAL_GAP, SimulatedVenue
 
 
 def _rulings(events):
@@ -28,6 +30,49 @@ def _recorded(venue, table):
             for e in venue.recorder.envelopes(table.name)]
 
 
+def _replay_journal(venue, journal):
+    """A fault-free run of what a daemon received: its journal through a fresh core configured
+    as the simulated tables are."""
+    table = Table(venue.profile, TableConfig(deal_gap=SIM_DEAL_GAP * venue.pace, evaluate=False),
+                  load_structure)
+    events = []
+    for line in journal:
+        if line["type"] == "tick":
+            events += table.advance(float(line["t"]))
+            continue
+        try:
+            events += table.handle(parse_input(line))
+        except TableUsageError:
+            continue
+    return [event.to_json() for event in events]
+
+
+def _explain(tmp_path, venue, table, journal, events, expected) -> str:
+    """Why a table's rulings differ from its script's: whether the core gives the live rulings
+    for what the daemon received (its journal), and the first differing hand's inputs as the
+    script timed them (scaled to the venue's pace) beside the journal's, written to a file."""
+    live, wanted = _rulings(events), _rulings(expected)
+    received = _rulings(_replay_journal(venue, journal))
+    first = next((i for i, (a, b) in enumerate(zip(live, wanted, strict=False)) if a != b),
+                 min(len(live), len(wanted)))
+    hand = (live + wanted)[first][0] if live + wanted else None
+    inputs = ("card", "button", "shoe", "deck_in", "deck_out", "dealer")
+
+    def timed(lines, scale):
+        kept = [x for x in lines if x.get("type") in inputs and isinstance(x.get("t"), float | int)]
+        return [(round(float(x["t"]) * scale, 3), x.get("card") or x.get("gesture")
+                 or x.get("state") or x["type"]) for x in kept]
+
+    path = tmp_path / f"{table.name}-differs.json"
+    path.write_text(json.dumps({"hand": hand, "live": live, "script": wanted,
+                                "script_inputs": timed(table.lines[1:], venue.pace),
+                                "journal_inputs": timed(journal, 1.0)}, indent=1))
+    return (f"{table.name}: rulings differ from hand {hand} (live {live[first:first + 2]}, "
+            f"script {wanted[first:first + 2]}); the journal's replay "
+            f"{'gives the live rulings' if received == live else 'differs from the live too'}; "
+            f"inputs side by side in {path}")
+
+
 @pytest.mark.slow
 def test_three_simulated_tables_match_the_replay_of_their_scripts(tmp_path):
     venue = SimulatedVenue(tmp_path, tables=3, hands=18, pace=0.1, broker="required",
@@ -36,10 +81,14 @@ def test_three_simulated_tables_match_the_replay_of_their_scripts(tmp_path):
         venue.run()
         assert venue.wait_delivered(90)
         for table in venue.tables:
-            _, events = table.journal_and_events()
+            journal, events = table.journal_and_events()
             expected = list(replay([json.dumps(x) for x in table.lines], venue.profile,
                                    structure_loader=load_structure))
-            assert _rulings(events) == _rulings(expected), table.name
+            # The daemon gives the core's rulings for what it received ...
+            assert _rulings(events) == _rulings(_replay_journal(venue, journal)), table.name
+            # ... and received the script's inputs in its rhythm.
+            assert _rulings(events) == _rulings(expected), _explain(tmp_path, venue, table,
+                                                                   journal, events, expected)
             assert _records(events) == _records(expected), table.name
             assert venue.recorder.seqs(table.name) == list(range(1, table.last_seq + 1))
             recorded = _recorded(venue, table)

@@ -12,26 +12,8 @@ import time
 
 import pytest
 
-from controller.inputs import parse_input
-from controller.table import Table, TableConfig, TableUsageError
-from houses.loaders import load_structure
 from tablectl.sim_venue import SimulatedVenue
-from tests.test_sim_venue import _records, _rulings
-
-
-def _replay_journal(venue, journal):
-    """A fault-free run of the same inputs: the journal through a fresh core."""
-    table = Table(venue.profile, TableConfig(deal_gap=3.0 * venue.pace), load_structure)
-    events = []
-    for line in journal:
-        if line["type"] == "tick":
-            events += table.advance(float(line["t"]))
-            continue
-        try:
-            events += table.handle(parse_input(line))
-        except TableUsageError:
-            continue
-    return [event.to_json() for event in events]
+from tests.test_sim_venue import _records, _replay_journal, _rulings
 
 
 @pytest.mark.slow
