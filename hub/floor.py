@@ -14,26 +14,39 @@ from typing import Any
 
 Update = dict[str, Any]
 
-# Alert kinds the floor is called for, with the label the dashboard shows.
-ALERT_LABELS = {
-    "misdeal": "Misdeal",
-    "void_hand": "Void hand",
-    "deck_fouled": "Deck fouled",
-    "unknown_tag": "Unknown tag",
-    "clock_called": "Clock called",
-    "floor_called": "Floor called",
-    "shoe_fault": "Shoe fault",
-    "missing_card": "Cards missing",
-    "too_many_cards": "Too many cards",
-    "missing_burn": "No burn",
-    "wrong_game": "Wrong game",
-    "flop_scramble": "Four-card flop",
-    "floor_ruling": "Floor needed",
-    "dealt_early": "Dealt before release",
-    "clock_held": "Clock paused for the floor",
-    "table_lost": "Table lost",
-    "journal_quarantined": "Journal line quarantined",
+# How urgently the floor must come, most urgent first. Each level has its own sound on the
+# dashboard, repeated until the alert is acknowledged (urgent more often).
+SEVERITIES = ("urgent", "attention", "notice")
+# Alert kinds the floor is called for: the label the dashboard shows and the severity.
+# urgent: the game at that table waits for the floor (the dealer was told to call it, or the
+# hand or the table cannot go on); attention: the dealer has ruled and the game goes on, the
+# floor checks the ruling; notice: for the record.
+ALERT_KINDS = {
+    "floor_called": ("Floor called", "urgent"),
+    "floor_ruling": ("Floor needed", "urgent"),
+    "deck_fouled": ("Deck fouled", "urgent"),
+    "void_hand": ("Void hand", "urgent"),
+    "unknown_tag": ("Unknown tag", "urgent"),
+    "shoe_fault": ("Shoe fault", "urgent"),
+    "missing_card": ("Cards missing", "urgent"),
+    "too_many_cards": ("Too many cards", "urgent"),
+    "wrong_game": ("Wrong game", "urgent"),
+    "flop_scramble": ("Four-card flop", "urgent"),
+    "clock_held": ("Clock paused for the floor", "urgent"),
+    "table_lost": ("Table lost", "urgent"),
+    "dealt_early": ("Dealt before release", "urgent"),
+    "misdeal": ("Misdeal", "attention"),
+    "missing_burn": ("No burn", "attention"),
+    "clock_called": ("Clock called", "attention"),
+    "journal_quarantined": ("Journal line quarantined", "notice"),
 }
+ALERT_LABELS = {kind: label for kind, (label, _) in ALERT_KINDS.items()}
+
+
+def severity_of(kind: str) -> str:
+    return ALERT_KINDS.get(kind, ("", "urgent"))[1]  # a kind this hub does not know: look
+
+
 # The event types that can raise an alert (the floor's catch-up reads these from the store).
 ALERT_EVENT_TYPES = ("ruling", "deck_check.result", "shot_clock", "floor.called",
                      "clock.hold", "hand_for_hand", "journal.quarantined")
@@ -143,6 +156,10 @@ class Alert:
     acked_by: str | None = None
     acked_at: int | None = None
     seq: int | None = None  # the event that raised it: one alert per event, across restarts
+    severity: str = ""  # urgent, attention, notice: from the kind (severity_of)
+
+    def __post_init__(self) -> None:
+        self.severity = severity_of(self.kind)
 
 
 @dataclass
@@ -325,6 +342,18 @@ class FloorView:
             del self.alerts[old.id]
         return [{"kind": "alert", "alert": asdict(alert)}]
 
+    def acknowledge_table(self, table: str, user: str, now: int) -> list[Update]:
+        """Acknowledge every open alert of a table (one tap when the floor has been to the
+        table), those past the shown ones too (the caller closes them in the database)."""
+        updates: list[Update] = []
+        for alert in [a for a in self.alerts.values() if a.table == table and not a.acked_by]:
+            updates += self.acknowledge(alert.id, user, now)
+        view = self.tables.get(table)
+        if view is not None and view.alerts_hidden:
+            view.alerts_hidden = 0
+            updates.append(self._table_update(view))
+        return updates
+
     def restore_alert(self, alert: Alert) -> None:
         """An alert read back from the database at start (open ones, and recent ones)."""
         self.alerts[alert.id] = alert
@@ -352,6 +381,7 @@ class FloorView:
             "commands": [asdict(c) for c in self.commands.values()],
             "hand_for_hand": self.hand_for_hand_panel(),
             "labels": ALERT_LABELS,
+            "severities": list(SEVERITIES),
         }
 
     # ------------------------------------------------------------------ helpers

@@ -319,8 +319,16 @@ class Hub(MqttWorker):
             return
         self.clock.apply("pause")
         assert self._db is not None
-        self._db.log(now, f"table {table}", "clock/pause", {"reason": "floor call"})
+        self._log(now, f"table {table}", "clock/pause", {"reason": "floor call"})
+
+    def _log(self, ts: int, user: str, action: str, detail: dict[str, Any]) -> None:
+        """A line in the floor log (committed with what the caller wrote before it), shown
+        live on the dashboards of staff who may read the log."""
+        assert self._db is not None
+        self._db.log(ts, user, action, detail)
         self._db.commit()
+        self._broadcast([{"kind": "log", "line": {"ts": ts, "user": user, "action": action,
+                                                  "detail": detail}}])
 
     def _save_alerts(self, updates: list[Update]) -> None:
         alerts = [u["alert"] for u in updates if u["kind"] == "alert"]
@@ -373,13 +381,32 @@ class Hub(MqttWorker):
                 raise StaffError(f"no alert {alert_id}") from None
             alert = updates[0]["alert"]
             self._db.save_alert(alert)
-            self._db.log(self.now_ms(), user.name, "acknowledge",
-                         {"alert": alert_id, "table": alert["table"], "kind": alert["kind"]})
-            self._db.commit()
+            self._log(self.now_ms(), user.name, "acknowledge",
+                      {"alert": alert_id, "table": alert["table"], "kind": alert["kind"]})
             self._broadcast(updates)
             return dict(alert)
 
         return dict(self.call(run))
+
+    def acknowledge_table(self, user: User, table: str) -> list[int]:
+        """Every open alert of a table acknowledged; the ids the dashboard showed."""
+        def run() -> list[int]:
+            assert self._db is not None
+            if table not in self.floor.tables:
+                raise StaffError(f"no table {table!r} has been heard at this venue")
+            now = self.now_ms()
+            updates = self.floor.acknowledge_table(table, user.name, now)
+            shown = [u["alert"]["id"] for u in updates if u["kind"] == "alert"]
+            for update in updates:
+                if update["kind"] == "alert":
+                    self._db.save_alert(update["alert"])
+            closed = self._db.acknowledge_open(table, user.name, now)
+            self._log(now, user.name, "acknowledge all",
+                      {"table": table, "alerts": len(shown) + closed})
+            self._broadcast(updates)
+            return shown
+
+        return list(self.call(run))
 
     def table_command(self, user: User, table: str, name: str,
                       args: dict[str, Any]) -> dict[str, Any]:
@@ -407,9 +434,7 @@ class Hub(MqttWorker):
             raise StaffError(str(exc)) from None
         self.client.publish(topics.table(self.venue, table, f"cmd/{name}"), payload, qos=1)
         now = self.now_ms()
-        self._db.log(now, user, f"cmd/{name}", {"table": table, "transaction": transaction,
-                                                **args})
-        self._db.commit()
+        self._log(now, user, f"cmd/{name}", {"table": table, "transaction": transaction, **args})
         updates = self.floor.command_sent(transaction, table, name, args, user, now)
         self._broadcast(updates)
         return dict(updates[0]["command"])
@@ -445,8 +470,7 @@ class Hub(MqttWorker):
 
         def log() -> None:
             assert self._db is not None
-            self._db.log(self.now_ms(), user.name, f"clock/{action}", {"value": value})
-            self._db.commit()
+            self._log(self.now_ms(), user.name, f"clock/{action}", {"value": value})
 
         self.call(log)
         return state

@@ -116,6 +116,12 @@ class Storage:
              alert["ts"], int(bool(alert["historical"])), alert["acked_by"],
              alert["acked_at"], alert.get("seq")))
 
+    def acknowledge_open(self, table: str, user: str, ts: int) -> int:
+        """Close every alert of a table still open in the database; how many were."""
+        cursor = self.execute("UPDATE alerts SET acked_by = ?, acked_at = ? WHERE tbl = ? AND "
+                              "acked_by IS NULL", (user, ts, table))
+        return max(0, int(cursor.rowcount))
+
     def alerts(self, since_ts: int) -> list[dict[str, Any]]:
         """Alerts still open, and those raised since ``since_ts``."""
         rows = self.execute(

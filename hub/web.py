@@ -116,6 +116,11 @@ class Released(BaseModel):
     released: list[str]
 
 
+class AcknowledgedAll(BaseModel):
+    table: str
+    acknowledged: list[int]  # the ids of the alerts the dashboards showed
+
+
 class Empty(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -257,6 +262,7 @@ def create_app(hub: Hub) -> FastAPI:
              response_class=StreamingResponse)
     async def stream(request: Request, user: User = see) -> Response:
         viewer = streams.open(token_of(request) or "", asyncio.get_running_loop())
+        viewer.reads_log = user.may("command")  # the floor log is the floor's (as /api/log)
         try:
             snapshot = await asyncio.to_thread(hub.subscribe, viewer.offer)
         except TimeoutError:
@@ -287,6 +293,14 @@ def create_app(hub: Hub) -> FastAPI:
     def ack(alert: Annotated[int, Path(ge=1, le=2**53 - 1)], body: Empty | None = None,
             user: User = acknowledge) -> dict[str, Any]:
         return dict(staff_error(lambda: hub.acknowledge(user, alert)))
+
+    @app.post("/api/tables/{table}/alerts/ack", response_model=AcknowledgedAll,
+              responses=_ERRORS, tags=["floor"],
+              summary="acknowledge every open alert of a table")
+    def ack_table(table: TABLE, body: Empty | None = None,
+                  user: User = acknowledge) -> AcknowledgedAll:
+        return AcknowledgedAll(table=table, acknowledged=staff_error(
+            lambda: hub.acknowledge_table(user, table)))
 
     @app.post("/api/clock", responses=_ERRORS, tags=["clock"],
               summary="the venue clock's actions, as tablectl clock")
@@ -348,6 +362,7 @@ class Viewer:
         self.loop = loop
         self.queue: asyncio.Queue[Update | None] = asyncio.Queue(STREAM_QUEUE)
         self.dropped = False
+        self.reads_log = False
         self.on_drop: Callable[[], Any] = lambda: None
 
     def offer(self, update: Update | None) -> None:
@@ -356,7 +371,8 @@ class Viewer:
             self.loop.call_soon_threadsafe(self._put, update)
 
     def _put(self, update: Update | None) -> None:
-        if self.dropped:
+        if self.dropped or (update is not None and update.get("kind") == "log"
+                            and not self.reads_log):
             return
         try:
             self.queue.put_nowait(update)

@@ -159,7 +159,9 @@ def test_a_misdeal_is_an_alert_on_every_tablet_and_acknowledging_clears_it_for_e
         # question: `tablectl bench venue` measures it against a baseline).
         page.wait_for_selector("#alerts [data-kind=misdeal]", timeout=10000)
         assert page.evaluate("window.__seen") >= envelope["ts"] - 1, name
-    assert maria.get_attribute("body", "data-beeps") == "1"  # the sound, once
+    # The sound of its severity, once so far (a misdeal: attention, again in 30 s if open).
+    assert maria.get_attribute("body", "data-beeps") == "1"
+    assert maria.get_attribute("body", "data-last-sound") == "attention"
     alert = val.locator("#alerts [data-kind=misdeal][data-table=t1]")
     assert "MISDEAL" in alert.inner_text()
     assert not alert.locator("button.ack").is_visible()  # a viewer may not acknowledge
@@ -172,8 +174,8 @@ def test_a_misdeal_is_an_alert_on_every_tablet_and_acknowledging_clears_it_for_e
         acked = page.locator("#acked [data-kind=misdeal][data-table=t1]")
         assert "acknowledged by maria" in acked.text_content()  # in the closed list
     assert val.locator(".table[data-table=t1].alerting").count() == 0
-    assert not val.locator("#log-refresh").is_visible()  # the floor log is for the floor
-    maria.click("#log-refresh")
+    assert not val.locator("#log-panel").is_visible()  # the floor log is for the floor
+    # The floor log is live: the acknowledgement is there without a reload.
     expect(maria.locator("#log li").first).to_contain_text("maria: acknowledge (alert ")
     maria.context.close()
     val.context.close()
@@ -300,6 +302,84 @@ def test_hostile_text_from_a_table_is_shown_harmlessly_and_the_layout_holds(venu
         client.publish(root + "state", b"", qos=1, retain=True)
         client.loop_stop()
         client.disconnect()
+
+
+class _RawTable:
+    """A table as a bare MQTT client: events published as fast as a test needs them."""
+
+    def __init__(self, venue, name):
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        self.name, self.seq = name, 0
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        self.client.connect("127.0.0.1", venue["broker"].port)
+        self.client.loop_start()
+
+    def ruling(self, action, text, reason=None):
+        self.seq += 1
+        data = {"action": action, "text": text, **({"reason": reason} if reason else {})}
+        self.client.publish(f"pkr/v1/sim/tables/{self.name}/events", json.dumps({
+            "v": 1, "event_id": f"{self.name}:{self.seq}", "venue": "sim", "table": self.name,
+            "seq": self.seq, "boot": 1, "type": "ruling", "ts": int(time.time() * 1000),
+            "hand": self.seq, "dealer": None, "historical": False, "data": data}),
+            qos=1).wait_for_publish(5)
+
+    def close(self):
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+def test_alerts_group_by_table_filter_repeat_their_sound_and_never_hide_the_tables(
+        venue, tmp_path):
+    """Twelve open alerts from two tables: grouped by table, the tables still on the first
+    screen (1280x800 and a tablet upright), the filter narrows them, the urgent sound repeats
+    until acknowledged (not on a tablet set to silence), and one tap acknowledges a table."""
+    maria = _page(venue, "maria", viewport={"width": 1280, "height": 800})
+    quiet = _page(venue, "maria", viewport={"width": 768, "height": 1024})
+    quiet.select_option("#sound", "off")
+    t7, t8 = _RawTable(venue, "t7"), _RawTable(venue, "t8")
+    try:
+        for i in range(5):
+            t7.ruling("misdeal", f"MISDEAL: 2nd card exposed ({i})")
+            t8.ruling("misdeal", f"MISDEAL: two cards exposed ({i})")
+        t7.ruling("call_floor", "UNKNOWN TAG 04AB: call the floor", reason="unknown_tag")
+        t8.ruling("call_floor", "SHORT FLOP: call the floor", reason="wrong_card_count")
+        for page in (maria, quiet):
+            expect(page.locator("#alerts .alert-group[data-table=t7] .alert")).to_have_count(6)
+            expect(page.locator("#alerts .alert-group[data-table=t8] .alert")).to_have_count(6)
+        for page, height in ((maria, 800), (quiet, 1024)):
+            page.wait_for_selector(".table[data-table=t1]")
+            box = page.locator(".table[data-table=t1]").bounding_box()
+            assert box is not None and box["y"] < height, (box, height)  # on the first screen
+        _shoot(maria, "dashboard-alert-groups", tmp_path)
+        _shoot(quiet, "dashboard-alert-groups-tablet", tmp_path)
+        # The urgent sound again after 10 s while they are open; never on the silent tablet.
+        beeps = int(maria.get_attribute("body", "data-beeps") or 0)
+        assert wait_for(lambda: int(maria.get_attribute("body", "data-beeps") or 0) > beeps,
+                        25), "the urgent sound did not repeat"
+        assert maria.get_attribute("body", "data-last-sound") == "urgent"
+        assert quiet.get_attribute("body", "data-beeps") is None
+        maria.select_option("#alert-filter", "urgent")
+        expect(maria.locator("#alerts .alert")).to_have_count(2)
+        expect(maria.locator("#alert-count")).to_contain_text("filtered out")
+        maria.select_option("#alert-filter", "")
+        maria.fill("#alert-table", "t8")
+        expect(maria.locator("#alerts .alert-group")).to_have_count(1)
+        maria.fill("#alert-table", "")
+        maria.click("#alerts .alert-group[data-table=t7] button.ack-all")
+        for page in (maria, quiet):
+            expect(page.locator("#alerts .alert-group[data-table=t7]")).to_have_count(0)
+            expect(page.locator("#alerts .alert-group[data-table=t8] .alert")).to_have_count(6)
+        expect(maria.locator("#log li").first).to_contain_text(
+            "maria: acknowledge all (table t7, alerts 6)")
+        maria.click("#alerts .alert-group[data-table=t8] button.ack-all")
+        expect(maria.locator("#alerts .alert-group[data-table=t8]")).to_have_count(0)
+    finally:
+        t7.close()
+        t8.close()
+        maria.context.close()
+        quiet.context.close()
 
 
 def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):

@@ -16,7 +16,7 @@ from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from houses.loaders import load_profile
 from hub import auth
-from hub.floor import ALERT_LABELS, FloorView
+from hub.floor import ALERT_KINDS, ALERT_LABELS, MAX_OPEN_ALERTS_PER_TABLE, SEVERITIES, FloorView
 from hub.service import Hub, HubSettings
 from hub.storage import MIGRATIONS, open_storage
 from simulators.dealer_script import session
@@ -82,6 +82,25 @@ def test_each_alert_kind_is_raised_by_the_event_that_calls_the_floor():
     floor.on_status("t1", {"state": "lost", "boot": 1, "ts": 2}, 6000)
     assert list(floor.alerts.values())[-1].kind == "table_lost"
     assert floor.tables["t1"].status == "lost" and floor.tables["t1"].status_since == 2
+
+
+def test_each_alert_kind_has_a_severity_and_a_table_is_acknowledged_at_once():
+    assert {severity for _, severity in ALERT_KINDS.values()} == set(SEVERITIES)
+    floor = FloorView(VENUE)
+    floor.on_event("t1", _envelope(1, "floor.called"), 5000)
+    floor.on_event("t1", _envelope(2, "ruling", action="misdeal", text="MISDEAL"), 5000)
+    floor.on_event("t2", _envelope(1, "journal.quarantined", line=3, reason="bad"), 5000)
+    assert [(a.table, a.kind, a.severity) for a in floor.alerts.values()] == [
+        ("t1", "floor_called", "urgent"), ("t1", "misdeal", "attention"),
+        ("t2", "journal_quarantined", "notice")]
+    for seq in range(3, 3 + MAX_OPEN_ALERTS_PER_TABLE):  # past the cap: some hidden
+        floor.on_event("t1", _envelope(seq, "floor.called"), 5000)
+    assert floor.tables["t1"].alerts_hidden == 2
+    updates = floor.acknowledge_table("t1", "maria", 6000)
+    acked = [u["alert"] for u in updates if u["kind"] == "alert"]
+    assert len(acked) == MAX_OPEN_ALERTS_PER_TABLE and {a["acked_by"] for a in acked} == {"maria"}
+    assert floor.tables["t1"].alerts_hidden == 0 and updates[-1]["kind"] == "table"
+    assert [a.kind for a in floor.alerts.values() if not a.acked_by] == ["journal_quarantined"]
 
 
 def test_the_table_line_shows_the_shoe_state_not_its_lost_reads():
@@ -520,6 +539,50 @@ def test_a_restarted_hub_shows_open_alerts_and_who_acknowledged_the_others(
         assert alerts[first]["acked_by"] == "maria" and alerts[first]["kind"] == "floor_called"
         assert alerts[first + 1]["acked_by"] is None and alerts[first + 1]["hand"] == 2
         assert again.floor.next_alert > max(alerts)
+    finally:
+        again.stop()
+
+
+def test_acknowledge_all_closes_a_tables_alerts_even_those_not_shown_and_logs_it_live(
+        tmp_path, broker, hub):
+    maria = Staff(hub.url, "maria", "maria-password").listen()
+    val = Staff(hub.url, "val", "val-password").listen()
+    boxes = {}
+    try:
+        for name, count in (("t1", MAX_OPEN_ALERTS_PER_TABLE + 5), ("t2", 1)):
+            box, link = boxes[name] = _table(tmp_path, broker, name)
+            for hand in range(1, count + 1):
+                box.append({"type": "floor.called", "hand": hand, "t": float(hand)},
+                           int(time.time() * 1000))
+            link.notify()
+        assert wait_for(lambda: hub.floor.tables.get("t1") is not None
+                        and hub.floor.tables["t1"].alerts_hidden == 5
+                        and len(maria.alerts("floor_called")) >= MAX_OPEN_ALERTS_PER_TABLE + 1, 15)
+        assert val.post("/api/tables/t1/alerts/ack")[0] == 403  # a viewer may not
+        status, answer = maria.post("/api/tables/t1/alerts/ack")
+        assert status == 200 and len(answer["acknowledged"]) == MAX_OPEN_ALERTS_PER_TABLE
+        assert maria.post("/api/tables/t9/alerts/ack")[0] == 400  # never heard of
+        # Live, to the floor: the log line; the viewer's stream gets the acknowledgements
+        # (after the log line, had it been sent) and no log line.
+        assert wait_for(lambda: any(u["kind"] == "log" and u["line"]["action"] ==
+                                    "acknowledge all" for u in maria.updates), 10)
+        line = next(u["line"] for u in maria.updates if u["kind"] == "log")
+        assert line["user"] == "maria" and line["detail"] == {"table": "t1", "alerts": 55}
+        assert wait_for(lambda: sum(1 for a in val.alerts("floor_called") if a["acked_by"])
+                        == MAX_OPEN_ALERTS_PER_TABLE, 10)
+        assert not any(u["kind"] == "log" for u in val.updates)
+        assert [a["table"] for a in hub.snapshot()["alerts"] if not a["acked_by"]] == ["t2"]
+    finally:
+        for _, link in boxes.values():
+            link.stop()
+        maria.close()
+        val.close()
+    hub.stop()
+    again = Hub(hub.settings).start()
+    try:  # the five never shown are closed too
+        still_open = [a for a in again.snapshot()["alerts"] if a["acked_by"] is None]
+        assert [a["table"] for a in still_open] == ["t2"]
+        assert again.floor.tables["t1"].alerts_hidden == 0
     finally:
         again.stop()
 

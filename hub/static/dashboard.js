@@ -25,7 +25,7 @@ const el = (tag, cls, text) => {
 };
 
 const state = { tables: {}, alerts: {}, commands: {}, clock: null, h4h: null, labels: {},
-                offset: 0, me: null, openTable: null };
+                offset: 0, me: null, openTable: null, log: [] };
 let audio = null;
 
 function serverNow() { return Date.now() + state.offset; }
@@ -59,19 +59,47 @@ async function api(path, body) {
   return value;
 }
 
-function beep() {
-  if (!$("#sound").checked) return;
+// Each severity has its own sound, repeated while an alert of it waits for acknowledgement
+// (urgent every 10 s, attention every 30 s; a notice sounds once). Each tablet chooses what it
+// plays (#sound, kept on the device): every alert, urgent only, or nothing.
+const SOUNDS = {
+  urgent: { tones: [1320, 990, 1320], repeat: 10 },
+  attention: { tones: [880, 660], repeat: 30 },
+  notice: { tones: [520], repeat: 0 },
+};
+const lastPlayed = {};
+
+function soundChoice() { return $("#sound").value; }
+
+function play(severity) {
+  const choice = soundChoice();
+  if (choice === "off" || (choice === "urgent" && severity !== "urgent")) return;
+  const sound = SOUNDS[severity] || SOUNDS.urgent;
+  lastPlayed[severity] = Date.now();
   document.body.dataset.beeps = Number(document.body.dataset.beeps || 0) + 1;
+  document.body.dataset.lastSound = severity;
   try {
     audio = audio || new AudioContext();
-    const osc = audio.createOscillator();
-    const gain = audio.createGain();
-    osc.frequency.value = 880;
-    gain.gain.value = 0.2;
-    osc.connect(gain).connect(audio.destination);
-    osc.start();
-    osc.stop(audio.currentTime + 0.25);
+    sound.tones.forEach((frequency, i) => {
+      const osc = audio.createOscillator();
+      const gain = audio.createGain();
+      osc.frequency.value = frequency;
+      gain.gain.value = 0.3;
+      osc.connect(gain).connect(audio.destination);
+      const start = audio.currentTime + i * 0.22;
+      osc.start(start);
+      osc.stop(start + 0.16);
+    });
   } catch (e) { /* no sound on this device */ }
+}
+
+// Once a second: each severity with a live alert still open sounds again when its time is up.
+function repeatSounds() {
+  const open = Object.values(state.alerts).filter((a) => !a.acked_by && !a.historical);
+  for (const [severity, sound] of Object.entries(SOUNDS)) {
+    if (!sound.repeat || !open.some((a) => a.severity === severity)) continue;
+    if (Date.now() - (lastPlayed[severity] || 0) >= sound.repeat * 1000) play(severity);
+  }
 }
 
 // ------------------------------------------------------------------ state from the hub
@@ -96,7 +124,7 @@ function applyUpdate(update) {
     state.h4h = update.hand_for_hand;
   } else if (update.kind === "alert") {
     state.alerts[update.alert.id] = update.alert;
-    if (update.new && !update.alert.historical) beep();
+    if (update.new && !update.alert.historical) play(update.alert.severity);
   } else if (update.kind === "alert_hidden") {
     delete state.alerts[update.id];  // still open at the hub; counted on its table's line
   } else if (update.kind === "command") {
@@ -106,6 +134,10 @@ function applyUpdate(update) {
   } else if (update.kind === "clock") {
     state.clock = update.clock;
     state.h4h = update.hand_for_hand;
+  } else if (update.kind === "log") {
+    state.log.unshift(update.line);
+    state.log.length = Math.min(state.log.length, 100);
+    drawLog();
   }
 }
 
@@ -155,36 +187,68 @@ function drawClock() {
   $(".running", box).textContent = c.running ? "" : "PAUSED";
 }
 
+// Open alerts grouped by table (the table with the newest first), each group with one
+// "Acknowledge all" for when the floor has been to the table; the filter narrows by severity
+// and table name. The panel scrolls on its own: the tables stay on screen.
 function drawAlerts() {
   const open = $("#alerts");
   const acked = $("#acked");
-  open.replaceChildren();
-  acked.replaceChildren();
+  const severity = $("#alert-filter").value;
+  const tableWanted = $("#alert-table").value.trim().toLowerCase();
   const alerts = Object.values(state.alerts).sort((a, b) => b.id - a.id);
+  const groups = new Map();
+  const closed = [];
   let count = 0;
   for (const a of alerts) {
-    const li = el("li", "alert" + (a.historical ? " historical" : "") + (a.acked_by ? " acked" : ""));
-    li.dataset.alert = a.id;
-    li.dataset.kind = a.kind;
-    li.dataset.table = a.table;
-    const what = el("div", "what");
-    what.append(el("span", "label", state.labels[a.kind] || a.kind), " ", el("span", "table-name", `table ${a.table}`),
-                a.hand ? ` hand ${a.hand}` : "", el("div", "text", a.text),
-                el("div", "when", `${ago(a.ts)} ago` + (a.historical ? " (sent after an outage)" : "")));
-    li.append(what);
-    if (a.acked_by) {
-      li.append(el("span", "acked-by", `acknowledged by ${a.acked_by}`));
-      acked.append(li);
-    } else {
-      const button = el("button", "ack", "Acknowledge");
-      button.addEventListener("click", () => acknowledge(a.id, button));
-      li.append(button);
-      open.append(li);
-      count += 1;
-    }
+    if (a.acked_by) { closed.push(alertItem(a)); continue; }
+    count += 1;
+    if (severity && a.severity !== severity) continue;
+    if (tableWanted && !a.table.toLowerCase().includes(tableWanted)) continue;
+    if (!groups.has(a.table)) groups.set(a.table, []);
+    groups.get(a.table).push(a);
   }
+  open.replaceChildren(...[...groups].map(([table, list]) => {
+    const group = el("li", "alert-group");
+    group.dataset.table = table;
+    const head = el("div", "group-head");
+    head.append(el("span", "table-name", `Table ${table}`), el("span", "group-count", ` ${list.length} open`));
+    if (list.length > 1) {
+      const all = el("button", "ack-all", "Acknowledge all");
+      all.addEventListener("click", () => acknowledgeTable(table, all));
+      head.append(all);
+    }
+    const items = el("ul");
+    items.append(...list.map(alertItem));
+    group.append(head, items);
+    return group;
+  }));
+  acked.replaceChildren(...closed);
   const hidden = Object.values(state.tables).reduce((n, t) => n + (t.alerts_hidden || 0), 0);
-  $("#alert-count").textContent = count ? `(${count}${hidden ? ` + ${hidden} older not shown` : ""})` : "";
+  const shownCount = [...groups.values()].reduce((n, list) => n + list.length, 0);
+  $("#alert-count").textContent = count ? `(${count}${hidden ? ` + ${hidden} older not shown` : ""}` +
+    `${shownCount < count ? `, ${count - shownCount} filtered out` : ""})` : "";
+}
+
+function alertItem(a) {
+  const li = el("li", `alert ${a.severity || "urgent"}` + (a.historical ? " historical" : "") + (a.acked_by ? " acked" : ""));
+  li.dataset.alert = a.id;
+  li.dataset.kind = a.kind;
+  li.dataset.table = a.table;
+  li.dataset.severity = a.severity;
+  const what = el("div", "what");
+  what.append(el("span", "severity", a.severity), " ", el("span", "label", state.labels[a.kind] || a.kind), " ",
+              el("span", "table-name", `table ${a.table}`),
+              a.hand ? ` hand ${a.hand}` : "", el("div", "text", a.text),
+              el("div", "when", `${ago(a.ts)} ago` + (a.historical ? " (sent after an outage)" : "")));
+  li.append(what);
+  if (a.acked_by) {
+    li.append(el("span", "acked-by", `acknowledged by ${a.acked_by}`));
+  } else {
+    const button = el("button", "ack", "Acknowledge");
+    button.addEventListener("click", () => acknowledge(a.id, button));
+    li.append(button);
+  }
+  return li;
 }
 
 function drawTables() {
@@ -252,6 +316,13 @@ async function acknowledge(id, button) {
   button.disabled = true;
   try { applyUpdate({ kind: "alert", alert: await api(`/api/alerts/${id}/ack`, {}) }); draw(); }
   catch (e) { button.disabled = false; alert(e.message); }
+}
+
+async function acknowledgeTable(table, button) {
+  button.disabled = true;
+  try {
+    await api(`/api/tables/${encodeURIComponent(table)}/alerts/ack`, {});  // the stream updates every page
+  } catch (e) { button.disabled = false; alert(e.message); }
 }
 
 async function clockCommand(action, value) {
@@ -330,18 +401,23 @@ function describe(e) {
   return e.type;
 }
 
-async function showLog() {
-  const list = $("#log");
+// The floor log: read once, then each new line arrives on the event stream.
+async function loadLog() {
   try {
-    const lines = await api("/api/log");
-    list.replaceChildren(...lines.map((line) => {
-      const when = new Date(line.ts).toLocaleTimeString();
-      const detail = Object.entries(line.detail).filter(([k]) => k !== "transaction")
-        .map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
-      return el("li", null, `${when} ${line.user}: ${line.action}${detail ? " (" + detail + ")" : ""}`);
-    }));
-    if (!lines.length) list.textContent = "nothing yet";
-  } catch (e) { list.textContent = shown(e.message); }
+    state.log = await api("/api/log");
+    drawLog();
+  } catch (e) { $("#log").textContent = shown(e.message); }
+}
+
+function drawLog() {
+  const list = $("#log");
+  list.replaceChildren(...state.log.map((line) => {
+    const when = new Date(line.ts).toLocaleTimeString();
+    const detail = Object.entries(line.detail).filter(([k]) => k !== "transaction")
+      .map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
+    return el("li", null, `${when} ${line.user}: ${line.action}${detail ? " (" + detail + ")" : ""}`);
+  }));
+  if (!state.log.length) list.textContent = "nothing yet";
 }
 
 function setUpDialog() {
@@ -398,10 +474,16 @@ async function startDashboard() {
   $("#h4h-release").addEventListener("click", async () => {
     try { await api("/api/hand-for-hand/release", {}); } catch (e) { alert(e.message); }
   });
-  $("#log-refresh").addEventListener("click", showLog);
+  $("#log-refresh").addEventListener("click", loadLog);
+  const sound = $("#sound");
+  sound.value = localStorage.getItem("alertSound") || "all";
+  sound.addEventListener("change", () => localStorage.setItem("alertSound", sound.value));
+  $("#alert-filter").addEventListener("change", drawAlerts);
+  $("#alert-table").addEventListener("input", drawAlerts);
   setUpDialog();
   connect();
-  setInterval(() => { drawLink(); drawClock(); drawTables(); }, 1000);  // the clocks and "since" count on
+  if (state.me.may.includes("command")) loadLog();
+  setInterval(() => { drawLink(); drawClock(); drawTables(); repeatSounds(); }, 1000);  // the clocks and "since" count on
 }
 
 if (document.body.classList.contains("login")) {
