@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from houses.loaders import load_profile
+from controller.replay import replay
+from houses.loaders import load_profile, load_structure
 from simulators.dealer_script import session
 from simulators.shoe import SimulatedShoe, perform, settle
 
@@ -70,6 +71,10 @@ class Finger:
             self.send(edge, moment)
 
 
+# How long the scripted dealer waits for the daemon to take in a card before a press, or a
+# press before the next card: what the most loaded test machine has needed, with room.
+SETTLE_SECONDS = 15.0
+
 # The scripted dealer keeps the cards of one dealing action at most 0.7 s apart and every
 # pause at least 4 s (the core's 3 s gap + 1 s): any gap between gives the same rulings. The
 # simulated table takes the middle, so that a busy machine delaying a read by a fraction of
@@ -89,6 +94,11 @@ class SimTable:
             rng, venue.profile, hands=venue.hands, irregularity_rate=venue.irregularities,
             seats=seats, brisk=venue.brisk, seat_changes=False,
             dealers=(f"D{index}1", f"D{index}2"))
+        # How many hands the core ends for this script: the table has taken in the whole
+        # script when its outbox holds as many (its last input ends the last hand).
+        self.hands_to_end = sum(1 for event in replay(
+            [json.dumps(line) for line in self.lines], venue.profile,
+            structure_loader=load_structure) if event["type"] == "hand.ended")
         self.directory = venue.directory / self.name
         self.directory.mkdir(parents=True, exist_ok=True)
         self.shoe = SimulatedShoe(self.directory / "shoe", shoe_id=f"sim-{self.name}").start()
@@ -173,16 +183,55 @@ class SimTable:
                 if stop.wait(min(delay, 0.05)):
                     return
             if gesture is not None:
-                settle(self.shoe, 3.0)  # the press must not overtake a card on its way
+                # The press must not overtake a card on its way: a busy machine can starve the
+                # daemon's serial thread for seconds (the finger still stamps the script's
+                # moment, so waiting costs nothing but time).
+                settle(self.shoe, SETTLE_SECONDS)
+                seen = self._last_button()
                 finger.press(gesture, at=begin)
                 released = max(time.monotonic(), begin + finger.lead(gesture))
-                not_before = released + AFTER_GESTURE
+                # Nor the next card the press: at ten times a dealer's pace the next card comes
+                # 0.2 s after the release, which a busy machine's button thread can outlast.
+                self._wait_button(seen, gesture, SETTLE_SECONDS)
+                not_before = max(time.monotonic(), released + AFTER_GESTURE)
                 gesture_not_before = released + BETWEEN_GESTURES
             elif line["type"] in ("setup", "seats", "clock"):
                 continue  # configured (setup), or not part of a brisk fixed-seat session
             else:
                 perform(line, self.shoe, lambda _line, _at: None, at=due)
         self.shoe.idle(10)
+
+    def _last_button(self) -> int:
+        """The journal's id of the newest button gesture the daemon has taken in."""
+        try:
+            with sqlite3.connect(f"file:{self.database()}?mode=ro", uri=True) as db:
+                row = db.execute("SELECT MAX(id) FROM journal WHERE json_extract(line, "
+                                 "'$.type') = 'button'").fetchone()
+        except sqlite3.OperationalError:  # not created yet
+            return 0
+        return int(row[0] or 0)
+
+    def _wait_button(self, after: int, gesture: str, timeout: float) -> None:
+        """Until the daemon has taken in ``gesture`` (journaled after id ``after``), or the
+        timeout (a daemon killed by the chaos test takes in nothing)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and self.process is not None and self.process.poll() is None:
+            try:
+                with sqlite3.connect(f"file:{self.database()}?mode=ro", uri=True) as db:
+                    if db.execute("SELECT 1 FROM journal WHERE id > ? AND json_extract(line, "
+                                  "'$.gesture') = ?", (after, gesture)).fetchone():
+                        return
+            except sqlite3.OperationalError:
+                pass
+            time.sleep(0.01)
+
+    def hands_ended(self) -> int:
+        try:
+            with sqlite3.connect(f"file:{self.database()}?mode=ro", uri=True) as db:
+                return int(db.execute("SELECT COUNT(*) FROM outbox WHERE json_extract(event, "
+                                      "'$.type') = 'hand.ended'").fetchone()[0])
+        except sqlite3.OperationalError:  # not created yet
+            return 0
 
     def database(self) -> Path:
         return self.directory / f"{self.name}.db"
@@ -301,7 +350,13 @@ class SimulatedVenue:
             for player in players:
                 player.join(5)
             raise
-        time.sleep(1.0)
+        # Every table has taken in its last input (a busy machine's daemon may still be at it
+        # when the dealer's script is done), or gives up waiting: a distorted rhythm can end
+        # fewer hands than the script (the tests compare).
+        end = time.monotonic() + 30
+        while time.monotonic() < end and not stop.is_set() and any(
+                t.hands_ended() < t.hands_to_end for t in self.tables):
+            time.sleep(0.05)
 
     def wait_delivered(self, timeout: float = 60) -> bool:
         if self.recorder is None:

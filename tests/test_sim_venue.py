@@ -63,14 +63,23 @@ def _explain(tmp_path, venue, table, journal, events, expected) -> str:
         return [(round(float(x["t"]) * scale, 3), x.get("card") or x.get("gesture")
                  or x.get("state") or x["type"]) for x in kept]
 
+    script_inputs, journal_inputs = timed(table.lines[1:], venue.pace), timed(journal, 1.0)
     path = tmp_path / f"{table.name}-differs.json"
     path.write_text(json.dumps({"hand": hand, "live": live, "script": wanted,
-                                "script_inputs": timed(table.lines[1:], venue.pace),
-                                "journal_inputs": timed(journal, 1.0)}, indent=1))
+                                "script_inputs": script_inputs,
+                                "journal_inputs": journal_inputs}, indent=1))
+
+    def from_deal(inputs, number):  # the inputs from the number-th deck_in, times from it
+        starts = [i for i, (_, what) in enumerate(inputs) if what == "deck_in"]
+        first = starts[min(max(0, (number or 1) - 1), len(starts) - 1)] if starts else 0
+        return [(round(t - inputs[first][0], 3), what) for t, what in inputs[first:first + 30]]
+
+    rows = "\n".join(f"{a!s:>24} | {b!s:<24}" for a, b in zip(
+        from_deal(script_inputs, hand), from_deal(journal_inputs, hand), strict=False))
     return (f"{table.name}: rulings differ from hand {hand} (live {live[first:first + 2]}, "
             f"script {wanted[first:first + 2]}); the journal's replay "
             f"{'gives the live rulings' if received == live else 'differs from the live too'}; "
-            f"inputs side by side in {path}")
+            f"inputs in {path}; from that deal, script | journal:\n{rows}")
 
 
 @pytest.mark.slow
