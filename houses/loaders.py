@@ -73,6 +73,21 @@ def load_structure(name: str) -> Structure:
     return structure_from_data(data, name)
 
 
+def structure_names(directory: str | Path | None) -> list[str]:
+    """Every structure a clock can start: the built-in ones and the house's own (the regular
+    files ``NAME.toml`` with a valid name in ``directory``), by name."""
+    names = set(builtin_structures())
+    if directory is not None and Path(directory).is_dir():
+        for path in Path(directory).glob("*.toml"):
+            try:
+                check_structure_name(path.stem)
+            except StructureError:
+                continue
+            if path.is_file():
+                names.add(path.stem)
+    return sorted(names)
+
+
 def house_structure(name: str, directory: str | Path | None) -> Structure:
     """The structure called ``name``: ``<directory>/<name>.toml`` if it is a regular file,
     else the built-in one."""

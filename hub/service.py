@@ -30,6 +30,8 @@ from contract.schema import ContractError, is_name, receive
 from contract.supervise import LogOnce
 from contract.views import public_event
 from contract.wire import encode
+from controller.clock import StructureError
+from houses.loaders import house_structure, structure_names
 from hub.auth import Sessions, User, load_users
 from hub.floor import ALERT_EVENT_TYPES, Alert, FloorView, StaffError, Update
 from hub.recorder import Recorder
@@ -495,6 +497,23 @@ class Hub(MqttWorker):
                                                 "dealer": stored.get("dealer")})
             entry["events"].append({**shown, "seq": stored["seq"], "ts": stored["ts"]})
         return [grouped[n] for n in sorted(grouped)]
+
+    def structures(self) -> list[dict[str, Any]]:
+        """The structures the venue clock can start, each with its title, level count and
+        first level (for the floor's list); one that does not load says why instead."""
+        listed: list[dict[str, Any]] = []
+        for name in structure_names(self.settings.structures):
+            try:
+                structure = house_structure(name, self.settings.structures)
+            except StructureError as exc:
+                listed.append({"name": name, "problem": str(exc)[:300]})
+                continue
+            levels = [p for p in structure.periods if not p.is_break]
+            first = levels[0] if levels else None
+            listed.append({"name": name, "title": structure.title, "levels": len(levels),
+                           "first": f"{first.sb}/{first.bb}" if first else None,
+                           "minutes": round(first.seconds / 60) if first else None})
+        return listed
 
     def floor_log(self, limit: int = 100) -> list[dict[str, Any]]:
         def read() -> list[dict[str, Any]]:

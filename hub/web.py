@@ -116,6 +116,15 @@ class Released(BaseModel):
     released: list[str]
 
 
+class StructureChoice(BaseModel):
+    name: str
+    title: str | None = None
+    levels: int | None = None
+    first: str | None = None  # the first level's blinds, "100/200"
+    minutes: int | None = None  # the first level's length
+    problem: str | None = None  # a house file that does not load: why
+
+
 class AcknowledgedAll(BaseModel):
     table: str
     acknowledged: list[int]  # the ids of the alerts the dashboards showed
@@ -301,6 +310,11 @@ def create_app(hub: Hub) -> FastAPI:
                   user: User = acknowledge) -> AcknowledgedAll:
         return AcknowledgedAll(table=table, acknowledged=staff_error(
             lambda: hub.acknowledge_table(user, table)))
+
+    @app.get("/api/structures", response_model=list[StructureChoice], responses=_ERRORS,
+             tags=["clock"], summary="the structures the venue clock can start")
+    def structures(user: User = see) -> list[dict[str, Any]]:
+        return hub.structures()
 
     @app.post("/api/clock", responses=_ERRORS, tags=["clock"],
               summary="the venue clock's actions, as tablectl clock")

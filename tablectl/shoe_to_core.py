@@ -3,7 +3,10 @@
 Times: the core judges the dealing rhythm on the shoe's own millisecond clock, so a card that
 was retransmitted late (after an unplug) keeps the time it was drawn. ``ShoeClock`` maps shoe
 milliseconds onto the host's monotonic seconds, one offset per shoe boot, taken from the
-smallest delay seen (the least-delayed message is the truest).
+smallest delay seen (the least-delayed message is the truest). A smaller delay seen later moves
+the offset gradually (``SLEW``, as NTP slews a clock): had the first messages come late (a busy
+host at the link's start), a step at the first quick one would shorten the gap between two
+cards by the whole error, and a pause would read as the dealing rhythm.
 """
 
 from __future__ import annotations
@@ -19,12 +22,17 @@ from firmware_bridge.host import (
     ShoeRestarted,
 )
 
+# Seconds of correction a second: a gap between two cards stretches or shrinks by at most 2 %
+# (10 ms in half a second, against a dealing gap of seconds); an error of 300 ms is gone in 15 s.
+SLEW = 0.02
+
 
 class ShoeClock:
     def __init__(self) -> None:
         self.offset: float | None = None
         self.last_ms: int | None = None
         self.wraps = 0
+        self.observed_at = 0.0  # host time of the last observation
 
     def reset(self) -> None:
         self.offset = None
@@ -34,8 +42,12 @@ class ShoeClock:
     def observe(self, ms: int, host_now: float) -> None:
         seconds = self._unwrap(ms) / 1000.0
         candidate = host_now - seconds
-        if self.offset is None or candidate < self.offset:
+        if self.offset is None:
             self.offset = candidate
+        elif candidate < self.offset:
+            allowed = SLEW * max(0.0, host_now - self.observed_at)
+            self.offset = max(candidate, self.offset - allowed)
+        self.observed_at = host_now
 
     def _unwrap(self, ms: int) -> int:
         if self.last_ms is not None and ms < self.last_ms and self.last_ms - ms > 2**31:

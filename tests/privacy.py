@@ -13,7 +13,16 @@ def private_leaks(public_texts: list[str], ended: dict[str, Any], shown: set[str
     secret.update(ended.get("burns", []))
     secret -= shown | {"??", "JK"}
     text = "\n".join(public_texts)
-    return sorted(card for card in secret if re.search(rf"\b{card}\b", text))
+    return sorted(card for card in secret if re.search(rf"\b{card}\b", text)
+                  or re.search(rf"(?<![0-9A-Za-z]){re.escape(as_shown(card))}", text))
+
+
+SUITS = {"s": "\u2660", "h": "\u2665", "d": "\u2666", "c": "\u2663"}
+
+
+def as_shown(card: str) -> str:
+    """A card as the dashboard writes it (A\u2660, 10\u2665): a leak in that form is a leak too."""
+    return ("10" if card[0] == "T" else card[0]) + SUITS.get(card[1:], card[1:])
 
 
 def shown_cards(events: list[dict[str, Any]]) -> set[str]:

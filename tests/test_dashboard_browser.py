@@ -183,8 +183,11 @@ def test_a_misdeal_is_an_alert_on_every_tablet_and_acknowledging_clears_it_for_e
 
 def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, tmp_path):
     maria = _page(venue, "maria")
-    maria.fill("#structure", "tda-2024")
+    maria.select_option("#structure", "tda-2024")  # a list of the venue's structures
     maria.click("[data-clock=start]")
+    # A clock runs already (the fixture's): restarting it is confirmed first.
+    expect(maria.locator("#confirm .question")).to_contain_text("Start tda-2024 from level 1?")
+    maria.click("#confirm .yes")
     expect(maria.locator("#clock .level")).to_have_text("Level 1")
     maria.click("#h4h-on")
     # Neither table has a hand in progress: both wait for the release.
@@ -226,6 +229,9 @@ def test_the_viewer_never_receives_private_data_and_the_supervisor_sees_hole_car
     viewer_text = [val.inner_text("#table-dialog"), *val.evaluate("window.__received")]
     assert private_leaks(viewer_text, ended, shown) == []
     supervisor_text = [sam.inner_text("#table-dialog")]
+    # Readable: cards with their suits, a misdeal (the first test's) and its redeal labelled.
+    assert "MISDEAL: reshuffled and dealt again" in supervisor_text[0]
+    assert any(symbol in supervisor_text[0] for symbol in "\u2660\u2665\u2666\u2663")
     assert private_leaks(supervisor_text, ended, shown) == sorted(
         c for cards in ended["hole"].values() for c in cards if c not in shown)
     val.context.close()
@@ -239,10 +245,26 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
         "buttons => buttons.map(b => b.dataset.seat)")]
     assert len(seats) >= 4
     maria.click(f"#table-dialog .seat-bust[data-seat='{seats[0]}']")
-    expect(maria.locator("#replies li").first).to_have_text(
+    # Nothing is sent before the floor confirms; Cancel sends nothing.
+    expect(maria.locator("#confirm .question")).to_contain_text(
+        f"Bust seat {seats[0]} at table t1?")
+    maria.click("#confirm .no")
+    maria.click(f"#table-dialog .seat-bust[data-seat='{seats[0]}']")
+    maria.click("#confirm .yes")
+    expect(maria.locator("#replies li").first).to_contain_text(
         "seating to table t1 by maria: done", timeout=10000)
     expect(maria.locator("#table-dialog .seat-bust")).to_have_count(len(seats) - 1)
     assert venue["hub"].floor.tables["t1"].seats == seats[1:]
+    seating = [line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"]
+    assert [line["detail"]["seats"] for line in seating] == [seats[1:]]  # not the cancelled
+    # Undo (between hands the table takes it): the seat is back.
+    maria.click("#table-dialog .close")
+    maria.click("#replies li:first-child button.undo")
+    expect(maria.locator("#confirm .question")).to_contain_text(
+        f"give table t1 back seats {', '.join(map(str, seats))}")
+    maria.click("#confirm .yes")
+    assert wait_for(lambda: venue["hub"].floor.tables["t1"].seats == seats, 10)
+    assert len([line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"]) == 2
     maria.context.close()
 
 

@@ -661,3 +661,33 @@ def test_the_floor_says_when_the_hub_loses_the_broker_and_resumes_after_it(
     finally:
         link.stop()
         maria.close()
+
+
+def test_the_floor_chooses_the_structure_from_the_venues_list(tmp_path, broker):
+    """Built-in structures and the house's own (the hub's --structures), each described; a
+    house file that does not load is listed with why, and the dashboard offers only the rest."""
+    house = tmp_path / "structures"
+    house.mkdir()
+    (house / "friday-turbo.toml").write_text(
+        'name = "friday-turbo"\ntitle = "Friday turbo"\nsource = "house"\n'
+        '[[schedule]]\nlevel = 1\nsb = 25\nbb = 50\nante = 0\nminutes = 10\n'
+        '[[schedule]]\nlevel = 2\nsb = 50\nbb = 100\nante = 0\nminutes = 10\n')
+    (house / "broken.toml").write_text("name = ")
+    (house / "not a name.toml").write_text("")  # never a structure's name: not listed
+    users = tmp_path / "users.toml"
+    auth.save_user(users, "val", "viewer", "val-password")
+    started = Hub(HubSettings(venue=VENUE, db=str(tmp_path / "hub.db"), users=str(users),
+                              port=broker.port, http_port=0, structures=str(house))).start()
+    try:
+        status, listed = Staff(started.url, "val", "val-password").get("/api/structures")
+        assert status == 200
+        by_name = {s["name"]: s for s in listed}
+        assert set(by_name) == {"broken", "corner-pocket", "dealers-choice", "friday-turbo",
+                                "lppl", "tda-2024"}
+        assert by_name["friday-turbo"].items() >= {"title": "Friday turbo", "levels": 2,
+                                                   "first": "25/50", "minutes": 10}.items()
+        assert by_name["corner-pocket"]["levels"] == 13
+        assert by_name["broken"]["problem"] and "levels" not in {
+            k for k, v in by_name["broken"].items() if v is not None}
+    finally:
+        started.stop()

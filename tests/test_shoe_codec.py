@@ -301,3 +301,20 @@ def test_a_dealer_badge_drawn_through_the_shoe_signs_the_dealer_in():
     assert translator.translate(badge, 10.0) == [DealerSignIn("D9", 10.0)]
     read = translator.translate(card, 10.5)[0]
     assert isinstance(read, CardRead) and (read.card, read.deck, read.face) == ("Kd", "R1", "up")
+
+
+def test_the_shoe_clock_slews_to_a_smaller_delay_instead_of_stepping():
+    """The first messages came 300 ms late (a busy host), then one arrives at once: the
+    offset moves by at most SLEW a second, so two cards half a second apart on the shoe stay
+    half a second apart (give or take 1 %), and the error is gone after 15 s."""
+    from tablectl.shoe_to_core import SLEW, ShoeClock
+
+    clock = ShoeClock()
+    clock.observe(1000, 101.3)  # HELLO, 300 ms on its way
+    first = clock.to_host(2000, 102.3)  # a card, as late
+    second = clock.to_host(2500, 102.501)  # the next, at once: 299 ms less delay
+    assert 0.5 - 0.5 * SLEW <= second - first <= 0.5
+    assert second > 102.5  # still mapped late: corrected gradually
+    for ms in range(3000, 20000, 500):  # quick messages for 17 s
+        clock.observe(ms, 100.0 + ms / 1000 + 0.001)
+    assert abs(clock.to_host(20000, 120.001) - 120.001) < 1e-6

@@ -25,7 +25,8 @@ const el = (tag, cls, text) => {
 };
 
 const state = { tables: {}, alerts: {}, commands: {}, clock: null, h4h: null, labels: {},
-                offset: 0, me: null, openTable: null, log: [] };
+                offset: 0, me: null, openTable: null, log: [], structures: [], undo: {} };
+const UNDO_SECONDS = 120;  // a seating change can be undone this long after the table applied it
 let audio = null;
 
 function serverNow() { return Date.now() + state.offset; }
@@ -302,6 +303,19 @@ function drawReplies() {
     li.dataset.transaction = c.transaction;
     li.append(`${c.command} to table ${c.table} by ${c.sent_by}: `,
               el("span", "result", reply ? (reply.ok ? "done" : reply.error) : "waiting for the table"));
+    // A seating change this page made can be taken back while it is recent (the table refuses
+    // it in the middle of a hand, and says so).
+    const undo = state.undo[c.transaction];
+    if (undo && reply && reply.ok && serverNow() - c.sent_at < UNDO_SECONDS * 1000) {
+      const button = el("button", "undo", "Undo");
+      button.addEventListener("click", async () => {
+        if (await confirmed(`Undo: give table ${c.table} back seats ${undo.seats.join(", ")}?`, "Undo")) {
+          delete state.undo[c.transaction];
+          tableCommand(c.table, "seating", { seats: undo.seats });
+        }
+      });
+      li.append(" ", button);
+    }
     return li;
   }));
   const dialog = $("#table-dialog");
@@ -325,6 +339,29 @@ async function acknowledgeTable(table, button) {
   } catch (e) { button.disabled = false; alert(e.message); }
 }
 
+// What the floor confirms before it changes every table's clock at once.
+function clockQuestion(action, value) {
+  const c = state.clock;
+  const running = c && c.structure;
+  const where = running ? `${c.structure} is at ${c.on_break ? "a break" : `level ${c.level}`}` : "";
+  if (action === "stop" && running) return `Stop the tournament clock? ${where}; every table's clock stops, and Start begins again at level 1.`;
+  if (action === "level" && running) return `Jump every table to level ${value}? ${where}.`;
+  if (action === "start" && running) return `Start ${value} from level 1? ${where}, and is replaced.`;
+  return null;
+}
+
+async function loadStructures() {
+  const select = $("#structure");
+  try {
+    state.structures = await api("/api/structures");
+  } catch (e) { return; }
+  select.replaceChildren(...state.structures.filter((s) => !s.problem).map((s) => {
+    const option = el("option", null, `${s.title || s.name} (${s.levels} levels, ${s.first} for ${s.minutes} min)`);
+    option.value = s.name;
+    return option;
+  }));
+}
+
 async function clockCommand(action, value) {
   const reply = $("#clock-reply");
   try {
@@ -337,10 +374,25 @@ async function clockCommand(action, value) {
   }
 }
 
-async function tableCommand(name, command, body) {
+// The page's own question (a tablet has no good native one): resolves true on Confirm.
+function confirmed(question, yes = "Confirm") {
+  const dialog = $("#confirm");
+  $(".question", dialog).textContent = shown(question);
+  $(".yes", dialog).textContent = yes;
+  return new Promise((resolve) => {
+    const answer = (value) => () => { dialog.close(); resolve(value); };
+    $(".yes", dialog).onclick = answer(true);
+    $(".no", dialog).onclick = answer(false);
+    dialog.oncancel = answer(false);
+    dialog.showModal();
+  });
+}
+
+async function tableCommand(name, command, body, undo) {
   const reply = $("#table-dialog .reply");
   try {
-    await api(`/api/tables/${encodeURIComponent(name)}/cmd/${command}`, body);
+    const sent = await api(`/api/tables/${encodeURIComponent(name)}/cmd/${command}`, body);
+    if (undo && sent.transaction) { state.undo[sent.transaction] = undo; draw(); }
     reply.className = "reply ok";
     reply.textContent = `${command} sent to table ${name}`;
   } catch (e) {
@@ -354,8 +406,13 @@ function drawSeats(seats) {
   box.replaceChildren(...seats.map((seat) => {
     const button = el("button", "seat-bust", `${seat} bust`);
     button.dataset.seat = seat;
-    button.addEventListener("click", () => tableCommand(state.openTable, "seating",
-      { seats: seats.filter((s) => s !== seat) }));
+    button.addEventListener("click", async () => {
+      const table = state.openTable;
+      if (await confirmed(`Bust seat ${seat} at table ${table}? The table takes seat ${seat} out ` +
+                          "of the game (Undo brings it back).", `Bust seat ${seat}`)) {
+        tableCommand(table, "seating", { seats: seats.filter((s) => s !== seat) }, { seats });
+      }
+    });
     return button;
   }));
   if (!seats.length) box.textContent = "-";
@@ -385,19 +442,41 @@ async function openTable(name) {
   } catch (e) { hands.textContent = shown(e.message); }
 }
 
+// Cards as a dealer writes them: A♠ 10♥; a card the viewer may not see is "?".
+const SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
+function cardText(card) {
+  if (!card) return "?";
+  if (card === "JK") return "joker";
+  const rank = card[0] === "T" ? "10" : card[0];
+  return SUITS[card[1]] ? `${rank}${SUITS[card[1]]}` : card;
+}
+const cardsText = (cards) => (cards || []).map(cardText).join(" ");
+
+function seatsText(e) {
+  if (e.hole) {
+    return Object.entries(e.hole).map(([seat, cards]) =>
+      `seat ${seat} ${cards.length ? cardsText(cards) : "no cards"}`).join("; ");
+  }
+  return Object.entries(e.hole_counts || {}).map(([seat, n]) => `seat ${seat}: ${n} cards`).join("; ");
+}
+
+const OUTCOMES = { complete: "played out", misdeal: "MISDEAL: reshuffled and dealt again", void: "VOID: bets returned" };
+
 function describe(e) {
-  if (e.type === "hand.started") return `started: ${e.game}, button ${e.button}, level ${e.level}`;
+  if (e.type === "hand.started") {
+    const what = `${e.game}, button seat ${e.button}, blinds ${e.small_blind}/${e.big_blind}, level ${e.level}`;
+    return e.redeal ? `REDEAL ${e.redeal}: ${what}` : `dealt: ${what}`;
+  }
   if (e.type === "hand.ended") {
-    const holes = e.hole ? Object.entries(e.hole).map(([s, c]) => `seat ${s} ${c.join(" ")}`).join("; ")
-                         : Object.entries(e.hole_counts || {}).map(([s, n]) => `seat ${s}: ${n} cards`).join("; ");
-    return `ended: ${e.outcome}; board ${(e.board || []).join(" ") || "-"}; ${holes}`;
+    const board = (e.board || []).length ? `board ${cardsText(e.board)}` : "no board";
+    return `${OUTCOMES[e.outcome] || e.outcome}; ${board}; ${seatsText(e)}`;
   }
   if (e.type === "hand.record") {
     const best = Object.entries(e.best || {}).map(([seat, made]) => `seat ${seat} ${made.high || ""}`);
-    return best.length ? `best hands: ${best.join("; ")}` : "no showdown";
+    return best.length ? `showdown: ${best.join("; ")}` : "no showdown";
   }
   if (e.type === "ruling") return `ruling: ${e.text}`;
-  if (e.type === "irregularity") return `irregularity: ${e.kind}${e.card ? " " + e.card : ""}`;
+  if (e.type === "irregularity") return `irregularity: ${e.kind.replaceAll("_", " ")}${e.card ? " " + cardText(e.card) : ""}`;
   return e.type;
 }
 
@@ -424,9 +503,14 @@ function setUpDialog() {
   const dialog = $("#table-dialog");
   const value = (cls) => $(cls, dialog).value.trim();
   $(".close", dialog).addEventListener("click", () => { state.openTable = null; dialog.close(); });
-  $(".send-seating", dialog).addEventListener("click", () => {
+  $(".send-seating", dialog).addEventListener("click", async () => {
+    const table = state.openTable;
     const seats = value(".seating").split(/[ ,]+/).filter(Boolean).map(Number);
-    tableCommand(state.openTable, "seating", { seats });
+    const now = (state.tables[table] || {}).seats || [];
+    if (await confirmed(`Set table ${table}'s seats to ${seats.join(", ") || "none"} (now ` +
+                        `${now.join(", ") || "none"})?`, "Set seating")) {
+      tableCommand(table, "seating", { seats }, { seats: now });
+    }
   });
   $(".deck-start", dialog).addEventListener("click", () =>
     tableCommand(state.openTable, "deck-check", { action: "start", deck: value(".deck") }));
@@ -460,15 +544,18 @@ async function startDashboard() {
   $("#me").textContent = `${state.me.user} (${state.me.role})`;
   for (const permission of state.me.may) document.body.classList.add(`may-${permission}`);
   for (const button of document.querySelectorAll("[data-clock]")) {
-    button.addEventListener("click", () => {
+    button.addEventListener("click", async () => {
       const action = button.dataset.clock;
       let value = button.dataset.value ?? null;
       if (action === "add") value = Number(value);
-      if (action === "start") value = $("#structure").value.trim();
+      if (action === "start") value = $("#structure").value;
       if (action === "level") value = Number($("#level").value);
+      const question = clockQuestion(action, value);
+      if (question && !(await confirmed(question))) return;
       clockCommand(action, value);
     });
   }
+  loadStructures();
   $("#h4h-on").addEventListener("click", () => clockCommand("hand-for-hand", "on"));
   $("#h4h-off").addEventListener("click", () => clockCommand("hand-for-hand", "off"));
   $("#h4h-release").addEventListener("click", async () => {
