@@ -10,7 +10,10 @@ and hand records with hole cards come from the recorder's storage, for roles all
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.clock import Structure
 
 Update = dict[str, Any]
 
@@ -107,6 +110,38 @@ def _ruling_alert(action: object, data: dict[str, Any]) -> tuple[str, str] | Non
         case "scramble_flop":  # TDA 39: the floor picks the burn
             return "flop_scramble", text
     return None
+
+
+def room_clock_view(structure: Structure | None, elapsed: float,
+                    running: bool) -> dict[str, Any]:
+    """The tournament clock as the room reads it on the wall: the level or break with its
+    blinds and ante, the time left, the next level, the time to the next break, and what the
+    floor announces now (colour-ups, late registration) and at the next level."""
+    if structure is None:
+        return {"structure": None, "running": False}
+    periods, starts = structure.periods, structure.starts()
+    index = structure.index_at(elapsed)
+    period = periods[index]
+    left = max(0.0, starts[index] + period.seconds - elapsed)
+    following = [p for p in periods[index + 1:] if not p.is_break]
+    upcoming = next((i for i in range(index + 1, len(periods)) if periods[i].is_break), None)
+
+    def blinds(p: Any) -> dict[str, Any]:
+        return {"level": p.level, "sb": p.sb, "bb": p.bb, "ante": p.ante,
+                "minutes": round(p.seconds / 60, 1)}
+
+    return {
+        "structure": structure.name, "title": structure.title, "running": running,
+        "on_break": period.is_break, "remaining": round(left, 3),
+        "current": None if period.is_break else blinds(period),
+        "next": blinds(following[0]) if following else None,
+        "break_in": None if upcoming is None or period.is_break
+        else round(starts[upcoming] - elapsed, 3),
+        "announcements": list(dict.fromkeys([*period.announcements, period.note] if period.note
+                                            else period.announcements)),
+        "next_announcements": list(periods[index + 1].announcements)
+        if index + 1 < len(periods) else [],
+    }
 
 
 # A table's hand-for-hand state after each of its hand_for_hand events.

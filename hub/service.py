@@ -14,6 +14,7 @@ commands, so what the dashboard shows cannot contain hole cards.
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 import uuid
@@ -33,7 +34,7 @@ from contract.wire import encode
 from controller.clock import StructureError
 from houses.loaders import house_structure, structure_names
 from hub.auth import Sessions, User, load_users
-from hub.floor import ALERT_EVENT_TYPES, Alert, FloorView, StaffError, Update
+from hub.floor import ALERT_EVENT_TYPES, Alert, FloorView, StaffError, Update, room_clock_view
 from hub.recorder import Recorder
 from hub.storage import Storage, open_storage
 from hub.venue_clock import VenueClockService
@@ -123,6 +124,10 @@ class Hub(MqttWorker):
         storage = open_storage(self.settings.db)
         try:
             saved = storage.saved_clock()
+            # The room clock page's key (its viewer link): made once, kept across restarts.
+            self.tv_key = storage.setting("tv_key") or secrets.token_urlsafe(18)
+            storage.set_setting("tv_key", self.tv_key)
+            storage.commit()
         finally:
             storage.close()
         if saved is not None:
@@ -497,6 +502,19 @@ class Hub(MqttWorker):
                                                 "dealer": stored.get("dealer")})
             entry["events"].append({**shown, "seq": stored["seq"], "ts": stored["ts"]})
         return [grouped[n] for n in sorted(grouped)]
+
+    def room_clock(self, key: str) -> dict[str, Any]:
+        """What the room's TV shows; PermissionError for a key that is not the viewer link's."""
+        if not secrets.compare_digest(key.encode(), self.tv_key.encode()):
+            raise PermissionError("this is not the room clock's link: ask a supervisor")
+
+        def read() -> dict[str, Any]:
+            online = [t for t in self.floor.tables.values() if t.status == "online"]
+            return {"venue": self.venue, "now": self.now_ms(),
+                    **room_clock_view(*self.clock.reading()),
+                    "tables": len(online), "players": sum(len(t.seats) for t in online)}
+
+        return dict(self.call(read))
 
     def structures(self) -> list[dict[str, Any]]:
         """The structures the venue clock can start, each with its title, level count and

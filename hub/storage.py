@@ -40,6 +40,10 @@ MIGRATIONS = [
         "ALTER TABLE alerts ADD COLUMN seq BIGINT",
         "CREATE UNIQUE INDEX IF NOT EXISTS alerts_by_event ON alerts (tbl, seq)",
     ],
+    [
+        # The hub's own settings that must survive a restart (the room clock page's key).
+        "CREATE TABLE IF NOT EXISTS hub_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ],
 ]
 
 # The events a hand-history view is made of.
@@ -151,6 +155,14 @@ class Storage:
                      "saved_ms = excluded.saved_ms",
                      (saved["structure"], float(saved["elapsed"]), int(bool(saved["running"])),
                       int(bool(saved["hand_for_hand"])), now_ms))
+
+    def setting(self, name: str) -> str | None:
+        row = self.execute("SELECT value FROM hub_settings WHERE name = ?", (name,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_setting(self, name: str, value: str) -> None:
+        self.execute("INSERT INTO hub_settings VALUES (?, ?) ON CONFLICT (name) DO UPDATE "
+                     "SET value = excluded.value", (name, value))
 
     def saved_clock(self) -> tuple[dict[str, Any], int] | None:
         """The venue clock as last kept, and when (UTC ms); None if the floor never set one."""

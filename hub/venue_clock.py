@@ -258,6 +258,12 @@ class VenueClockService(MqttWorker):
         if self.client is not None:
             self.client.publish(self.topic, encode(state), qos=1, retain=True)
 
+    def reading(self) -> tuple[Structure | None, float, bool]:
+        """The structure, the clock's elapsed seconds and whether it runs, at one moment."""
+        with self._lock:
+            return (self.clock.structure, self.clock.elapsed(),
+                    self.clock.running_since is not None)
+
     def restore(self, saved: dict[str, Any], seconds_since: float) -> None:
         with self._lock:
             self.clock.restore(saved, seconds_since)

@@ -30,7 +30,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import h11
-from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -62,7 +62,8 @@ SEND_TIMEOUT = 20.0  # seconds a write to a viewer may wait (its TCP window shut
 MAX_STREAMS_PER_SESSION = 4
 MAX_STREAMS = 200
 STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css",
-          "dashboard.html": "text/html", "login.html": "text/html"}
+          "dashboard.html": "text/html", "login.html": "text/html",
+          "tv.html": "text/html", "tv.js": "text/javascript", "tv.css": "text/css"}
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
                                "frame-ancestors 'none'",
@@ -114,6 +115,35 @@ class ClockCommandBody(BaseModel):
 
 class Released(BaseModel):
     released: list[str]
+
+
+class Blinds(BaseModel):
+    level: int | None
+    sb: int
+    bb: int
+    ante: int
+    minutes: float
+
+
+class RoomClock(BaseModel):
+    venue: str
+    now: int  # the hub's time, UTC ms: the page counts down from it
+    structure: str | None
+    title: str | None = None
+    running: bool
+    on_break: bool = False
+    remaining: float | None = None  # seconds left in the level or break
+    current: Blinds | None = None
+    next: Blinds | None = None
+    break_in: float | None = None  # seconds to the next break
+    announcements: list[str] = []
+    next_announcements: list[str] = []
+    tables: int
+    players: int
+
+
+class TvLink(BaseModel):
+    path: str  # "/tv#KEY": the key stays in the fragment, never in a server's logs
 
 
 class StructureChoice(BaseModel):
@@ -230,6 +260,11 @@ def create_app(hub: Hub) -> FastAPI:
             return RedirectResponse("/login", 303)
         return Response(_static("dashboard.html"), media_type="text/html; charset=utf-8")
 
+    @app.get("/tv", include_in_schema=False)
+    def tv_page() -> Response:
+        # The room's TV: no login, the page asks /api/tv with the link's key.
+        return Response(_static("tv.html"), media_type="text/html; charset=utf-8")
+
     @app.post("/login", include_in_schema=False)
     async def login(request: Request) -> Response:
         form = urllib.parse.parse_qs((await request.body()).decode("utf-8", "replace"))
@@ -310,6 +345,20 @@ def create_app(hub: Hub) -> FastAPI:
                   user: User = acknowledge) -> AcknowledgedAll:
         return AcknowledgedAll(table=table, acknowledged=staff_error(
             lambda: hub.acknowledge_table(user, table)))
+
+    @app.get("/api/tv", response_model=RoomClock, responses=_ERRORS, tags=["clock"],
+             summary="the room clock for a TV: the viewer link's key, no login")
+    def room_clock(key: Annotated[str, Header(alias="X-Room-Key", min_length=1,
+                                              max_length=100)]) -> dict[str, Any]:
+        try:
+            return dict(staff_error(lambda: hub.room_clock(key)))
+        except PermissionError as exc:
+            raise Refused(403, str(exc)) from None
+
+    @app.get("/api/tv-link", response_model=TvLink, responses=_ERRORS, tags=["clock"],
+             summary="the room clock page's viewer link (for the floor to open on a TV)")
+    def tv_link(user: User = clock) -> TvLink:
+        return TvLink(path=f"/tv#{hub.tv_key}")
 
     @app.get("/api/structures", response_model=list[StructureChoice], responses=_ERRORS,
              tags=["clock"], summary="the structures the venue clock can start")

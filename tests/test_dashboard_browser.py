@@ -404,6 +404,46 @@ def test_alerts_group_by_table_filter_repeat_their_sound_and_never_hide_the_tabl
         quiet.context.close()
 
 
+def test_the_room_clock_page_for_a_tv_needs_only_its_link(venue, tmp_path):
+    """The TV link from the dashboard opens the room clock in a browser that never logged in:
+    level, blinds and ante, the time counting down, the next level, the break, players and
+    tables; legible from across the room (the time a fifth of the screen's height); a wrong
+    link shows why and nothing of the clock."""
+    hub = venue["hub"]
+    maria = _page(venue, "maria")
+    maria.wait_for_selector("#tv-link:not([hidden])")
+    path = maria.get_attribute("#tv-link", "href")
+    maria.context.close()
+    context = venue["browser"].new_context(viewport={"width": 1920, "height": 1080})
+    tv = context.new_page()
+    try:
+        tv.goto(hub.url + path)
+        tv.wait_for_selector("body[data-live='1']", timeout=15000)
+        structure, elapsed, _running = hub.clock.reading()
+        level = structure.periods[structure.index_at(elapsed)]
+        if level.is_break:
+            expect(tv.locator("#level")).to_have_text("Break")
+        else:
+            expect(tv.locator("#level")).to_contain_text(f"Level {level.level}")
+            blinds = f"{level.sb:,} / {level.bb:,}" + (f"  ante {level.ante:,}" if level.ante
+                                                        else "")
+            expect(tv.locator("#blinds")).to_have_text(blinds)
+        expect(tv.locator("#next")).to_contain_text("Next ")
+        first = tv.inner_text("#time")
+        assert wait_for(lambda: tv.inner_text("#time") != first, 5), "the time stands still"
+        online = [t for t in hub.floor.tables.values() if t.status == "online"]
+        expect(tv.locator("#players")).to_contain_text(
+            f"{sum(len(t.seats) for t in online)} players \u00b7 {len(online)} tables")
+        size = tv.locator("#time").evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+        assert size >= 1080 / 5, size
+        _shoot(tv, "tv-clock", tmp_path)
+        tv.goto(hub.url + "/tv#not-the-key")
+        expect(tv.locator("#problem")).to_contain_text("not the room clock's link")
+        assert tv.inner_text("#time") == ""
+    finally:
+        context.close()
+
+
 def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):
     maria = _page(venue, "maria")
     t2 = venue["tables"].tables[1]

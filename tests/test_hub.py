@@ -691,3 +691,26 @@ def test_the_floor_chooses_the_structure_from_the_venues_list(tmp_path, broker):
             k for k, v in by_name["broken"].items() if v is not None}
     finally:
         started.stop()
+
+
+def test_the_room_clock_says_the_blinds_what_comes_next_and_the_colour_ups():
+    from houses.loaders import load_structure
+    from hub.floor import room_clock_view
+
+    league = load_structure("corner-pocket")  # 15-minute levels, colour-ups, no break
+    starts = league.starts()
+    view = room_clock_view(league, starts[0] + 60, True)
+    assert view["current"] == {"level": 1, "sb": 50, "bb": 100, "ante": 0, "minutes": 15.0}
+    assert view["next"]["level"] == 2 and view["remaining"] == 840.0
+    assert view["next_announcements"] == ["Colour up: red (50) out"]
+    assert view["break_in"] is None  # no break in this structure
+    assert room_clock_view(league, starts[1], False)["announcements"] == [
+        "Colour up: red (50) out"]
+    tda = load_structure("tda-2024")
+    first_break = next(i for i, p in enumerate(tda.periods) if p.is_break)
+    view = room_clock_view(tda, 30.0, True)
+    assert view["break_in"] == tda.starts()[first_break] - 30.0
+    on_break = room_clock_view(tda, tda.starts()[first_break] + 1, True)
+    assert on_break["on_break"] and on_break["current"] is None and on_break["break_in"] is None
+    assert on_break["next"]["level"] == tda.periods[first_break + 1].level
+    assert room_clock_view(None, 0.0, False) == {"structure": None, "running": False}

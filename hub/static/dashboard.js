@@ -556,6 +556,14 @@ async function startDashboard() {
     });
   }
   loadStructures();
+  if (state.me.may.includes("clock")) {
+    api("/api/tv-link").then((link) => {
+      const a = $("#tv-link");
+      a.href = link.path;
+      a.textContent = `Room clock for a TV: ${window.location.origin}/tv#…`;
+      a.hidden = false;
+    }).catch(() => {});
+  }
   $("#h4h-on").addEventListener("click", () => clockCommand("hand-for-hand", "on"));
   $("#h4h-off").addEventListener("click", () => clockCommand("hand-for-hand", "off"));
   $("#h4h-release").addEventListener("click", async () => {

@@ -1,0 +1,101 @@
+// The room clock for a TV: the viewer link's key (after "#") asks the hub every few seconds;
+// the seconds count down here between answers. Everything is set with textContent.
+"use strict";
+
+const $ = (selector) => document.querySelector(selector);
+const key = decodeURIComponent(window.location.hash.slice(1));
+let reading = null;   // the hub's last answer
+let offset = 0;       // the hub's clock minus this one (ms)
+let readAt = 0;       // when that answer was taken, on the hub's clock
+
+const amount = (n) => Number(n).toLocaleString("en-US");
+function blindsText(b) {
+  return `${amount(b.sb)} / ${amount(b.bb)}` + (b.ante ? `  ante ${amount(b.ante)}` : "");
+}
+function clockText(seconds) {
+  const s = Math.max(0, Math.ceil(seconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const rest = `${String(s % 60).padStart(2, "0")}`;
+  return h ? `${h}:${String(m).padStart(2, "0")}:${rest}` : `${m}:${rest}`;
+}
+
+function secondsGone() {
+  return reading && reading.running ? (Date.now() + offset - readAt) / 1000 : 0;
+}
+
+function draw() {
+  if (!reading) return;
+  const r = reading;
+  $("#venue").textContent = r.venue;
+  $("#title").textContent = r.title ? `\u00b7 ${r.title}` : "";
+  if (!r.structure) {
+    $("#level").textContent = "No clock running";
+    for (const id of ["#time", "#blinds", "#next", "#break", "#players"]) $(id).textContent = "";
+    $("#announcements").replaceChildren();
+    return;
+  }
+  const gone = secondsGone();
+  $("#level").textContent = r.on_break ? "Break" : `Level ${r.current.level}`;
+  const time = $("#time");
+  time.textContent = clockText(r.remaining - gone);
+  time.className = r.running ? "time" : "time paused";
+  if (!r.running) $("#level").textContent += " \u00b7 paused";
+  $("#blinds").textContent = r.on_break ? "" : blindsText(r.current);
+  const next = $("#next");
+  next.replaceChildren();
+  if (r.next) {
+    next.append("Next ");
+    const b = document.createElement("b");
+    b.textContent = blindsText(r.next);
+    next.append(b);
+  }
+  const brk = $("#break");
+  brk.replaceChildren();
+  if (r.break_in !== null && r.break_in !== undefined) {
+    brk.append("Break in ");
+    const b = document.createElement("b");
+    b.textContent = clockText(r.break_in - gone);
+    brk.append(b);
+  }
+  const average = r.tables ? (r.players / r.tables).toFixed(1) : "-";
+  $("#players").textContent = `${r.players} players \u00b7 ${r.tables} tables \u00b7 ${average} a table`;
+  const notes = [...r.announcements, ...r.next_announcements.map((a) => `Next level: ${a}`)];
+  $("#announcements").replaceChildren(...notes.map((text) => {
+    const li = document.createElement("li");
+    li.textContent = String(text).slice(0, 200);
+    return li;
+  }));
+}
+
+async function ask() {
+  try {
+    const response = await fetch("/api/tv", { headers: { "X-Room-Key": key } });
+    const value = await response.json().catch(() => ({}));
+    if (response.status === 403 || response.status === 400) {
+      $("#problem").textContent = value.error || "this link is not the room clock's";
+      $("#problem").hidden = false;
+      $("#level").textContent = "";
+      return;
+    }
+    if (!response.ok) throw new Error(value.error || response.statusText);
+    offset = value.now - Date.now();
+    readAt = value.now;
+    reading = value;
+    $("#problem").hidden = true;
+    $("#link").textContent = "";
+    $("#link").className = "link";
+    document.body.dataset.live = "1";
+  } catch (e) {
+    $("#link").textContent = "reconnecting to the hub";
+    $("#link").className = "link lost";
+    document.body.dataset.live = "";
+  }
+  draw();
+}
+
+$("#fullscreen").addEventListener("click", () => document.documentElement.requestFullscreen().catch(() => {}));
+window.addEventListener("hashchange", () => window.location.reload());  // another link's key
+ask();
+setInterval(ask, 3000);
+setInterval(draw, 250);
