@@ -495,5 +495,9 @@ class Table:
             "profile": self.profile.name,
             "hand_for_hand": self.hand_for_hand.state,
             "seats": list(self.seats or ()),
+            # Where the floor looks on its seat map: the hand's button and blinds.
+            "button": hand.positions.button if hand is not None else self.setup_button,
+            "blind_seats": {"small": hand.positions.small_blind,
+                            "big": hand.positions.big_blind} if hand is not None else None,
             "dealer_stats": self.shift.summary(self.now).to_json() if self.shift.dealer else None,
         }

@@ -173,6 +173,8 @@ class TableView:
     hub_link: str | None = None
     hand_for_hand: str = "off"  # off, waiting (hand finished), playing
     seats: list[int] = field(default_factory=list)
+    button: int | None = None  # the button's seat in the last hand dealt
+    blind_seats: dict[str, int] | None = None  # {"small": seat, "big": seat}
     last_seq: int = 0
     last_event_ts: int | None = None
     events: int = 0
@@ -207,6 +209,18 @@ class CommandView:
     sent_at: int
     reply: dict[str, Any] | None = None
     replied_at: int | None = None
+    seats_before: list[int] | None = None  # a seating command: the table's seats when sent
+
+
+@dataclass
+class BustOut:
+    """A seat the floor took out of a table (a seating command the table applied)."""
+
+    table: str
+    seat: int
+    hand: int | None  # the table's last hand when it happened
+    ts: int
+    by: str
 
 
 @dataclass
@@ -219,12 +233,14 @@ class FloorView:
     broker: str = "connecting"  # the hub's own link to the broker: ok, lost
     broker_since: int | None = None
     next_alert: int = 1
+    bustouts: list[BustOut] = field(default_factory=list)  # newest last, MAX_BUSTOUTS kept
     # (table, seq) of events that raised an alert, oldest first: each raises one, however it
     # arrives (live, replayed, caught up from the store); bounded like _seen.
     alerted: dict[tuple[str, int], None] = field(default_factory=dict)
     _seen: dict[str, set[int]] = field(default_factory=dict)
 
     MAX_COMMANDS = 200  # replies kept for the dashboard
+    MAX_BUSTOUTS = 500
 
     @property
     def hand_for_hand(self) -> bool:
@@ -270,6 +286,8 @@ class FloorView:
         view.hub_link = links.get("hub", view.hub_link)
         view.hand_for_hand = str(payload.get("hand_for_hand") or "off")
         view.seats = list(payload.get("seats") or view.seats)
+        view.button = payload.get("button", view.button)
+        view.blind_seats = payload.get("blind_seats", view.blind_seats)
         view.last_seq = max(view.last_seq, int(payload.get("last_seq") or 0))
         return [self._table_update(view)]
 
@@ -324,6 +342,11 @@ class FloorView:
             case "hand.started":
                 view.hand, view.in_progress, view.street = envelope.get("hand"), True, "preflop"
                 view.level = data.get("level", view.level)
+                view.button = data.get("button", view.button)
+                view.seats = list(data.get("seats") or view.seats)
+            case "table.setup" if data.get("effective") == "now":
+                view.button = data.get("button") or view.button
+                view.seats = list(data.get("seats") or view.seats)
             case "card" if data.get("street"):
                 view.street = data["street"]
             case "hand.ended":
@@ -357,12 +380,24 @@ class FloorView:
         if command is None or command.table != name:
             return []  # someone else's command (the recorder's replay requests, a CLI)
         command.reply, command.replied_at = payload, now
-        return [{"kind": "command", "command": asdict(command)}]
+        updates: list[Update] = [{"kind": "command", "command": asdict(command)}]
+        seats = command.args.get("seats")
+        if (command.command == "seating" and payload.get("ok") and isinstance(seats, list)
+                and command.seats_before is not None):
+            view = self.table(name)
+            for seat in sorted(set(command.seats_before) - set(seats)):
+                bust = BustOut(name, seat, view.hand, now, command.sent_by)
+                self.bustouts.append(bust)
+                updates.append({"kind": "bustout", "bustout": asdict(bust)})
+            del self.bustouts[:max(0, len(self.bustouts) - self.MAX_BUSTOUTS)]
+        return updates
 
     # ------------------------------------------------------------------ from staff
     def command_sent(self, transaction: str, table: str, command: str, args: dict[str, Any],
                      user: str, now: int) -> list[Update]:
-        self.commands[transaction] = CommandView(transaction, table, command, args, user, now)
+        self.commands[transaction] = CommandView(
+            transaction, table, command, args, user, now,
+            seats_before=list(self.table(table).seats) if command == "seating" else None)
         while len(self.commands) > self.MAX_COMMANDS:
             self.commands.pop(next(iter(self.commands)))
         return [{"kind": "command", "command": asdict(self.commands[transaction])}]
@@ -414,6 +449,7 @@ class FloorView:
             "tables": [asdict(t) for _, t in sorted(self.tables.items())],
             "alerts": [asdict(a) for a in self.alerts.values()],
             "commands": [asdict(c) for c in self.commands.values()],
+            "bustouts": [asdict(b) for b in self.bustouts],
             "hand_for_hand": self.hand_for_hand_panel(),
             "labels": ALERT_LABELS,
             "severities": list(SEVERITIES),

@@ -255,6 +255,12 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
         "seating to table t1 by maria: done", timeout=10000)
     expect(maria.locator("#table-dialog .seat-bust")).to_have_count(len(seats) - 1)
     assert venue["hub"].floor.tables["t1"].seats == seats[1:]
+    # The bust-out is listed with its table, seat and who; the seat map shows the seat empty.
+    expect(maria.locator("#bustouts li").first).to_contain_text(
+        f"table t1 seat {seats[0]}", timeout=5000)
+    expect(maria.locator("#bustouts li").first).to_contain_text("(by maria)")
+    expect(maria.locator(f".table[data-table=t1] .seat[data-seat='{seats[0]}']")).not_to_have_class(
+        "seat taken")
     seating = [line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"]
     assert [line["detail"]["seats"] for line in seating] == [seats[1:]]  # not the cancelled
     # Undo (between hands the table takes it): the seat is back.
@@ -271,6 +277,15 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
 def test_the_dashboard_fits_a_tablet_held_upright(venue, tmp_path):
     page = _page(venue, "maria", viewport={"width": 768, "height": 1024})
     page.wait_for_selector(".table[data-table=t2]")
+    # The room at a glance: players at the running tables, each table's seats and button.
+    hub = venue["hub"]
+    online = [t for t in hub.floor.tables.values() if t.status == "online"]
+    expect(page.locator("#totals")).to_contain_text(
+        f"{sum(len(t.seats) for t in online)} players left at {len(online)} running tables")
+    t2 = hub.floor.tables["t2"]
+    assert t2.button in t2.seats
+    expect(page.locator(f".table[data-table=t2] .seat[data-seat='{t2.button}']")).to_have_text("D")
+    expect(page.locator(".table[data-table=t2] .seat.taken")).to_have_count(len(t2.seats))
     width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert width[0] <= width[1], f"the page is {width[0]} px wide on a {width[1]} px screen"
     # Touch targets: every button at least 44 px high (Apple's and Google's guidance).

@@ -714,3 +714,21 @@ def test_the_room_clock_says_the_blinds_what_comes_next_and_the_colour_ups():
     assert on_break["on_break"] and on_break["current"] is None and on_break["break_in"] is None
     assert on_break["next"]["level"] == tda.periods[first_break + 1].level
     assert room_clock_view(None, 0.0, False) == {"structure": None, "running": False}
+
+
+def test_the_room_at_a_glance_follows_seats_button_blinds_and_bust_outs():
+    floor = FloorView(VENUE)
+    floor.on_state("t1", {"hand": 7, "seats": [1, 3, 5, 8], "button": 3,
+                          "blind_seats": {"small": 5, "big": 8}, "ts": 1}, 1000)
+    view = floor.tables["t1"]
+    assert (view.button, view.blind_seats) == (3, {"small": 5, "big": 8})
+    floor.command_sent("tx1", "t1", "seating", {"seats": [1, 3, 8]}, "maria", 2000)
+    floor.command_sent("tx2", "t1", "seating", {"seats": [1]}, "maria", 2001)
+    updates = floor.on_command_response("t1", {"transaction": "tx1", "ok": True}, 3000)
+    assert [u["bustout"] for u in updates if u["kind"] == "bustout"] == [
+        {"table": "t1", "seat": 5, "hand": 7, "ts": 3000, "by": "maria"}]
+    refused = floor.on_command_response("t1", {"transaction": "tx2", "ok": False,
+                                               "error": "mid-hand"}, 3001)
+    assert not [u for u in refused if u["kind"] == "bustout"]  # the table kept them
+    assert [b.seat for b in floor.bustouts] == [5]
+    assert floor.snapshot(4000)["bustouts"][0]["seat"] == 5

@@ -25,7 +25,8 @@ const el = (tag, cls, text) => {
 };
 
 const state = { tables: {}, alerts: {}, commands: {}, clock: null, h4h: null, labels: {},
-                offset: 0, me: null, openTable: null, log: [], structures: [], undo: {} };
+                offset: 0, me: null, openTable: null, log: [], structures: [], undo: {},
+                bustouts: [] };
 const UNDO_SECONDS = 120;  // a seating change can be undone this long after the table applied it
 let audio = null;
 
@@ -116,6 +117,7 @@ function applySnapshot(snap) {
   state.h4h = snap.hand_for_hand;
   state.labels = snap.labels;
   state.hub = snap.hub;
+  state.bustouts = snap.bustouts || [];
   $("#venue").textContent = snap.venue;
 }
 
@@ -135,6 +137,9 @@ function applyUpdate(update) {
   } else if (update.kind === "clock") {
     state.clock = update.clock;
     state.h4h = update.hand_for_hand;
+  } else if (update.kind === "bustout") {
+    state.bustouts.push(update.bustout);
+    drawBustouts();
   } else if (update.kind === "log") {
     state.log.unshift(update.line);
     state.log.length = Math.min(state.log.length, 100);
@@ -151,6 +156,7 @@ function draw() {
 }
 
 function drawAll() {
+  drawBustouts();
   drawLink();
   drawClock();
   drawAlerts();
@@ -267,6 +273,7 @@ function drawTables() {
     const online = t.status === "online";
     const left = leftNow(t.remaining, t.state_ts, t.clock_running && online);
     const level = t.on_break ? "break" : (t.level ? `level ${t.level}` : "no clock");
+    card.append(seatMap(t));
     card.append(line("", [level, left === null ? "" : ` ${clockText(left)}`]),
                 line("hand ", [t.hand ?? "-", t.in_progress && t.street ? ` ${t.street}` : (t.hand ? " ended" : "")]),
                 line("dealer ", [t.dealer ?? "-", t.hands_per_hour ? `, ${t.hands_per_hour} hands/h` : ""]),
@@ -277,6 +284,38 @@ function drawTables() {
   }
   box.replaceChildren(...cards);
   $("#table-count").textContent = `(${names.length})`;
+  // The room at a glance: players seated at the tables that are running.
+  const running = names.map((n) => state.tables[n]).filter((t) => t.status === "online");
+  const players = running.reduce((n, t) => n + (t.seats || []).length, 0);
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  $("#totals").textContent = `${plural(players, "player")} left at ${plural(running.length, "running table")}` +
+    (running.length ? `, ${(players / running.length).toFixed(1)} a table` : "");
+}
+
+// Seats 1 to 10 round the table: taken or empty, the button marked D.
+function seatMap(t) {
+  const map = el("div", "seat-map");
+  const taken = new Set(t.seats || []);
+  const blinds = t.blind_seats || {};
+  for (let seat = 1; seat <= 10; seat += 1) {
+    const role = seat === t.button ? "D" : seat === blinds.small ? "SB" : seat === blinds.big ? "BB" : null;
+    const spot = el("span", "seat" + (taken.has(seat) ? " taken" : ""), role || String(seat));
+    spot.dataset.seat = seat;
+    if (role) spot.classList.add(role === "D" ? "button" : "blind");
+    spot.title = `seat ${seat}${taken.has(seat) ? "" : ": empty"}` +
+      ({ D: ", the button", SB: ", small blind", BB: ", big blind" }[role] || "");
+    map.append(spot);
+  }
+  return map;
+}
+
+function drawBustouts() {
+  const list = $("#bustouts");
+  const newest = [...state.bustouts].reverse();
+  list.replaceChildren(...newest.map((b) => el("li", null,
+    `${new Date(b.ts).toLocaleTimeString()} table ${b.table} seat ${b.seat}` +
+    `${b.hand ? ` after hand ${b.hand}` : ""} (by ${b.by})`)));
+  $("#bustout-count").textContent = `(${state.bustouts.length})`;
 }
 
 function line(label, parts) {
