@@ -84,7 +84,7 @@ def _explain(tmp_path, venue, table, journal, events, expected) -> str:
 
 @pytest.mark.slow
 def test_three_simulated_tables_match_the_replay_of_their_scripts(tmp_path):
-    venue = SimulatedVenue(tmp_path, tables=3, hands=18, pace=0.1, broker="required",
+    venue = SimulatedVenue(tmp_path, tables=3, hands=12, pace=0.1, broker="required",
                            irregularities=0.5, seed=11, quiet=True).start()
     try:
         venue.run()
