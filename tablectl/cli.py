@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
@@ -371,8 +372,6 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
 def _sim_closing(summary: dict[str, Any], args: argparse.Namespace) -> list[str]:
     """Where the simulated tables' events went, and how to see the floor's side of them."""
-    import os
-
     tables = summary["tables"].values()
     if args.dir:
         lines = ["each table's journal and outbox (SQLite): "

@@ -201,37 +201,40 @@ class SimTable:
                 perform(line, self.shoe, lambda _line, _at: None, at=due)
         self.shoe.idle(10)
 
-    def _last_button(self) -> int:
-        """The journal's id of the newest button gesture the daemon has taken in."""
+    def _ask(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
+        """One row from the daemon's database, read-only while it writes; None before the
+        daemon has made it."""
         try:
             with sqlite3.connect(f"file:{self.database()}?mode=ro", uri=True) as db:
-                row = db.execute("SELECT MAX(id) FROM journal WHERE json_extract(line, "
-                                 "'$.type') = 'button'").fetchone()
-        except sqlite3.OperationalError:  # not created yet
-            return 0
-        return int(row[0] or 0)
+                return db.execute(sql, args).fetchone()
+        except sqlite3.OperationalError:
+            return None
+
+    def _last_button(self) -> int:
+        """The journal's id of the newest button gesture the daemon has taken in."""
+        row = self._ask("SELECT MAX(id) FROM journal WHERE json_extract(line, '$.type') = "
+                        "'button'")
+        return int(row[0] or 0) if row else 0
 
     def _wait_button(self, after: int, gesture: str, timeout: float) -> None:
         """Until the daemon has taken in ``gesture`` (journaled after id ``after``), or the
         timeout (a daemon killed by the chaos test takes in nothing)."""
         end = time.monotonic() + timeout
         while time.monotonic() < end and self.process is not None and self.process.poll() is None:
-            try:
-                with sqlite3.connect(f"file:{self.database()}?mode=ro", uri=True) as db:
-                    if db.execute("SELECT 1 FROM journal WHERE id > ? AND json_extract(line, "
-                                  "'$.gesture') = ?", (after, gesture)).fetchone():
-                        return
-            except sqlite3.OperationalError:
-                pass
+            if self._ask("SELECT 1 FROM journal WHERE id > ? AND json_extract(line, "
+                         "'$.gesture') = ?", (after, gesture)):
+                return
             time.sleep(0.01)
 
     def hands_ended(self) -> int:
-        try:
-            with sqlite3.connect(f"file:{self.database()}?mode=ro", uri=True) as db:
-                return int(db.execute("SELECT COUNT(*) FROM outbox WHERE json_extract(event, "
-                                      "'$.type') = 'hand.ended'").fetchone()[0])
-        except sqlite3.OperationalError:  # not created yet
-            return 0
+        row = self._ask("SELECT COUNT(*) FROM outbox WHERE json_extract(event, '$.type') = "
+                        "'hand.ended'")
+        return int(row[0]) if row else 0
+
+    def last_seq(self) -> int:
+        """The seq of the newest event in the table's outbox (0 before any)."""
+        row = self._ask("SELECT value FROM meta WHERE key = 'next_seq'")
+        return int(row[0]) - 1 if row else 0
 
     def database(self) -> Path:
         return self.directory / f"{self.name}.db"
@@ -240,8 +243,6 @@ class SimTable:
         with sqlite3.connect(self.database()) as db:
             journal = [json.loads(r[0]) for r in db.execute("SELECT line FROM journal ORDER BY id")]
             events = [json.loads(r[0]) for r in db.execute("SELECT event FROM outbox ORDER BY seq")]
-            last = db.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()[0] - 1
-        self.last_seq = last
         return journal, events
 
 
@@ -363,17 +364,11 @@ class SimulatedVenue:
             return True
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            if all(self.recorder.upto.get(t.name, 0) >= self._last_seq(t) > 0
+            if all(self.recorder.upto.get(t.name, 0) >= t.last_seq() > 0
                    for t in self.tables):
                 return True
             time.sleep(0.2)
         return False
-
-    @staticmethod
-    def _last_seq(table: SimTable) -> int:
-        with sqlite3.connect(table.database()) as db:
-            return int(db.execute("SELECT value FROM meta WHERE key = 'next_seq'")
-                       .fetchone()[0]) - 1
 
     def stop(self) -> None:
         for table in self.tables:

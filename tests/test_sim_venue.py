@@ -99,7 +99,7 @@ def test_three_simulated_tables_match_the_replay_of_their_scripts(tmp_path):
             assert _rulings(events) == _rulings(expected), _explain(tmp_path, venue, table,
                                                                    journal, events, expected)
             assert _records(events) == _records(expected), table.name
-            assert venue.recorder.seqs(table.name) == list(range(1, table.last_seq + 1))
+            assert venue.recorder.seqs(table.name) == list(range(1, table.last_seq() + 1))
             recorded = _recorded(venue, table)
             assert [(e["type"], e["hand"]) for e in recorded] == [
                 (e["type"], e.get("hand")) for e in events]

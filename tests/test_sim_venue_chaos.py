@@ -44,7 +44,7 @@ def test_chaos_broker_restart_sigkill_unplug_reload(tmp_path):
         for table in venue.tables:
             journal, events = table.journal_and_events()
             # Every event once, in order, at the recorder.
-            assert venue.recorder.seqs(table.name) == list(range(1, table.last_seq + 1))
+            assert venue.recorder.seqs(table.name) == list(range(1, table.last_seq() + 1))
             recorded = [e["type"] for e in venue.recorder.envelopes(table.name)]
             assert recorded == [e["type"] for e in events]
             # The hands match a fault-free replay of the inputs the daemon received.
