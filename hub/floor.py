@@ -173,7 +173,7 @@ class TableView:
     hub_link: str | None = None
     hand_for_hand: str = "off"  # off, waiting (hand finished), playing
     seats: list[int] = field(default_factory=list)
-    button: int | None = None  # the button's seat in the last hand dealt
+    button: int | None = None  # the button's seat (the table's state)
     blind_seats: dict[str, int] | None = None  # {"small": seat, "big": seat}
     last_seq: int = 0
     last_event_ts: int | None = None
@@ -193,7 +193,7 @@ class Alert:
     acked_by: str | None = None
     acked_at: int | None = None
     seq: int | None = None  # the event that raised it: one alert per event, across restarts
-    severity: str = ""  # urgent, attention, notice: from the kind (severity_of)
+    severity: str = field(init=False, default="")  # urgent, attention, notice: from the kind
 
     def __post_init__(self) -> None:
         self.severity = severity_of(self.kind)
@@ -342,11 +342,6 @@ class FloorView:
             case "hand.started":
                 view.hand, view.in_progress, view.street = envelope.get("hand"), True, "preflop"
                 view.level = data.get("level", view.level)
-                view.button = data.get("button", view.button)
-                view.seats = list(data.get("seats") or view.seats)
-            case "table.setup" if data.get("effective") == "now":
-                view.button = data.get("button") or view.button
-                view.seats = list(data.get("seats") or view.seats)
             case "card" if data.get("street"):
                 view.street = data["street"]
             case "hand.ended":
@@ -452,7 +447,6 @@ class FloorView:
             "bustouts": [asdict(b) for b in self.bustouts],
             "hand_for_hand": self.hand_for_hand_panel(),
             "labels": ALERT_LABELS,
-            "severities": list(SEVERITIES),
         }
 
     # ------------------------------------------------------------------ helpers
