@@ -12,7 +12,7 @@ MAX_COMMAND_BYTES = 4096
 
 COMMANDS: dict[str, dict[str, Any]] = {
     # name: {field: (types, required)}
-    "seating": {"seats": (list, True)},
+    "seating": {"seats": (list, True), "moves": (list, False)},
     "clock": {"action": (str, True), "structure": (str, False), "elapsed": ((int, float), False),
               "running": (bool, False)},
     "deck-check": {"action": (str, True), "deck": (str, False)},
@@ -83,7 +83,10 @@ def command_input(command: Command) -> dict[str, Any] | None:
     """The core input line a command becomes (None: handled by the link, e.g. replay)."""
     args = command.args
     if command.name == "seating":
-        return {"type": "seats", "seats": args["seats"]}
+        line = {"type": "seats", "seats": args["seats"]}
+        if "moves" in args:
+            line["moves"] = args["moves"]
+        return line
     if command.name == "clock":
         return {"type": "clock", **args}
     if command.name == "deck-check":

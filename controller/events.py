@@ -253,6 +253,7 @@ class Seating(Event):
     seats: list[int]
     effective: str
     t: float
+    moves: list[dict[str, Any]] | None = opt()  # players moved between tables
     dealer: str | None = opt()
 
 

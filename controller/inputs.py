@@ -74,9 +74,26 @@ class Gesture:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatMove:
+    """A player the floor moves between tables: leaving ``seat`` for ``table``'s ``other_seat``
+    (``leaves``), or arriving in ``seat`` from it; the table's display says so."""
+
+    seat: int
+    leaves: bool
+    table: str
+    other_seat: int
+
+    def to_json(self) -> dict[str, Any]:
+        if self.leaves:
+            return {"seat": self.seat, "to_table": self.table, "to_seat": self.other_seat}
+        return {"seat": self.seat, "from_table": self.table, "from_seat": self.other_seat}
+
+
+@dataclass(frozen=True, slots=True)
 class SeatsChange:
     seats: tuple[int, ...]
     t: float | None = None
+    moves: tuple[SeatMove, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +157,7 @@ _ALLOWED: dict[str, tuple[str, ...]] = {
     "deck_out": (),
     "card": ("card", "deck", "tag", "ndef", "face", "boxed", "unreadable"),
     "button": ("gesture",),
-    "seats": ("seats",),
+    "seats": ("seats", "moves"),
     "clock": ("structure", "action", "elapsed", "running"),
     "shoe": ("state", "detail", "lost", "cards", "part"),
     "dealer": ("dealer",),
@@ -291,10 +308,52 @@ def _seats(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Inpu
         problems.append(f"seats: must be a list of seat numbers, not {seats!r}")
         return None
     try:
-        return SeatsChange(normalise_seats(seats), t)
+        seat_tuple = normalise_seats(seats)
     except SeatingError as exc:
         problems.append(f"seats: {exc}")
         return None
+    moves = _moves(obj.get("moves", []), seat_tuple, problems)
+    return None if moves is None else SeatsChange(seat_tuple, t, moves)
+
+
+MAX_MOVES = 10
+_SEAT_NUMBER = range(1, 11)
+
+
+def _moves(items: Any, seats: tuple[int, ...],
+           problems: list[str]) -> tuple[SeatMove, ...] | None:
+    """The players a seating change moves between tables: each leaves a seat no longer in
+    ``seats`` or arrives in one that is."""
+    if not isinstance(items, list) or len(items) > MAX_MOVES:
+        problems.append(f"moves: must be a list of at most {MAX_MOVES} moves")
+        return None
+    moves: list[SeatMove] = []
+    for index, item in enumerate(items):
+        where = f"moves[{index}]"
+        leaves = isinstance(item, dict) and "to_table" in item
+        keys = ("seat", "to_table", "to_seat") if leaves else ("seat", "from_table",
+                                                                 "from_seat")
+        if not isinstance(item, dict) or set(item) != set(keys):
+            problems.append(f"{where}: must be {{seat, to_table, to_seat}} or "
+                            "{seat, from_table, from_seat}")
+            continue
+        seat, table, other = (item[k] for k in keys)
+        numbers_ok = all(not isinstance(n, bool) and isinstance(n, int) and n in _SEAT_NUMBER
+                         for n in (seat, other))
+        if not numbers_ok:
+            problems.append(f"{where}: seats are numbers from 1 to 10")
+        elif not isinstance(table, str) or not STRUCTURE_NAME.match(table):
+            problems.append(f"{where}: {keys[1]} must be a table's name")
+        elif leaves == (seat in seats):
+            problems.append(f"{where}: seat {seat} " + ("is still in the seats: a player who "
+                                                        "leaves gives up the seat" if leaves
+                                                        else "is not in the seats: a player "
+                                                        "who arrives takes a seat"))
+        else:
+            moves.append(SeatMove(seat, leaves, table, other))
+    if len({m.seat for m in moves}) != len(moves):
+        problems.append("moves: a seat moves twice")
+    return tuple(moves) if len(moves) == len(items) and not problems else None
 
 
 def _clock(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
@@ -428,6 +487,8 @@ def input_to_dict(item: Input) -> dict[str, Any]:
         line = {"type": "button", "gesture": item.gesture}
     elif isinstance(item, SeatsChange):
         line = {"type": "seats", "seats": list(item.seats)}
+        if item.moves:
+            line["moves"] = [move.to_json() for move in item.moves]
     elif isinstance(item, ClockCommand):
         line = {"type": "clock", "action": item.action}
         if item.structure is not None:

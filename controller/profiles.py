@@ -22,7 +22,9 @@ class RuleSpec:
     row: str
     question: str
     values: tuple[str, ...]
-    kind: str = "choice"  # "choice" (a string among values) or "shot_clock" ({seconds, countdown})
+    kind: str = "choice"  # "choice" (a string among values), "count" (a whole number within
+    # ``bounds``) or "shot_clock" ({seconds, countdown})
+    bounds: tuple[int, int] = (0, 0)
 
 
 RULES: dict[str, RuleSpec] = {
@@ -89,6 +91,27 @@ RULES: dict[str, RuleSpec] = {
         "clock",
         "whether the blind clock runs on while the floor attends a dispute at a table",
         ("runs", "pauses"),
+    ),
+    "balance_when": RuleSpec(
+        "balancing",
+        "how far apart two tables' player counts may be before a player moves (more than this)",
+        (), kind="count", bounds=(1, 8),
+    ),
+    "balance_mover": RuleSpec(
+        "balancing",
+        "who moves from the larger table",
+        ("big_blind_next", "keeps_position", "same_position"),
+    ),
+    "balance_seat": RuleSpec(
+        "balancing",
+        "which open seat a moved player takes at the smaller table",
+        ("worst_position", "same_position", "left_of_big_blind", "random"),
+    ),
+    "break_table_at": RuleSpec(
+        "balancing",
+        "a table breaks when the players left fit at one table fewer with at most this many "
+        "at each; its players draw for the open seats",
+        (), kind="count", bounds=(2, 10),
     ),
     "shot_clock": RuleSpec(
         "clock",
@@ -169,6 +192,11 @@ def _validate_rule(key: str, entry: Any, where: str) -> list[str]:
                 if isinstance(number, bool) or not isinstance(number, int | float) or number < 0:
                     problems.append(f"{where}.value.{part}: must be a number of seconds >= 0, "
                                     f"not {number!r}")
+    elif spec.kind == "count":
+        value, (low, high) = entry["value"], spec.bounds
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            problems.append(f"{where}.value: must be a whole number from {low} to {high}, "
+                            f"not {value!r}")
     elif entry["value"] not in spec.values:
         problems.append(f"{where}.value: {entry['value']!r} is not one of "
                         f"{', '.join(spec.values)}")
@@ -236,6 +264,13 @@ def profile_from_data(
                 note=entry.get("note", "").strip(),
                 defined_in=str(name),
             )
+    if ("balance_seat" in merged and "balance_mover" in merged
+            and merged["balance_seat"].value == "same_position"
+            and merged["balance_mover"].value != "big_blind_next"):
+        # The seat follows the mover's place; a mover chosen by the seat's place cannot.
+        problems.append("rules.balance_seat: 'same_position' follows the mover's place, so "
+                        "balance_mover must be 'big_blind_next' (not "
+                        f"{merged['balance_mover'].value!r})")
     if not problems:
         missing = [k for k in RULE_KEYS if k not in merged]
         if missing:

@@ -35,6 +35,7 @@ from controller.events import (
     HandStarted,
     Level,
     Ruling,
+    Seating,
     ShoeChanged,
     ShotClock,
 )
@@ -159,6 +160,28 @@ def split_alert(text: str, fallback: str) -> tuple[str, str]:
     return fallback[:LCD_WIDTH], text
 
 
+def seating_notice(moves: list[dict[str, Any]], seats: list[int],
+                   effective: str) -> tuple[str, str]:
+    """Who the floor moves between tables, as the dealer reads it: the title, then one
+    sentence a player ("Seat 6 to table t2 seat 5.", "Seat 5 new from t1 seat 6.")."""
+    leaving = [m for m in moves if "to_table" in m]
+    arriving = [m for m in moves if "from_table" in m]
+    if not seats:
+        title = "TABLE BREAKS"
+    elif leaving and arriving:
+        title = "PLAYERS MOVE"
+    elif leaving:
+        title = "PLAYER MOVES" if len(leaving) == 1 else "PLAYERS MOVE"
+    else:
+        title = "NEW PLAYER" if len(arriving) == 1 else "NEW PLAYERS"
+    parts = [f"Seat {m['seat']} to table {m['to_table']} seat {m['to_seat']}." for m in leaving]
+    parts += [f"Seat {m['seat']} new from {m['from_table']} seat {m['from_seat']}."
+              for m in arriving]
+    if effective == "next_hand":
+        parts.append("After this hand.")
+    return title, " ".join(parts)
+
+
 def mmss(seconds: float) -> str:
     seconds = max(0, int(seconds + 0.999))
     if seconds >= 3600:
@@ -251,9 +274,12 @@ class DisplayModel:
                 self.hand_for_hand = None if state == "off" else state
             case GameDeclared(label=label, game=game):
                 self.game = label or game
+            case Seating(moves=[_, *_] as moves, seats=seats, effective=effective):
+                self._alert(*seating_notice(moves, seats, effective), t, "seating")
             case HandStarted(hand=hand):
                 self.status.hand = hand
-                self.alert = None
+                if self.alert is None or self.alert.cause != "seating":
+                    self.alert = None  # a ruling is the last hand's; who moves still matters
                 if self.hand_for_hand == "waiting":
                     self.hand_for_hand = "playing"
             case ShoeChanged(state=state):  # lost reads are an event, not the shoe's state
@@ -341,6 +367,13 @@ SAMPLE_RULINGS = {
     "alert-reads-lost": ("call_floor", "12 CARD READS LOST: call the floor; check every seat "
                          "and the board"),
 }
+# Players moved by the floor, for the sample screens: one leaving, one arriving.
+SAMPLE_MOVES = {
+    "seating-player-moves": ([{"seat": 6, "to_table": "t2", "to_seat": 5}],
+                             [1, 2, 3, 4, 5, 7, 8, 9]),
+    "seating-new-player": ([{"seat": 5, "from_table": "t1", "from_seat": 6}],
+                           [1, 2, 3, 4, 5, 6, 7, 8]),
+}
 
 
 def sample_screens(device: str = "oled") -> dict[str, Screen]:
@@ -359,6 +392,11 @@ def sample_screens(device: str = "oled") -> dict[str, Screen]:
             key = name if len(alert.pages) == 1 else f"{name}-p{index + 1}"
             screens[key] = alert.screen(t, status)
             t += page_seconds(page)
+    for name, (moves, seats) in SAMPLE_MOVES.items():
+        model = DisplayModel(alert_lines=ALERT_LINES[device])
+        model.update(Seating(seats=seats, effective="now", moves=moves, t=0.0))
+        assert model.alert is not None and len(model.alert.pages) == 1
+        screens[name] = model.alert.screen(0.0, status)
     return dict(sorted(screens.items()))
 
 

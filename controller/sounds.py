@@ -17,6 +17,7 @@ from controller.events import (
     FloorCalled,
     Level,
     Ruling,
+    Seating,
     ShotClock,
 )
 
@@ -72,6 +73,6 @@ def sounds_for(event: Event) -> list[str]:
             return ["floor_call"]
         case DeckCheckResult(ok=ok):
             return ["deck_ok"] if ok else ["irregularity"]
-        case Announcement():
+        case Announcement() | Seating(moves=[_, *_]):  # a player moves: the dealer looks up
             return ["announce"]
     return []

@@ -137,7 +137,7 @@ class Table:
         elif isinstance(item, Setup):
             events += self._setup(item, t)
         elif isinstance(item, SeatsChange):
-            events += self._seats(item.seats, t)
+            events += self._seats(item, t)
         elif isinstance(item, ClockCommand):
             events += self._clock(item, t)
         elif isinstance(item, ShoeStatus):
@@ -224,12 +224,16 @@ class Table:
             self.last_positions = None
             self.last_outcome = None
 
-    def _seats(self, seats: tuple[int, ...], t: float) -> list[Event]:
+    def _seats(self, item: SeatsChange, t: float) -> list[Event]:
+        seats = item.seats
+        # Players the floor moves between tables (balancing, a broken table): the display
+        # tells the dealer who goes where.
+        moves = [move.to_json() for move in item.moves] or None
         if self.hand_in_progress:
             self.pending_seats = seats
-            return [Seating(seats=list(seats), effective="next_hand", t=t)]
+            return [Seating(seats=list(seats), effective="next_hand", moves=moves, t=t)]
         self.seats = seats
-        return [Seating(seats=list(seats), effective="now", t=t)]
+        return [Seating(seats=list(seats), effective="now", moves=moves, t=t)]
 
     def _positions_for_next_hand(self) -> Positions:
         if self.seats is None:

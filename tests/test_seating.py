@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from controller.inputs import InputError, input_to_dict, parse_input
 from controller.seating import (
     Positions,
     SeatingError,
@@ -126,3 +127,26 @@ def test_void_hand_keeps_the_button():
     assert of_type(events, "hand.ended")[0]["outcome"] == "void"
     assert [s["button"] for s in of_type(events, "hand.started")] == [1, 1]
     assert [s["hand"] for s in of_type(events, "hand.started")] == [1, 2]
+
+
+def test_a_seating_change_says_who_moves_between_tables_and_refuses_a_wrong_move():
+    lines = [{"type": "setup", "game": "holdem", "seats": [1, 3, 5, 7], "button": 1},
+             {"type": "seats", "seats": [1, 3, 7, 8], "t": 5,
+              "moves": [{"seat": 5, "to_table": "t2", "to_seat": 4},
+                        {"seat": 8, "from_table": "t3", "from_seat": 2}]}]
+    (seating,) = of_type(run(lines), "seating")
+    assert seating["effective"] == "now" and seating["moves"] == lines[1]["moves"]
+    with pytest.raises(InputError) as refused:
+        parse_input({"type": "seats", "seats": [1, 3, 5],
+                     "moves": [{"seat": 5, "to_table": "t2", "to_seat": 4},  # still seated
+                               {"seat": 9, "from_table": "t3", "from_seat": 2},  # not seated
+                               {"seat": 3, "to_table": "../x", "to_seat": 1},
+                               {"seat": 11, "to_table": "t2", "to_seat": 1},
+                               {"seat": 1, "to_table": "t2"}]})
+    assert [p.split(":")[0] for p in refused.value.problems] == [
+        f"moves[{i}]" for i in range(5)]
+    assert "gives up the seat" in refused.value.problems[0]
+    assert "takes a seat" in refused.value.problems[1]
+    # No move: the seating change as before, with no moves written.
+    plain = parse_input({"type": "seats", "seats": [1, 2]})
+    assert input_to_dict(plain) == {"type": "seats", "seats": [1, 2]}

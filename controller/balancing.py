@@ -1,0 +1,250 @@
+"""Balancing and breaking tables by the house's rule. Pure.
+
+The hub gives every table's seats with the current (or last) hand's button and blinds, the
+house's four rules (``RULES`` in ``controller/profiles.py``: ``balance_when``,
+``balance_mover``, ``balance_seat``, ``break_table_at``) and a seed for the draws; ``propose``
+says what the counts call for now, or None.
+
+A seat's place in the blind order is measured in *turns to the big blind*: the hands until a
+player in that seat posts it. For an occupied seat, the occupied seats clockwise from the
+seat after the big blind up to it; for an open seat, the occupied seats between the big
+blind and it, plus one (a player sat there posts after them). The player due the big blind
+next has one turn; the open seat just after the big blind is the *worst position* (its
+player posts the big blind next hand). A seat's place relative to the button (seed 001: "the
+cut-off") is the occupied seats from it clockwise up to the button.
+
+- Balance: when the largest and the smallest table differ by more than ``balance_when``,
+  players move from the largest to the smallest, enough to bring them within one (or within
+  the house's difference), chosen by ``balance_mover``, seated by ``balance_seat``.
+- Break: when the players left fit at one table fewer with at most ``break_table_at`` a table,
+  the table with the fewest players breaks; its players draw for the open seats (a random
+  table among the smallest, then a random seat: TDA's two-step draw, and every seed that
+  says how), so the tables stay balanced.
+
+Seats are 1-10 (``controller/seating.py``); a table's open seats are the others.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from controller.seating import SEAT_MAX, SEAT_MIN, next_occupied
+
+if TYPE_CHECKING:
+    from controller.profiles import Profile
+
+ALL_SEATS = tuple(range(SEAT_MIN, SEAT_MAX + 1))
+MOVERS = ("big_blind_next", "keeps_position", "same_position")
+SEAT_CHOICES = ("worst_position", "same_position", "left_of_big_blind", "random")
+RULE_KEYS = ("balance_when", "balance_mover", "balance_seat", "break_table_at")
+
+
+@dataclass(frozen=True)
+class TableSeats:
+    """One table as the floor sees it: who is seated and where the current or last hand's
+    button and big blind were (None: not known yet)."""
+
+    table: str
+    seats: tuple[int, ...]
+    button: int | None = None
+    big_blind: int | None = None
+    small_blind: int | None = None
+
+    def blinds(self) -> tuple[int, int, int]:
+        """Button, small blind and big blind seats, inferred where the table has not said:
+        from the button, else the lowest seat as the button (the table's own default)."""
+        seats = self.seats
+        if self.big_blind is not None:
+            small = self.small_blind if self.small_blind is not None else self.big_blind
+            button = self.button if self.button is not None else small
+            return button, small, self.big_blind
+        button = self.button if self.button is not None else seats[0]
+        anchor = button if button in seats else next_occupied(seats, button)
+        small = next_occupied(seats, anchor) if len(seats) > 2 else anchor
+        return button, small, next_occupied(seats, small)
+
+
+@dataclass(frozen=True)
+class Move:
+    from_table: str
+    from_seat: int
+    to_table: str
+    to_seat: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"from_table": self.from_table, "from_seat": self.from_seat,
+                "to_table": self.to_table, "to_seat": self.to_seat}
+
+
+@dataclass(frozen=True)
+class BalanceRules:
+    difference: int  # move when the counts differ by more than this
+    mover: str
+    seat: str
+    break_at: int  # break when everyone fits at one table fewer with at most this many each
+
+    @classmethod
+    def of(cls, profile: Profile) -> BalanceRules:
+        return cls(int(profile.value("balance_when")), profile.choice("balance_mover"),
+                   profile.choice("balance_seat"), int(profile.value("break_table_at")))
+
+
+@dataclass(frozen=True)
+class Proposal:
+    kind: str  # balance, break
+    tables: tuple[str, ...]  # the tables involved: the one players leave first
+    moves: tuple[Move, ...]
+    reason: str
+    rules: tuple[str, ...]  # the profile rules applied
+
+    @property
+    def need(self) -> tuple[str, tuple[str, ...]]:
+        """What calls for it, whoever moves: a confirmation stands while this does."""
+        return self.kind, self.tables
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "tables": list(self.tables),
+                "moves": [m.to_json() for m in self.moves], "reason": self.reason,
+                "rules": list(self.rules)}
+
+
+def turns_to_big_blind(seats: Sequence[int], big_blind: int, seat: int) -> int:
+    """Hands until a player in ``seat`` posts the big blind (see the module's text)."""
+    def distance(other: int) -> int:
+        return (other - big_blind) % 10 or 10
+
+    if seat in seats:
+        return sum(1 for other in seats if distance(other) <= distance(seat))
+    return sum(1 for other in seats if distance(other) < distance(seat)) + 1
+
+
+def seats_to_button(seats: Sequence[int], button: int, seat: int) -> int:
+    """Occupied seats from ``seat`` (exclusive) clockwise up to the button (inclusive): 0 on
+    the button, 1 in the cut-off."""
+    reach = (button - seat) % 10
+    return sum(1 for other in seats if 0 < (other - seat) % 10 <= reach)
+
+
+def _open_seats(table: TableSeats) -> list[int]:
+    return [s for s in ALL_SEATS if s not in table.seats]
+
+
+def _worst_first(table: TableSeats) -> list[int]:
+    """Open seats, the worst position first. The worst is never the small blind nor between
+    the next hand's button and small blind: those seats lie between the current small and big
+    blind, the last to post the big blind."""
+    _, _, big = table.blinds()
+    return sorted(_open_seats(table), key=lambda s: (turns_to_big_blind(table.seats, big, s), s))
+
+
+def _left_of_big_blind(table: TableSeats) -> list[int]:
+    """Seed 002: "join from the Big Blind position or the next available seat to the left of
+    the Big Blind": the big blind's seat if open, then clockwise."""
+    _, _, big = table.blinds()
+    return sorted(_open_seats(table), key=lambda s: (s - big) % 10)
+
+
+def _balance_moves(source: TableSeats, target: TableSeats, count: int, rules: BalanceRules,
+                   draw: random.Random) -> list[Move]:
+    _, _, big = source.blinds()
+    button = source.blinds()[0]
+    t_button, _, t_big = target.blinds()
+    by_blind = sorted(source.seats, key=lambda s: turns_to_big_blind(source.seats, big, s))
+    if rules.seat == "worst_position":
+        targets = _worst_first(target)
+    elif rules.seat == "left_of_big_blind":
+        targets = _left_of_big_blind(target)
+    elif rules.seat == "random":
+        targets = draw.sample(_open_seats(target), len(_open_seats(target)))
+    else:
+        targets = _open_seats(target)
+    moves: list[Move] = []
+    movers = list(by_blind)
+    if rules.mover == "big_blind_next":
+        # The player due the big blind next, then clockwise (seed 002: "in a clockwise
+        # direction starting with the Big Blind", seated "in the same order").
+        chosen = movers[:count]
+        if rules.seat == "same_position":
+            for seat in chosen:
+                old = turns_to_big_blind(source.seats, big, seat)
+                best = min(targets, key=lambda s: (
+                    abs(turns_to_big_blind(target.seats, t_big, s) - old),
+                    turns_to_big_blind(target.seats, t_big, s), s))
+                targets.remove(best)
+                moves.append(Move(source.table, seat, target.table, best))
+            return moves
+        return [Move(source.table, seat, target.table, to)
+                for seat, to in zip(chosen, targets[:count], strict=True)]
+    for to in targets[:count]:
+        if rules.mover == "keeps_position":
+            # Seed 000: the player who will not lose position: one who would post the big
+            # blind no sooner at the new seat; of those, the one whose place changes least.
+            wanted = turns_to_big_blind(target.seats, t_big, to)
+            keep = [s for s in movers if turns_to_big_blind(source.seats, big, s) <= wanted]
+            seat = max(keep or movers[:1],
+                       key=lambda s: turns_to_big_blind(source.seats, big, s))
+        else:  # same_position, seed 001: the same place relative to the button
+            wanted = seats_to_button(target.seats, t_button, to)
+            seat = min(movers, key=lambda s: (
+                abs(seats_to_button(source.seats, button, s) - wanted),
+                turns_to_big_blind(source.seats, big, s)))
+        movers.remove(seat)
+        moves.append(Move(source.table, seat, target.table, to))
+    return moves
+
+
+def _break_moves(broken: TableSeats, others: list[TableSeats],
+                 draw: random.Random) -> list[Move]:
+    """Each player of the broken table draws a table among those with the fewest players,
+    then a seat among its open ones."""
+    counts = {t.table: len(t.seats) for t in others}
+    open_seats = {t.table: _open_seats(t) for t in others}
+    players = list(broken.seats)
+    draw.shuffle(players)
+    moves = []
+    for seat in players:
+        fewest = min(c for name, c in counts.items() if open_seats[name])
+        table = draw.choice(sorted(name for name, c in counts.items()
+                                   if c == fewest and open_seats[name]))
+        to = draw.choice(open_seats[table])
+        open_seats[table].remove(to)
+        counts[table] += 1
+        moves.append(Move(broken.table, seat, table, to))
+    return sorted(moves, key=lambda m: m.from_seat)
+
+
+def propose(tables: Sequence[TableSeats], rules: BalanceRules,
+            seed: int = 0) -> Proposal | None:
+    """What the counts call for now under the house's rules (None: nothing). ``seed`` makes
+    the draws: the same seed, the same draw, so a proposal holds while it is looked at."""
+    live = sorted((t for t in tables if t.seats), key=lambda t: t.table)
+    if len(live) < 2:
+        return None
+    draw = random.Random(seed)
+    total = sum(len(t.seats) for t in live)
+    if total <= (len(live) - 1) * rules.break_at:
+        # The table with the fewest players breaks (of equals, the last by name).
+        broken = min(reversed(live), key=lambda t: len(t.seats))
+        others = [t for t in live if t is not broken]
+        moves = _break_moves(broken, others, draw)
+        return Proposal(
+            "break", (broken.table, *sorted({m.to_table for m in moves})), tuple(moves),
+            f"{total} players fit at {len(others)} table{'s' if len(others) > 1 else ''} "
+            f"of at most {rules.break_at}: table {broken.table} breaks, its players draw "
+            "for the open seats", ("break_table_at",))
+    largest = max(live, key=lambda t: len(t.seats))  # of equals, the first by name
+    smallest = min(reversed(live), key=lambda t: len(t.seats))
+    gap = len(largest.seats) - len(smallest.seats)
+    if gap <= rules.difference:
+        return None
+    count = max(1, gap // 2)
+    moves = _balance_moves(largest, smallest, count, rules, draw)
+    who = "players" if count > 1 else "a player"
+    return Proposal(
+        "balance", (largest.table, smallest.table), tuple(moves),
+        f"table {largest.table} has {len(largest.seats)} players and {smallest.table} "
+        f"{len(smallest.seats)}: more than {rules.difference} apart, {who} move"
+        f"{'' if count > 1 else 's'}", RULE_KEYS[:3])

@@ -1,0 +1,169 @@
+"""Balancing and breaking tables by each house's rule (controller/balancing.py), on tables laid
+out so that every house picks a different player or seat."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.balancing import (
+    BalanceRules,
+    Move,
+    TableSeats,
+    propose,
+    seats_to_button,
+    turns_to_big_blind,
+)
+from houses.loaders import builtin_names, load_profile
+
+# Nine players, button 3, blinds 4 and 5: seat 6 is due the big blind next.
+FULL = TableSeats("t1", (1, 2, 3, 4, 5, 6, 7, 8, 9), button=3, small_blind=4, big_blind=5)
+# Seven players, button 1, blinds 2 and 3; open seats 5, 9 and 10.
+SHORT = TableSeats("t2", (1, 2, 3, 4, 6, 7, 8), button=1, small_blind=2, big_blind=3)
+
+
+def rules(house: str) -> BalanceRules:
+    return BalanceRules.of(load_profile(house))
+
+
+def test_turns_to_the_big_blind_and_places_from_the_button():
+    assert [turns_to_big_blind(FULL.seats, 5, s) for s in (6, 7, 9, 1, 4, 5)] == [1, 2, 4, 5,
+                                                                                  8, 9]
+    # Open seats at the short table: 5 posts after seat 4; 9 and 10 after 4, 6, 7 and 8.
+    assert [turns_to_big_blind(SHORT.seats, 3, s) for s in (5, 9, 10)] == [2, 5, 5]
+    assert seats_to_button(FULL.seats, 3, 3) == 0
+    assert seats_to_button(FULL.seats, 3, 2) == 1  # the cut-off
+    assert seats_to_button(SHORT.seats, 1, 5) == 4
+
+
+def test_tda_moves_the_player_due_the_big_blind_to_the_worst_position():
+    proposal = propose([FULL, SHORT], rules("tda-2024"))
+    assert proposal is not None and proposal.kind == "balance"
+    assert proposal.moves == (Move("t1", 6, "t2", 5),)
+    assert proposal.tables == ("t1", "t2")
+    assert "t1 has 9 players and t2 7" in proposal.reason
+
+
+def test_seed_000_moves_the_player_who_will_not_lose_position():
+    # The worst open seat (5) posts the big blind in two hands: seat 7 (two hands away at
+    # t1) keeps its place; seat 6 would gain a hand, seat 8 lose one.
+    proposal = propose([FULL, SHORT], rules("corner-pocket"))
+    assert proposal is not None and proposal.moves == (Move("t1", 7, "t2", 5),)
+
+
+def test_seed_001_moves_the_player_in_the_same_place_relative_to_the_button():
+    # Open seat 5 at t2 is four seats before its button; at t1 that is seat 8.
+    proposal = propose([FULL, SHORT], rules("scpc-2010"))
+    assert proposal is not None and proposal.moves == (Move("t1", 8, "t2", 5),)
+
+
+def test_seed_002_moves_several_clockwise_from_the_big_blind_in_the_same_order():
+    short = TableSeats("t2", (1, 2, 3, 7, 8), button=1, small_blind=2, big_blind=3)
+    proposal = propose([FULL, short], rules("lppl"))
+    assert proposal is not None
+    # Nine against five: two move, 6 then 7, to the seats left of the big blind, in order.
+    assert proposal.moves == (Move("t1", 6, "t2", 4), Move("t1", 7, "t2", 5))
+
+
+def test_seed_002_seats_a_newcomer_in_the_big_blinds_own_seat_when_it_is_open():
+    # The big blind (seat 3) busted: the house seats the new player there first.
+    short = TableSeats("t2", (1, 2, 4, 6, 7, 8, 9), button=1, small_blind=2, big_blind=3)
+    lppl = propose([FULL, short], rules("lppl"))
+    tda = propose([FULL, short], rules("tda-2024"))
+    assert lppl is not None and lppl.moves == (Move("t1", 6, "t2", 3),)
+    assert tda is not None and tda.moves == (Move("t1", 6, "t2", 5),)
+
+
+def test_seed_003_waits_until_tables_are_more_than_two_apart_and_keeps_the_place():
+    assert propose([FULL, SHORT], rules("mikes-poker-tables")) is None  # 9 and 7
+    six = TableSeats("t2", (1, 2, 3, 6, 7, 8), button=1, small_blind=2, big_blind=3)
+    proposal = propose([FULL, six], rules("mikes-poker-tables"))
+    # Seat 6 is due the big blind next (one hand); at t2 seat 4 posts it next hand too.
+    assert proposal is not None and proposal.moves == (Move("t1", 6, "t2", 4),)
+
+
+def test_seed_004_draws_the_seat_and_combines_two_tables_at_eight_players():
+    drawn = {propose([FULL, SHORT], rules("dealers-choice"), seed).moves[0].to_seat
+             for seed in range(30)}
+    assert drawn == {5, 9, 10}  # every open seat can be drawn
+    assert propose([FULL, SHORT], rules("dealers-choice"), 7) == propose(
+        [FULL, SHORT], rules("dealers-choice"), 7)  # the same seed, the same draw
+    five = TableSeats("t1", (1, 3, 5, 7, 9), button=1)
+    three = TableSeats("t2", (2, 4, 6), button=2)
+    combine = propose([five, three], rules("dealers-choice"))
+    assert combine is not None and combine.kind == "break"
+    assert {m.from_seat for m in combine.moves} == {2, 4, 6}
+    assert {m.to_table for m in combine.moves} == {"t1"}
+    assert {m.to_seat for m in combine.moves} <= {2, 4, 6, 8, 10}
+    # Nine players: the house keeps two tables; TDA breaks one as soon as all fit at the
+    # other (ten seats).
+    four = TableSeats("t2", (2, 4, 6, 8), button=2)
+    assert propose([five, four], rules("dealers-choice")) is None
+    tda = propose([five, four], rules("tda-2024"))
+    assert tda is not None and tda.kind == "break"
+
+
+def test_a_broken_tables_players_draw_seats_that_keep_the_rest_balanced():
+    tables = [TableSeats("t1", (1, 2, 3, 4, 5, 6, 7)),
+              TableSeats("t2", (1, 2, 3, 4, 5, 6)),
+              TableSeats("t3", (2, 4, 6, 8, 9, 10))]
+    proposal = propose(tables, rules("tda-2024"), seed=3)
+    assert proposal is not None and proposal.kind == "break"
+    assert proposal.tables[0] == "t3"  # the fewest players; of equals, the last by name
+    assert sorted(m.from_seat for m in proposal.moves) == [2, 4, 6, 8, 9, 10]
+    after = _apply(tables, proposal.moves)
+    assert sorted(len(s) for s in after.values()) == [0, 9, 10]
+    assert "19 players fit at 2 tables of at most 10" in proposal.reason
+
+
+def test_balanced_tables_and_a_single_table_call_for_nothing():
+    assert propose([FULL], rules("tda-2024")) is None
+    eight = TableSeats("t2", (1, 2, 3, 4, 5, 6, 7, 8), button=1)
+    assert propose([FULL, eight], rules("tda-2024")) is None
+
+
+def _apply(tables, moves):
+    seats = {t.table: set(t.seats) for t in tables}
+    for move in moves:
+        assert move.from_seat in seats[move.from_table], move
+        assert move.to_seat not in seats[move.to_table], move
+        seats[move.from_table].remove(move.from_seat)
+    for move in moves:
+        assert move.to_seat not in seats[move.to_table], move
+        seats[move.to_table].add(move.to_seat)
+    return seats
+
+
+@st.composite
+def rooms(draw):
+    count = draw(st.integers(2, 6))
+    tables = []
+    for index in range(count):
+        seats = tuple(sorted(draw(st.sets(st.integers(1, 10), min_size=0, max_size=10))))
+        button = draw(st.sampled_from(seats)) if seats and draw(st.booleans()) else None
+        big = draw(st.integers(1, 10)) if seats and draw(st.booleans()) else None
+        tables.append(TableSeats(f"t{index + 1}", seats, button=button, big_blind=big))
+    return tables
+
+
+@settings(max_examples=300, deadline=None)
+@given(rooms(), st.sampled_from(builtin_names()), st.integers(0, 2**32))
+def test_every_proposal_moves_seated_players_to_open_seats_and_narrows_the_gap(
+        tables, house, seed):
+    house_rules = rules(house)
+    proposal = propose(tables, house_rules, seed)
+    live = [t for t in tables if t.seats]
+    if proposal is None:
+        if len(live) > 1:
+            counts = [len(t.seats) for t in live]
+            assert max(counts) - min(counts) <= house_rules.difference
+        return
+    after = _apply(tables, proposal.moves)
+    assert all(len(seats) <= 10 for seats in after.values())
+    if proposal.kind == "break":
+        assert after[proposal.tables[0]] == set()
+    else:
+        source, target = proposal.tables
+        before = len(dict((t.table, t.seats) for t in tables)[source]) - len(
+            dict((t.table, t.seats) for t in tables)[target])
+        assert 0 <= len(after[source]) - len(after[target]) < before
