@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from controller.clock import Structure
+    from hub.balance_desk import BalanceDesk
 
 Update = dict[str, Any]
 
@@ -234,6 +235,8 @@ class FloorView:
     broker_since: int | None = None
     next_alert: int = 1
     bustouts: list[BustOut] = field(default_factory=list)  # newest last, MAX_BUSTOUTS kept
+    balance: BalanceDesk | None = None  # the house's balancing rule (None: not proposed)
+    balance_stale: bool = True  # seats, blinds, hands or a status changed since the review
     # (table, seq) of events that raised an alert, oldest first: each raises one, however it
     # arrives (live, replayed, caught up from the store); bounded like _seen.
     alerted: dict[tuple[str, int], None] = field(default_factory=dict)
@@ -264,11 +267,14 @@ class FloorView:
             if state == "lost" and view.status != "lost":
                 updates += self._raise(name, "table_lost", "the table's connection was "
                                        "lost (no clean stop)", None, now, False)
+        if state != view.status:
+            self.balance_stale = True
         view.status, view.boot = state, payload.get("boot", view.boot)
         return [self._table_update(view), *updates]
 
     def on_state(self, name: str, payload: dict[str, Any], now: int) -> list[Update]:
         view = self.table(name)
+        before = (view.seats, view.button, view.blind_seats, view.in_progress)
         clock = payload.get("clock") or {}
         stats = payload.get("dealer_stats") or {}
         links = payload.get("links") or {}
@@ -289,6 +295,8 @@ class FloorView:
         view.button = payload.get("button", view.button)
         view.blind_seats = payload.get("blind_seats", view.blind_seats)
         view.last_seq = max(view.last_seq, int(payload.get("last_seq") or 0))
+        if (view.seats, view.button, view.blind_seats, view.in_progress) != before:
+            self.balance_stale = True
         return [self._table_update(view)]
 
     def on_event(self, name: str, envelope: dict[str, Any], now: int) -> list[Update]:
@@ -342,10 +350,12 @@ class FloorView:
             case "hand.started":
                 view.hand, view.in_progress, view.street = envelope.get("hand"), True, "preflop"
                 view.level = data.get("level", view.level)
+                self.balance_stale = True
             case "card" if data.get("street"):
                 view.street = data["street"]
             case "hand.ended":
                 view.in_progress, view.street = False, None
+                self.balance_stale = True
             case "dealer":
                 view.dealer = envelope.get("dealer")
             case "dealer.summary":
@@ -380,7 +390,9 @@ class FloorView:
         if (command.command == "seating" and payload.get("ok") and isinstance(seats, list)
                 and command.seats_before is not None):
             view = self.table(name)
-            for seat in sorted(set(command.seats_before) - set(seats)):
+            moved = {m.get("seat") for m in command.args.get("moves") or ()
+                     if isinstance(m, dict) and "to_table" in m}
+            for seat in sorted(set(command.seats_before) - set(seats) - moved):
                 bust = BustOut(name, seat, view.hand, now, command.sent_by)
                 self.bustouts.append(bust)
                 updates.append({"kind": "bustout", "bustout": asdict(bust)})
@@ -447,7 +459,16 @@ class FloorView:
             "bustouts": [asdict(b) for b in self.bustouts],
             "hand_for_hand": self.hand_for_hand_panel(),
             "labels": ALERT_LABELS,
+            "balance": self.balance.panel(self.tables) if self.balance else None,
         }
+
+    def review_balance(self, now: int) -> list[Update]:
+        """The balancing proposal after a change of the tables (seats, blinds, hands,
+        statuses); nothing to do when none changed (a venue's many other messages)."""
+        if self.balance is None or not (self.balance_stale or self.balance.moving):
+            return []
+        self.balance_stale = False
+        return self.balance.review(self.tables, now)
 
     # ------------------------------------------------------------------ helpers
     def _raise(self, table: str, kind: str, text: str, hand: Any, ts: int,

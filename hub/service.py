@@ -31,9 +31,11 @@ from contract.schema import ContractError, is_name, receive
 from contract.supervise import LogOnce
 from contract.views import public_event
 from contract.wire import encode
+from controller.balancing import Proposal
 from controller.clock import StructureError
-from houses.loaders import house_structure, structure_names
+from houses.loaders import house_structure, load_profile, structure_names
 from hub.auth import Sessions, User, load_users
+from hub.balance_desk import BalanceDesk, BalanceRefused, seating_commands
 from hub.floor import ALERT_EVENT_TYPES, Alert, FloorView, StaffError, Update, room_clock_view
 from hub.recorder import Recorder
 from hub.storage import Storage, open_storage
@@ -66,6 +68,7 @@ class HubSettings:
     retention_days: float = 90.0  # 0 keeps everything
     reorder_timeout: float = 2.0
     structures: str | None = None  # the house's own blind structures (NAME.toml files)
+    profile: str = "tda-2024"  # the house's rules (balancing and breaking tables): name or path
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,10 @@ class Hub(MqttWorker):
         self.settings = settings
         self.venue = settings.venue
         self.wall = wall
-        self.floor = FloorView(settings.venue)
+        # The house's balancing rule (a bad profile stops the hub here, saying which key).
+        self.profile = load_profile(settings.profile)
+        self.floor = FloorView(settings.venue,
+                               balance=BalanceDesk.of(self.profile, secrets.randbits(32)))
         self.sessions = Sessions(load_users(settings.users))
         self._streams: list[Callable[[Update | None], None]] = []  # each viewer's sink
         self._streams_lock = threading.Lock()
@@ -213,6 +219,8 @@ class Hub(MqttWorker):
         self._last_purge = 0.0
 
     def turn(self) -> None:
+        if self.floor.balance is not None and self.floor.balance.moving:
+            self._broadcast(self._balance(self.now_ms()))  # a move's tables settle (or not)
         if time.monotonic() - self._last_purge >= PURGE_INTERVAL:
             self._last_purge = time.monotonic()
             self._purge()
@@ -316,7 +324,29 @@ class Hub(MqttWorker):
         else:
             updates = self.floor.on_command_response(table, body, now)
         self._save_alerts(updates)
+        return updates + self._balance(now)
+
+    def _balance(self, now: int) -> list[Update]:
+        """The balancing proposal after a change of the tables; a confirmed move is made as
+        soon as no table of it is playing a hand."""
+        updates = self.floor.review_balance(now)
+        desk = self.floor.balance
+        if desk is not None and desk.confirmed is not None:
+            due = desk.due(self.floor.tables)
+            if due is not None:
+                updates += self._move_players(desk, due, desk.confirmed.by, now)
         return updates
+
+    def _move_players(self, desk: BalanceDesk, proposal: Proposal, by: str,
+                      now: int) -> list[Update]:
+        commands = seating_commands(
+            proposal, {name: self.floor.tables[name].seats for name in proposal.tables})
+        self._log(now, by, "break table" if proposal.kind == "break" else "balance tables",
+                  {"reason": proposal.reason, "moves": [m.to_json() for m in proposal.moves]})
+        for name, args in commands.items():
+            self._send(name, "seating", args, by)
+        desk.sent(proposal, {name: args["seats"] for name, args in commands.items()}, by, now)
+        return self.floor.review_balance(now)
 
     def _hold_venue_clock(self, table: str, now: int) -> None:
         """A table whose house stops the clock for disputes called the floor: pause the venue
@@ -453,6 +483,43 @@ class Hub(MqttWorker):
                 self._send(table, name, args, user)
                 sent.append(table)
         return sent
+
+    def confirm_balance(self, user: User, kind: str, tables: list[str]) -> dict[str, Any]:
+        """The floor confirms what the house's rule proposes (``kind`` and ``tables``, as the
+        dashboard showed them): the players move as soon as those tables are between hands."""
+        def run() -> dict[str, Any]:
+            desk = self.floor.balance
+            assert desk is not None
+            now = self.now_ms()
+            try:
+                desk.confirm(kind, tables, user.name, now)
+            except BalanceRefused as exc:
+                raise StaffError(str(exc)) from None
+            self._log(now, user.name, "confirm " + ("break" if kind == "break" else "balance"),
+                      {"tables": tables})
+            self.floor.balance_stale = True
+            self._broadcast(self._balance(now) or [{"kind": "balance",
+                                                    "balance": desk.panel(self.floor.tables)}])
+            return desk.panel(self.floor.tables)
+
+        return dict(self.call(run))
+
+    def cancel_balance(self, user: User) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            desk = self.floor.balance
+            assert desk is not None
+            try:
+                desk.cancel()
+            except BalanceRefused as exc:
+                raise StaffError(str(exc)) from None
+            now = self.now_ms()
+            self._log(now, user.name, "cancel balance", {})
+            self.floor.balance_stale = True
+            self._broadcast(self._balance(now) or [{"kind": "balance",
+                                                    "balance": desk.panel(self.floor.tables)}])
+            return desk.panel(self.floor.tables)
+
+        return dict(self.call(run))
 
     def release_hand(self, user: User) -> list[str]:
         """Hand-for-hand: every table has finished; deal the next hand everywhere."""

@@ -164,6 +164,40 @@ class Empty(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class BalanceConfirm(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["balance", "break"]
+    tables: Annotated[list[Annotated[str, Field(pattern=NAME.pattern)]],
+                      Field(min_length=2, max_length=100)] = Field(
+        description="the proposal's tables as the dashboard showed them, the one players "
+                    "leave first")
+
+
+class BalanceMove(BaseModel):
+    from_table: str
+    from_seat: int
+    to_table: str
+    to_seat: int
+
+
+class BalanceProposal(BaseModel):
+    kind: Literal["balance", "break"]
+    tables: list[str]
+    moves: list[BalanceMove]
+    reason: str
+    rules: list[str]
+
+
+class BalancePanel(BaseModel):
+    profile: str
+    rules: list[dict[str, Any]]  # the house's balancing rules, each with its source
+    proposal: BalanceProposal | None
+    waiting_for: list[str]  # tables of the proposal still playing a hand
+    confirmed: dict[str, Any] | None  # {by, at} once the floor confirmed
+    moving: list[str]  # tables sent a move, until their state shows the new seats
+    recent: list[dict[str, Any]]
+
+
 class History(BaseModel):
     table: str
     private: bool
@@ -369,6 +403,17 @@ def create_app(hub: Hub) -> FastAPI:
               summary="the venue clock's actions, as tablectl clock")
     def clock_action(body: ClockCommandBody, user: User = clock) -> dict[str, Any]:
         return dict(staff_error(lambda: hub.clock_command(user, body.action, body.value)))
+
+    @app.post("/api/balance/confirm", response_model=BalancePanel, responses=_ERRORS,
+              tags=["floor"], summary="confirm the balancing move or table break the house's "
+                                      "rule proposes: made when those tables are between hands")
+    def balance_confirm(body: BalanceConfirm, user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.confirm_balance(user, body.kind, body.tables)))
+
+    @app.post("/api/balance/cancel", response_model=BalancePanel, responses=_ERRORS,
+              tags=["floor"], summary="withdraw a confirmed move not made yet")
+    def balance_cancel(body: Empty | None = None, user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.cancel_balance(user)))
 
     @app.post("/api/hand-for-hand/release", response_model=Released, responses=_ERRORS,
               tags=["clock"], summary="release the next hand (refused while a table plays)")

@@ -521,10 +521,11 @@ def cmd_hub(args: argparse.Namespace) -> int:
                            port=args.port, tls=tls, recorder_tls=recorder_tls,
                            http_host=host or "127.0.0.1", http_port=int(port),
                            web_cert=args.web_cert, web_key=args.web_key,
-                           retention_days=args.retention_days, structures=args.structures)
+                           retention_days=args.retention_days, structures=args.structures,
+                           profile=args.profile)
     try:
         hub = Hub(settings).start()
-    except UsersFileError as exc:
+    except (UsersFileError, ProfileError) as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"the dashboard cannot listen on {args.http}: {exc}")
@@ -772,6 +773,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--structures", metavar="DIR",
                    help="the house's own blind structures (NAME.toml), named beside the "
                         "built-in ones")
+    p.add_argument("--profile", default=DEFAULT_PROFILE, metavar="NAME|FILE",
+                   help="the house's rules the floor balances and breaks tables by (a "
+                        f"profile as in `tablectl profiles`; default {DEFAULT_PROFILE})")
     p.set_defaults(func=cmd_hub)
 
     p = sub.add_parser("hub-user", help="add or change a staff member of the dashboard")

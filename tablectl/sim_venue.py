@@ -6,6 +6,7 @@ Mosquitto and the recorder when Mosquitto is installed, on the local outbox alon
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
@@ -103,6 +104,8 @@ class SimTable:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.shoe = SimulatedShoe(self.directory / "shoe", shoe_id=f"sim-{self.name}").start()
         self.control = self.directory / "button.sock"
+        # The daemon's last lines (its display frames, its buzzer): what the dealer sees.
+        self.output: collections.deque[str] = collections.deque(maxlen=500)
         self.config = self.directory / "table.toml"
         self.process: subprocess.Popen[str] | None = None
 
@@ -139,6 +142,7 @@ class SimTable:
     def _forward(self, process: subprocess.Popen[str], ready: threading.Event) -> None:
         assert process.stdout is not None
         for line in process.stdout:
+            self.output.append(line.rstrip("\n"))
             if " running: " in line:
                 ready.set()
             if not self.venue.quiet:
@@ -256,6 +260,7 @@ class SimulatedVenue:
         self.directory = Path(directory)
         self.brisk = brisk  # short betting rounds (demos, tests); False: a real table's pace
         self.profile = load_profile(profile)
+        self.profile_source = profile  # a name or a file: the hub loads it the same way
         self.table_count = tables
         self.hands = hands
         self.pace = pace
@@ -319,7 +324,8 @@ class SimulatedVenue:
         self.store = self.directory / "hub.db"
         self.hub = Hub(HubSettings(venue="sim", db=str(self.store),
                                    users=str(users), port=self.broker.port,
-                                   http_host=host or "127.0.0.1", http_port=int(port))).start()
+                                   http_host=host or "127.0.0.1", http_port=int(port),
+                                   profile=self.profile_source)).start()
         self.recorder = self.hub.recorder
         self.recorder.connected.wait(10)
         if self.structure:

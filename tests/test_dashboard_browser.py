@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from controller.seating import next_occupied
 from hub import auth
 from hub.service import Hub, HubSettings
 from simulators.broker import Broker
@@ -455,6 +456,54 @@ def test_the_room_clock_page_for_a_tv_needs_only_its_link(venue, tmp_path):
         assert tv.inner_text("#time") == ""
     finally:
         context.close()
+
+
+def test_a_balancing_move_goes_from_the_proposal_to_both_tables_seating(venue, tmp_path):
+    """Nine players at t1 and seven at t2: the house's rule (TDA 2024, the hub's profile)
+    proposes moving t1's player due the big blind next to t2's worst seat; the floor confirms;
+    the hub sends both tables their seating as they are between hands; each table's display
+    says who moves where; the move is listed, and it is no bust-out."""
+    hub = venue["hub"]
+    supervisor = auth.User("sam", "supervisor", "")
+    for name, seats in (("t1", [1, 2, 3, 4, 5, 6, 7, 8, 9]), ("t2", [1, 2, 3, 4, 6, 7, 8])):
+        hub.table_command(supervisor, name, "seating", {"seats": seats})
+    assert wait_for(lambda: [len(hub.floor.tables[n].seats) for n in ("t1", "t2")] == [9, 7],
+                    20), "the tables did not take the seating"
+    maria = _page(venue, "maria", {"width": 1280, "height": 800})
+    balance = maria.locator("#balance")
+    expect(balance).to_be_visible(timeout=15000)
+    expect(balance.locator(".what")).to_contain_text("t1 has 9 players and t2 7")
+    expect(balance.locator(".rules")).to_contain_text("TDA 2024 Rule 11-A", use_inner_text=False)
+    bustouts = len(hub.floor.bustouts)
+    # Who moves follows the blinds when the move is made: work it out from the tables now.
+    t1, t2 = (hub.floor.tables[n] for n in ("t1", "t2"))
+    seats = tuple(t1.seats)
+    if t1.blind_seats:  # the last hand's big blind: the next player clockwise is due it
+        mover = next_occupied(seats, t1.blind_seats["big"])
+    else:  # no hand dealt yet: the big blind of the first hand is two seats left of the button
+        mover = next_occupied(seats, next_occupied(seats, next_occupied(seats, t1.button)))
+    _shoot(maria, "dashboard-balance", tmp_path)
+    maria.click("#balance .confirm-move")
+    expect(maria.locator("#confirm .question")).to_contain_text("Move players?")
+    maria.click("#confirm .yes")
+    assert wait_for(lambda: len(hub.floor.tables["t1"].seats) == 8
+                    and len(hub.floor.tables["t2"].seats) == 8, 30), "no move was made"
+    (left,) = set(range(1, 10)) - set(t1.seats)
+    (arrived,) = set(t2.seats) - {1, 2, 3, 4, 6, 7, 8}
+    assert left == mover, (left, mover)
+    assert arrived == 5  # the worst position: it posts the big blind first (after seat 4)
+    expect(balance).to_be_hidden()
+    expect(maria.locator("#moves li").first).to_contain_text(
+        f"table t1 seat {left} \u2192 table t2 seat {arrived} (balance, by maria)")
+    # Each table's display tells the dealer (the terminal draws the 20x4 LCD).
+    tables = {t.name: t for t in venue["tables"].tables}
+    for name, title, words in (("t1", "PLAYER MOVES", f"|Seat {left} to table t2"),
+                               ("t2", "NEW PLAYER", f"|Seat {arrived} new from t1")):
+        assert wait_for(lambda t=tables[name], title=title, words=words: any(
+            title in line for line in t.output) and any(words in line for line in t.output),
+            10), f"{name}'s display: " + "\n".join(list(tables[name].output)[-12:])
+    assert len(hub.floor.bustouts) == bustouts  # a moved player did not bust
+    maria.context.close()
 
 
 def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):

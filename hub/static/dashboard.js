@@ -118,6 +118,7 @@ function applySnapshot(snap) {
   state.labels = snap.labels;
   state.hub = snap.hub;
   state.bustouts = snap.bustouts || [];
+  state.balance = snap.balance;
   $("#venue").textContent = snap.venue;
 }
 
@@ -140,6 +141,8 @@ function applyUpdate(update) {
   } else if (update.kind === "bustout") {
     state.bustouts.push(update.bustout);
     drawBustouts();
+  } else if (update.kind === "balance") {
+    state.balance = update.balance;
   } else if (update.kind === "log") {
     state.log.unshift(update.line);
     state.log.length = Math.min(state.log.length, 100);
@@ -157,6 +160,7 @@ function draw() {
 
 function drawAll() {
   drawBustouts();
+  drawBalance();
   drawLink();
   drawClock();
   drawAlerts();
@@ -316,6 +320,60 @@ function drawBustouts() {
     `${new Date(b.ts).toLocaleTimeString()} table ${b.table} seat ${b.seat}` +
     `${b.hand ? ` after hand ${b.hand}` : ""} (by ${b.by})`)));
   $("#bustout-count").textContent = `(${state.bustouts.length})`;
+}
+
+// The house's rule proposes a move (or a table break); the floor confirms it, and the hub
+// makes it when those tables are between hands.
+const moveText = (m) => `table ${m.from_table} seat ${m.from_seat} \u2192 table ${m.to_table} seat ${m.to_seat}`;
+function drawBalance() {
+  const b = state.balance;
+  const box = $("#balance");
+  const recent = (b && b.recent) || [];
+  $("#moves").replaceChildren(...[...recent].reverse().map((m) => el("li", null,
+    `${new Date(m.ts).toLocaleTimeString()} ${moveText(m)} (${m.kind}, by ${m.by})`)));
+  $("#move-count").textContent = `(${recent.length})`;
+  const p = b && b.proposal;
+  box.hidden = !p;
+  if (!p) return;
+  box.dataset.kind = p.kind;
+  box.dataset.tables = p.tables.join(",");
+  box.classList.toggle("confirmed", !!b.confirmed);
+  $(".what", box).textContent = shown((p.kind === "break" ? "Break a table: " : "Balance: ") + p.reason);
+  $(".moves", box).replaceChildren(...p.moves.map((m) => el("li", null, moveText(m))));
+  const waiting = b.waiting_for.length ? `when ${b.waiting_for.join(" and ")} ` +
+    `${b.waiting_for.length > 1 ? "have" : "has"} finished the hand` : "now, between hands";
+  $(".when", box).textContent = b.confirmed
+    ? `Confirmed by ${b.confirmed.by}: the players move ${waiting}.`
+    : `Who moves is decided by the blinds when the move is made (${b.profile}); it can be made ${waiting}.`;
+  $(".confirm-move", box).hidden = !!b.confirmed;
+  $(".cancel-move", box).hidden = !b.confirmed;
+  $(".rules", box).replaceChildren(...b.rules.filter((r) => p.rules.includes(r.key)).map((r) => {
+    const li = el("li", null, `${r.key.replaceAll("_", " ")}: ${r.value} (${r.source}) `);
+    if (r.quote) li.append(el("q", null, r.quote));
+    else if (r.note) li.append(r.note);
+    return li;
+  }));
+}
+
+async function confirmMove() {
+  const p = state.balance && state.balance.proposal;
+  if (!p) return;
+  const question = (p.kind === "break" ? `Break table ${p.tables[0]}? ` : "Move players? ") +
+    p.moves.map(moveText).join("; ") + ". The seating changes go to every table involved " +
+    "when none of them is playing a hand.";
+  if (!await confirmed(question, p.kind === "break" ? "Break the table" : "Move players")) return;
+  try {
+    state.balance = await api("/api/balance/confirm", { kind: p.kind, tables: p.tables });
+  } catch (e) {
+    $("#balance .when").textContent = shown(`not confirmed: ${e.message}`);
+    return;
+  }
+  draw();
+}
+
+async function withdrawMove() {
+  try { state.balance = await api("/api/balance/cancel", {}); draw(); }
+  catch (e) { $("#balance .when").textContent = shown(e.message); }
 }
 
 function line(label, parts) {
@@ -608,6 +666,8 @@ async function startDashboard() {
   $("#h4h-release").addEventListener("click", async () => {
     try { await api("/api/hand-for-hand/release", {}); } catch (e) { alert(e.message); }
   });
+  $("#balance .confirm-move").addEventListener("click", confirmMove);
+  $("#balance .cancel-move").addEventListener("click", withdrawMove);
   $("#log-refresh").addEventListener("click", loadLog);
   const sound = $("#sound");
   sound.value = localStorage.getItem("alertSound") || "all";
