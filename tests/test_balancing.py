@@ -167,3 +167,53 @@ def test_every_proposal_moves_seated_players_to_open_seats_and_narrows_the_gap(
         before = len(dict((t.table, t.seats) for t in tables)[source]) - len(
             dict((t.table, t.seats) for t in tables)[target])
         assert 0 <= len(after[source]) - len(after[target]) < before
+
+
+def test_the_desk_moves_players_only_when_both_hands_are_over_and_once():
+    from hub.balance_desk import BalanceDesk, BalanceRefused, seating_commands
+    from hub.floor import FloorView, TableView
+
+    floor = FloorView("v", balance=BalanceDesk.of(load_profile("tda-2024")))
+    desk = floor.balance
+    floor.tables = {
+        "t1": TableView("t1", status="online", seats=list(FULL.seats), button=3,
+                        blind_seats={"small": 4, "big": 5}, in_progress=True),
+        "t2": TableView("t2", status="online", seats=list(SHORT.seats), button=1,
+                        blind_seats={"small": 2, "big": 3}),
+    }
+    (update,) = floor.review_balance(0)
+    assert update["balance"]["proposal"]["moves"] == [
+        {"from_table": "t1", "from_seat": 6, "to_table": "t2", "to_seat": 5}]
+    assert update["balance"]["waiting_for"] == ["t1"]
+    assert floor.review_balance(1) == []  # nothing changed: nothing to say
+    try:
+        desk.confirm("balance", ["t2", "t1"], "maria", 2)
+    except BalanceRefused as exc:
+        assert "t1 has 9 players and t2 7" in str(exc)
+    else:
+        raise AssertionError("a confirmation of another move was taken")
+    desk.confirm("balance", ["t1", "t2"], "maria", 3)
+    assert desk.due(floor.tables) is None  # t1 still plays its hand
+    # The hand ends and the blinds have moved on: the player due the big blind is now seat 7.
+    floor.tables["t1"].in_progress = False
+    floor.tables["t1"].blind_seats = {"small": 5, "big": 6}
+    floor.balance_stale = True
+    floor.review_balance(4)
+    due = desk.due(floor.tables)
+    assert due is not None and due.moves == (Move("t1", 7, "t2", 5),)
+    commands = seating_commands(due, {n: floor.tables[n].seats for n in due.tables})
+    assert commands == {
+        "t1": {"seats": [1, 2, 3, 4, 5, 6, 8, 9],
+               "moves": [{"seat": 7, "to_table": "t2", "to_seat": 5}]},
+        "t2": {"seats": [1, 2, 3, 4, 5, 6, 7, 8],
+               "moves": [{"seat": 5, "from_table": "t1", "from_seat": 7}]}}
+    desk.sent(due, {n: c["seats"] for n, c in commands.items()}, "maria", 5)
+    assert desk.confirmed is None and desk.recent[-1]["by"] == "maria"
+    # Until the tables' states show the new seats, they are out of the proposals.
+    floor.review_balance(6)
+    assert desk.proposal is None and desk.panel(floor.tables)["moving"] == ["t1", "t2"]
+    for name, command in commands.items():
+        floor.tables[name].seats = command["seats"]
+    floor.balance_stale = True
+    floor.review_balance(7)
+    assert desk.moving == {} and desk.proposal is None  # eight and eight: balanced
