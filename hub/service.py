@@ -38,6 +38,7 @@ from hub.auth import Sessions, User, load_users
 from hub.balance_desk import BalanceDesk, BalanceRefused, seating_commands
 from hub.floor import ALERT_EVENT_TYPES, Alert, FloorView, StaffError, Update, room_clock_view
 from hub.recorder import Recorder
+from hub.stats import STATS_TYPES, hands_csv, statistics
 from hub.storage import Storage, open_storage
 from hub.venue_clock import VenueClockService
 
@@ -47,6 +48,9 @@ RECENT_ALERTS_MS = 12 * 3600 * 1000  # acknowledged alerts shown again after a r
 PURGE_INTERVAL = 3600.0
 # The floor's MQTT session outlives a hub restart: public events wait at the broker meanwhile.
 FLOOR_SESSION_SECONDS = 24 * 3600
+STATS_DEFAULT_MS = 12 * 3600 * 1000  # statistics: a session, unless a period is asked for
+STATS_MAX_MS = 31 * 86_400_000
+STATS_TAIL_MS = 3600 * 1000  # read past the period's end: the last hands' ends
 # The schema each consumed public topic's payload must keep to.
 _SCHEMAS = {"status": "Status", "state": "State", "events": "PublicEnvelope",
             "cmd-resp": "CommandResponse"}
@@ -569,6 +573,32 @@ class Hub(MqttWorker):
                                                 "dealer": stored.get("dealer")})
             entry["events"].append({**shown, "seq": stored["seq"], "ts": stored["ts"]})
         return [grouped[n] for n in sorted(grouped)]
+
+    def _stats_events(self, start_ms: int | None, end_ms: int | None) -> tuple[
+            list[dict[str, Any]], int, int]:
+        now = self.now_ms()
+        end = now if end_ms is None else end_ms
+        start = end - STATS_DEFAULT_MS if start_ms is None else start_ms
+        if start > end:
+            raise StaffError("the period's start is after its end")
+        if end - start > STATS_MAX_MS:
+            raise StaffError(f"a period of at most {STATS_MAX_MS // 86_400_000} days")
+        storage = open_storage(self.settings.db)
+        try:  # a hand started in the period may end (and the next start) after it
+            return storage.events_between(start, end + STATS_TAIL_MS, STATS_TYPES), start, end
+        finally:
+            storage.close()
+
+    def statistics(self, start_ms: int | None = None,
+                   end_ms: int | None = None) -> dict[str, Any]:
+        """Hands per hour per table and dealer, irregularities, hand durations: the last
+        twelve hours unless a period is given (UTC ms)."""
+        events, start, end = self._stats_events(start_ms, end_ms)
+        return statistics(events, start, end)
+
+    def hands_csv(self, start_ms: int | None = None, end_ms: int | None = None) -> str:
+        events, start, end = self._stats_events(start_ms, end_ms)
+        return hands_csv(events, start, end)
 
     def room_clock(self, key: str) -> dict[str, Any]:
         """What the room's TV shows; PermissionError for a key that is not the viewer link's."""

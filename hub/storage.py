@@ -148,6 +148,14 @@ class Storage:
             f"SELECT envelope FROM events WHERE ts >= ? AND type IN ({marks}) "
             "ORDER BY tbl, seq", (since_ts, *types))]
 
+    def events_between(self, start_ts: int, end_ts: int,
+                       types: tuple[str, ...]) -> list[dict[str, Any]]:
+        """Stored envelopes of the given types from ``start_ts`` to ``end_ts`` (statistics)."""
+        marks = ", ".join("?" for _ in types)
+        return [json.loads(r[0]) for r in self.execute(
+            f"SELECT envelope FROM events WHERE ts >= ? AND ts <= ? AND type IN ({marks}) "
+            "ORDER BY tbl, seq", (start_ts, end_ts, *types))]
+
     def save_clock(self, saved: dict[str, Any], now_ms: int) -> None:
         self.execute("INSERT INTO venue_clock VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO "
                      "UPDATE SET structure = excluded.structure, elapsed = excluded.elapsed, "

@@ -63,7 +63,8 @@ MAX_STREAMS_PER_SESSION = 4
 MAX_STREAMS = 200
 STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css",
           "dashboard.html": "text/html", "login.html": "text/html",
-          "tv.html": "text/html", "tv.js": "text/javascript", "tv.css": "text/css"}
+          "tv.html": "text/html", "tv.js": "text/javascript", "tv.css": "text/css",
+          "chart.umd.min.js": "text/javascript"}  # vendored: hub/static/VENDORED.md
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
                                "frame-ancestors 'none'",
@@ -164,6 +165,30 @@ class Empty(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Rate(BaseModel):
+    hands: int
+    hours: float
+    hands_per_hour: float | None
+
+
+class TableRate(Rate):
+    table: str
+
+
+class DealerRate(Rate):
+    dealer: str
+
+
+class Stats(BaseModel):
+    from_: int = Field(alias="from")
+    to: int
+    hands: int
+    tables: list[TableRate]
+    dealers: list[DealerRate]
+    irregularities: dict[str, Any]  # kinds, by_table [{table, kind, count}], by_dealer
+    durations: dict[str, Any]  # bins [{from, to, hands}] (seconds), median, p90
+
+
 class BalanceConfirm(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["balance", "break"]
@@ -218,6 +243,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
                        (413, "the body is too large"), (415, "send JSON"),
                        (503, "the hub is busy or stopping"))}
 TABLE = Annotated[str, Path(pattern=NAME.pattern, description="a table id")]
+PERIOD_FROM = Annotated[int | None, Query(alias="from", ge=0, le=2**53 - 1,
+                                          description="UTC ms; default: 12 h before the end")]
+PERIOD_TO = Annotated[int | None, Query(ge=0, le=2**53 - 1, description="UTC ms; default: now")]
 
 
 # ---------------------------------------------------------------------------- the app
@@ -403,6 +431,23 @@ def create_app(hub: Hub) -> FastAPI:
               summary="the venue clock's actions, as tablectl clock")
     def clock_action(body: ClockCommandBody, user: User = clock) -> dict[str, Any]:
         return dict(staff_error(lambda: hub.clock_command(user, body.action, body.value)))
+
+    @app.get("/api/stats", response_model=Stats, responses=_ERRORS, tags=["floor"],
+             summary="hands per hour per table and dealer, irregularities by kind, hand "
+                     "durations, over a period (the last 12 hours by default)")
+    def stats(start: PERIOD_FROM = None, to: PERIOD_TO = None, user: User = see) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.statistics(start, to)))
+
+    @app.get("/api/stats/hands.csv", responses={200: {"content": {"text/csv": {}},
+                                                      "description": "one row a hand"},
+                                                **_ERRORS},
+             tags=["floor"], response_class=Response,
+             summary="the hands of a period as CSV (table, hand, dealer, start, seconds, "
+                     "outcome, irregularities)")
+    def stats_csv(start: PERIOD_FROM = None, to: PERIOD_TO = None, user: User = see) -> Response:
+        text = str(staff_error(lambda: hub.hands_csv(start, to)))
+        return Response(text, media_type="text/csv; charset=utf-8", headers={
+            "Content-Disposition": f'attachment; filename="hands-{hub.venue}.csv"'})
 
     @app.post("/api/balance/confirm", response_model=BalancePanel, responses=_ERRORS,
               tags=["floor"], summary="confirm the balancing move or table break the house's "

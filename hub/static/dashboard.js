@@ -376,6 +376,113 @@ async function withdrawMove() {
   catch (e) { $("#balance .when").textContent = shown(e.message); }
 }
 
+// ------------------------------------------------------------------ statistics
+// Chart.js (hub/static/VENDORED.md) is loaded the first time statistics are shown.
+let chartLibrary = null;
+function loadCharts() {
+  if (!chartLibrary) {
+    chartLibrary = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = "/static/chart.umd.min.js";
+      script.onload = () => resolve(window.Chart);
+      script.onerror = () => { chartLibrary = null; reject(new Error("the chart library did not load")); };
+      document.head.append(script);
+    });
+  }
+  return chartLibrary;
+}
+
+function statsPeriod() {
+  const choice = $("#stats-period").value;
+  if (choice !== "custom") {
+    const to = Math.round(serverNow());
+    return { from: to - Number(choice) * 3600 * 1000, to };
+  }
+  const at = (id) => { const v = $(id).value; return v ? new Date(v).getTime() : null; };
+  return { from: at("#stats-from"), to: at("#stats-to") };
+}
+
+function statsQuery() {
+  const { from, to } = statsPeriod();
+  const query = new URLSearchParams();
+  if (Number.isFinite(from)) query.set("from", from);
+  if (Number.isFinite(to)) query.set("to", to);
+  return query.toString();
+}
+
+const PALETTE = ["#4c9be8", "#e6a23c", "#3fb96b", "#e5484d", "#b07ce8", "#4cc9c0", "#d9d36a", "#9aa8b5"];
+const charts = {};
+function drawChart(Chart, id, labels, datasets, stacked) {
+  if (charts[id]) charts[id].destroy();
+  charts[id] = new Chart($(`#${id}`), {
+    type: "bar",
+    data: { labels, datasets: datasets.map((d, i) => ({ backgroundColor: PALETTE[i % PALETTE.length], ...d })) },
+    options: {
+      animation: false, responsive: true, maintainAspectRatio: false,
+      plugins: { legend: { display: datasets.length > 1, labels: { color: "#eef2f5" } } },
+      scales: {
+        x: { stacked, ticks: { color: "#9aa8b5" }, grid: { color: "#2a333d" } },
+        y: { stacked, beginAtZero: true, ticks: { color: "#9aa8b5", precision: 0 }, grid: { color: "#2a333d" } },
+      },
+    },
+  });
+}
+
+function byKind(rows, key, kinds) {
+  const names = [...new Set(rows.map((r) => r[key]))].sort();
+  return { labels: names, datasets: kinds.map((kind) => ({
+    label: kind.replaceAll("_", " "),
+    data: names.map((n) => (rows.find((r) => r[key] === n && r.kind === kind) || { count: 0 }).count),
+  })) };
+}
+
+async function loadStats() {
+  const summary = $("#stats-summary");
+  const query = statsQuery();
+  $("#stats-csv").href = `/api/stats/hands.csv?${query}`;
+  let stats, Chart;
+  try {
+    [stats, Chart] = await Promise.all([api(`/api/stats?${query}`), loadCharts()]);
+  } catch (e) {
+    summary.className = "reply error";
+    summary.textContent = shown(`statistics: ${e.message}`);
+    return;
+  }
+  const when = (ms) => new Date(ms).toLocaleString();
+  summary.className = "reply";
+  summary.textContent = `${stats.hands} hands from ${when(stats.from)} to ${when(stats.to)}` +
+    (stats.durations.median !== null ? `; a hand takes ${stats.durations.median} s (median), ` +
+     `${stats.durations.p90} s for the slowest tenth` : "");
+  $("#stats-panel .charts").hidden = false;
+  drawChart(Chart, "chart-tables", stats.tables.map((t) => t.table),
+            [{ label: "hands per hour", data: stats.tables.map((t) => t.hands_per_hour) }], false);
+  drawChart(Chart, "chart-dealers", stats.dealers.map((d) => d.dealer),
+            [{ label: "hands per hour", data: stats.dealers.map((d) => d.hands_per_hour) }], false);
+  const irregular = stats.irregularities;
+  const tables = byKind(irregular.by_table, "table", irregular.kinds);
+  drawChart(Chart, "chart-irregular-tables", tables.labels, tables.datasets, true);
+  const dealers = byKind(irregular.by_dealer, "dealer", irregular.kinds);
+  drawChart(Chart, "chart-irregular-dealers", dealers.labels, dealers.datasets, true);
+  drawChart(Chart, "chart-durations",
+            stats.durations.bins.map((b) => (b.to === null ? `${b.from} s +` : `${b.from}-${b.to} s`)),
+            [{ label: "hands", data: stats.durations.bins.map((b) => b.hands) }], false);
+}
+
+function setUpStats() {
+  const period = $("#stats-period");
+  period.addEventListener("change", () => {
+    for (const label of document.querySelectorAll("#stats-panel .custom")) label.hidden = period.value !== "custom";
+    if (period.value !== "custom") loadStats();
+  });
+  $("#stats-load").addEventListener("click", loadStats);
+  $("#stats-csv").addEventListener("click", () => { $("#stats-csv").href = `/api/stats/hands.csv?${statsQuery()}`; });
+  $("#stats-csv").href = `/api/stats/hands.csv?${statsQuery()}`;
+  // The charts are drawn when the panel first comes into view (the library loads then).
+  new IntersectionObserver((entries, observer) => {
+    if (entries.some((e) => e.isIntersecting)) { observer.disconnect(); loadStats(); }
+  }).observe($("#stats-panel"));
+}
+
 function line(label, parts) {
   const div = el("div", "line", label);
   for (const part of parts) div.append(el("b", null, part));
@@ -675,6 +782,7 @@ async function startDashboard() {
   $("#alert-filter").addEventListener("change", drawAlerts);
   $("#alert-table").addEventListener("input", drawAlerts);
   setUpDialog();
+  setUpStats();
   connect();
   if (state.me.may.includes("command")) loadLog();
   setInterval(() => { drawLink(); drawClock(); drawTables(); repeatSounds(); }, 1000);  // the clocks and "since" count on

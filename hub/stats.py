@@ -1,0 +1,151 @@
+"""The floor's statistics from what the recorder stored: hands per hour per table and per
+dealer, irregularities by kind per dealer and per table, hand durations; and the hands as CSV.
+Pure: stored envelopes (public events: ``hand.started``, ``hand.ended``, ``irregularity``) in,
+figures out.
+
+A table's dealing time is the sum of its hands' *slots*: from a hand's start to the next hand's
+start at that table (the last hand: to its end). A gap longer than ``BREAK_GAP_MS`` (a break,
+a table standing empty) counts only the hand itself. A dealer's time is the slots of the hands
+they dealt, so hands per hour compare dealers by their own pace, breaks left out.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+STATS_TYPES = ("hand.started", "hand.ended", "irregularity")
+BREAK_GAP_MS = 10 * 60 * 1000
+# Hand durations are counted in these bins (seconds; the last is "and longer").
+DURATION_BINS = (30, 60, 90, 120, 180, 240, 300, 600)
+NO_DEALER = "(none)"
+
+
+@dataclass
+class Hand:
+    table: str
+    hand: int
+    dealer: str
+    started: int  # UTC ms
+    ended: int | None = None
+    outcome: str | None = None
+    slot_ms: int = 0
+    irregularities: tuple[str, ...] = ()
+
+    @property
+    def seconds(self) -> float | None:
+        return None if self.ended is None else round((self.ended - self.started) / 1000, 1)
+
+
+def hands_of(envelopes: list[dict[str, Any]]) -> list[Hand]:
+    """Every hand started in the envelopes (each table's in seq order), with its end, outcome,
+    irregularities and slot. A misdeal's redeal is a hand of its own (it was dealt)."""
+    by_table: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for stored in envelopes:
+        by_table[str(stored.get("table"))].append(stored)
+    hands: list[Hand] = []
+    for table, stored_events in sorted(by_table.items()):
+        current: Hand | None = None
+        kinds: list[str] = []
+        played: list[Hand] = []
+        for stored in sorted(stored_events, key=lambda e: int(e.get("seq", 0))):
+            kind, ts = stored.get("type"), stored.get("ts")
+            if not isinstance(ts, int):
+                continue
+            if kind == "hand.started":
+                current = Hand(table, int(stored.get("hand") or 0),
+                               str(stored.get("dealer") or NO_DEALER), ts)
+                kinds = []
+                played.append(current)
+            elif current is None:
+                continue  # the window opened in the middle of a hand
+            elif kind == "irregularity":
+                kinds.append(str((stored.get("data") or {}).get("kind", "unknown")))
+                current.irregularities = tuple(kinds)
+            elif kind == "hand.ended" and current.ended is None:
+                current.ended = ts
+                current.outcome = str((stored.get("data") or {}).get("outcome", ""))
+        for hand, following in zip(played, [*played[1:], None], strict=True):
+            end = hand.ended if hand.ended is not None else hand.started
+            slot = (following.started if following is not None else end) - hand.started
+            hand.slot_ms = slot if slot <= BREAK_GAP_MS else end - hand.started
+        hands += played
+    return hands
+
+
+def _rate(hands: list[Hand]) -> dict[str, Any]:
+    hours = sum(h.slot_ms for h in hands) / 3_600_000
+    return {"hands": len(hands), "hours": round(hours, 3),
+            "hands_per_hour": round(len(hands) / hours, 1) if hours > 0 else None}
+
+
+def statistics(envelopes: list[dict[str, Any]], start_ms: int, end_ms: int) -> dict[str, Any]:
+    """The figures for the hands started from ``start_ms`` to ``end_ms``."""
+    hands = [h for h in hands_of(envelopes) if start_ms <= h.started <= end_ms]
+    tables: dict[str, list[Hand]] = defaultdict(list)
+    dealers: dict[str, list[Hand]] = defaultdict(list)
+    for hand in hands:
+        tables[hand.table].append(hand)
+        dealers[hand.dealer].append(hand)
+    by_table: Counter[tuple[str, str]] = Counter()
+    by_dealer: Counter[tuple[str, str]] = Counter()
+    for hand in hands:
+        for kind in hand.irregularities:
+            by_table[(hand.table, kind)] += 1
+            by_dealer[(hand.dealer, kind)] += 1
+    durations = sorted(s for h in hands if (s := h.seconds) is not None)
+    bins = [0] * (len(DURATION_BINS) + 1)
+    for seconds in durations:
+        bins[next((i for i, edge in enumerate(DURATION_BINS) if seconds < edge),
+                  len(DURATION_BINS))] += 1
+
+    def percentile(share: float) -> float | None:
+        return durations[min(len(durations) - 1, int(share * len(durations)))] \
+            if durations else None
+
+    return {
+        "from": start_ms, "to": end_ms, "hands": len(hands),
+        "tables": [{"table": name, **_rate(group)} for name, group in sorted(tables.items())],
+        "dealers": [{"dealer": name, **_rate(group)} for name, group in sorted(dealers.items())],
+        "irregularities": {
+            "kinds": sorted({kind for _, kind in by_table}),
+            "by_table": [{"table": t, "kind": k, "count": n}
+                         for (t, k), n in sorted(by_table.items())],
+            "by_dealer": [{"dealer": d, "kind": k, "count": n}
+                          for (d, k), n in sorted(by_dealer.items())],
+        },
+        "durations": {
+            "bins": [{"from": lower, "to": upper, "hands": count} for lower, upper, count in
+                     zip((0, *DURATION_BINS), (*DURATION_BINS, None), bins, strict=True)],
+            "median": percentile(0.5), "p90": percentile(0.9),
+        },
+    }
+
+
+CSV_COLUMNS = ("table", "hand", "dealer", "started_utc", "seconds", "outcome",
+               "irregularities")
+
+
+def hands_csv(envelopes: list[dict[str, Any]], start_ms: int, end_ms: int) -> str:
+    """One row a hand started in the period, for a spreadsheet."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    for hand in hands_of(envelopes):
+        if not start_ms <= hand.started <= end_ms:
+            continue
+        started = datetime.fromtimestamp(hand.started / 1000, UTC).isoformat(
+            timespec="seconds").replace("+00:00", "Z")
+        writer.writerow((_cell(hand.table), hand.hand, _cell(hand.dealer), started,
+                         "" if hand.seconds is None else hand.seconds, hand.outcome or "",
+                         ";".join(hand.irregularities)))
+    return out.getvalue()
+
+
+def _cell(text: str) -> str:
+    """A table's text as a spreadsheet cell that cannot run as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

@@ -1,0 +1,100 @@
+"""The floor's statistics (hub/stats.py) on a night whose figures are known."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from hub.stats import hands_csv, hands_of, statistics
+
+MINUTE = 60_000
+T0 = 1_790_000_000_000  # a night in 2026, UTC ms
+
+
+def _event(table, seq, type_, ts, hand=None, dealer=None, **data):
+    return {"table": table, "seq": seq, "type": type_, "ts": ts, "hand": hand,
+            "dealer": dealer, "data": data}
+
+
+def known_night(t0=T0):
+    """t1: Ann deals 3 hands of 2 minutes, one a minute apart (slots of 3 minutes), then Bob
+    2 hands, the first after a 30-minute break; a misdeal and an exposed card. t2: Bob deals
+    one hand of 10 minutes with a boxed card."""
+    events, seq = [], 0
+
+    def hand(table, number, dealer, start, minutes, outcome="complete", irregular=()):
+        nonlocal seq
+        seq += 1
+        events.append(_event(table, seq, "hand.started", start, number, dealer))
+        for kind in irregular:
+            seq += 1
+            events.append(_event(table, seq, "irregularity", start + MINUTE, number, dealer,
+                                 kind=kind))
+        seq += 1
+        events.append(_event(table, seq, "hand.ended", start + minutes * MINUTE, number,
+                             dealer, outcome=outcome))
+
+    hand("t1", 1, "ann", t0, 2)
+    hand("t1", 2, "ann", t0 + 3 * MINUTE, 2, "misdeal", ("exposed_two_cards",))
+    hand("t1", 2, "ann", t0 + 6 * MINUTE, 2, irregular=("exposed_card",))
+    hand("t1", 3, "bob", t0 + 38 * MINUTE, 2)  # after a 30-minute break
+    hand("t1", 4, "bob", t0 + 41 * MINUTE, 2)
+    hand("t2", 1, "bob", t0, 10, irregular=("boxed_card",))
+    return events
+
+
+def test_hands_per_hour_by_table_and_dealer_leave_breaks_out():
+    figures = statistics(known_night(), T0, T0 + 60 * MINUTE)
+    assert figures["hands"] == 6
+    # t1: slots 3 + 3 + 2 (the break is not dealing time) + 3 + 2 = 13 minutes for 5 hands.
+    assert figures["tables"] == [
+        {"table": "t1", "hands": 5, "hours": round(13 / 60, 3), "hands_per_hour": 23.1},
+        {"table": "t2", "hands": 1, "hours": round(10 / 60, 3), "hands_per_hour": 6.0}]
+    # ann: 3 + 3 + 2 = 8 minutes for 3 hands; bob: 3 + 2 at t1 and 10 at t2 for 3 hands.
+    assert figures["dealers"] == [
+        {"dealer": "ann", "hands": 3, "hours": round(8 / 60, 3), "hands_per_hour": 22.5},
+        {"dealer": "bob", "hands": 3, "hours": 0.25, "hands_per_hour": 12.0}]
+
+
+def test_irregularities_by_kind_per_table_and_dealer_and_the_durations():
+    figures = statistics(known_night(), T0, T0 + 60 * MINUTE)
+    irregular = figures["irregularities"]
+    assert irregular["kinds"] == ["boxed_card", "exposed_card", "exposed_two_cards"]
+    assert irregular["by_table"] == [
+        {"table": "t1", "kind": "exposed_card", "count": 1},
+        {"table": "t1", "kind": "exposed_two_cards", "count": 1},
+        {"table": "t2", "kind": "boxed_card", "count": 1}]
+    assert irregular["by_dealer"] == [
+        {"dealer": "ann", "kind": "exposed_card", "count": 1},
+        {"dealer": "ann", "kind": "exposed_two_cards", "count": 1},
+        {"dealer": "bob", "kind": "boxed_card", "count": 1}]
+    bins = {(b["from"], b["to"]): b["hands"] for b in figures["durations"]["bins"]}
+    assert bins[(120, 180)] == 5 and bins[(600, None)] == 1
+    assert sum(bins.values()) == 6
+    assert figures["durations"]["median"] == 120.0
+
+
+def test_a_period_counts_the_hands_started_in_it():
+    later = statistics(known_night(), T0 + 30 * MINUTE, T0 + 60 * MINUTE)
+    assert later["hands"] == 2 and [t["table"] for t in later["tables"]] == ["t1"]
+    assert later["irregularities"]["by_table"] == []
+
+
+def test_the_csv_has_a_row_a_hand_and_no_cell_a_spreadsheet_would_run():
+    events = known_night()
+    events.append(_event("t3", 1, "hand.started", T0, 1, "=HYPERLINK(1)"))
+    rows = list(csv.reader(io.StringIO(hands_csv(events, T0, T0 + 60 * MINUTE))))
+    assert rows[0] == ["table", "hand", "dealer", "started_utc", "seconds", "outcome",
+                       "irregularities"]
+    assert len(rows) == 1 + 7
+    assert rows[1] == ["t1", "1", "ann", "2026-09-21T14:13:20Z", "120.0", "complete", ""]
+    assert rows[2][5:] == ["misdeal", "exposed_two_cards"]
+    assert rows[-1][2] == "'=HYPERLINK(1)" and rows[-1][4] == ""  # never ended
+
+
+def test_a_window_opened_mid_hand_and_events_without_a_time_are_skipped():
+    events = [_event("t1", 1, "hand.ended", T0, 1, "ann", outcome="complete"),
+              _event("t1", 2, "hand.started", None, 2, "ann"),
+              _event("t1", 3, "hand.started", T0 + MINUTE, 3, None)]
+    (hand,) = hands_of(events)
+    assert hand.hand == 3 and hand.dealer == "(none)" and hand.ended is None
