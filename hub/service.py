@@ -36,7 +36,15 @@ from controller.clock import StructureError
 from houses.loaders import house_structure, load_profile, structure_names
 from hub.auth import Sessions, User, load_users
 from hub.balance_desk import BalanceDesk, BalanceRefused, seating_commands
-from hub.floor import ALERT_EVENT_TYPES, Alert, FloorView, StaffError, Update, room_clock_view
+from hub.floor import (
+    ALERT_EVENT_TYPES,
+    Alert,
+    BustOut,
+    FloorView,
+    StaffError,
+    Update,
+    room_clock_view,
+)
 from hub.recorder import Recorder
 from hub.stats import STATS_TYPES, hands_csv, statistics
 from hub.storage import Storage, open_storage
@@ -212,6 +220,9 @@ class Hub(MqttWorker):
         self._db = open_storage(self.settings.db)
         for row in self._db.alerts(self.now_ms() - RECENT_ALERTS_MS):
             self.floor.restore_alert(Alert(**row))
+        # The room's bust-outs of the session, as the floor made them before the restart.
+        self.floor.bustouts = [BustOut(**row) for row in self._db.bustouts(
+            self.now_ms() - RECENT_ALERTS_MS, FloorView.MAX_BUSTOUTS)]
         # Ids go on from the newest in the database, purged or not shown.
         self.floor.next_alert = max(self.floor.next_alert, self._db.max_alert_id() + 1)
         since = self.now_ms() - RECENT_ALERTS_MS
@@ -372,11 +383,15 @@ class Hub(MqttWorker):
                                                   "detail": detail}}])
 
     def _save_alerts(self, updates: list[Update]) -> None:
+        """Alerts and bust-outs go to the database as the floor view makes them."""
         alerts = [u["alert"] for u in updates if u["kind"] == "alert"]
-        if alerts:
+        busts = [u["bustout"] for u in updates if u["kind"] == "bustout"]
+        if alerts or busts:
             assert self._db is not None
             for alert in alerts:
                 self._db.save_alert(alert)
+            for bust in busts:
+                self._db.save_bustout(bust)
             self._db.commit()
 
     def _broadcast(self, updates: list[Update]) -> None:

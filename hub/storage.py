@@ -44,6 +44,13 @@ MIGRATIONS = [
         # The hub's own settings that must survive a restart (the room clock page's key).
         "CREATE TABLE IF NOT EXISTS hub_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ],
+    [
+        # The bust-outs the floor made (a seating command a table applied): the room's list
+        # of who went out when outlives a hub restart.
+        "CREATE TABLE IF NOT EXISTS bustouts (tbl TEXT NOT NULL, seat INTEGER NOT NULL,"
+        " hand BIGINT, ts BIGINT NOT NULL, username TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS bustouts_by_ts ON bustouts (ts)",
+    ],
 ]
 
 # The events a hand-history view is made of.
@@ -156,6 +163,17 @@ class Storage:
             f"SELECT envelope FROM events WHERE ts >= ? AND ts <= ? AND type IN ({marks}) "
             "ORDER BY tbl, seq", (start_ts, end_ts, *types))]
 
+    def save_bustout(self, bust: dict[str, Any]) -> None:
+        self.execute("INSERT INTO bustouts VALUES (?, ?, ?, ?, ?)",
+                     (bust["table"], bust["seat"], bust["hand"], bust["ts"], bust["by"]))
+
+    def bustouts(self, since_ts: int, limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` bust-outs since ``since_ts``, oldest first."""
+        rows = self.execute("SELECT tbl, seat, hand, ts, username FROM bustouts WHERE ts >= ? "
+                            "ORDER BY ts DESC LIMIT ?", (since_ts, limit)).fetchall()
+        return [{"table": t, "seat": int(s), "hand": None if h is None else int(h),
+                 "ts": int(ts), "by": u} for t, s, h, ts, u in reversed(rows)]
+
     def save_clock(self, saved: dict[str, Any], now_ms: int) -> None:
         self.execute("INSERT INTO venue_clock VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO "
                      "UPDATE SET structure = excluded.structure, elapsed = excluded.elapsed, "
@@ -202,7 +220,8 @@ class Storage:
         counts = {}
         for name, text in (("events", "DELETE FROM events WHERE ts < ?"),
                            ("alerts", "DELETE FROM alerts WHERE acked_by IS NOT NULL AND ts < ?"),
-                           ("floor_log", "DELETE FROM floor_log WHERE ts < ?")):
+                           ("floor_log", "DELETE FROM floor_log WHERE ts < ?"),
+                           ("bustouts", "DELETE FROM bustouts WHERE ts < ?")):
             counts[name] = int(self.execute(text, (before_ts,)).rowcount or 0)
         self.commit()
         return counts

@@ -232,8 +232,12 @@ def test_storage_migrates_an_older_database_and_purges_by_retention(tmp_path, ba
         storage.save_alert(alert)
         storage.save_alert({**alert, "id": 2, "acked_by": "maria", "acked_at": 6})
         storage.log(5, "maria", "acknowledge", {"alert": 2})
+        for ts in (5, 2000):
+            storage.save_bustout({"table": "t1", "seat": 4, "hand": 1, "ts": ts, "by": "maria"})
         storage.commit()
-        assert storage.purge(before_ts=1000) == {"events": 1, "alerts": 1, "floor_log": 1}
+        assert storage.purge(before_ts=1000) == {"events": 1, "alerts": 1, "floor_log": 1,
+                                                 "bustouts": 1}
+        assert [b["ts"] for b in storage.bustouts(since_ts=0, limit=10)] == [2000]
         assert storage.seqs("t1") == [2]
         assert [a["id"] for a in storage.alerts(since_ts=10**12)] == [1]  # open ones stay
     finally:
@@ -539,6 +543,38 @@ def test_a_restarted_hub_shows_open_alerts_and_who_acknowledged_the_others(
         assert alerts[first]["acked_by"] == "maria" and alerts[first]["kind"] == "floor_called"
         assert alerts[first + 1]["acked_by"] is None and alerts[first + 1]["hand"] == 2
         assert again.floor.next_alert > max(alerts)
+    finally:
+        again.stop()
+
+
+def test_bust_outs_outlive_a_hub_restart(tmp_path, broker, hub):
+    """A seat the floor takes out (the table applies the seating) is a bust-out; a restarted
+    hub lists it again, with its table, seat, hand and who."""
+    from contract.envelope import state_snapshot
+    from controller.inputs import Setup
+    from controller.table import Table
+
+    table = Table(load_profile("tda-2024"))
+    table.handle(Setup("holdem", (1, 3, 5, 7), 1, t=0.0))
+    _box, link = _table(tmp_path, broker, commands=lambda command: None)  # the table agrees
+    maria = Staff(hub.url, "maria", "maria-password").listen()
+    try:
+        link.publish_state(state_snapshot(table.state(), hub_link="ok", last_seq=0,
+                                          ts_ms=int(time.time() * 1000)))
+        assert wait_for(lambda: hub.floor.tables.get("t1") is not None
+                        and hub.floor.tables["t1"].seats == [1, 3, 5, 7], 10)
+        status, _ = maria.post("/api/tables/t1/cmd/seating", {"seats": [1, 3, 7]})
+        assert status == 200
+        assert wait_for(lambda: [(b.table, b.seat, b.by) for b in hub.floor.bustouts]
+                        == [("t1", 5, "maria")], 10)
+    finally:
+        link.stop()
+        maria.close()
+    hub.stop()
+    again = Hub(hub.settings).start()
+    try:
+        busts = again.snapshot()["bustouts"]
+        assert [(b["table"], b["seat"], b["by"]) for b in busts] == [("t1", 5, "maria")]
     finally:
         again.stop()
 
