@@ -217,3 +217,35 @@ def test_the_desk_moves_players_only_when_both_hands_are_over_and_once():
     floor.balance_stale = True
     floor.review_balance(7)
     assert desk.moving == {} and desk.proposal is None  # eight and eight: balanced
+
+
+def test_a_break_sends_every_player_to_a_seat_the_tables_accept_and_empties_the_table():
+    from contract.commands import command_input, parse_command
+    from contract.wire import encode
+    from controller.inputs import SeatsChange, parse_input
+    from controller.screens import DisplayModel
+    from controller.table import Table
+    from hub.balance_desk import seating_commands
+
+    tables = [TableSeats("t1", (1, 2, 3, 4, 5, 6, 7), button=2, big_blind=4),
+              TableSeats("t2", (1, 3, 5, 7, 9), button=9, big_blind=3),
+              TableSeats("t3", (2, 5, 8), button=5, big_blind=2)]
+    proposal = propose(tables, rules("scpc-2010"), seed=11)
+    assert proposal is not None and proposal.kind == "break" and proposal.tables[0] == "t3"
+    commands = seating_commands(proposal, {t.table: list(t.seats) for t in tables})
+    assert commands["t3"]["seats"] == []
+    after = {t.table: len(commands.get(t.table, {"seats": t.seats})["seats"]) for t in tables}
+    assert after["t3"] == 0 and sorted(after.values()) == [0, 7, 8]  # 15 players, balanced
+    for name, args in commands.items():
+        # What the hub sends is a command the table takes, as its input line.
+        command = parse_command("seating", encode({"transaction": name, **args}).encode())
+        change = parse_input(command_input(command))
+        assert isinstance(change, SeatsChange) and list(change.seats) == args["seats"]
+        table, display = Table(load_profile("scpc-2010")), DisplayModel()
+        table.handle(parse_input({"type": "setup", "game": "holdem", "seats": [1, 2],
+                                  "button": 1}))
+        for event in table.handle(change):
+            display.update(event)
+        assert display.alert is not None
+        assert display.alert.title == ("TABLE BREAKS" if name == "t3" else "NEW PLAYER"
+                                       if len(args["moves"]) == 1 else "NEW PLAYERS")
