@@ -367,10 +367,12 @@ def session(
     seat_changes: bool = True,
     dealers: tuple[str, ...] = (),
     dealer_every: int = 4,
+    plan: tuple[str | None, ...] | None = None,
 ) -> tuple[list[Line], list[Expected]]:
     """Lines and the dealer's own account; ``brisk``: short betting rounds (demos, tests).
     ``dealers`` sign in (a badge) in turn, one every ``dealer_every`` hands, as a room
-    pushes its dealers."""
+    pushes its dealers. ``plan``: the injection of each hand in turn (None: a clean hand),
+    instead of drawing them at ``irregularity_rate``."""
     if seats is None:
         count = rng.randint(2, 10)
         seats = tuple(sorted(rng.sample(range(1, 11), count)))
@@ -389,7 +391,9 @@ def session(
             dealer._emit({"type": "dealer",
                           "dealer": dealers[number // max(1, dealer_every) % len(dealers)]})
         injection = None
-        if irregularity_rate > 0 and rng.random() < irregularity_rate:
+        if plan is not None:
+            injection = plan[number] if number < len(plan) else None
+        elif irregularity_rate > 0 and rng.random() < irregularity_rate:
             injection = rng.choice(injections)
         expected.append(dealer.play_hand(injection))
         if game == "mixed":

@@ -86,7 +86,7 @@ SIM_DEAL_GAP = 2.35
 class SimTable:
     def __init__(self, venue: SimulatedVenue, index: int) -> None:
         self.venue = venue
-        self.name = f"t{index}"
+        self.name = f"t{venue.first_table + index - 1}"
         rng = random.Random(venue.seed * 1000 + index)
         seats = tuple(sorted(rng.sample(range(1, 11), rng.randint(4, 9))))
         # Two dealers take turns at each table (a push every four hands), badges on the shoe,
@@ -94,7 +94,7 @@ class SimTable:
         self.lines, self.expected = session(
             rng, venue.profile, hands=venue.hands, irregularity_rate=venue.irregularities,
             seats=seats, brisk=venue.brisk, seat_changes=False,
-            dealers=(f"D{index}1", f"D{index}2"))
+            dealers=(f"D{index}1", f"D{index}2"), plan=venue.plan)
         # How many hands the core ends for this script: the table has taken in the whole
         # script when its outbox holds as many (its last input ends the last hand).
         self.hands_to_end = sum(1 for event in replay(
@@ -256,8 +256,12 @@ class SimulatedVenue:
                  seed: int = 1, irregularities: float = 0.25, structure: str | None = "tda-2024",
                  out: TextIO = sys.stdout, quiet: bool = False, brisk: bool = True,
                  recorder: bool = True, dashboard: str | None = None,
-                 venue_clock: bool = False) -> None:
+                 venue_clock: bool = False, plan: tuple[str | None, ...] | None = None,
+                 first_table: int = 1) -> None:
         self.directory = Path(directory)
+        # Each hand's injected irregularity in turn (tests), instead of drawn at random.
+        self.plan = plan
+        self.first_table = first_table  # the tables are t<first_table>, t<first_table + 1>...
         self.brisk = brisk  # short betting rounds (demos, tests); False: a real table's pace
         self.profile = load_profile(profile)
         self.profile_source = profile  # a name or a file: the hub loads it the same way

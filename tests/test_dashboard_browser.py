@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 
 from controller.seating import next_occupied
 from hub import auth
+from hub.floor import ALERT_LABELS, severity_of
 from hub.service import Hub, HubSettings
 from simulators.broker import Broker
 from simulators.shoe import perform
@@ -504,6 +505,38 @@ def test_a_balancing_move_goes_from_the_proposal_to_both_tables_seating(venue, t
             10), f"{name}'s display: " + "\n".join(list(tables[name].output)[-12:])
     assert len(hub.floor.bustouts) == bustouts  # a moved player did not bust
     maria.context.close()
+
+
+def test_each_irregularity_a_table_daemon_rules_on_reaches_the_floor_as_its_alert(
+        venue, tmp_path):
+    """A real table daemon (t5, TDA 2024) dealt through the simulated shoe, one irregularity a
+    hand: each ruling it makes for the floor is an alert of its kind and severity, with the
+    hand, and the seat where the table names one."""
+    plan = {"exposed_two": "misdeal", "duplicate": "deck_fouled", "foreign": "void_hand",
+            "unknown_tag": "unknown_tag", "shoe_fault": "shoe_fault",
+            "missing_card": "missing_card", "fourth_flop": "flop_scramble",
+            "missing_burn": "missing_burn"}
+    maria = _page(venue, "maria", {"width": 1280, "height": 800})
+    dealt = SimulatedVenue(tmp_path / "t5", tables=1, hands=len(plan), broker=venue["broker"],
+                           recorder=False, quiet=True, pace=0.05, venue_clock=True, seed=3,
+                           plan=tuple(plan), first_table=5).start()
+    try:
+        dealt.run()
+        assert dealt.tables[0].hands_ended() >= len(plan)
+        for kind in plan.values():
+            alert = maria.locator(f"#alerts [data-kind={kind}][data-table=t5]").first
+            expect(alert).to_be_visible(timeout=15000)
+            expect(alert).to_contain_text(ALERT_LABELS[kind])
+            expect(alert).to_contain_text("hand ")
+        severities = {kind: maria.locator(f"#alerts [data-kind={kind}][data-table=t5]")
+                      .first.get_attribute("class") for kind in plan.values()}
+        assert all(severity_of(kind) in classes for kind, classes in severities.items())
+        expect(maria.locator("#alerts [data-kind=unknown_tag][data-table=t5]").first
+               ).to_contain_text("seat ")
+        _shoot(maria, "dashboard-alert-kinds", tmp_path)
+    finally:
+        dealt.stop()
+        maria.context.close()
 
 
 def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):
