@@ -16,7 +16,7 @@ COMMANDS: dict[str, dict[str, Any]] = {
     "clock": {"action": (str, True), "structure": (str, False), "elapsed": ((int, float), False),
               "running": (bool, False)},
     "deck-check": {"action": (str, True), "deck": (str, False)},
-    "replay": {"from_seq": (int, True)},
+    "replay": {"from_seq": (int, True), "to_seq": (int, False)},
     "status": {},
     "hand-for-hand": {"state": (str, True)},
 }

@@ -75,6 +75,7 @@ class Connected:
 
     refused: bool
     reason: str
+    session_present: bool = False  # the broker kept this client's session (subscriptions too)
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,8 @@ class MqttWorker:
         self.configure(client)
         put = self.queue.put
         client.on_connect = lambda c, u, f, rc, p=None: put(
-            Connected(bool(getattr(rc, "is_failure", False)), str(rc)))
+            Connected(bool(getattr(rc, "is_failure", False)), str(rc),
+                      bool(getattr(f, "session_present", False))))
         client.on_disconnect = lambda c, u, f, rc, p=None: put(Disconnected(str(rc)))
         client.on_message = lambda c, u, msg: put(
             Received(msg.topic, bytes(msg.payload), bool(msg.retain)))

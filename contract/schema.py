@@ -68,6 +68,26 @@ def receive(schema: str, payload: bytes | str, *, max_bytes: int = 256 * 1024) -
     return value
 
 
+# An event topic carries one envelope, or a table's backlog several to a message.
+BATCH_OF = {"Envelope": "EnvelopeBatch", "PublicEnvelope": "PublicEnvelopeBatch"}
+
+
+def receive_events(schema: str, payload: bytes | str, *,
+                   max_bytes: int = 256 * 1024) -> list[Any]:
+    """The envelopes of one message on ``private`` (``Envelope``) or ``events``
+    (``PublicEnvelope``): one, or a backlog batch's in order; ``ContractError`` if the
+    message keeps to neither (a batch is refused whole)."""
+    try:
+        value = decode(payload, max_bytes=max_bytes)
+    except WireError as exc:
+        raise ContractError(str(exc)) from None
+    if isinstance(value, dict) and "batch" in value:
+        validate(BATCH_OF[schema], value)
+        return list(value["batch"])
+    validate(schema, value)
+    return [value]
+
+
 def is_name(text: str) -> bool:
     """A table id or venue the contract allows as a topic level."""
     return bool(NAME.match(text))

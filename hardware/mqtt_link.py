@@ -42,10 +42,21 @@ from hardware.outbox import Outbox
 
 log = logging.getLogger("tablectl.link")
 
+MAX_GAP_REPLAY = 2000  # rows of one gap sent again per request (the recorder asks again)
+BATCH_EVENTS = 50  # backlog events a message at most (the contract allows 100)
+MAX_BATCH_BYTES = 128 * 1024  # a consumer takes messages of up to 256 kB
+
+
+def _message(envelopes: list[dict[str, Any]]) -> str:
+    """One envelope as itself; several as a batch (``EnvelopeBatch`` in the contract)."""
+    return encode(envelopes[0]) if len(envelopes) == 1 else encode({"v": 1,
+                                                                    "batch": envelopes})
+
 
 @dataclass
 class LinkStats:
-    published: int = 0
+    published: int = 0  # events
+    messages: int = 0  # messages on private (a backlog goes several events a message)
     historical: int = 0
     pubacks: int = 0
     commands: int = 0
@@ -171,20 +182,47 @@ class TableLink(MqttWorker):
                 self._buffer.extend(self.outbox.rows(self._sent_upto, 500))
                 if not self._buffer:
                     return
-            seq, ts, boot, event = self._buffer.popleft()
+            rows = [self._buffer.popleft()]
+            if rows[0][0] <= self._backlog_upto:
+                # The backlog after an outage goes several events to a message: far fewer
+                # messages for the broker and both ends (live events stay one a message).
+                if not self._buffer:
+                    self._buffer.extend(self.outbox.rows(max(self._sent_upto, rows[0][0]),
+                                                         500))
+                while (self._buffer and len(rows) < BATCH_EVENTS
+                       and self._buffer[0][0] == rows[-1][0] + 1
+                       and self._buffer[0][0] <= self._backlog_upto):
+                    rows.append(self._buffer.popleft())
+            self._publish(rows)
+
+    def _publish(self, rows: list[tuple[int, int, int, dict[str, Any]]]) -> None:
+        """One message on ``private`` and one on ``events`` for ``rows`` (consecutive):
+        a single envelope, or a batch of the backlog's (halved until it fits)."""
+        private, public = [], []
+        for seq, ts, boot, event in rows:
             historical = seq <= self._backlog_upto
-            message = envelope(event, venue=self.venue, table=self.table, seq=seq, boot=boot,
-                               ts_ms=ts, historical=historical)
-            info = self.client.publish(self.topic("private"), encode(message), qos=1)
-            public = public_event(event)
-            if public is not None:
-                shown = envelope(public, venue=self.venue, table=self.table, seq=seq, boot=boot,
-                                 ts_ms=ts, historical=historical)
-                self.client.publish(self.topic("events"), encode(shown), qos=1)
-            self._inflight[info.mid] = seq
-            self._sent_upto = seq
+            private.append(envelope(event, venue=self.venue, table=self.table, seq=seq,
+                                    boot=boot, ts_ms=ts, historical=historical))
+            shown = public_event(event)
+            if shown is not None:
+                public.append(envelope(shown, venue=self.venue, table=self.table, seq=seq,
+                                       boot=boot, ts_ms=ts, historical=historical))
+        text = _message(private)
+        if len(rows) > 1 and len(text) > MAX_BATCH_BYTES:
+            half = len(rows) // 2
+            self._publish(rows[:half])
+            self._publish(rows[half:])
+            return
+        for seq, *_ in rows:
             self.stats.published += 1
-            self.stats.historical += historical
+            self.stats.historical += seq <= self._backlog_upto
+        info = self.client.publish(self.topic("private"), text, qos=1)
+        self.stats.messages += 1
+        if public:
+            self.client.publish(self.topic("events"), _message(public), qos=1)
+        last = rows[-1][0]
+        self._inflight[info.mid] = last
+        self._sent_upto = max(self._sent_upto, last)  # a gap's rows come before the rest
 
     def _on_message(self, name: str, payload: bytes) -> None:
         if name == self.topic("ack"):
@@ -204,7 +242,9 @@ class TableLink(MqttWorker):
         error: str | None = None
         extra: dict[str, Any] = {}
         if command.name == "replay":
-            error, extra = self._replay(int(command.args["from_seq"]))
+            to_seq = command.args.get("to_seq")
+            error, extra = self._replay(int(command.args["from_seq"]),
+                                        None if to_seq is None else int(to_seq))
         elif command.name == "status":
             self.client.publish(self.topic("status"), self._status("online"), qos=1,
                                  retain=True)
@@ -220,18 +260,32 @@ class TableLink(MqttWorker):
         if self.on_venue_clock is not None:
             self.on_venue_clock(state, retained)
 
-    def _replay(self, from_seq: int) -> tuple[str | None, dict[str, Any]]:
+    def _replay(self, from_seq: int, to_seq: int | None = None) -> tuple[str | None,
+                                                                         dict[str, Any]]:
+        """Send again from ``from_seq``: to ``to_seq`` (a gap the recorder found, at most
+        ``MAX_GAP_REPLAY`` rows), then on from where the link had got; without ``to_seq``,
+        everything after it again."""
         oldest = self.outbox.oldest_kept()
         last = self.outbox.last_seq
         if from_seq < 1 or from_seq > last + 1:
             return f"from_seq {from_seq} is outside 1..{last + 1}", {"last_seq": last}
+        if to_seq is not None and not from_seq <= to_seq <= last:
+            return f"to_seq {to_seq} is outside {from_seq}..{last}", {"last_seq": last}
         if oldest is None or from_seq < oldest:
             return (f"events before seq {oldest or last + 1} are no longer kept",
                     {"oldest": oldest or last + 1, "last_seq": last})
-        self._sent_upto = min(self._sent_upto, from_seq - 1)
-        self._buffer.clear()
-        self._backlog_upto = max(self._backlog_upto, last)
-        return None, {"from_seq": from_seq, "last_seq": last}
+        if to_seq is None:
+            self._sent_upto = min(self._sent_upto, from_seq - 1)
+            self._buffer.clear()
+            self._backlog_upto = max(self._backlog_upto, last)
+            return None, {"from_seq": from_seq, "last_seq": last}
+        # Only the gap, ahead of what was to be sent next (what is not sent yet comes anyway).
+        upto = min(to_seq, self._sent_upto, from_seq + MAX_GAP_REPLAY - 1)
+        if upto >= from_seq:
+            self._buffer.extendleft(reversed(self.outbox.rows(from_seq - 1,
+                                                              upto - from_seq + 1)))
+            self._backlog_upto = max(self._backlog_upto, upto)
+        return None, {"from_seq": from_seq, "to_seq": max(upto, to_seq), "last_seq": last}
 
     def _remember(self, transaction: str) -> None:
         self._transactions[transaction] = None

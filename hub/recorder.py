@@ -22,7 +22,7 @@ from typing import Any
 
 from contract import topics
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
-from contract.schema import ContractError, is_name, receive
+from contract.schema import ContractError, is_name, receive, receive_events
 from contract.supervise import LogOnce
 from contract.wire import encode
 from hub.storage import Storage, open_storage
@@ -68,6 +68,10 @@ class Recorder(MqttWorker):
         self._quiet_since: dict[str, float] = {}  # online tables not heard since subscribing
         self._last_request: dict[str, float] = {}
         self._ack_due: set[str] = set()
+        # Connected without a session (nothing was kept for the recorder while away), and
+        # the tables heard from since.
+        self._fresh_session = False
+        self._heard: set[str] = set()
         self.connected = threading.Event()
         self._db: Storage | None = None
         self._refused = LogOnce(log)
@@ -85,9 +89,13 @@ class Recorder(MqttWorker):
 
     def handle(self, item: object) -> None:
         match item:
-            case Connected(refused=False):
+            case Connected(refused=False, session_present=kept):
                 self._subscribe()
                 self.connected.set()
+                # Without its session the broker kept nothing for the recorder while it was
+                # away: a table's first event above the count means events were lost, not
+                # late (one publisher's QoS 1 messages arrive in order): ask at once.
+                self._fresh_session, self._heard = not kept, set()
             case Disconnected():
                 self.connected.clear()
             case Received(topic=name, payload=payload, retained=retained):
@@ -134,15 +142,19 @@ class Recorder(MqttWorker):
                 self._quiet_since.pop(table, None)
                 self._command_response(table, receive("CommandResponse", payload))
             else:
-                self.stats.received += 1
+                envelopes = receive_events("Envelope", payload)
+                for envelope in envelopes:  # a batch is taken whole or not at all
+                    if envelope["table"] != table or envelope["venue"] != self.venue:
+                        raise ContractError(f"an envelope of {envelope['venue']}/"
+                                            f"{envelope['table']} on {table}'s topic")
+                    if self.validate is not None:
+                        self.validate(envelope)
+                self.stats.received += len(envelopes)
                 self._quiet_since.pop(table, None)
-                envelope = receive("Envelope", payload)
-                if envelope["table"] != table or envelope["venue"] != self.venue:
-                    raise ContractError(f"an envelope of {envelope['venue']}/"
-                                        f"{envelope['table']} on {table}'s topic")
-                if self.validate is not None:
-                    self.validate(envelope)
-                self._store(table, envelope, payload)
+                for envelope in envelopes:
+                    # Each row keeps its own envelope's JSON, as if it had come alone.
+                    raw = payload.decode() if len(envelopes) == 1 else encode(envelope)
+                    self._store(table, envelope, raw)
         except ContractError as exc:
             self.stats.invalid += 1
             self._refused(name, str(exc))
@@ -154,15 +166,25 @@ class Recorder(MqttWorker):
         self._quiet_since.setdefault(table, time.monotonic())
 
     def _request_replay(self, table: str, now: float) -> None:
+        """Ask the table for what is missing: from what is stored on, to the first seq held
+        beyond a gap (a table sends only the gap again, not what is already here)."""
         self._last_request[table] = now
         self.stats.replay_requests += 1
-        self.client.publish(self._topic(table, "cmd/replay"), encode(
-            {"transaction": uuid.uuid4().hex, "from_seq": self.upto.get(table, 0) + 1}), qos=1)
+        request = {"transaction": uuid.uuid4().hex, "from_seq": self.upto.get(table, 0) + 1}
+        above = self._above.get(table)
+        if above:
+            request["to_seq"] = min(above) - 1
+        self.client.publish(self._topic(table, "cmd/replay"), encode(request), qos=1)
 
-    def _store(self, table: str, envelope: dict[str, Any], payload: bytes) -> None:
+    def _store(self, table: str, envelope: dict[str, Any], raw: str) -> None:
         assert self._db is not None
         seq = envelope["seq"]
-        if not self._db.insert(table, seq, envelope, payload.decode()):
+        if self._fresh_session and table not in self._heard:
+            self._heard.add(table)
+            if (seq - 1 > self.upto.get(table, 0) and seq - 1 not in self._above.get(table, ())
+                    and table not in self._gap_since):
+                self._gap_since[table] = float("-inf")  # asked at the next flush
+        if not self._db.insert(table, seq, envelope, raw):
             self.stats.duplicates += 1
         else:
             self.stats.stored += 1

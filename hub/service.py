@@ -27,7 +27,7 @@ from contract import topics
 from contract.commands import CommandError, parse_command
 from contract.envelope import envelope, event_of
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
-from contract.schema import ContractError, is_name, receive
+from contract.schema import ContractError, is_name, receive, receive_events
 from contract.supervise import LogOnce
 from contract.views import public_event
 from contract.wire import encode
@@ -61,7 +61,7 @@ STATS_MAX_MS = 31 * 86_400_000
 STATS_TAIL_MS = 3600 * 1000  # read past the period's end: the last hands' ends
 # The schema each consumed public topic's payload must keep to.
 _SCHEMAS = {"status": "Status", "state": "State", "events": "PublicEnvelope",
-            "cmd-resp": "CommandResponse"}
+            "cmd-resp": "CommandResponse"}  # events: one envelope or a backlog batch
 
 
 @dataclass
@@ -322,6 +322,19 @@ class Hub(MqttWorker):
         if len(parts) != 6 or parts[5] not in _SCHEMAS or not is_name(parts[4]):
             raise ContractError(f"topic {name[:120]!r} is not a table's public topic")
         table, leaf = parts[4], parts[5]
+        if leaf == "events":  # one event, or a backlog several to a message
+            envelopes = receive_events("PublicEnvelope", payload)
+            for body in envelopes:
+                if body["table"] != table:
+                    raise ContractError(f"an event of table {body['table']!r} on {table}'s "
+                                        "topic")
+            updates = []
+            for body in envelopes:
+                updates += self.floor.on_event(table, body, now)
+                if body.get("type") == "clock.hold" and not body.get("historical"):
+                    self._hold_venue_clock(table, now)
+            self._save_alerts(updates)
+            return updates + self._balance(now)
         body = receive(_SCHEMAS[leaf], payload)
         if body.get("table", table) != table:
             raise ContractError(f"a message of table {body['table']!r} on {table}'s topic")
@@ -332,10 +345,6 @@ class Hub(MqttWorker):
                 self._send(table, "hand-for-hand", {"state": "on"}, "hub")
         elif leaf == "state":
             updates = self.floor.on_state(table, body, now)
-        elif leaf == "events":
-            updates = self.floor.on_event(table, body, now)
-            if body.get("type") == "clock.hold" and not body.get("historical"):
-                self._hold_venue_clock(table, now)
         else:
             updates = self.floor.on_command_response(table, body, now)
         self._save_alerts(updates)

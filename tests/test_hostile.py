@@ -319,10 +319,11 @@ def _alive(hub, box, link, marker_hand):
 
 
 # Each consumed topic with the schema its messages keep to.
-_SCHEMA_OF = {"tables/t9/events": "PublicEnvelope", "tables/t9/private": "Envelope",
-              "tables/t9/state": "State", "tables/t9/status": "Status",
-              "tables/t9/cmd-resp": "CommandResponse", "clock": "VenueClock",
-              "hub/cmd/clock": "HubClockCommand", "tables/t9/ack": "Ack"}
+_SCHEMA_OF = {"tables/t9/events": ("PublicEnvelope", "PublicEnvelopeBatch"),
+              "tables/t9/private": ("Envelope", "EnvelopeBatch"),
+              "tables/t9/state": ("State",), "tables/t9/status": ("Status",),
+              "tables/t9/cmd-resp": ("CommandResponse",), "clock": ("VenueClock",),
+              "hub/cmd/clock": ("HubClockCommand",), "tables/t9/ack": ("Ack",)}
 _BAD_TOPICS = ["tables/t.evil/events", "tables/t9/events/extra", "tables/" + "x" * 40 + "/state"]
 _BYTES = [b"\xff\xfe\x00{", '{"seq": 1}'.encode("utf-16"), b"[" * 5000 + b"]" * 5000,
           b'{"a":"' + b"\x00" * 10 + b'"}', b"x" * 1_000_000, b"", b"null", b"[]",
@@ -340,16 +341,18 @@ def hostile_messages(draw):
     (valid, so the parts act on it, as table t9), the same with one field poisoned at any
     depth, or bytes that are no JSON at all; sometimes retained, sometimes on a bad topic."""
     topic = draw(st.sampled_from(sorted(_SCHEMA_OF) + _BAD_TOPICS))
-    schema = _SCHEMA_OF.get(topic, "PublicEnvelope")
+    schema = draw(st.sampled_from(_SCHEMA_OF.get(topic, ("PublicEnvelope",))))
     how = draw(st.sampled_from(["valid", "mutated", "mutated", "bytes"]))
     if how == "bytes":
         payload = draw(st.sampled_from(_BYTES))
     else:
         value = draw(valid(schema) if how == "valid" else mutated(schema))
-        if isinstance(value, dict) and "table" in value and draw(st.booleans()):
-            value["table"] = "t9"  # so that the hub acts on it, not refuse a stranger
-            if "venue" in value:
-                value["venue"] = VENUE
+        batch = value.get("batch") if isinstance(value, dict) else None
+        for each in (batch if isinstance(batch, list) else [value]):
+            if isinstance(each, dict) and "table" in each and draw(st.booleans()):
+                each["table"] = "t9"  # so that the hub acts on it, not refuse a stranger
+                if "venue" in each:
+                    each["venue"] = VENUE
         payload = _raw(value)
     retain = draw(st.booleans()) and topic.rsplit("/", 1)[-1] in ("state", "status", "clock")
     return f"pkr/v1/{VENUE}/{topic}", payload, retain

@@ -768,3 +768,32 @@ def test_the_room_at_a_glance_follows_seats_button_blinds_and_bust_outs():
     assert not [u for u in refused if u["kind"] == "bustout"]  # the table kept them
     assert [b.seat for b in floor.bustouts] == [5]
     assert floor.snapshot(4000)["bustouts"][0]["seat"] == 5
+
+
+def test_a_backlog_batch_raises_each_of_its_alerts_once_and_a_bad_batch_nothing(
+        tmp_path, broker, hub):
+    """A table's backlog several events a message (PublicEnvelopeBatch): each envelope is
+    taken as if alone (one alert each, the same seq twice counts once); a batch with one
+    envelope of another table is refused whole."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    client.connect("127.0.0.1", broker.port)
+    client.loop_start()
+    topic = f"pkr/v1/{VENUE}/tables/t1/events"
+    try:
+        stranger = {**_envelope(9, "floor.called", historical=True), "table": "t2"}
+        client.publish(topic, json.dumps({"v": 1, "batch": [
+            _envelope(8, "floor.called", historical=True), stranger]}), qos=1).wait_for_publish(5)
+        client.publish(topic, json.dumps({"v": 1, "batch": [
+            _envelope(seq, "floor.called", hand=seq, historical=True) for seq in (1, 2, 2, 3)]}),
+            qos=1).wait_for_publish(5)
+        assert wait_for(lambda: len([a for a in hub.floor.alerts.values()
+                                     if a.kind == "floor_called"]) == 3, 10)
+        alerts = [a for a in hub.floor.alerts.values() if a.kind == "floor_called"]
+        assert sorted(a.hand for a in alerts) == [1, 2, 3] and all(a.historical for a in alerts)
+        assert hub.invalid == 1  # the batch with a stranger's event, whole
+    finally:
+        client.loop_stop()
+        client.disconnect()

@@ -121,12 +121,61 @@ def test_thousands_of_events_while_the_broker_is_unreachable(tmp_path, broker, r
     for i in range(100, 5100):
         box.append(_event(i), i)
         link.notify()
+    published, sent = link.stats.published, link.stats.messages
     broker.start()
-    assert wait_for(lambda: recorder.upto.get("t1", 0) == 5100, 90), recorder.stats
-    assert recorder.seqs("t1") == list(range(1, 5101))
-    flags = {e["seq"]: e["historical"] for e in recorder.envelopes("t1")}
-    assert not flags[50] and flags[3000]  # the backlog is flagged historical
-    link.stop()
+    watcher, messages = _listener(broker, f"pkr/v1/{VENUE}/tables/t1/private")
+    try:
+        assert wait_for(lambda: recorder.upto.get("t1", 0) == 5100, 90), recorder.stats
+        assert recorder.seqs("t1") == list(range(1, 5101))
+        flags = {e["seq"]: e["historical"] for e in recorder.envelopes("t1")}
+        assert not flags[50] and flags[3000]  # the backlog is flagged historical
+        # Each stored row is the envelope alone, as if it had come by itself.
+        assert all(set(e) >= {"seq", "table", "data"} and "batch" not in e
+                   for e in recorder.envelopes("t1"))
+        # The backlog went several events a message: 5,000 events in a few hundred.
+        assert link.stats.published - published >= 5000
+        assert link.stats.messages - sent <= (link.stats.published - published) // 10
+        batches = [m for m in messages if "batch" in m]  # those the watcher was in time for
+        assert all([e["seq"] for e in m["batch"]] == list(range(
+            m["batch"][0]["seq"], m["batch"][-1]["seq"] + 1)) for m in batches)
+    finally:
+        link.stop()
+        _close(watcher)
+
+
+def test_a_table_sends_again_only_the_gap_the_recorder_names(tmp_path, broker):
+    """A replay request with to_seq: the link sends those rows again, then goes on where it
+    was; without to_seq, everything after from_seq."""
+    box, link = _link(tmp_path, broker, table="t6")
+    watcher, seen = _listener(broker, f"pkr/v1/{VENUE}/tables/t6/private")
+    asker, answers = _listener(broker, f"pkr/v1/{VENUE}/tables/t6/cmd-resp")
+    try:
+        for i in range(20):
+            box.append(_event(i), i)
+        link.notify()
+        assert wait_for(lambda: len(seen) == 20, 10), [m.get("seq") for m in seen]
+        asker.publish(f"pkr/v1/{VENUE}/tables/t6/cmd/replay",
+                      json.dumps({"transaction": "gap", "from_seq": 5, "to_seq": 7}), qos=1)
+        assert wait_for(lambda: answers, 10), seen
+        assert answers[0]["ok"] and answers[0]["to_seq"] == 7
+        box.append(_event(20), 20)  # a new event after the request: it follows the gap
+        link.notify()
+        def envelopes():  # the gap comes back as one batch
+            return [e for m in seen for e in m.get("batch", [m])]
+
+        assert wait_for(lambda: len(envelopes()) == 24, 10), envelopes()
+        again = envelopes()[20:]
+        assert [e["seq"] for e in again] == [5, 6, 7, 21], again
+        assert [e["historical"] for e in again] == [True, True, True, False]
+        assert [len(m.get("batch", [m])) for m in seen[20:]] == [3, 1]
+        asker.publish(f"pkr/v1/{VENUE}/tables/t6/cmd/replay",
+                      json.dumps({"transaction": "bad", "from_seq": 5, "to_seq": 99}), qos=1)
+        assert wait_for(lambda: len(answers) == 2, 10)
+        assert not answers[1]["ok"] and "to_seq 99" in answers[1]["error"]
+    finally:
+        link.stop()
+        _close(watcher)
+        _close(asker)
 
 
 TABLE_PROCESS = r"""
@@ -292,12 +341,34 @@ def test_the_recorder_asks_for_a_replay_when_a_gap_stays_open(tmp_path, broker, 
             send(seq)
         assert wait_for(lambda: requests, 10)
         assert requests[0]["from_seq"] == 3 and requests[0]["transaction"]
+        assert requests[0]["to_seq"] == 3  # only the gap: 4 and 5 are here
         assert recorder.upto["t5"] == 2
         send(3)
         assert wait_for(lambda: recorder.upto.get("t5") == 5, 10)
         assert recorder.seqs("t5") == [1, 2, 3, 4, 5]
     finally:
         _close(fake)
+
+
+def test_a_recorder_without_its_session_asks_for_what_it_missed_at_once(tmp_path, broker):
+    """Connected without a session, the recorder takes a table's first event above its count
+    as events lost while it was away (one publisher's QoS 1 messages come in order), and asks
+    for the gap at once, not after its reorder timeout (here a minute)."""
+    from contract.envelope import envelope
+
+    rec = Recorder(tmp_path / "fresh.db", venue=VENUE, port=broker.port,
+                   reorder_timeout=60.0, client_id="recorder-fresh").start()
+    assert rec.connected.wait(10)
+    fake, requests = _listener(broker, f"pkr/v1/{VENUE}/tables/t7/cmd/replay")
+    try:
+        for seq in (3, 4):  # 1 and 2 went out before the recorder subscribed
+            body = envelope(_event(seq), venue=VENUE, table="t7", seq=seq, boot=1, ts_ms=seq)
+            fake.publish(f"pkr/v1/{VENUE}/tables/t7/private", json.dumps(body), qos=1)
+        assert wait_for(lambda: requests, 10), "no request within the minute's timeout"
+        assert (requests[0]["from_seq"], requests[0]["to_seq"]) == (1, 2)
+    finally:
+        _close(fake)
+        rec.stop()
 
 
 def test_the_recorder_on_postgresql_stores_each_event_once(tmp_path, broker, postgres):
