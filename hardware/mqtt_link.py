@@ -280,12 +280,15 @@ class TableLink(MqttWorker):
             self._backlog_upto = max(self._backlog_upto, last)
             return None, {"from_seq": from_seq, "last_seq": last}
         # Only the gap, ahead of what was to be sent next (what is not sent yet comes anyway).
-        upto = min(to_seq, self._sent_upto, from_seq + MAX_GAP_REPLAY - 1)
+        sent = min(to_seq, self._sent_upto)
+        upto = min(sent, from_seq + MAX_GAP_REPLAY - 1)
         if upto >= from_seq:
             self._buffer.extendleft(reversed(self.outbox.rows(from_seq - 1,
                                                               upto - from_seq + 1)))
             self._backlog_upto = max(self._backlog_upto, upto)
-        return None, {"from_seq": from_seq, "to_seq": max(upto, to_seq), "last_seq": last}
+        # What this request covers: the whole gap, unless it was longer than one replay.
+        return None, {"from_seq": from_seq, "to_seq": upto if upto < sent else to_seq,
+                      "last_seq": last}
 
     def _remember(self, transaction: str) -> None:
         self._transactions[transaction] = None

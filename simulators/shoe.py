@@ -362,6 +362,10 @@ def _perform_on_the_shoe(line: dict[str, object], shoe: SimulatedShoe) -> None:
         shoe.wait_seen()
     elif kind == "shoe":
         if line.get("state") == "lost":
+            # The script pulls the cable after the reads before it reached the host (within
+            # milliseconds at a table); a host starved on a busy machine must not hear of the
+            # deck and those cards only after the cable (then no hand was on when it went).
+            settle(shoe)
             shoe.unplug()
         elif line.get("state") == "ok" and not shoe.plugged:
             shoe.replug()

@@ -143,9 +143,10 @@ def test_thousands_of_events_while_the_broker_is_unreachable(tmp_path, broker, r
         _close(watcher)
 
 
-def test_a_table_sends_again_only_the_gap_the_recorder_names(tmp_path, broker):
+def test_a_table_sends_again_only_the_gap_the_recorder_names(tmp_path, broker, monkeypatch):
     """A replay request with to_seq: the link sends those rows again, then goes on where it
     was; without to_seq, everything after from_seq."""
+    from hardware import mqtt_link
     box, link = _link(tmp_path, broker, table="t6")
     watcher, seen = _listener(broker, f"pkr/v1/{VENUE}/tables/t6/private")
     asker, answers = _listener(broker, f"pkr/v1/{VENUE}/tables/t6/cmd-resp")
@@ -172,6 +173,13 @@ def test_a_table_sends_again_only_the_gap_the_recorder_names(tmp_path, broker):
                       json.dumps({"transaction": "bad", "from_seq": 5, "to_seq": 99}), qos=1)
         assert wait_for(lambda: len(answers) == 2, 10)
         assert not answers[1]["ok"] and "to_seq 99" in answers[1]["error"]
+        # A gap longer than one replay: the answer says how far this one goes.
+        monkeypatch.setattr(mqtt_link, "MAX_GAP_REPLAY", 2)
+        asker.publish(f"pkr/v1/{VENUE}/tables/t6/cmd/replay",
+                      json.dumps({"transaction": "long", "from_seq": 10, "to_seq": 15}), qos=1)
+        assert wait_for(lambda: len(answers) == 3 and len(envelopes()) == 26, 10), answers
+        assert answers[2]["to_seq"] == 11
+        assert [e["seq"] for e in envelopes()[24:]] == [10, 11]
     finally:
         link.stop()
         _close(watcher)
