@@ -32,6 +32,10 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise WireError(f"number {text[:40]} is out of range (it is not finite as a float)")
+    # 1e308 keeps to a schema's "integer" (its fraction is zero) and int() of it has 309
+    # digits: a number past what an integer may be is refused however it is written.
+    if abs(value) > MAX_INTEGER:
+        raise WireError(f"number {text[:40]} is out of range (at most {MAX_INTEGER})")
     return value
 
 

@@ -44,7 +44,8 @@ VENUE = "hostile"
 
 @pytest.mark.parametrize("payload", [
     b'{"elapsed": NaN}', b'{"elapsed": Infinity}', b'{"elapsed": -Infinity}',
-    b'{"elapsed": 1e400}', b'{"seq": 100000000000000000000000}',
+    b'{"elapsed": 1e400}', b'{"seq": 100000000000000000000000}', b'{"seq": 1e308}',
+    b'{"last_seq": -9.1e15}',
     b'{"text": "a\\u0000b"}', b'{"text": "\\ud800"}', '{"seq": 1}'.encode("utf-16"),
     b"\xff\xfe", b"[" * 5000 + b"]" * 5000, b'{"x": "' + b"y" * 300_000 + b'"}',
     b'{"x": 1', b"",
@@ -61,7 +62,11 @@ def test_strict_json_reads_the_contract_and_never_writes_nan():
     assert decode(nested)
     with pytest.raises(ValueError):
         encode({"remaining": math.inf})
+    # A number within what the wire carries, past what the schema allows.
     with pytest.raises(ContractError, match="not a VenueClock"):
+        receive("VenueClock", b'{"structure": "tda-2024", "elapsed": 1e15, "running": true, '
+                              b'"hand_for_hand": false}')
+    with pytest.raises(ContractError, match="out of range"):  # past any integer: the wire
         receive("VenueClock", b'{"structure": "tda-2024", "elapsed": 1e300, "running": true, '
                               b'"hand_for_hand": false}')
 
