@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from controller.profiles import Profile
 
 ALL_SEATS = tuple(range(SEAT_MIN, SEAT_MAX + 1))
+# The values of the profile rules balance_mover and balance_seat (controller/profiles.py).
 MOVERS = ("big_blind_next", "keeps_position", "same_position")
 SEAT_CHOICES = ("worst_position", "same_position", "left_of_big_blind", "random")
 RULE_KEYS = ("balance_when", "balance_mover", "balance_seat", "break_table_at")
@@ -149,8 +150,7 @@ def _left_of_big_blind(table: TableSeats) -> list[int]:
 
 def _balance_moves(source: TableSeats, target: TableSeats, count: int, rules: BalanceRules,
                    draw: random.Random) -> list[Move]:
-    _, _, big = source.blinds()
-    button = source.blinds()[0]
+    button, _, big = source.blinds()
     t_button, _, t_big = target.blinds()
     by_blind = sorted(source.seats, key=lambda s: turns_to_big_blind(source.seats, big, s))
     if rules.seat == "worst_position":

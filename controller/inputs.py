@@ -9,6 +9,7 @@ one, reporting every problem with its key.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,7 @@ from controller.cards import (
     parse_ndef_text,
 )
 from controller.clock import MAX_CLOCK_SECONDS, STRUCTURE_NAME
-from controller.seating import SeatingError, normalise_seats
+from controller.seating import SEAT_MAX, SEAT_MIN, SeatingError, normalise_seats
 
 GAMES = tuple(HOLE_CARDS)
 GESTURES = ("tap", "double_tap", "hold", "long_hold")
@@ -317,7 +318,10 @@ def _seats(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Inpu
 
 
 MAX_MOVES = 10
-_SEAT_NUMBER = range(1, 11)
+_SEAT_NUMBER = range(SEAT_MIN, SEAT_MAX + 1)
+# A table's id as the contract allows it (contract/schema.py NAME, a topic level: the core
+# imports no contract; tests/test_contract.py holds the two the same).
+TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 
 def _moves(items: Any, seats: tuple[int, ...],
@@ -342,7 +346,7 @@ def _moves(items: Any, seats: tuple[int, ...],
                          for n in (seat, other))
         if not numbers_ok:
             problems.append(f"{where}: seats are numbers from 1 to 10")
-        elif not isinstance(table, str) or not STRUCTURE_NAME.match(table):
+        elif not isinstance(table, str) or not TABLE_ID.match(table):
             problems.append(f"{where}: {keys[1]} must be a table's name")
         elif leaves == (seat in seats):
             problems.append(f"{where}: seat {seat} " + ("is still in the seats: a player who "

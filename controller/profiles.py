@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.balancing import MOVERS, SEAT_CHOICES
 from controller.datafiles import ProblemsError
 
 
@@ -100,12 +101,12 @@ RULES: dict[str, RuleSpec] = {
     "balance_mover": RuleSpec(
         "balancing",
         "who moves from the larger table",
-        ("big_blind_next", "keeps_position", "same_position"),
+        MOVERS,
     ),
     "balance_seat": RuleSpec(
         "balancing",
         "which open seat a moved player takes at the smaller table",
-        ("worst_position", "same_position", "left_of_big_blind", "random"),
+        SEAT_CHOICES,
     ),
     "break_table_at": RuleSpec(
         "balancing",

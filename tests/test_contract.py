@@ -99,3 +99,12 @@ def test_a_replayed_transaction_is_refused():
     with pytest.raises(CommandError, match="already handled") as info:
         parse_command("status", b'{"transaction": "t-1"}', {command.transaction})
     assert info.value.transaction == "t-1"
+
+
+def test_the_core_takes_the_table_ids_the_contract_allows():
+    """A seating change names other tables by id: the core (which imports no contract) checks
+    them with the contract's own pattern."""
+    from contract.schema import NAME
+    from controller.inputs import TABLE_ID
+
+    assert TABLE_ID.pattern == NAME.pattern
