@@ -58,12 +58,16 @@ def validate(schema: str, payload: Any) -> None:
         raise ContractError(f"not a {schema}: " + "; ".join(problems(schema, payload)[:5]))
 
 
-def receive(schema: str, payload: bytes | str, *, max_bytes: int = 256 * 1024) -> Any:
-    """A consumed message: strict JSON that keeps to ``schema``, or ``ContractError``."""
+def _decoded(payload: bytes | str, max_bytes: int) -> Any:
     try:
-        value = decode(payload, max_bytes=max_bytes)
+        return decode(payload, max_bytes=max_bytes)
     except WireError as exc:
         raise ContractError(str(exc)) from None
+
+
+def receive(schema: str, payload: bytes | str, *, max_bytes: int = 256 * 1024) -> Any:
+    """A consumed message: strict JSON that keeps to ``schema``, or ``ContractError``."""
+    value = _decoded(payload, max_bytes)
     validate(schema, value)
     return value
 
@@ -77,10 +81,7 @@ def receive_events(schema: str, payload: bytes | str, *,
     """The envelopes of one message on ``private`` (``Envelope``) or ``events``
     (``PublicEnvelope``): one, or a backlog batch's in order; ``ContractError`` if the
     message keeps to neither (a batch is refused whole)."""
-    try:
-        value = decode(payload, max_bytes=max_bytes)
-    except WireError as exc:
-        raise ContractError(str(exc)) from None
+    value = _decoded(payload, max_bytes)
     if isinstance(value, dict) and "batch" in value:
         validate(BATCH_OF[schema], value)
         return list(value["batch"])

@@ -54,9 +54,9 @@ class BalanceDesk:
 
     @classmethod
     def of(cls, profile: Profile, salt: int = 0) -> BalanceDesk:
-        citations = [{"key": key, "value": rule.value, "source": rule.source,
-                      "quote": rule.quote, "note": rule.note}
-                     for key in BALANCE_RULES for rule in (profile.rules[key],)]
+        rules = [profile.rules[key] for key in BALANCE_RULES]
+        citations = [{"key": r.key, "value": r.value, "source": r.source, "quote": r.quote,
+                      "note": r.note} for r in rules]
         return cls(profile.name, BalanceRules.of(profile), citations, salt)
 
     # ------------------------------------------------------------------ from the floor view

@@ -322,33 +322,36 @@ class Hub(MqttWorker):
         if len(parts) != 6 or parts[5] not in _SCHEMAS or not is_name(parts[4]):
             raise ContractError(f"topic {name[:120]!r} is not a table's public topic")
         table, leaf = parts[4], parts[5]
-        if leaf == "events":  # one event, or a backlog several to a message
-            envelopes = receive_events("PublicEnvelope", payload)
-            for body in envelopes:
-                if body["table"] != table:
-                    raise ContractError(f"an event of table {body['table']!r} on {table}'s "
-                                        "topic")
-            updates = []
-            for body in envelopes:
-                updates += self.floor.on_event(table, body, now)
-                if body.get("type") == "clock.hold" and not body.get("historical"):
-                    self._hold_venue_clock(table, now)
-            self._save_alerts(updates)
-            return updates + self._balance(now)
-        body = receive(_SCHEMAS[leaf], payload)
-        if body.get("table", table) != table:
-            raise ContractError(f"a message of table {body['table']!r} on {table}'s topic")
-        if leaf == "status":
-            updates = self.floor.on_status(table, body, now)
-            if body.get("state") == "online" and self.floor.hand_for_hand:
-                # A table that (re)joins while hand-for-hand is on is told so.
-                self._send(table, "hand-for-hand", {"state": "on"}, "hub")
-        elif leaf == "state":
-            updates = self.floor.on_state(table, body, now)
+        if leaf == "events":
+            updates = self._events(table, payload, now)
         else:
-            updates = self.floor.on_command_response(table, body, now)
+            body = receive(_SCHEMAS[leaf], payload)
+            if body.get("table", table) != table:
+                raise ContractError(f"a message of table {body['table']!r} on {table}'s topic")
+            if leaf == "status":
+                updates = self.floor.on_status(table, body, now)
+                if body.get("state") == "online" and self.floor.hand_for_hand:
+                    # A table that (re)joins while hand-for-hand is on is told so.
+                    self._send(table, "hand-for-hand", {"state": "on"}, "hub")
+            elif leaf == "state":
+                updates = self.floor.on_state(table, body, now)
+            else:
+                updates = self.floor.on_command_response(table, body, now)
         self._save_alerts(updates)
         return updates + self._balance(now)
+
+    def _events(self, table: str, payload: bytes, now: int) -> list[Update]:
+        """One event, or a backlog several to a message: all of the table's, or none taken."""
+        envelopes = receive_events("PublicEnvelope", payload)
+        for body in envelopes:
+            if body["table"] != table:
+                raise ContractError(f"an event of table {body['table']!r} on {table}'s topic")
+        updates: list[Update] = []
+        for body in envelopes:
+            updates += self.floor.on_event(table, body, now)
+            if body.get("type") == "clock.hold" and not body.get("historical"):
+                self._hold_venue_clock(table, now)
+        return updates
 
     def _balance(self, now: int) -> list[Update]:
         """The balancing proposal after a change of the tables; a confirmed move is made as
@@ -515,36 +518,29 @@ class Hub(MqttWorker):
     def confirm_balance(self, user: User, kind: str, tables: list[str]) -> dict[str, Any]:
         """The floor confirms what the house's rule proposes (``kind`` and ``tables``, as the
         dashboard showed them): the players move as soon as those tables are between hands."""
-        def run() -> dict[str, Any]:
-            desk = self.floor.balance
-            assert desk is not None
-            now = self.now_ms()
-            try:
-                desk.confirm(kind, tables, user.name, now)
-            except BalanceRefused as exc:
-                raise StaffError(str(exc)) from None
-            self._log(now, user.name, "confirm " + ("break" if kind == "break" else "balance"),
-                      {"tables": tables})
-            self.floor.balance_stale = True
-            self._broadcast(self._balance(now) or [{"kind": "balance",
-                                                    "balance": desk.panel(self.floor.tables)}])
-            return desk.panel(self.floor.tables)
-
-        return dict(self.call(run))
+        return self._at_the_desk(
+            user, lambda desk, now: desk.confirm(kind, tables, user.name, now),
+            "confirm " + ("break" if kind == "break" else "balance"), {"tables": tables})
 
     def cancel_balance(self, user: User) -> dict[str, Any]:
+        """A confirmed move not made yet is withdrawn."""
+        return self._at_the_desk(user, lambda desk, now: desk.cancel(), "cancel balance", {})
+
+    def _at_the_desk(self, user: User, act: Callable[[BalanceDesk, int], None], action: str,
+                     detail: dict[str, Any]) -> dict[str, Any]:
+        """A staff action on the balancing desk, on the floor's worker: logged, shown on every
+        dashboard, and a confirmed move made at once if its tables are between hands."""
         def run() -> dict[str, Any]:
             desk = self.floor.balance
             assert desk is not None
+            now = self.now_ms()
             try:
-                desk.cancel()
+                act(desk, now)
             except BalanceRefused as exc:
                 raise StaffError(str(exc)) from None
-            now = self.now_ms()
-            self._log(now, user.name, "cancel balance", {})
-            self.floor.balance_stale = True
-            self._broadcast(self._balance(now) or [{"kind": "balance",
-                                                    "balance": desk.panel(self.floor.tables)}])
+            self._log(now, user.name, action, detail)
+            self.floor.balance_stale = True  # the desk changed, not the tables: review it
+            self._broadcast(self._balance(now))
             return desk.panel(self.floor.tables)
 
         return dict(self.call(run))
@@ -609,7 +605,7 @@ class Hub(MqttWorker):
             raise StaffError(f"a period of at most {STATS_MAX_MS // 86_400_000} days")
         storage = open_storage(self.settings.db)
         try:  # a hand started in the period may end (and the next start) after it
-            return storage.events_between(start, end + STATS_TAIL_MS, STATS_TYPES), start, end
+            return storage.events_since(start, STATS_TYPES, end + STATS_TAIL_MS), start, end
         finally:
             storage.close()
 

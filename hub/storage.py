@@ -147,21 +147,14 @@ class Storage:
         return {(str(t), int(q)) for t, q in self.execute(
             "SELECT tbl, seq FROM alerts WHERE seq IS NOT NULL AND ts >= ?", (since_ts,))}
 
-    def events_since(self, since_ts: int, types: tuple[str, ...]) -> list[dict[str, Any]]:
-        """Stored envelopes of the given types since ``since_ts``, in order (the floor's
-        catch-up after a restart)."""
-        marks = ", ".join("?" for _ in types)
-        return [json.loads(r[0]) for r in self.execute(
-            f"SELECT envelope FROM events WHERE ts >= ? AND type IN ({marks}) "
-            "ORDER BY tbl, seq", (since_ts, *types))]
-
-    def events_between(self, start_ts: int, end_ts: int,
-                       types: tuple[str, ...]) -> list[dict[str, Any]]:
-        """Stored envelopes of the given types from ``start_ts`` to ``end_ts`` (statistics)."""
+    def events_since(self, since_ts: int, types: tuple[str, ...],
+                     until_ts: int = 2**63 - 1) -> list[dict[str, Any]]:
+        """Stored envelopes of the given types from ``since_ts`` to ``until_ts``, each
+        table's in order (the floor's catch-up after a restart, the statistics)."""
         marks = ", ".join("?" for _ in types)
         return [json.loads(r[0]) for r in self.execute(
             f"SELECT envelope FROM events WHERE ts >= ? AND ts <= ? AND type IN ({marks}) "
-            "ORDER BY tbl, seq", (start_ts, end_ts, *types))]
+            "ORDER BY tbl, seq", (since_ts, until_ts, *types))]
 
     def save_bustout(self, bust: dict[str, Any]) -> None:
         self.execute("INSERT INTO bustouts VALUES (?, ?, ?, ?, ?)",
