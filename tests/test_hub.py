@@ -3,6 +3,7 @@ whole hub against a real Mosquitto with tables that publish through the real tab
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import sqlite3
@@ -264,6 +265,17 @@ def hub(tmp_path, broker):
     assert started.connected.wait(10) and started.recorder.connected.wait(10)
     yield started
     started.stop()
+
+
+@contextlib.contextmanager
+def _restarted(hub):
+    """The hub stopped and started again on its database: what a restart keeps."""
+    hub.stop()
+    again = Hub(hub.settings).start()
+    try:
+        yield again
+    finally:
+        again.stop()
 
 
 def _table(tmp_path, broker, name="t1", commands=None):
@@ -536,15 +548,11 @@ def test_a_restarted_hub_shows_open_alerts_and_who_acknowledged_the_others(
     finally:
         link.stop()
         maria.close()
-    hub.stop()
-    again = Hub(hub.settings).start()
-    try:
+    with _restarted(hub) as again:
         alerts = {a["id"]: a for a in again.snapshot()["alerts"]}
         assert alerts[first]["acked_by"] == "maria" and alerts[first]["kind"] == "floor_called"
         assert alerts[first + 1]["acked_by"] is None and alerts[first + 1]["hand"] == 2
         assert again.floor.next_alert > max(alerts)
-    finally:
-        again.stop()
 
 
 def test_bust_outs_outlive_a_hub_restart(tmp_path, broker, hub):
@@ -570,13 +578,9 @@ def test_bust_outs_outlive_a_hub_restart(tmp_path, broker, hub):
     finally:
         link.stop()
         maria.close()
-    hub.stop()
-    again = Hub(hub.settings).start()
-    try:
+    with _restarted(hub) as again:
         busts = again.snapshot()["bustouts"]
         assert [(b["table"], b["seat"], b["by"]) for b in busts] == [("t1", 5, "maria")]
-    finally:
-        again.stop()
 
 
 def test_acknowledge_all_closes_a_tables_alerts_even_those_not_shown_and_logs_it_live(
@@ -613,14 +617,10 @@ def test_acknowledge_all_closes_a_tables_alerts_even_those_not_shown_and_logs_it
             link.stop()
         maria.close()
         val.close()
-    hub.stop()
-    again = Hub(hub.settings).start()
-    try:  # the five never shown are closed too
+    with _restarted(hub) as again:  # the five never shown are closed too
         still_open = [a for a in again.snapshot()["alerts"] if a["acked_by"] is None]
         assert [a["table"] for a in still_open] == ["t2"]
         assert again.floor.tables["t1"].alerts_hidden == 0
-    finally:
-        again.stop()
 
 
 def test_a_hand_history_holds_whole_hands_only(tmp_path):

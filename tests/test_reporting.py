@@ -123,7 +123,6 @@ def test_thousands_of_events_while_the_broker_is_unreachable(tmp_path, broker, r
         link.notify()
     published, sent = link.stats.published, link.stats.messages
     broker.start()
-    watcher, messages = _listener(broker, f"pkr/v1/{VENUE}/tables/t1/private")
     try:
         assert wait_for(lambda: recorder.upto.get("t1", 0) == 5100, 90), recorder.stats
         assert recorder.seqs("t1") == list(range(1, 5101))
@@ -135,12 +134,8 @@ def test_thousands_of_events_while_the_broker_is_unreachable(tmp_path, broker, r
         # The backlog went several events a message: 5,000 events in a few hundred.
         assert link.stats.published - published >= 5000
         assert link.stats.messages - sent <= (link.stats.published - published) // 10
-        batches = [m for m in messages if "batch" in m]  # those the watcher was in time for
-        assert all([e["seq"] for e in m["batch"]] == list(range(
-            m["batch"][0]["seq"], m["batch"][-1]["seq"] + 1)) for m in batches)
     finally:
         link.stop()
-        _close(watcher)
 
 
 def test_a_table_sends_again_only_the_gap_the_recorder_names(tmp_path, broker, monkeypatch):
