@@ -30,6 +30,12 @@ from controller.events import (
 
 WARNING_SECONDS = 60.0
 SYNC_DRIFT_SECONDS = 1.0  # less than this between the table's clock and the hub's goes unsaid
+# Every reading of the venue clock arrives late by its trip over the venue's network (a Wi-Fi
+# stall holds it for hundreds of ms): a running reading this little behind the table's own is
+# that lateness, not the floor's doing, and is not followed. Taking it would set the table
+# back by the trip; a reading ahead is always taken, so the table keeps the freshest. The floor
+# setting the clock back (adding time) moves it by seconds: that is followed.
+LATE_READING_SECONDS = 0.5
 _LEVEL_KEYS = {"level", "sb", "bb", "ante", "minutes", "note", "color_up", "announce"}
 _BREAK_KEYS = {"break_minutes", "note", "color_up", "announce"}
 _TOP_KEYS = {"name", "title", "source", "schedule", "starting_stack", "note"}
@@ -233,8 +239,12 @@ class BlindClock:
         moves into is announced; the periods skipped are not replayed. ``synced`` is reported
         when the table had drifted (``SYNC_DRIFT_SECONDS``), was stopped, ran when the hub's
         clock did not (or the reverse), or changes period: the hub repeats its clock every few
-        seconds, and a table that agrees with it has nothing to say."""
+        seconds, and a table that agrees with it has nothing to say. A running reading a
+        little behind the table's own is only late (``LATE_READING_SECONDS``)."""
         drift = round(elapsed - self.elapsed(t), 3)
+        if (running and self.running_since is not None and not self.stopped
+                and -LATE_READING_SECONDS < drift < 0):
+            return self.advance(t)
         target = self.structure.index_at(elapsed)
         news = (abs(drift) >= SYNC_DRIFT_SECONDS or self.stopped or target != self.index
                 or running != (self.running_since is not None))

@@ -133,6 +133,23 @@ def test_the_hubs_repeated_clock_is_news_only_when_the_table_disagrees():
     assert of_type(moved, "level")[0]["level"] == 2 and of_type(moved, "clock")
 
 
+def test_a_reading_late_by_its_trip_does_not_set_the_table_back():
+    clock = BlindClock(load_structure("corner-pocket"), 0.0)
+    clock.sync(100.0, True, 50.0)
+    # Read at the hub 0.4 s before it arrived (a Wi-Fi stall): the table keeps its own time,
+    # the freshest it has.
+    assert clock.sync(109.6, True, 60.0) == []
+    assert clock.elapsed(60.0) == 110.0
+    clock.sync(110.2, True, 60.0)  # a reading ahead is always taken
+    assert clock.elapsed(60.0) == 110.2
+    # The floor adding time sets it back by seconds: followed, and said.
+    back = clock.sync(50.2, True, 60.0)
+    assert clock.elapsed(60.0) == 50.2 and of_type(back, "clock")[0]["drift"] == -60.0
+    # A paused reading is followed however close (the hub stopped the time).
+    clock.sync(50.0, False, 60.0)
+    assert clock.running_since is None
+
+
 def test_the_period_at_any_time_is_the_one_a_walk_through_the_periods_finds():
     def walk(structure, elapsed):
         total = 0.0
