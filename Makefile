@@ -47,8 +47,9 @@ typecheck: $(STAMP)
 
 # The tests start their own Mosquitto brokers, make certificates with openssl, check the
 # shell scripts with shellcheck and the systemd unit with systemd-analyze, and run the
-# recorder on PostgreSQL (the local server, or a temporary cluster they start), and drive the
-# floor dashboard in Debian's Chromium with Playwright.
+# recorder on PostgreSQL (the local server, or a temporary cluster they start), drive the
+# floor dashboard in Debian's Chromium with Playwright, and (as root) build a venue's network
+# in network namespaces with iproute2, dropping packets with nftables.
 system-deps:
 	@missing=""; \
 	  command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing="$$missing mosquitto"; \
@@ -57,6 +58,8 @@ system-deps:
 	  command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	  command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	  command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing="$$missing iproute2"; \
+	  command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing="$$missing nftables"; \
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 

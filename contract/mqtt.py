@@ -16,7 +16,7 @@ from __future__ import annotations
 import queue
 import threading
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from contract.supervise import start_worker
 
@@ -37,13 +37,16 @@ def tls_settings(ca_file: str | None, cert_file: str | None,
 
 
 def mqtt_client(client_id: str = "", *, tls: TlsSettings | None = None,
-                username: str | None = None, password: str | None = None) -> Any:
+                username: str | None = None, password: str | None = None,
+                transport: Literal["tcp", "unix"] = "tcp") -> Any:
     """A paho-mqtt 2 client speaking MQTT 5 (callback API version 2), with the venue's TLS
-    client certificate or a username when given: every MQTT client of the project starts here."""
+    client certificate or a username when given: every MQTT client of the project starts here.
+    ``transport="unix"``: the host is a Unix socket's path (the test harness's probe)."""
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5,
+                         transport=transport)
     if tls is not None:
         client.tls_set(ca_certs=tls.ca_file, certfile=tls.cert_file, keyfile=tls.key_file)
     if username is not None:

@@ -571,7 +571,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     root = Path(__file__).resolve().parents[1]
     module = {"latency": "mqtt", "outage": "mqtt", "replay": "replay_throughput",
               "shoe": "shoe_link", "display": "display", "footprint": "footprint",
-              "venue": "venue", "contract": "contract"}[args.which]
+              "venue": "venue", "contract": "contract", "network": "network"}[args.which]
     if not (root / "tests" / "bench" / f"{module}.py").exists():
         return _fail("benchmarks run from a source checkout (tests/bench is not installed)")
     argv = ([args.which] if module == "mqtt" else []) + args.rest
@@ -787,9 +787,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_hub_user)
 
     p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display, "
-                                     "venue, contract, footprint")
+                                     "venue, contract, footprint, network")
     p.add_argument("which", choices=("latency", "outage", "replay", "shoe", "display",
-                                     "footprint", "venue", "contract"))
+                                     "footprint", "venue", "contract", "network"))
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     p.set_defaults(func=cmd_bench)
 

@@ -21,7 +21,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.inputs import parse_input
 from controller.replay import replay
+from controller.table import Table, TableConfig, TableUsageError
 from houses.loaders import load_profile, load_structure
 from simulators.dealer_script import session
 from simulators.shoe import SimulatedShoe, perform, settle
@@ -109,11 +111,20 @@ class SimTable:
         self.config = self.directory / "table.toml"
         self.process: subprocess.Popen[str] | None = None
 
+    def script_seconds(self) -> float:
+        """How long the dealer's script lasts in real time at the venue's pace."""
+        times = [float(line["t"]) for line in self.lines[1:]
+                 if isinstance(line.get("t"), int | float)]
+        return (times[-1] - times[0]) * self.venue.pace if times else 0.0
+
     def write_config(self) -> None:
         setup = self.lines[0]
         venue = self.venue
-        mqtt = (f'[mqtt]\nenabled = true\nhost = "127.0.0.1"\nport = {venue.broker.port}\n'
-                if venue.broker else "[mqtt]\nenabled = false\n")
+        if venue.broker:
+            host, port = venue.broker_address(self)
+            mqtt = f'[mqtt]\nenabled = true\nhost = "{host}"\nport = {port}\n'
+        else:
+            mqtt = "[mqtt]\nenabled = false\n"
         clock = f'structure = "{venue.structure}"\n' if venue.structure else ""
         # With the hub, the tables follow its venue clock, as at a tournament.
         mode = "venue" if venue.venue_clock else "standalone"
@@ -129,7 +140,8 @@ class SimTable:
 
     def start_daemon(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tablectl.cli", "run", "--config", str(self.config)],
+            [*self.venue.host_prefix(self), sys.executable, "-m", "tablectl.cli", "run",
+             "--config", str(self.config)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
         ready = threading.Event()
         threading.Thread(target=self._forward, args=(self.process, ready), daemon=True).start()
@@ -338,6 +350,30 @@ class SimulatedVenue:
         self.say(f"private Mosquitto on 127.0.0.1:{self.broker.port} with the hub; floor "
                  f"dashboard at {self.hub.url} (user demo, password {password})")
 
+    def replay_journal(self, journal: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A fault-free run of what a daemon received: its journal through a fresh core
+        configured as the simulated tables are (the checkers compare it with the live run)."""
+        table = Table(self.profile, TableConfig(deal_gap=SIM_DEAL_GAP * self.pace,
+                                                evaluate=False), load_structure)
+        events = []
+        for line in journal:
+            if line["type"] == "tick":
+                events += table.advance(float(line["t"]))
+                continue
+            try:
+                events += table.handle(parse_input(line))
+            except TableUsageError:
+                continue
+        return [event.to_json() for event in events]
+
+    def broker_address(self, table: SimTable) -> tuple[str, int]:
+        """Where ``table``'s daemon finds the broker."""
+        return "127.0.0.1", int(self.broker.port)
+
+    def host_prefix(self, table: SimTable) -> list[str]:
+        """The command that runs a program on ``table``'s host (this machine: none)."""
+        return []
+
     def say(self, text: str) -> None:
         self.out.write(f"[sim] {text}\n")
         self.out.flush()
@@ -369,21 +405,28 @@ class SimulatedVenue:
                 t.hands_ended() < t.hands_to_end for t in self.tables):
             time.sleep(0.05)
 
+    def uptos(self) -> dict[str, int]:
+        """Each table's seq up to which the recorder holds every event."""
+        return dict(self.recorder.upto) if self.recorder is not None else {}
+
     def wait_delivered(self, timeout: float = 60) -> bool:
-        if self.recorder is None:
+        if self.recorder is None and self.broker_mode != "network":
             return True
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            if all(self.recorder.upto.get(t.name, 0) >= t.last_seq() > 0
-                   for t in self.tables):
+            upto = self.uptos()
+            if all(upto.get(t.name, 0) >= t.last_seq() > 0 for t in self.tables):
                 return True
             time.sleep(0.2)
         return False
 
-    def stop(self) -> None:
+    def stop_tables(self) -> None:
         for table in self.tables:
             table.stop_daemon()
             table.shoe.stop()
+
+    def stop(self) -> None:
+        self.stop_tables()
         if self.hub is not None:
             self.hub.stop()
         elif self.recorder is not None:
