@@ -178,9 +178,6 @@ class NetworkVenue(SimulatedVenue):
         self.storage: Any = None
         self.heals: list[Heal] = []
         self.spikes = 0  # latency spikes played
-        # Tables a fault made deal otherwise than their script (a daemon killed, a shoe
-        # unplugged): the checker compares those with their inputs' replay only.
-        self.off_script: set[str] = set()
 
     # ---------------------------------------------------------------- the hosts
     def start(self) -> NetworkVenue:

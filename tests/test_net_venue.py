@@ -32,7 +32,7 @@ def test_venue_network_faults_lose_and_double_nothing(tmp_path):
     run = subprocess.run(
         [sys.executable, "-m", "tablectl.cli", "bench", "network", "--json", "--tables", "3",
          "--cut", "24", "--hub-cut", "5", "--broker-down", "4", "--spike-every", "6",
-         "--hands", "12", "--irregularities", "0.5", "--dir", str(tmp_path)],
+         "--hands", "9", "--seed", "5", "--irregularities", "0.5", "--dir", str(tmp_path)],
         capture_output=True, text=True, timeout=240)
     assert run.stdout, run.stderr
     figures = json.loads(run.stdout)
