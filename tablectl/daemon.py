@@ -464,9 +464,14 @@ class Daemon:
         """The retained ``state`` snapshot for late joiners (the dashboard): published when
         something a viewer sees changes, and every STATE_REFRESH seconds for the clock."""
         assert self.link is not None
+        # The snapshot describes the table at its core's time, its last input's moment (a
+        # press is stamped when the finger moved, seconds back for a hold): ``ts`` says when
+        # that was, so that a viewer reading the clock's time left against ``ts`` is right.
+        behind = min(max(0.0, self.now() - self.table.now), STATE_REFRESH)
         state = state_snapshot(self.table.state(),
                                hub_link="ok" if self.link.connected else "lost",
-                               last_seq=self.outbox.last_seq, ts_ms=int(time.time() * 1000))
+                               last_seq=self.outbox.last_seq,
+                               ts_ms=int((time.time() - behind) * 1000))
         stats = state.get("dealer_stats") or {}
         key = json.dumps({**state, "ts": None, "last_seq": None,
                           "clock": {**(state["clock"] or {}), "remaining": None},

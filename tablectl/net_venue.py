@@ -109,10 +109,10 @@ class Probe:
         worst = 0.0
         for state in sorted(states, key=lambda s: s["ts"]):
             at = state["ts"] / 1000
-            heard = [(received, body) for received, body in clock if received <= at]
-            if not heard or not isinstance(state.get("clock"), dict):
+            hub = hub_period_end(clock, at)
+            if hub is None or not isinstance(state.get("clock"), dict):
                 continue
-            gap = clock_difference(state["clock"], at, *heard[-1])
+            gap = clock_difference(state["clock"], at, *hub)
             if gap is None:
                 continue
             if gap > CLOCK_TOLERANCE:
@@ -129,16 +129,36 @@ class Probe:
             self.client.disconnect()
 
 
-def clock_difference(table: dict[str, Any], at: float, hub_at: float,
-                     hub: dict[str, Any]) -> float | None:
-    """How far apart a table's clock (its snapshot at wall time ``at``) and the hub's (heard
-    at ``hub_at``) put the end of the current period, in seconds; None when they cannot be
-    compared: a clock paused or stopped, or one of them within a second of a period's edge
-    that the other has crossed."""
+def hub_period_end(clock: list[tuple[float, dict[str, Any]]],
+                   at: float) -> tuple[dict[str, Any], float] | None:
+    """The hub's latest reading heard by wall time ``at``, and when its period ends: by the
+    least delayed of the readings of the last 12 s that agree with it (a reading's trip to the
+    probe only ever makes the end look later; a busy hub publishes late)."""
+    heard = [(received, body) for received, body in clock if received <= at]
+    if not heard:
+        return None
+    latest_at, latest = heard[-1]
+    end = latest_at + float(latest["remaining"])
+    period = (latest.get("level"), latest.get("on_break"), latest.get("running"))
+    for received, body in reversed(heard):
+        if received < at - 12.0:
+            break
+        if (body.get("level"), body.get("on_break"), body.get("running")) == period:
+            candidate = received + float(body["remaining"])
+            if end - 2.0 <= candidate < end:  # not a reading from before the floor's change
+                end = candidate
+    return latest, end
+
+
+def clock_difference(table: dict[str, Any], at: float, hub: dict[str, Any],
+                     hub_end: float) -> float | None:
+    """How far apart a table's clock (its snapshot at wall time ``at``) and the hub's (its
+    reading ``hub``, its period ending at ``hub_end``) put the end of the current period, in
+    seconds; None when they cannot be compared: a clock paused or stopped, or one of them
+    within a second of a period's edge that the other has crossed."""
     if not (table.get("running") and hub.get("running")):
         return None
     table_end = at + float(table["remaining"])
-    hub_end = hub_at + float(hub["remaining"])
     if (table.get("level"), table.get("on_break")) != (hub.get("level"), hub.get("on_break")) \
             and min(table_end, hub_end) - at <= CLOCK_TOLERANCE:
         return None
@@ -467,8 +487,9 @@ def _hands(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 def check(venue: NetworkVenue) -> dict[str, Any]:
     """The checker's findings, table by table; ``problems`` empty when the venue held up:
     every event of every outbox once and in order at the recorder, equal to the outbox's, the
-    hands equal to a fault-free replay of the daemon's inputs, the clocks within a second of
-    the hub's after each heal."""
+    hands equal to a fault-free replay of the daemon's inputs (and to the dealer's script where
+    no fault changed the dealing), the clocks within a second of the hub's after each heal and
+    to the end."""
     problems: list[str] = []
     tables: dict[str, Any] = {}
     for table in venue.tables:
@@ -506,6 +527,14 @@ def check(venue: NetworkVenue) -> dict[str, Any]:
         if _hands(again) != _hands(events):
             problems.append(f"{table.name}: the hands differ from a fault-free replay of its "
                             "inputs")
+    # Since the last heal, to the end of the session: each clock came to agree with the hub's
+    # and stayed within the tolerance (a later disagreement would leave it unagreed).
+    last_heal = max((heal.healed_at for heal in venue.heals), default=0.0)
+    for name, found in tables.items():
+        agreed, worst = venue.probe.clock_gap(name, last_heal) if venue.probe else (None, 0.0)
+        found["clock_difference_at_end_s"] = round(worst, 3) if agreed is not None else None
+        if agreed is None:
+            problems.append(f"{name}: its clock did not agree with the hub's at the end")
     for heal in venue.heals:
         if heal.delivered_after is None:
             problems.append(f"after {heal.what}: the recorder did not catch up")

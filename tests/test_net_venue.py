@@ -45,11 +45,13 @@ def test_venue_network_faults_lose_and_double_nothing(tmp_path):
     for heal in figures["heals"]:
         assert heal["delivered_after_s"] is not None, heal
         assert all(after is not None for after in heal["clock_agrees_after_s"].values()), heal
-        assert all(gap <= 1.0 for gap in heal["clock_difference_s"].values()), heal
     assert figures["spikes"] >= 3
     for name, table in figures["tables"].items():
         assert table["events"] == table["recorded"] > 50, name
         assert table["hands_equal_replay"], name
+        # Agreeing at all means within a second; at the end they are far closer than that (a
+        # table keeps the freshest reading, and its snapshot says when it was taken).
+        assert table["clock_difference_at_end_s"] <= 0.5, name
     tables = figures["tables"]
     assert tables["t3"]["boots"] == 2  # SIGKILLed and started again while cut off
     assert [n for n, t in tables.items() if t["off_script"]] == ["t3"]
