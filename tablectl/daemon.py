@@ -465,9 +465,10 @@ class Daemon:
         something a viewer sees changes, and every STATE_REFRESH seconds for the clock."""
         assert self.link is not None
         # The snapshot describes the table at its core's time, its last input's moment (a
-        # press is stamped when the finger moved, seconds back for a hold): ``ts`` says when
-        # that was, so that a viewer reading the clock's time left against ``ts`` is right.
-        behind = min(max(0.0, self.now() - self.table.now), STATE_REFRESH)
+        # press is stamped when the finger moved, seconds back for a hold; the clock's ticks
+        # are no input): ``ts`` says when that was, so that a viewer reading the clock's time
+        # left against ``ts`` is right.
+        behind = max(0.0, self.now() - self.table.now)
         state = state_snapshot(self.table.state(),
                                hub_link="ok" if self.link.connected else "lost",
                                last_seq=self.outbox.last_seq,

@@ -329,6 +329,51 @@ def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
         link.stop()
 
 
+def test_a_state_snapshot_is_stamped_with_the_moment_it_describes(tmp_path):
+    """A press is stamped when the finger moved (a hold, seconds before it is recognised), and
+    the core's time is its last input's: a snapshot describes the table at that moment, and
+    its ``ts`` must say so, or the clock's time left reads seconds wrong against it."""
+    import io
+
+    from controller.inputs import Gesture
+    from simulators.broker import free_port
+    from tablectl.config import config_from_data
+    from tablectl.daemon import Daemon
+
+    now = [1000.0]
+    config = config_from_data({
+        "table": {"venue": "v", "id": "t1"}, "clock": {"mode": "standalone",
+                                                      "structure": "tda-2024"},
+        "shoe": {"backend": "none"}, "button": {"backend": "none"},
+        "display": {"backend": "none"}, "buzzer": {"backend": "none"},
+        "mqtt": {"port": free_port()},  # nobody listens: the snapshots are caught here
+        "storage": {"data_dir": str(tmp_path)}}, "test")
+    daemon = Daemon(config, out=io.StringIO(), clock=lambda: now[0]).start()
+    published = []
+
+    def snapshot():
+        daemon._state_key = None  # now, not only when something a viewer sees has changed
+        daemon._publish_state()
+        return published[-1]
+
+    try:
+        daemon.link.publish_state = published.append
+        daemon.tick()
+        now[0] += 3.0
+        # A hold recognised 2 s after the finger went down, then a tap just now: two
+        # snapshots of the table at two moments, which put the level's end at one moment.
+        daemon.feed(Gesture("hold", t=daemon.now() - 2.0))
+        on_hold = snapshot()
+        daemon.feed(Gesture("tap", t=daemon.now()))
+        on_tap = snapshot()
+        assert on_hold["clock"]["remaining"] == pytest.approx(
+            on_tap["clock"]["remaining"] + 2.0, abs=0.01)
+        ends = [s["ts"] / 1000 + s["clock"]["remaining"] for s in (on_hold, on_tap)]
+        assert ends[0] == pytest.approx(ends[1], abs=0.1)
+    finally:
+        daemon.stop()
+
+
 def test_the_recorder_asks_for_a_replay_when_a_gap_stays_open(tmp_path, broker, recorder):
 
     from contract.envelope import envelope
