@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, table in report["tables"].items():
         print(f"  {name}: {table['events']} events, {table['recorded']} recorded, "
               f"{table['missing']} missing, {table['stored_twice']} stored twice, "
-              f"{table['differing']} differing, {table['boots']} boots; hands equal to the "
+              f"{table['differing']} differing, {table['boots']} boots; clock within "
+              f"{table['clock_difference_at_end_s']} s of the hub's at the end; hands equal to the "
               f"fault-free replay: {table['hands_equal_replay']}, to the script: "
               f"{table['hands_equal_script']}"
               + (" (a fault changed its dealing)" if table["off_script"] else ""))
