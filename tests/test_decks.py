@@ -195,8 +195,10 @@ def test_live_deck_check_through_the_simulated_shoe(tmp_path, capsys):
             shoe.draw("B2:As")
 
         threading.Thread(target=dealer, daemon=True).start()
+        # The default idle end (3 s without a card): a crowded machine once held the dealer's
+        # thread for more than a second mid-deck, and a 1 s idle ended the check there.
         code = main(["deck", "check", "--deck", "R1", "--registry", str(tmp_path / "d.json"),
-                     "--port", str(tmp_path / "shoe"), "--idle", "1.0", "--json"])
+                     "--port", str(tmp_path / "shoe"), "--idle", "3.0", "--json"])
     finally:
         shoe.stop()
     verdict = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
