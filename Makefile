@@ -63,13 +63,13 @@ system-deps:
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 
-# Three processes (pytest-xdist) on two cores: most tests wait on brokers, pty's, browsers and
-# a venue's network faults, not the CPU (two processes: 4 min 10 s, three: 3 min 5 s, the same
-# fresh clone, 2026-12-01); the tests that deal at ten or twenty times a dealer's pace wait for
-# the daemon to take in each input, so a crowded CPU slows them without changing what they see.
+# Two processes (pytest-xdist): most tests wait on brokers, pty's and browsers, not the CPU;
+# more would crowd the tests that deal at twenty times a dealer's pace on a busy machine (three
+# processes took pytest from 4 min 10 s to 3 min 5 s on a fresh clone, but beside two busy
+# loops the pty dealing tests turned a rhythm into a pause in two runs of six).
 # Each file runs in one process, in order: a module's tests share its fixtures (a venue, a hub).
 unit: $(STAMP) system-deps
-	$(PY) -m pytest -n 3 --dist loadfile
+	$(PY) -m pytest -n 2 --dist loadfile
 
 test: lint typecheck unit
 

@@ -64,11 +64,7 @@ def test_full_hands_through_the_pty_match_the_replay(rig, profile, injections):
     dealer.finish()
     script += dealer.lines
     expected = run(script, profile)
-    # Ten times a dealer's pace, not twenty: the host maps the shoe's clock onto its own from
-    # frames that a crowded machine (three test processes and two busy loops on two cores)
-    # delivers late, and at twenty times the pace a tenth of a second of that turned a
-    # dealing rhythm into a pause once.
-    r = rig(profile=profile, scale=0.1)
+    r = rig(profile=profile)
     got = r.play(script)
     assert _records(got) == _records(expected)
     assert _rulings(got) == _rulings(expected)
