@@ -106,14 +106,6 @@ class Network:
         _run("ip", "netns", "exec", host.namespace, "nft", "-f", "-", stdin=rules)
         host.lossy = True
 
-    def clear_loss(self, name: str) -> None:
-        """No more random loss on the host."""
-        host = self.hosts[name]
-        if host.lossy:
-            _run("ip", "netns", "exec", host.namespace, "nft", "delete", "table", "inet",
-                 "venue_fault")
-            host.lossy = False
-
     def close(self) -> None:
         for host in self.hosts.values():
             subprocess.run(["ip", "netns", "del", host.namespace], capture_output=True)

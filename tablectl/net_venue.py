@@ -403,7 +403,7 @@ def lossy_table(venue: NetworkVenue) -> str:
 
 
 def delayed_table(venue: NetworkVenue) -> str:
-    return venue.tables[1].name
+    return venue.delayed[0]
 
 
 def cut_table(venue: NetworkVenue) -> str:
