@@ -60,6 +60,7 @@ system-deps:
 	  command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	  command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing="$$missing iproute2"; \
 	  command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing="$$missing nftables"; \
+	  command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing="$$missing nats-server"; \
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 

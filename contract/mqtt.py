@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Literal, Self
 
@@ -24,8 +25,8 @@ from contract.supervise import start_worker
 @dataclass
 class TlsSettings:
     ca_file: str
-    cert_file: str
-    key_file: str
+    cert_file: str | None = None  # a client certificate (the venue's brokers ask for one)
+    key_file: str | None = None
 
 
 def tls_settings(ca_file: str | None, cert_file: str | None,
@@ -38,15 +39,24 @@ def tls_settings(ca_file: str | None, cert_file: str | None,
 
 def mqtt_client(client_id: str = "", *, tls: TlsSettings | None = None,
                 username: str | None = None, password: str | None = None,
-                transport: Literal["tcp", "unix"] = "tcp") -> Any:
+                transport: Literal["tcp", "unix"] = "tcp", mqtt311: bool = False,
+                manual_ack: bool = False) -> Any:
     """A paho-mqtt 2 client speaking MQTT 5 (callback API version 2), with the venue's TLS
     client certificate or a username when given: every MQTT client of the project starts here.
-    ``transport="unix"``: the host is a Unix socket's path (the test harness's probe)."""
+    ``transport="unix"``: the host is a Unix socket's path (the test harness's probe).
+    ``mqtt311``: MQTT 3.1.1 with a persistent session (clean session off), for the group's
+    cluster (NATS speaks no MQTT 5). ``manual_ack``: a QoS 1 message is acknowledged by the
+    caller (``client.ack``), once it has done what the acknowledgement promises."""
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5,
-                         transport=transport)
+    if mqtt311:
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
+                             protocol=mqtt.MQTTv311, transport=transport, clean_session=False,
+                             manual_ack=manual_ack)
+    else:
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
+                             protocol=mqtt.MQTTv5, transport=transport, manual_ack=manual_ack)
     if tls is not None:
         client.tls_set(ca_certs=tls.ca_file, certfile=tls.cert_file, keyfile=tls.key_file)
     if username is not None:
@@ -68,6 +78,11 @@ class Endpoint:
     # A persistent session (MQTT 5 session expiry, seconds): the broker keeps the worker's
     # subscriptions and queues its QoS 1 messages while it is away. None: a clean start.
     session_seconds: int | None = None
+    # The group's cluster: MQTT 3.1.1 with a persistent session (``session_seconds`` unused),
+    # the other nodes to fail over to, in turn, when the connection drops.
+    mqtt311: bool = False
+    others: tuple[tuple[str, int], ...] = ()
+    manual_ack: bool = False
 
 
 # -------------------------------------------------------------------- what goes on the queue
@@ -91,6 +106,11 @@ class Received:
     topic: str
     payload: bytes
     retained: bool
+    # For a worker that acknowledges by itself (``Endpoint.manual_ack``): the message's id,
+    # its QoS, and the connection it came on (an id means nothing on a later connection).
+    mid: int = 0
+    qos: int = 0
+    connection: int = 0
 
 
 @dataclass(frozen=True)
@@ -124,6 +144,10 @@ class MqttWorker:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._finished = threading.Event()
+        self.connection = 0  # counts CONNACKs: which connection a message came on
+        self._address = 0  # which of the endpoint's addresses paho connects to
+        self._stopping = False
+        self.last_turn = time.monotonic()  # a worker with turn_seconds turns that often
 
     # ------------------------------------------------------------------ for subclasses
     def configure(self, client: Any) -> None:
@@ -144,33 +168,54 @@ class MqttWorker:
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Self:
         """Connect (in the background: paho reconnects by itself) and start the worker."""
-        from paho.mqtt.packettypes import PacketTypes
-        from paho.mqtt.properties import Properties
-
         end = self.endpoint
         client = mqtt_client(end.client_id, tls=end.tls, username=end.username,
-                             password=end.password)
+                             password=end.password, mqtt311=end.mqtt311,
+                             manual_ack=end.manual_ack)
         self.configure(client)
         put = self.queue.put
-        client.on_connect = lambda c, u, f, rc, p=None: put(
-            Connected(bool(getattr(rc, "is_failure", False)), str(rc),
-                      bool(getattr(f, "session_present", False))))
-        client.on_disconnect = lambda c, u, f, rc, p=None: put(Disconnected(str(rc)))
+
+        def connected(c: Any, u: Any, f: Any, rc: Any, p: Any = None) -> None:
+            self.connection += 1
+            put(Connected(bool(getattr(rc, "is_failure", False)), str(rc),
+                          bool(getattr(f, "session_present", False))))
+
+        def disconnected(c: Any, u: Any, f: Any, rc: Any, p: Any = None) -> None:
+            put(Disconnected(str(rc)))
+            if end.others and not self._stopping:
+                # paho reconnects to where connect_async last pointed it: the next node
+                self._address = (self._address + 1) % (len(end.others) + 1)
+                self._connect(client, self._address)
+
+        client.on_connect = connected
+        client.on_disconnect = disconnected
         client.on_message = lambda c, u, msg: put(
-            Received(msg.topic, bytes(msg.payload), bool(msg.retain)))
+            Received(msg.topic, bytes(msg.payload), bool(msg.retain), msg.mid, msg.qos,
+                     self.connection))
         client.on_publish = lambda c, u, mid, rc, p=None: put(Published(mid))
         client.reconnect_delay_set(min_delay=1, max_delay=5)
-        properties = None
-        if end.session_seconds is not None:
-            properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-            properties.SessionExpiryInterval = end.session_seconds
-        client.connect_async(end.host, end.port, keepalive=end.keepalive,
-                             clean_start=end.session_seconds is None, properties=properties)
+        self._connect(client, 0)
         self.client = client
         self._owns_client = True
         self._start_thread()
         client.loop_start()
         return self
+
+    def _connect(self, client: Any, address: int) -> None:
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        end = self.endpoint
+        host, port = ((end.host, end.port), *end.others)[address]
+        if end.mqtt311:
+            client.connect_async(host, port, keepalive=end.keepalive)
+            return
+        properties = None
+        if end.session_seconds is not None:
+            properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+            properties.SessionExpiryInterval = end.session_seconds
+        client.connect_async(host, port, keepalive=end.keepalive,
+                             clean_start=end.session_seconds is None, properties=properties)
 
     def attach(self, client: Any) -> Self:
         """Run the worker on another part's connection (``client``, whose owner routes the
@@ -196,12 +241,22 @@ class MqttWorker:
             done.wait(timeout)
             self._thread.join(timeout)
         if self.client is not None and self._owns_client:
+            self._stopping = True
             self.client.disconnect()
             self.client.loop_stop()
 
     @property
     def stopped(self) -> bool:
         return self._finished.is_set()
+
+    def unhealthy(self, timeout: float = 5.0) -> str | None:
+        """Why the worker cannot do its work now (None: it can): for the systemd watchdog.
+        A worker with ``turn_seconds`` that has not turned for ``timeout`` is stuck."""
+        if self._thread is None or not self._thread.is_alive():
+            return f"the {self.worker_name} worker is not running"
+        if self.turn_seconds is not None and time.monotonic() - self.last_turn > timeout:
+            return f"the {self.worker_name} worker has not turned for {timeout:g} s"
+        return None
 
     @property
     def thread(self) -> threading.Thread | None:
@@ -234,3 +289,4 @@ class MqttWorker:
                     return
                 self.handle(item)
             self.turn()
+            self.last_turn = time.monotonic()

@@ -57,6 +57,18 @@ MIGRATIONS = [
 HISTORY_TYPES = ("hand.started", "hand.ended", "hand.record", "ruling", "irregularity")
 
 
+def migrate(execute: Any, version_table: str, migrations: list[list[str]]) -> None:
+    """Bring a schema to its last version: the migrations after the one ``version_table``
+    records, each recorded as it is done (``execute`` takes "?" parameters)."""
+    execute(f"CREATE TABLE IF NOT EXISTS {version_table} (version INTEGER NOT NULL)")
+    row = execute(f"SELECT MAX(version) FROM {version_table}").fetchone()
+    version = int(row[0]) if row and row[0] is not None else 0
+    for number, statements in enumerate(migrations[version:], start=version + 1):
+        for statement in statements:
+            execute(statement)
+        execute(f"INSERT INTO {version_table} VALUES (?)", (number,))
+
+
 class Storage:
     def __init__(self, connection: Any, placeholder: str) -> None:
         self.db = connection
@@ -70,13 +82,7 @@ class Storage:
         return self.db.execute(self._sql(text), args)
 
     def _migrate(self) -> None:
-        self.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-        row = self.execute("SELECT MAX(version) FROM schema_version").fetchone()
-        version = int(row[0]) if row and row[0] is not None else 0
-        for number, statements in enumerate(MIGRATIONS[version:], start=version + 1):
-            for statement in statements:
-                self.execute(statement)
-            self.execute("INSERT INTO schema_version VALUES (?)", (number,))
+        migrate(self.execute, "schema_version", MIGRATIONS)
         self.commit()
 
     def insert(self, table: str, seq: int, envelope: dict[str, Any], raw: str) -> bool:
@@ -101,6 +107,12 @@ class Storage:
     def envelopes(self, table: str) -> list[dict[str, Any]]:
         return [json.loads(r[0]) for r in self.execute(
             "SELECT envelope FROM events WHERE tbl = ? ORDER BY seq", (table,))]
+
+    def raw_envelopes(self, table: str, first: int, last: int) -> list[tuple[int, str]]:
+        """The stored JSON of the table's events ``first``..``last``, by seq."""
+        return [(int(r[0]), str(r[1])) for r in self.execute(
+            "SELECT seq, envelope FROM events WHERE tbl = ? AND seq BETWEEN ? AND ? "
+            "ORDER BY seq", (table, first, last))]
 
     def hand_history(self, table: str, hands: int) -> list[dict[str, Any]]:
         """The envelopes of the table's last ``hands`` hands that a history is made of, oldest

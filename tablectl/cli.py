@@ -288,6 +288,107 @@ def cmd_recorder(args: argparse.Namespace) -> int:
     return status
 
 
+class _ClusterOptionsError(Exception):
+    """--cluster or --password-file unusable: the operator's mistake, with what to do."""
+
+
+def _cluster_endpoint(args: argparse.Namespace, client_id: str) -> Any:
+    """The group's cluster (``deploy/cluster``) as an MQTT 3.1.1 endpoint: the first node of
+    --cluster, the others to fail over to; the user and the password in --password-file."""
+    from pathlib import Path
+
+    from contract.mqtt import Endpoint, TlsSettings
+
+    problems = []
+    nodes: list[tuple[str, int]] = []
+    for address in args.cluster.split(","):
+        host, _, port = address.strip().rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            problems.append(f"--cluster: {address.strip()!r} is not HOST:PORT")
+        else:
+            nodes.append((host, int(port)))
+    password = None
+    if args.password_file:
+        try:
+            password = Path(args.password_file).read_text().strip()
+        except OSError as exc:
+            problems.append(f"--password-file: {exc.strerror}: {args.password_file}")
+    if args.ca and not Path(args.ca).is_file():
+        problems.append(f"--ca: no such file: {args.ca}")
+    if problems:
+        raise _ClusterOptionsError("; ".join(problems))
+    (host, port), *others = nodes
+    return Endpoint(host=host, port=port, client_id=client_id, username=args.user,
+                    password=password, keepalive=5, mqtt311=True, others=tuple(others),
+                    manual_ack=client_id.startswith("central"),
+                    tls=TlsSettings(args.ca) if args.ca else None)
+
+
+def _cluster_options(p: argparse.ArgumentParser, user: str | None) -> None:
+    p.add_argument("--cluster", required=True, metavar="HOST:PORT,...",
+                   help="the MQTT listeners of the group's cluster nodes, tried in turn")
+    p.add_argument("--user", default=user,
+                   help=f"the cluster user (default {user or 'venue-VENUE'})")
+    p.add_argument("--password-file", metavar="FILE", help="the cluster user's password")
+    p.add_argument("--ca", metavar="FILE",
+                   help="the group CA's certificate: TLS to the cluster, its nodes verified "
+                        "(without it, plain TCP: a private network only)")
+
+
+def cmd_central(args: argparse.Namespace) -> int:
+    """The group's central recorder, until SIGTERM or Ctrl-C."""
+    import logging
+    import time
+
+    from hub.group import CentralRecorder
+
+    try:
+        endpoint = _cluster_endpoint(args, args.client_id)
+    except _ClusterOptionsError as exc:
+        return _fail(str(exc))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    recorder = CentralRecorder(args.db, endpoint).start()
+    print(f"central recorder on the cluster {args.cluster}, storing in "
+          f"{args.db.split('@')[-1]}", file=sys.stderr, flush=True)
+    status = _until_stopped(recorder.unhealthy)
+    recorder.stop()
+    stats = recorder.stats
+    print(json.dumps({"received": stats.received, "stored": stats.stored,
+                      "duplicates": stats.duplicates, "refused": stats.refused,
+                      "cpu_seconds": round(time.process_time(), 2)}), file=sys.stderr)
+    return status
+
+
+def cmd_uplink(args: argparse.Namespace) -> int:
+    """A venue's uplink to the group's cluster, until SIGTERM or Ctrl-C."""
+    import logging
+    import time
+
+    from contract.schema import is_name
+    from hub.uplink import Uplink
+
+    if not is_name(args.venue):
+        return _fail(f"--venue {args.venue!r}: letters, digits, - and _ only")
+    try:
+        endpoint = _cluster_endpoint(args, f"uplink-{args.venue}")
+    except _ClusterOptionsError as exc:
+        return _fail(str(exc))
+    if endpoint.username is None:
+        from dataclasses import replace
+
+        endpoint = replace(endpoint, username=f"venue-{args.venue}")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    uplink = Uplink(args.venue, args.db, args.state, endpoint).start()
+    print(f"uplink of venue {args.venue}: {args.db.split('@')[-1]} to the cluster "
+          f"{args.cluster}", file=sys.stderr, flush=True)
+    status = _until_stopped(uplink.unhealthy)
+    uplink.stop()
+    print(json.dumps({"messages": uplink.stats.messages, "events": uplink.stats.events,
+                      "held": uplink.stats.acknowledged,
+                      "cpu_seconds": round(time.process_time(), 2)}), file=sys.stderr)
+    return status
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from tablectl.config import ConfigError
     from tablectl.daemon import main_run
@@ -571,7 +672,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     root = Path(__file__).resolve().parents[1]
     module = {"latency": "mqtt", "outage": "mqtt", "replay": "replay_throughput",
               "shoe": "shoe_link", "display": "display", "footprint": "footprint",
-              "venue": "venue", "contract": "contract", "network": "network"}[args.which]
+              "venue": "venue", "contract": "contract", "network": "network",
+              "multi-venue": "multi_venue"}[args.which]
     if not (root / "tests" / "bench" / f"{module}.py").exists():
         return _fail("benchmarks run from a source checkout (tests/bench is not installed)")
     argv = ([args.which] if module == "mqtt" else []) + args.rest
@@ -778,6 +880,24 @@ def build_parser() -> argparse.ArgumentParser:
                         f"profile as in `tablectl profiles`; default {DEFAULT_PROFILE})")
     p.set_defaults(func=cmd_hub)
 
+    p = sub.add_parser("uplink", help="send what the venue's hub recorded to the group's "
+                                      "cluster (several venues, one central recorder)")
+    p.add_argument("--venue", required=True)
+    p.add_argument("--db", default="hub.db",
+                   help="the venue hub's database: SQLite file or postgresql:// URL")
+    p.add_argument("--state", default="uplink.db",
+                   help="the uplink's own SQLite file: what the cluster holds, table by table")
+    _cluster_options(p, None)
+    p.set_defaults(func=cmd_uplink)
+
+    p = sub.add_parser("central", help="the group's central recorder: every venue's events "
+                                       "from the cluster into one database")
+    p.add_argument("--db", required=True, help="postgresql:// URL (or a SQLite file)")
+    p.add_argument("--client-id", default="central-recorder",
+                   help="its session at the cluster (default central-recorder)")
+    _cluster_options(p, "central")
+    p.set_defaults(func=cmd_central)
+
     p = sub.add_parser("hub-user", help="add or change a staff member of the dashboard")
     p.add_argument("name")
     p.add_argument("--role", choices=("viewer", "floor", "supervisor"), required=True)
@@ -787,9 +907,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_hub_user)
 
     p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display, "
-                                     "venue, contract, footprint, network")
+                                     "venue, contract, footprint, network, multi-venue")
     p.add_argument("which", choices=("latency", "outage", "replay", "shoe", "display",
-                                     "footprint", "venue", "contract", "network"))
+                                     "footprint", "venue", "contract", "network",
+                                     "multi-venue"))
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     p.set_defaults(func=cmd_bench)
 

@@ -101,9 +101,25 @@ def broker(tmp_path):
 
 @pytest.fixture
 def postgres():
-    """A PostgreSQL database of its own (the local server, or a temporary cluster)."""
-    from tests.pg import TestDatabase
+    """A PostgreSQL database of its own, in this test process's private PostgreSQL."""
+    from simulators.postgres import Database
 
-    database = TestDatabase()
+    database = Database()
     yield database.url
     database.drop()
+
+
+def bench_figures(tmp_path: Path, command: str, *options: str,
+                  timeout: float = 240) -> tuple[dict[str, Any], int]:
+    """Run ``tablectl bench COMMAND --json`` with ``options`` (its files in ``tmp_path``): its
+    figures (kept beside, in figures.json) and its exit status."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "tablectl.cli", "bench", command, "--json",
+                          *options, "--dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=timeout)
+    assert run.stdout, run.stderr
+    figures = json.loads(run.stdout)
+    (tmp_path / "figures.json").write_text(json.dumps(figures, indent=1))
+    return figures, run.returncode

@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 
 
-@pytest.mark.parametrize("unit_path", ["tablectl.service", "hub/tablectl-hub.service"])
+@pytest.mark.parametrize("unit_path", ["tablectl.service", "hub/tablectl-hub.service",
+                                       "hub/tablectl-uplink.service",
+                                       "cluster/tablectl-central.service"])
 def test_the_unit_files_pass_systemd_analyze_verify(tmp_path, unit_path):
     analyze = shutil.which("systemd-analyze")
     assert analyze, "systemd-analyze is missing: `make test` installs systemd"
@@ -43,6 +45,36 @@ def test_the_hub_units_command_line_is_one_tablectl_hub_accepts():
         "${DASHBOARD}", "0.0.0.0:8443").split()[1:]
     args = build_parser().parse_args(words)
     assert args.command == "hub" and args.recorder_cert and args.web_cert
+
+
+@pytest.mark.parametrize("unit_path,command", [("hub/tablectl-uplink.service", "uplink"),
+                                               ("cluster/tablectl-central.service", "central")])
+def test_the_group_units_command_lines_are_ones_tablectl_accepts(unit_path, command):
+    from tablectl.cli import build_parser
+
+    unit = (DEPLOY / unit_path).read_text()
+    line = unit.split("ExecStart=", 1)[1].split("\nRestart=")[0].replace("\\\n", " ")
+    words = line.replace("${VENUE}", "riverside").replace("${CLUSTER}", "n1:8883,n2:8883").replace(
+        "${DATABASE}", "postgresql://central@db/pkr").split()[1:]
+    args = build_parser().parse_args(words)
+    assert args.command == command and args.ca and args.password_file
+
+
+def test_the_cluster_accounts_are_laid_out_as_the_tests_run_them():
+    """deploy/cluster/accounts.conf is what simulators.nats_cluster writes for the same users:
+    the permissions the tests check (a venue publishes only under its own topics) are the
+    deployment's."""
+    import re
+
+    from simulators.nats_cluster import accounts_block
+
+    text = (DEPLOY / "cluster" / "accounts.conf").read_text()
+    block = text[text.index("accounts {"):]
+    users = re.findall(r'\{user: "([^"]+)", password: "([^"]+)"', block)
+    venues = {name.removeprefix("venue-"): password for name, password in users
+              if name.startswith("venue-")}
+    central = dict(users)["central"]
+    assert block == accounts_block(venues, central)
 
 
 @pytest.mark.parametrize("script", ["deploy/install.sh", "deploy/hub/make-certs.sh", ".ci/run"])

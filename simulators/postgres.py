@@ -1,8 +1,10 @@
-"""A PostgreSQL for the tests: the local server when one answers, else a temporary cluster
-started from Debian's postgresql package (initdb and pg_ctl as the postgres user)."""
+"""A private PostgreSQL for the tests and the benchmarks: a temporary cluster started from
+Debian's postgresql package (initdb and pg_ctl as the postgres user) on a free port, stopped
+when done."""
 
 from __future__ import annotations
 
+import atexit
 import glob
 import os
 import pwd
@@ -55,30 +57,36 @@ class TemporaryCluster:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-class TestDatabase:
-    """A database of its own, dropped afterwards."""
+_shared: TemporaryCluster | None = None
+
+
+def shared_cluster() -> TemporaryCluster:
+    """This process's own PostgreSQL, started at the first call and stopped at its exit (the
+    machine's own server, if it runs one, is never used: its state is not ours)."""
+    global _shared
+    if _shared is None:
+        _shared = TemporaryCluster()
+        deadline = time.monotonic() + 30
+        while not _connect(_shared.url) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        atexit.register(_shared.stop)
+    return _shared
+
+
+class Database:
+    """A database of its own in this process's PostgreSQL, dropped afterwards."""
 
     def __init__(self) -> None:
-        self.cluster: TemporaryCluster | None = None
-        admin = os.environ.get("TABLECTL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
-        if not _connect(admin):
-            self.cluster = TemporaryCluster()
-            admin = self.cluster.url
-            deadline = time.monotonic() + 30
-            while not _connect(admin) and time.monotonic() < deadline:
-                time.sleep(0.2)
         import psycopg
 
-        self.admin = admin
+        self.admin = shared_cluster().url
         self.name = f"tablectl_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(admin, autocommit=True) as db:
+        with psycopg.connect(self.admin, autocommit=True) as db:
             db.execute(f"CREATE DATABASE {self.name}")
-        self.url = admin.rsplit("/", 1)[0] + f"/{self.name}"
+        self.url = self.admin.rsplit("/", 1)[0] + f"/{self.name}"
 
     def drop(self) -> None:
         import psycopg
 
         with psycopg.connect(self.admin, autocommit=True) as db:
             db.execute(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
-        if self.cluster is not None:
-            self.cluster.stop()

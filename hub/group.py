@@ -1,0 +1,186 @@
+"""The group's central recorder: every venue's events, from the group's clustered broker (NATS
+with JetStream; ``deploy/cluster``), into one database, each venue's apart.
+
+Each venue's uplink (``hub.uplink``) publishes what its hub recorded to the cluster; the
+cluster keeps every QoS 1 message for this recorder's persistent MQTT 3.1.1 session in a
+replicated stream until the recorder acknowledges it. The recorder acknowledges a message only
+after the rows it carried are committed, so a message is never lost between the cluster and
+the database (a crash before the commit: the cluster sends it again; after the commit but
+before the acknowledgement: the same rows arrive again and are counted as duplicates, not
+stored twice, by their key ``(venue, table, seq)``).
+
+Venues are kept apart twice: the cluster lets a venue's user publish only under its own
+``pkr/v1/<venue>/`` (``deploy/cluster/nats.conf``), and the recorder stores an envelope only
+when it names the venue and table of the topic it came on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from contract import topics
+from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received
+from contract.schema import ContractError, is_name, receive_events
+from contract.wire import encode
+from hub.storage import migrate
+
+log = logging.getLogger("tablectl.group")
+
+MIGRATIONS = [
+    [
+        "CREATE TABLE IF NOT EXISTS group_events (venue TEXT NOT NULL, tbl TEXT NOT NULL,"
+        " seq BIGINT NOT NULL, boot BIGINT, type TEXT, ts BIGINT, historical INTEGER,"
+        " envelope TEXT NOT NULL, PRIMARY KEY (venue, tbl, seq))",
+    ],
+]
+
+
+class GroupStorage:
+    """The central database: PostgreSQL (a ``postgresql://`` URL) or a SQLite file."""
+
+    def __init__(self, location: str) -> None:
+        if location.startswith(("postgresql://", "postgres://")):
+            import psycopg
+
+            self.db: Any = psycopg.connect(location)
+            self.p = "%s"
+        else:
+            self.db = sqlite3.connect(location.removeprefix("sqlite:///"), timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.p = "?"
+        migrate(self.execute, "group_schema", MIGRATIONS)
+        self.db.commit()
+
+    def execute(self, text: str, args: tuple[Any, ...] = ()) -> Any:
+        return self.db.execute(text.replace("?", self.p), args)
+
+    def insert(self, venue: str, rows: list[tuple[dict[str, Any], str]]) -> int:
+        """Store a message's events (envelope, its JSON); how many were new (an event the
+        venue's table already had at that seq is left as it is)."""
+        cursor = self.db.cursor()
+        cursor.executemany(
+            "INSERT INTO group_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (venue, tbl, seq) DO NOTHING".replace("?", self.p),
+            [(venue, e["table"], e["seq"], e.get("boot"), e.get("type"), e.get("ts"),
+              int(bool(e.get("historical"))), raw) for e, raw in rows])
+        return int(cursor.rowcount)
+
+    def commit(self) -> None:
+        self.db.commit()
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Events held, venue by venue and table by table."""
+        held: dict[str, dict[str, int]] = {}
+        for venue, table, count in self.execute(
+                "SELECT venue, tbl, COUNT(*) FROM group_events GROUP BY venue, tbl"):
+            held.setdefault(str(venue), {})[str(table)] = int(count)
+        return held
+
+    def envelopes(self, venue: str, table: str) -> list[dict[str, Any]]:
+        return [json.loads(r[0]) for r in self.execute(
+            "SELECT envelope FROM group_events WHERE venue = ? AND tbl = ? ORDER BY seq",
+            (venue, table))]
+
+    def total(self) -> int:
+        return int(self.execute("SELECT COUNT(*) FROM group_events").fetchone()[0])
+
+    def close(self) -> None:
+        self.db.close()
+
+
+@dataclass
+class GroupStats:
+    received: int = 0  # envelopes
+    stored: int = 0
+    duplicates: int = 0
+    refused: int = 0  # messages
+    by_venue: dict[str, int] = field(default_factory=dict)
+
+
+class CentralRecorder(MqttWorker):
+    worker_name = "central-recorder"
+    turn_seconds = 0.05
+    commit_interval = 0.05  # seconds between commits (each an fsync) while messages come
+
+    def __init__(self, db: str, endpoint: Endpoint) -> None:
+        super().__init__(endpoint)
+        self.db_path = db
+        self.stats = GroupStats()
+        self._db: GroupStorage | None = None
+        self._unacked: list[tuple[int, int, int]] = []  # (connection, mid, qos)
+        self._last_commit = 0.0
+        self._refused_topics: set[str] = set()
+
+    def setup(self) -> None:
+        self._db = GroupStorage(self.db_path)
+
+    def handle(self, item: object) -> None:
+        match item:
+            case Connected(refused=False, session_present=present):
+                log.info("connected to the group's cluster (session %s)",
+                         "kept" if present else "new")
+                if not present:  # a new session: the cluster keeps it from now on
+                    self.client.subscribe(topics.every_table("+", "private"), qos=1)
+            case Connected(refused=True, reason=reason):
+                log.error("the group's cluster refused the central recorder: %s (check its "
+                          "user and password)", reason)
+            case Disconnected(reason=reason):
+                log.warning("lost the group's cluster (%s): connecting to the next node",
+                            reason)
+            case Received():
+                self._receive(item)
+
+    def _receive(self, item: Received) -> None:
+        assert self._db is not None
+        parts = item.topic.split("/")
+        try:
+            if (len(parts) != 6 or parts[3] != "tables" or not is_name(parts[2])
+                    or not is_name(parts[4])):
+                raise ContractError(f"topic {item.topic[:120]!r} names no venue's table")
+            venue, table = parts[2], parts[4]
+            envelopes = receive_events("Envelope", item.payload)
+            for envelope in envelopes:  # a message is taken whole or not at all
+                if envelope["venue"] != venue or envelope["table"] != table:
+                    raise ContractError(f"an envelope of {envelope['venue']}/"
+                                        f"{envelope['table']} on {venue}/{table}'s topic")
+            self.stats.received += len(envelopes)
+            rows = [(e, item.payload.decode() if len(envelopes) == 1 else encode(e))
+                    for e in envelopes]
+            stored = self._db.insert(venue, rows)
+            self.stats.stored += stored
+            self.stats.duplicates += len(envelopes) - stored
+            self.stats.by_venue[venue] = self.stats.by_venue.get(venue, 0) + stored
+        except ContractError as exc:
+            self.stats.refused += 1
+            if item.topic not in self._refused_topics and len(self._refused_topics) < 1000:
+                self._refused_topics.add(item.topic)
+                log.warning("refused a message on %s: %s (the venue's uplink sent what the "
+                            "contract does not allow)", item.topic[:120], exc)
+        # Refused or stored, it is acknowledged after the next commit: a refused message
+        # would come back forever otherwise.
+        if item.qos > 0:
+            self._unacked.append((item.connection, item.mid, item.qos))
+
+    def turn(self) -> None:
+        now = time.monotonic()
+        if not self._unacked or now - self._last_commit < self.commit_interval:
+            return
+        assert self._db is not None
+        self._db.commit()
+        self._last_commit = now
+        for connection, mid, qos in self._unacked:
+            # An id from an earlier connection may name another message now: that one is
+            # left for the cluster to send again (it is stored already; counted twice).
+            if connection == self.connection:
+                self.client.ack(mid, qos)
+        self._unacked.clear()
+
+    def finish(self) -> None:
+        assert self._db is not None
+        self._db.commit()
+        self._db.close()

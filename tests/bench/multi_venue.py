@@ -1,0 +1,541 @@
+"""Several venues on the group's clustered broker (``tablectl bench multi-venue``): a three-node
+NATS cluster with JetStream (Debian's nats-server, ``deploy/cluster``), each venue's hub
+database with what its tables dealt, each venue's uplink (``tablectl uplink``, a process), and
+the central recorder (``tablectl central``, a process) storing into a PostgreSQL of its own.
+
+The tables' events are the core's own, replayed from dealers' sessions (a few sessions, each
+dealt at many tables). Half of each table's events wait in its venue's database when the
+uplinks start (a backlog: the group's link was down); the other half are recorded while they
+run, as a hub records tables that deal on.
+
+Faults, mid-stream: the cluster node that the central recorder and some uplinks are connected
+to is SIGKILLed (started again 5 s later), and one venue's uplink is SIGKILLed (started again
+2 s later).
+
+Figures: the central recorder's ingest (events a second, from the uplinks' start until it holds
+every event) against the engine's bare rate in the same run, on the same cluster: a bare paho
+publisher and a bare QoS 1 subscriber (no database, no checks), with one envelope a message
+(what a table sends live) and with the uplink's batches of 100. The checker: every event of
+every venue's database once at the centre, equal to the venue's, under its own venue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from contract.envelope import envelope
+from houses.loaders import load_profile
+from hub.group import GroupStorage
+from hub.storage import open_storage
+from simulators.dealer_script import session
+from simulators.nats_cluster import NatsCluster, Node
+from tests.conftest import run as replay_lines
+
+SESSIONS = 4  # distinct dealers' sessions, each dealt at a quarter of the tables
+
+
+def table_events(hands: int, seed: int) -> list[list[dict[str, Any]]]:
+    """The core's events for a few dealers' sessions of ``hands`` hands."""
+    rng = random.Random(seed)
+    dealt = []
+    for _ in range(SESSIONS):
+        lines, _ = session(random.Random(rng.random()), load_profile("tda-2024"), hands=hands,
+                           irregularity_rate=0.1)
+        dealt.append(replay_lines(lines))
+    return dealt
+
+
+def venue_names(count: int) -> list[str]:
+    return [f"v{i}" for i in range(1, count + 1)]
+
+
+def tables_of(venues: list[str], tables: int) -> dict[str, list[str]]:
+    """``tables`` tables spread over the venues (the first ones get one more)."""
+    spread: dict[str, list[str]] = {v: [] for v in venues}
+    for i in range(tables):
+        venue = venues[i % len(venues)]
+        spread[venue].append(f"t{len(spread[venue]) + 1}")
+    return spread
+
+
+class Group:
+    """The running group: the cluster, the central recorder and each venue's uplink."""
+
+    def __init__(self, directory: Path, venues: list[str], central_db: str) -> None:
+        self.directory = directory
+        self.venues = venues
+        self.central_db = central_db
+        self.passwords = {v: secrets.token_hex(8) for v in [*venues, "bare"]}
+        central_password = secrets.token_hex(8)
+        self.cluster = NatsCluster(directory / "cluster", self.passwords, central_password)
+        (directory / "central.password").write_text(central_password)
+        for venue, password in self.passwords.items():
+            (directory / f"{venue}.password").write_text(password)
+        self.central: subprocess.Popen[bytes] | None = None
+        self.uplinks: dict[str, subprocess.Popen[bytes]] = {}
+        self.uplink_boots: dict[str, int] = {}
+
+    def start(self) -> Group:
+        self.cluster.start()
+        return self
+
+    def hub_db(self, venue: str) -> str:
+        return str(self.directory / f"{venue}-hub.db")
+
+    def _cluster_arg(self, first: int) -> str:
+        nodes = self.cluster.nodes[first:] + self.cluster.nodes[:first]
+        return ",".join(f"{host}:{port}" for host, port in (n.mqtt for n in nodes))
+
+    def _tablectl(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        log = open(self.directory / f"{name}.log", "ab")  # noqa: SIM115 (the child keeps it)
+        profile = os.environ.get("TABLECTL_BENCH_PROFILE")  # a process's name: profile it
+        wrap = (["-m", "cProfile", "-o", str(self.directory / f"{name}.prof")]
+                if profile == name else [])
+        return subprocess.Popen([sys.executable, *wrap, "-m", "tablectl.cli", *args],
+                                stdout=log, stderr=log)
+
+    def start_central(self) -> None:
+        """The central recorder, connected first to the first node; its session subscribed
+        before anything is sent (the cluster keeps messages for the sessions it knows)."""
+        self.central = self._tablectl(
+            "central", "central", "--db", self.central_db, "--cluster", self._cluster_arg(0),
+            "--password-file", str(self.directory / "central.password"),
+            "--ca", self.cluster.ca_file)
+        deadline = time.monotonic() + 30
+        while not self.central_subscribed():
+            if self.central.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the central recorder did not subscribe: "
+                                   + self.log_tail("central"))
+            time.sleep(0.1)
+
+    def central_subscribed(self) -> bool:
+        """The cluster has a consumer for the central recorder's session (its monitoring
+        port's ``/connz``: the client named central-recorder holds a subscription)."""
+        for node in self.cluster.nodes:
+            if not node.alive:
+                continue
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{node.monitor_port}/connz?"
+                                            "subs=1&limit=1000", timeout=2) as answer:
+                    found = json.load(answer)
+            except OSError:
+                continue
+            for connection in found.get("connections") or []:
+                if (connection.get("mqtt_client") == "central-recorder"
+                        or connection.get("name") == "central-recorder") and any(
+                            "private" in s for s in connection.get("subscriptions_list") or []):
+                    return True
+        return False
+
+    def start_uplink(self, venue: str) -> None:
+        first = self.venues.index(venue) % len(self.cluster.nodes)
+        self.uplink_boots[venue] = self.uplink_boots.get(venue, 0) + 1
+        self.uplinks[venue] = self._tablectl(
+            f"uplink-{venue}", "uplink", "--venue", venue, "--db", self.hub_db(venue),
+            "--state", str(self.directory / f"{venue}-uplink.db"),
+            "--cluster", self._cluster_arg(first),
+            "--password-file", str(self.directory / f"{venue}.password"),
+            "--ca", self.cluster.ca_file)
+
+    def kill_uplink(self, venue: str) -> None:
+        process = self.uplinks[venue]
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+
+    def stop_central(self) -> dict[str, Any]:
+        """SIGTERM: the recorder commits, acknowledges and prints its counts."""
+        assert self.central is not None
+        return self._stopped(self.central, "central")
+
+    def stop_uplinks(self) -> dict[str, Any]:
+        return {venue: self._stopped(process, f"uplink-{venue}")
+                for venue, process in self.uplinks.items()}
+
+    def _stopped(self, process: subprocess.Popen[bytes], name: str) -> dict[str, Any]:
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+        for line in reversed(self.log_tail(name, 40).splitlines()):
+            if line.startswith("{"):
+                return dict(json.loads(line))
+        return {}
+
+    def log_tail(self, name: str, lines: int = 8) -> str:
+        try:
+            text = (self.directory / f"{name}.log").read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self) -> None:
+        for process in [*self.uplinks.values(), self.central]:
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGKILL)
+                process.wait(10)
+        self.cluster.stop()
+
+
+# -------------------------------------------------------------------- the engine's bare rate
+
+def bare_rate(cluster: NatsCluster, password: str, central_password: str,
+              payloads: list[bytes], window: int) -> float:
+    """Messages a second from a bare paho publisher (MQTT 3.1.1, QoS 1, ``window`` in flight,
+    as the uplink) on one node to a bare QoS 1 subscriber on another: the cluster's own cost
+    for these messages, with nothing of ours around it."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    received = threading.Semaphore(0)
+    subscribed = threading.Event()
+    sub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bare-subscriber",
+                      protocol=mqtt.MQTTv311, clean_session=True)
+    sub.username_pw_set("central", central_password)
+    sub.tls_set(ca_certs=cluster.ca_file)
+    sub.on_connect = lambda c, u, f, rc, p=None: c.subscribe(
+        "pkr/v1/bare/tables/+/private", qos=1)
+    sub.on_subscribe = lambda *a: subscribed.set()
+    sub.on_message = lambda c, u, m: received.release()
+    sub.connect(*cluster.nodes[1].mqtt)
+    sub.loop_start()
+    pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bare-publisher",
+                      protocol=mqtt.MQTTv311, clean_session=True)
+    pub.username_pw_set("venue-bare", password)
+    pub.tls_set(ca_certs=cluster.ca_file)
+    pub.max_inflight_messages_set(window)
+    pub.max_queued_messages_set(0)
+    connected = threading.Event()
+    pub.on_connect = lambda *a: connected.set()
+    pub.connect(*cluster.nodes[0].mqtt)
+    pub.loop_start()
+    try:
+        if not (subscribed.wait(30) and connected.wait(30)):
+            raise RuntimeError("the bare publisher or subscriber did not connect")
+        start = time.perf_counter()
+        for i, payload in enumerate(payloads):
+            pub.publish(f"pkr/v1/bare/tables/t{i % 40 + 1}/private", payload, qos=1)
+        for _ in payloads:
+            if not received.acquire(timeout=60):
+                raise RuntimeError("the bare subscriber stopped receiving")
+        return len(payloads) / (time.perf_counter() - start)
+    finally:
+        for client in (pub, sub):
+            client.disconnect()
+            client.loop_stop()
+
+
+# -------------------------------------------------------------------- a venue's hub records
+
+def record(storage: Any, venue: str, table: str, events: list[dict[str, Any]],
+           first_seq: int) -> None:
+    """What a venue hub's recorder does with a table's events: rows, then the count."""
+    for i, event in enumerate(events):
+        seq = first_seq + i
+        data = envelope(event, venue=venue, table=table, seq=seq, boot=1,
+                        ts_ms=1_700_000_000_000 + seq)
+        storage.insert(table, seq, data, json.dumps(data, separators=(",", ":")))
+    storage.set_upto(table, first_seq + len(events) - 1)
+
+
+def check(group: Group, spread: dict[str, list[str]]) -> dict[str, Any]:
+    central = GroupStorage(group.central_db)
+    problems: list[str] = []
+    missing = differing = 0
+    try:
+        held = central.counts()
+        for venue in sorted(held):
+            if venue not in spread:
+                problems.append(f"the centre holds events of {venue}, which is no venue here")
+        for venue, tables in spread.items():
+            hub = open_storage(group.hub_db(venue))
+            try:
+                for table in tables:
+                    there = hub.envelopes(table)
+                    here = central.envelopes(venue, table)
+                    seqs = {e["seq"] for e in here}
+                    gone = [e["seq"] for e in there if e["seq"] not in seqs]
+                    missing += len(gone)
+                    if gone:
+                        problems.append(f"{venue}/{table}: {len(gone)} events never reached "
+                                        f"the centre (first {gone[:5]})")
+                    unlike = sum(1 for a, b in zip(there, here, strict=False) if a != b)
+                    if len(here) > len(there):
+                        problems.append(f"{venue}/{table}: the centre holds events the venue "
+                                        "never recorded")
+                    if unlike:
+                        differing += unlike
+                        problems.append(f"{venue}/{table}: {unlike} events differ")
+                    if any(e["venue"] != venue for e in here):
+                        problems.append(f"{venue}/{table}: another venue's event")
+                for table in held.get(venue, {}):
+                    if table not in tables:
+                        problems.append(f"{venue}/{table}: at the centre, not at the venue")
+            finally:
+                hub.close()
+        total = central.total()
+    finally:
+        central.close()
+    return {"held": total, "missing": missing, "differing": differing, "problems": problems}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tablectl bench multi-venue", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--venues", type=int, default=5)
+    parser.add_argument("--tables", type=int, default=200, help="over all the venues")
+    parser.add_argument("--hands", type=int, default=20, help="dealt at each table")
+    parser.add_argument("--bare-messages", type=int, default=3000,
+                        help="one-envelope messages the bare rate is measured with")
+    parser.add_argument("--live-seconds", type=float, default=30.0,
+                        help="how long the second half of the events takes to come")
+    parser.add_argument("--no-faults", action="store_true",
+                        help="no node and no uplink killed")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--central-db", metavar="URL",
+                        help="the central PostgreSQL (default: a private one, started here)")
+    parser.add_argument("--dir", help="keep the group's files here")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    # SIGTERM ends the bench as Ctrl-C does: its processes and its PostgreSQL go with it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.venues < 2 or args.tables < args.venues:
+        parser.error("at least 2 venues and a table for each")
+    from simulators.postgres import Database
+
+    database = None if args.central_db else Database()
+    central_db = args.central_db or (database.url if database else "")
+    with tempfile.TemporaryDirectory(prefix="tablectl-bench-group-") as tmp:
+        directory = Path(args.dir or tmp)
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            figures = _bench(args, directory, central_db)
+        finally:
+            if database is not None:
+                database.drop()
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        _print(figures)
+    return 0 if not figures["problems"] else 1
+
+
+def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[str, Any]:
+    venues = venue_names(args.venues)
+    spread = tables_of(venues, args.tables)
+    group = Group(directory, venues, central_db).start()
+    dealt = table_events(args.hands, args.seed)
+    faults: list[dict[str, Any]] = []
+    fault_at: list[tuple[str, float]] = []
+    try:
+        # The engine's bare rate, first: the central recorder's session does not exist yet,
+        # so nothing of it reaches the centre.
+        sample = [json.dumps(envelope(e, venue="bare", table="t1", seq=i + 1, boot=1,
+                                      ts_ms=1_700_000_000_000 + i),
+                             separators=(",", ":")).encode()
+                  for i, e in enumerate(dealt[0] * 4)][:max(200, args.bare_messages)]
+        batches = [b'{"v":1,"batch":[' + b",".join(sample[i:i + 100]) + b"]}"
+                   for i in range(0, len(sample) - 99, 100)] * 3
+        password = group.passwords["bare"]
+        central_password = (directory / "central.password").read_text()
+        # The faster of two runs each: a cluster just started is slower for a while (it
+        # places its streams' replicas), which is no cost of ours.
+        bare_single = max(bare_rate(group.cluster, password, central_password, sample, 64)
+                          for _ in range(2))
+        bare_batched = 100 * max(bare_rate(group.cluster, password, central_password,
+                                           batches, 64) for _ in range(2))
+
+        # Each venue's backlog: the first half of every table's events.
+        halves: dict[tuple[str, str], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+        expected = 0
+        for venue, tables in spread.items():
+            hub = open_storage(group.hub_db(venue))
+            for n, table in enumerate(tables):
+                events = dealt[n % SESSIONS]
+                halves[venue, table] = (events[:len(events) // 2], events[len(events) // 2:])
+                record(hub, venue, table, halves[venue, table][0], 1)
+                expected += len(events)
+            hub.commit()
+            hub.close()
+        group.start_central()
+        samples: list[tuple[float, int]] = []
+        done = threading.Event()
+        watching = threading.Thread(target=_watch, args=(central_db, samples, done),
+                                    daemon=True)
+        watching.start()
+
+        # Phase 1, the backlog: how fast the centre takes it in, no fault.
+        backlog = sum(len(first) for first, _ in halves.values())
+        started = time.monotonic()
+        for venue in venues:
+            group.start_uplink(venue)
+        caught = _first_time(samples, backlog, 600)
+        backlog_seconds = (caught or time.monotonic()) - started
+
+        # Phase 2, live: the second half recorded over --live-seconds, as tables deal; a
+        # cluster node and then a venue's uplink killed while it comes.
+        live_started = time.monotonic()
+        last_write: list[float] = []
+        feeder = threading.Thread(target=_record_live,
+                                  args=(group, spread, halves, args.live_seconds, last_write),
+                                  daemon=True)
+        feeder.start()
+        if not args.no_faults:
+            node: Node = group.cluster.nodes[0]  # the central recorder's first node
+            _sleep_until(live_started + args.live_seconds / 4)
+            group.cluster.kill_node(node)
+            fault_at.append((f"cluster node {node.name} SIGKILLed (down 5 s)", time.monotonic()))
+            time.sleep(5)
+            group.cluster.start_node(node, wait=False)  # it catches up by itself
+            _sleep_until(live_started + args.live_seconds * 2 / 3)
+            victim = venues[1]
+            group.kill_uplink(victim)
+            fault_at.append((f"{victim}'s uplink SIGKILLed (down 2 s)", time.monotonic()))
+            time.sleep(2)
+            group.start_uplink(victim)
+        feeder.join(args.live_seconds + 120)
+        recorded = last_write[0] if last_write else time.monotonic()  # the venues' last
+        complete = _first_time(samples, expected, 600)
+        done.set()
+        watching.join(10)
+        end = complete or time.monotonic()
+        ends = [at for _, at in fault_at[1:]] + [end]
+        for (what, at), until in zip(fault_at, ends, strict=False):
+            faults.append({"what": what, "at_s": round(at - live_started, 2),
+                           "held_then": max([c for t, c in samples if t <= at], default=0),
+                           "longest_stall_s": _stalled(samples, at, until)})
+        central = group.stop_central()
+        uplinks = group.stop_uplinks()
+        report = check(group, spread)
+        if not complete:
+            report["problems"].append(f"the centre held {samples[-1][1] if samples else 0} "
+                                      f"of {expected} events when the bench gave up")
+    finally:
+        group.stop()
+    ingest = backlog / backlog_seconds
+    return {"venues": args.venues, "tables": args.tables, "hands_per_table": args.hands,
+            "events": expected, "backlog_events": backlog,
+            "backlog_seconds": round(backlog_seconds, 2),
+            "ingest_events_per_s": round(ingest),
+            "bare_single_events_per_s": round(bare_single),
+            "bare_batched_events_per_s": round(bare_batched),
+            "ratio_to_bare_single": round(ingest / bare_single, 2),
+            "ratio_to_bare_batched": round(ingest / bare_batched, 2),
+            "live_seconds": args.live_seconds,
+            "caught_up_after_last_event_s": round(end - recorded, 2),
+            "faults": faults, "uplink_boots": group.uplink_boots,
+            "central": central, "uplinks": uplinks, **report}
+
+
+def _record_live(group: Group, spread: dict[str, list[str]],
+                 halves: dict[tuple[str, str], tuple[list[Any], list[Any]]],
+                 seconds: float, last_write: list[float]) -> None:
+    """The second half of every table's events into its venue's database, as a hub records
+    tables that deal: a few events a table four times a second, spread over ``seconds``;
+    when the last of them was committed, in ``last_write``."""
+    hubs = {venue: open_storage(group.hub_db(venue)) for venue in spread}
+    longest = max(len(second) for _, second in halves.values())
+    step = max(1, math.ceil(longest / (seconds * 4)))
+    rounds = math.ceil(longest / step)
+    start = time.monotonic()
+    try:
+        wrote = False
+        for n in range(rounds):
+            _sleep_until(start + seconds * n / rounds)
+            offset = n * step
+            for venue, tables in spread.items():
+                for table in tables:
+                    first, second = halves[venue, table]
+                    chunk = second[offset:offset + step]
+                    if chunk:
+                        record(hubs[venue], venue, table, chunk, len(first) + offset + 1)
+                        wrote = True
+                hubs[venue].commit()
+                if wrote:
+                    last_write[:] = [time.monotonic()]
+                wrote = False
+    finally:
+        for hub in hubs.values():
+            hub.close()
+
+
+def _watch(central_db: str, samples: list[tuple[float, int]], done: threading.Event) -> None:
+    """What the centre holds, every 0.1 s, until ``done``."""
+    storage = GroupStorage(central_db)
+    try:
+        while not done.wait(0.1):
+            by_venue = {venue: sum(tables.values())
+                        for venue, tables in storage.counts().items()}
+            storage.commit()
+            samples.append((time.monotonic(), sum(by_venue.values())))
+            if os.environ.get("TABLECTL_BENCH_TRACE"):
+                print(f"{time.monotonic():.2f} {json.dumps(by_venue, sort_keys=True)}",
+                      file=sys.stderr, flush=True)
+    finally:
+        storage.close()
+
+
+def _first_time(samples: list[tuple[float, int]], count: int, timeout: float) -> float | None:
+    """When the centre first held ``count`` events (waiting up to ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for t, held in samples:
+            if held >= count:
+                return t
+        time.sleep(0.05)
+    return None
+
+
+def _sleep_until(moment: float) -> None:
+    time.sleep(max(0.0, moment - time.monotonic()))
+
+
+def _stalled(samples: list[tuple[float, int]], at: float, until: float) -> float:
+    """The longest the centre went without storing anything between a fault and ``until``."""
+    longest = 0.0
+    last_change = at
+    previous = max([c for t, c in samples if t <= at], default=0)
+    for t, count in samples:
+        if t <= at or t > until:
+            continue
+        if count > previous:
+            longest = max(longest, t - last_change)
+            last_change, previous = t, count
+    return round(max(longest, min(until, samples[-1][0]) - last_change), 2)
+
+
+def _print(figures: dict[str, Any]) -> None:
+    print(f"{figures['venues']} venues, {figures['tables']} tables, {figures['events']} events "
+          f"({figures['hands_per_table']} hands a table)")
+    print(f"  backlog of {figures['backlog_events']} events held after "
+          f"{figures['backlog_seconds']} s: ingest {figures['ingest_events_per_s']} events/s; "
+          "the engine's bare rate "
+          f"{figures['bare_single_events_per_s']} events/s one to a message "
+          f"(x{figures['ratio_to_bare_single']}), {figures['bare_batched_events_per_s']} "
+          f"events/s in batches of 100 (x{figures['ratio_to_bare_batched']})")
+    print(f"  live: the rest over {figures['live_seconds']:g} s; the centre held everything "
+          f"{figures['caught_up_after_last_event_s']} s after the venues recorded the last")
+    for fault in figures["faults"]:
+        print(f"  {fault['what']} at {fault['at_s']} s ({fault['held_then']} events held): the "
+              f"centre stored nothing for {fault['longest_stall_s']} s at most after it")
+    central = figures["central"]
+    print(f"  central recorder: {central.get('stored')} stored, {central.get('duplicates')} "
+          f"came twice (not stored twice), {central.get('refused')} refused")
+    print(f"  checker: {figures['held']} held, {figures['missing']} missing, "
+          f"{figures['differing']} differing; "
+          + ("nothing wrong" if not figures["problems"] else "; ".join(figures["problems"])))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Several venues on the group's clustered broker: a three-node NATS cluster with JetStream
+(Debian's nats-server, as ``deploy/cluster``), each venue's uplink and the central recorder as
+processes (``tablectl uplink``, ``tablectl central``), the central database a PostgreSQL of
+the test's own. Through the README's command ``tablectl bench multi-venue`` at a small scale:
+a cluster node SIGKILLed and a venue's uplink SIGKILLed while events come, and the checker
+finds every event of every venue once at the centre, equal to the venue's, under its venue.
+And a venue cannot write as another: the cluster refuses its publishing under another venue's
+topics, and the central recorder refuses an envelope that names another venue."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from contract.envelope import envelope
+from hub.group import GroupStorage
+from tests.bench.multi_venue import Group
+from tests.conftest import bench_figures
+
+
+@pytest.mark.slow
+def test_a_node_and_an_uplink_killed_mid_stream_lose_and_double_nothing(tmp_path, postgres):
+    figures, status = bench_figures(
+        tmp_path, "multi-venue", "--venues", "2", "--tables", "6", "--hands", "6",
+        "--bare-messages", "200", "--live-seconds", "15", "--central-db", postgres)
+    assert figures["problems"] == [], figures
+    assert status == 0
+    assert figures["missing"] == figures["differing"] == 0
+    assert figures["held"] == figures["events"] == figures["central"]["stored"]
+    assert figures["central"]["refused"] == 0
+    # Both faults came while events were still coming (mid-stream), not after.
+    assert [f["what"].split(" ")[0] for f in figures["faults"]] == ["cluster", "v2's"]
+    assert all(0 < f["held_then"] < figures["events"] for f in figures["faults"])
+    assert figures["uplink_boots"] == {"v1": 1, "v2": 2}
+    assert figures["ingest_events_per_s"] > 0 and figures["bare_single_events_per_s"] > 0
+
+
+def test_a_venue_cannot_write_as_another_venue(tmp_path, postgres):
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    group = Group(tmp_path, ["a", "b"], postgres).start()
+    try:
+        group.start_central()
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="intruder",
+                             protocol=mqtt.MQTTv311)
+        client.username_pw_set("venue-a", group.passwords["a"])
+        client.tls_set(ca_certs=group.cluster.ca_file)
+        client.connect(*group.cluster.nodes[1].mqtt)
+        client.loop_start()
+
+        def sent(venue_topic: str, venue_claimed: str, seq: int) -> None:
+            event = {"type": "level", "hand": None, "level": seq, "sb": 100, "bb": 200,
+                     "ante": 0, "t": 1.0}
+            body = envelope(event, venue=venue_claimed, table="t1", seq=seq, boot=1,
+                            ts_ms=1_700_000_000_000)
+            info = client.publish(f"pkr/v1/{venue_topic}/tables/t1/private",
+                                  json.dumps(body), qos=1)
+            info.wait_for_publish(10)
+
+        sent("b", "b", 1)  # under b's topics: the cluster does not let a's user publish there
+        sent("a", "b", 2)  # on a's topic, naming b: the central recorder refuses it
+        sent("a", "a", 3)  # the marker: a's own
+        storage = GroupStorage(postgres)
+        deadline = time.monotonic() + 30
+        while storage.counts() == {} and time.monotonic() < deadline:
+            storage.commit()
+            time.sleep(0.05)
+        assert storage.counts() == {"a": {"t1": 1}}
+        assert [e["seq"] for e in storage.envelopes("a", "t1")] == [3]
+        storage.close()
+        client.disconnect()
+        client.loop_stop()
+        counts = group.stop_central()
+        assert counts["refused"] == 1, counts
+        assert "an envelope of b/t1 on a/t1's topic" in group.log_tail("central", 20)
+        violations = "".join(node.log.read_text() for node in group.cluster.nodes)
+        assert 'Publish Violation - User "venue-a", Subject "pkr.v1.b.tables.t1.private"' \
+            in violations
+    finally:
+        group.stop()
