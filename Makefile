@@ -64,13 +64,14 @@ system-deps:
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 
-# Two processes (pytest-xdist): most tests wait on brokers, pty's and browsers, not the CPU;
-# more would crowd the tests that deal at twenty times a dealer's pace on a busy machine (three
-# processes took pytest from 4 min 10 s to 3 min 5 s on a fresh clone, but beside two busy
-# loops the pty dealing tests turned a rhythm into a pause in two runs of six).
+# Three processes (pytest-xdist) on two cores: most tests wait on brokers, clusters, pty's and
+# browsers, not the CPU (three took pytest from 4 min 10 s to 3 min 5 s on a fresh clone). The
+# pty dealing tests, which deal at twenty times a dealer's pace, no longer estimate the
+# simulated shoe's clock (a crowded host's delays, magnified twenty times, once turned a rhythm
+# into a pause): the simulated table pins it (tablectl/shoe_to_core.py, ShoeClock.pin).
 # Each file runs in one process, in order: a module's tests share its fixtures (a venue, a hub).
 unit: $(STAMP) system-deps
-	$(PY) -m pytest -n 2 --dist loadfile
+	$(PY) -m pytest -n 3 --dist loadfile
 
 test: lint typecheck unit
 

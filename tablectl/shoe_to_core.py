@@ -33,16 +33,27 @@ class ShoeClock:
         self.last_ms: int | None = None
         self.wraps = 0
         self.observed_at = 0.0  # host time of the last observation
+        self.pinned: float | None = None
+
+    def pin(self, offset: float) -> None:
+        """Take ``offset`` as the mapping, always, instead of estimating it: for a shoe whose
+        clock is known to be this host's (the simulated shoe on a pty, whose milliseconds are
+        the host's monotonic clock). The estimate's error, milliseconds on a real link, grows
+        with a crowded host's scheduling delays, and a test that deals at twenty times a
+        dealer's pace magnifies it twenty times."""
+        self.pinned = self.offset = offset
 
     def reset(self) -> None:
-        self.offset = None
+        self.offset = self.pinned
         self.last_ms = None
         self.wraps = 0
 
     def observe(self, ms: int, host_now: float) -> None:
         seconds = self._unwrap(ms) / 1000.0
         candidate = host_now - seconds
-        if self.offset is None:
+        if self.pinned is not None:
+            pass
+        elif self.offset is None:
             self.offset = candidate
         elif candidate < self.offset:
             allowed = SLEW * max(0.0, host_now - self.observed_at)

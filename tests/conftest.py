@@ -15,12 +15,27 @@ from houses.loaders import load_profile, load_structure
 SCENARIOS = Path(__file__).parent / "scenarios"
 
 
+# The longest files, longest first: seconds each took in its process (`pytest -n 3 --dist
+# loadfile --junitxml`, summed by file; 2026-12-01): dashboard_browser 120, net_venue 68,
+# reporting 57, shoe_link 51, web 48, bench 47, security 33, hostile 32, multi_venue 30, hub 29,
+# cli 25; every other file under 13.
+LONGEST_FILES = ("test_dashboard_browser.py", "test_net_venue.py", "test_reporting.py",
+                 "test_shoe_link.py", "test_web.py", "test_bench.py", "test_security.py",
+                 "test_hostile.py", "test_multi_venue.py", "test_hub.py", "test_cli.py")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files with slow tests first, each file's tests in their own order: make test gives
-    each file to one process (``--dist loadfile``: a module's tests share its fixtures and
-    may build on each other), and the longest files then run beside the rest."""
+    """The longest files first, then the files with slow tests, each file's tests in their own
+    order: make test gives each file to one process (``--dist loadfile``: a module's tests
+    share its fixtures and may build on each other), so the processes, handed the longest
+    files first, end close together."""
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)
+
+    def rank(item: pytest.Item) -> tuple[int, bool]:
+        name = item.path.name
+        first = LONGEST_FILES.index(name) if name in LONGEST_FILES else len(LONGEST_FILES)
+        return first, item.path not in slow_files
+    items.sort(key=rank)
 
 
 def run(lines: Iterable[Any], profile: str = "tda-2024", **config: Any) -> list[dict[str, Any]]:
