@@ -24,7 +24,7 @@ from tests.conftest import bench_figures
 def test_a_node_and_an_uplink_killed_mid_stream_lose_and_double_nothing(tmp_path, postgres):
     figures, status = bench_figures(
         tmp_path, "multi-venue", "--venues", "2", "--tables", "6", "--hands", "6",
-        "--bare-messages", "200", "--live-seconds", "12", "--central-db", postgres)
+        "--bare-messages", "100", "--live-seconds", "10", "--central-db", postgres)
     assert figures["problems"] == [], figures
     assert status == 0
     assert figures["missing"] == figures["differing"] == 0
