@@ -409,6 +409,11 @@ def test_a_recorder_without_its_session_asks_for_what_it_missed_at_once(tmp_path
     assert rec.connected.wait(10)
     fake, requests = _listener(broker, f"pkr/v1/{VENUE}/tables/t7/cmd/replay")
     try:
+        # The barrier: the recorder's subscription is in place once it stored another table's
+        # first event (a CONNACK comes before the subscription; a crowded machine showed it).
+        first = envelope(_event(1), venue=VENUE, table="t8", seq=1, boot=1, ts_ms=1)
+        fake.publish(f"pkr/v1/{VENUE}/tables/t8/private", json.dumps(first), qos=1)
+        assert wait_for(lambda: rec.upto.get("t8") == 1, 10)
         for seq in (3, 4):  # 1 and 2 went out before the recorder subscribed
             body = envelope(_event(seq), venue=VENUE, table="t7", seq=seq, boot=1, ts_ms=seq)
             fake.publish(f"pkr/v1/{VENUE}/tables/t7/private", json.dumps(body), qos=1)
