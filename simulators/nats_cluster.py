@@ -110,13 +110,17 @@ class NatsCluster:
         subprocess.run(["bash", str(deploy_config().parents[1] / "hub" / "make-certs.sh"),
                         str(self.certificates), "group", "127.0.0.1"],
                        check=True, capture_output=True, timeout=60)
-        for node in self.nodes:
-            self.start_node(node, wait=False)
-        deadline = time.monotonic() + timeout
-        for node in self.nodes:
-            self._wait_ready(node, deadline)
-        for node in self.nodes:
-            self._wait_mqtt_session(node, deadline)
+        try:
+            for node in self.nodes:
+                self.start_node(node, wait=False)
+            deadline = time.monotonic() + timeout
+            for node in self.nodes:
+                self._wait_ready(node, deadline)
+            for node in self.nodes:
+                self._wait_mqtt_session(node, deadline)
+        except BaseException:
+            self.stop()  # no node outlives a cluster that did not come up
+            raise
         return self
 
     def start_node(self, node: Node, *, wait: bool = True) -> None:
