@@ -82,7 +82,6 @@ class Endpoint:
     # the other nodes to fail over to, in turn, when the connection drops.
     mqtt311: bool = False
     others: tuple[tuple[str, int], ...] = ()
-    manual_ack: bool = False
 
 
 # -------------------------------------------------------------------- what goes on the queue
@@ -106,7 +105,7 @@ class Received:
     topic: str
     payload: bytes
     retained: bool
-    # For a worker that acknowledges by itself (``Endpoint.manual_ack``): the message's id,
+    # For a worker that acknowledges by itself (``MqttWorker.manual_ack``): the message's id,
     # its QoS, and the connection it came on (an id means nothing on a later connection).
     mid: int = 0
     qos: int = 0
@@ -135,6 +134,9 @@ class MqttWorker:
     worker_name = "mqtt"
     turn_seconds: float | None = None  # None: wait for an item, however long
     batch = 1000  # items taken per turn
+    # True: a QoS 1 message is acknowledged by the worker (``client.ack``), when it has done
+    # what the acknowledgement promises; False: by paho, once the message is queued here.
+    manual_ack = False
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
@@ -171,7 +173,7 @@ class MqttWorker:
         end = self.endpoint
         client = mqtt_client(end.client_id, tls=end.tls, username=end.username,
                              password=end.password, mqtt311=end.mqtt311,
-                             manual_ack=end.manual_ack)
+                             manual_ack=self.manual_ack)
         self.configure(client)
         put = self.queue.put
 

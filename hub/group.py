@@ -104,6 +104,7 @@ class GroupStats:
 
 class CentralRecorder(MqttWorker):
     worker_name = "central-recorder"
+    manual_ack = True  # after the commit of what the message carried
     turn_seconds = 0.05
     commit_interval = 0.05  # seconds between commits (each an fsync) while messages come
 

@@ -320,7 +320,6 @@ def _cluster_endpoint(args: argparse.Namespace, client_id: str) -> Any:
     (host, port), *others = nodes
     return Endpoint(host=host, port=port, client_id=client_id, username=args.user,
                     password=password, keepalive=5, mqtt311=True, others=tuple(others),
-                    manual_ack=client_id.startswith("central"),
                     tls=TlsSettings(args.ca) if args.ca else None)
 
 

@@ -17,7 +17,7 @@ import pytest
 from contract.envelope import envelope
 from hub.group import GroupStorage
 from tests.bench.multi_venue import Group
-from tests.conftest import bench_figures
+from tests.conftest import bench_figures, wait_for
 
 
 @pytest.mark.slow
@@ -81,3 +81,51 @@ def test_a_venue_cannot_write_as_another_venue(tmp_path, postgres):
             in violations
     finally:
         group.stop()
+
+
+def test_the_central_recorder_acknowledges_only_what_it_committed(tmp_path, broker):
+    """A message the recorder took but had not committed when it went away comes to its next
+    run again: the recorder acknowledges after its commit, never on receipt, whatever its
+    client id. (On a test Mosquitto, which keeps an MQTT 3.1.1 session and sends its
+    unacknowledged messages again, as the cluster does.)"""
+    from contract.mqtt import Endpoint
+    from hub.group import CentralRecorder
+
+    endpoint = Endpoint(port=broker.port, client_id="group-recorder", mqtt311=True)
+    first = CentralRecorder(str(tmp_path / "first.db"), endpoint)
+    first.commit_interval = 3600.0  # takes messages in, never commits: so never acknowledges
+    first.start()
+    publisher = _venue_publisher(broker)
+    try:
+        # Until its subscription is in place: the first message sent after it arrives.
+        assert wait_for(lambda: _publish(publisher, "a", 1) or first.stats.received, 10)
+        # The same session, taken over by the next run (the first never committed).
+        second = CentralRecorder(str(tmp_path / "second.db"), endpoint).start()
+        try:
+            assert wait_for(lambda: second.connection >= 1)
+            _publish(publisher, "a", 2)  # the barrier: sent after the takeover
+            assert wait_for(lambda: second.stats.stored == 2), second.stats
+        finally:
+            second.stop()
+    finally:
+        publisher.disconnect()
+        publisher.loop_stop()
+        first.stop()
+
+
+def _venue_publisher(broker):
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311)
+    client.connect("127.0.0.1", broker.port)
+    client.loop_start()
+    return client
+
+
+def _publish(client, venue: str, seq: int) -> None:
+    event = {"type": "level", "hand": None, "level": seq, "sb": 100, "bb": 200, "ante": 0,
+             "t": 1.0}
+    body = envelope(event, venue=venue, table="t1", seq=seq, boot=1, ts_ms=1_700_000_000_000)
+    client.publish(f"pkr/v1/{venue}/tables/t1/private", json.dumps(body),
+                   qos=1).wait_for_publish(10)
