@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from contract import topics
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received
 from contract.schema import ContractError, is_name, receive_events
 from contract.wire import encode
-from hub.storage import migrate
+from hub.storage import connect, migrate
 
 log = logging.getLogger("tablectl.group")
 
@@ -44,15 +43,7 @@ class GroupStorage:
     """The central database: PostgreSQL (a ``postgresql://`` URL) or a SQLite file."""
 
     def __init__(self, location: str) -> None:
-        if location.startswith(("postgresql://", "postgres://")):
-            import psycopg
-
-            self.db: Any = psycopg.connect(location)
-            self.p = "%s"
-        else:
-            self.db = sqlite3.connect(location.removeprefix("sqlite:///"), timeout=30)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.p = "?"
+        self.db, self.p = connect(location)
         migrate(self.execute, "group_schema", MIGRATIONS)
         self.db.commit()
 
@@ -99,7 +90,6 @@ class GroupStats:
     stored: int = 0
     duplicates: int = 0
     refused: int = 0  # messages
-    by_venue: dict[str, int] = field(default_factory=dict)
 
 
 class CentralRecorder(MqttWorker):
@@ -155,7 +145,6 @@ class CentralRecorder(MqttWorker):
             stored = self._db.insert(venue, rows)
             self.stats.stored += stored
             self.stats.duplicates += len(envelopes) - stored
-            self.stats.by_venue[venue] = self.stats.by_venue.get(venue, 0) + stored
         except ContractError as exc:
             self.stats.refused += 1
             if item.topic not in self._refused_topics and len(self._refused_topics) < 1000:

@@ -241,13 +241,18 @@ class Storage:
         self.db.close()
 
 
-def open_storage(location: str) -> Storage:
+def connect(location: str) -> tuple[Any, str]:
+    """A database connection and its driver's parameter marker: PostgreSQL for a
+    ``postgresql://`` URL (psycopg 3), else a SQLite file (WAL, every commit on disk)."""
     if location.startswith(("postgresql://", "postgres://")):
         import psycopg
 
-        return Storage(psycopg.connect(location), "%s")
-    path = location.removeprefix("sqlite:///")
-    db = sqlite3.connect(path, timeout=30)
+        return psycopg.connect(location), "%s"
+    db = sqlite3.connect(location.removeprefix("sqlite:///"), timeout=30)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
-    return Storage(db, "?")
+    return db, "?"
+
+
+def open_storage(location: str) -> Storage:
+    return Storage(*connect(location))

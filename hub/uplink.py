@@ -19,7 +19,7 @@ import logging
 import sqlite3
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from contract import topics
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Published
@@ -43,8 +43,6 @@ class UplinkStats:
     messages: int = 0
     events: int = 0
     acknowledged: int = 0  # events the cluster holds
-    connects: int = 0
-    by_table: dict[str, int] = field(default_factory=dict)  # the count sent and held
 
 
 class Uplink(MqttWorker):
@@ -70,6 +68,7 @@ class Uplink(MqttWorker):
         self._uptos: dict[str, int] = {}
         self._last_poll = 0.0
         self._dirty = False
+        self._missing: set[tuple[str, int]] = set()  # gaps in the hub's database, logged
 
     def configure(self, client: object) -> None:
         client.max_inflight_messages_set(self.window)  # type: ignore[attr-defined]
@@ -87,7 +86,6 @@ class Uplink(MqttWorker):
         match item:
             case Connected(refused=False, session_present=present):
                 self.connected = True
-                self.stats.connects += 1
                 log.info("connected to the group's cluster (session %s)",
                          "kept" if present else "new")
             case Connected(refused=True, reason=reason):
@@ -122,12 +120,7 @@ class Uplink(MqttWorker):
             self._uptos = self._hub.uptos()
             self._hub.commit()  # end the read: the recorder's next commits are seen
             if self._dirty:
-                self._state.executemany(
-                    "INSERT INTO sent VALUES (?, ?) ON CONFLICT (tbl) DO UPDATE "
-                    "SET upto = excluded.upto", sorted(self.sent.items()))
-                self._state.commit()
-                self._dirty = False
-                self.stats.by_table = dict(self.sent)
+                self._save_counts()
         if self.connected:
             self._send()
 
@@ -141,8 +134,10 @@ class Uplink(MqttWorker):
                 rows = self._hub.raw_envelopes(table, first,
                                                min(upto, first + BATCH_EVENTS - 1))
                 if not rows or rows[0][0] != first:
-                    log.error("the hub's database lacks %s's event %d it counted as "
-                              "recorded: the uplink waits for it", table, first)
+                    if (table, first) not in self._missing:  # said once, not every turn
+                        self._missing.add((table, first))
+                        log.error("the hub's database lacks %s's event %d it counted as "
+                                  "recorded: the uplink waits for it", table, first)
                     break
                 chosen: list[tuple[int, str]] = []
                 size = 0
@@ -162,10 +157,15 @@ class Uplink(MqttWorker):
                 self.stats.messages += 1
                 self.stats.events += len(chosen)
 
-    def finish(self) -> None:
-        assert self._hub is not None and self._state is not None
+    def _save_counts(self) -> None:
+        assert self._state is not None
         self._state.executemany("INSERT INTO sent VALUES (?, ?) ON CONFLICT (tbl) DO UPDATE "
                                 "SET upto = excluded.upto", sorted(self.sent.items()))
         self._state.commit()
+        self._dirty = False
+
+    def finish(self) -> None:
+        assert self._hub is not None and self._state is not None
+        self._save_counts()
         self._state.close()
         self._hub.close()
