@@ -120,6 +120,13 @@ class SimulatedShoe:
     def _now() -> int:
         return int(time.monotonic() * 1000) & 0xFFFFFFFF
 
+    @staticmethod
+    def clock_offset() -> float:
+        """Host monotonic seconds at this shoe's millisecond 0 (its clock is the host's, cut to
+        the firmware's 32 bits): a host on the same machine knows the mapping exactly."""
+        now_ms = int(time.monotonic() * 1000)
+        return (now_ms - (now_ms & 0xFFFFFFFF)) / 1000.0
+
     # -- the cable
     def _plug(self) -> None:
         master, slave = os.openpty()

@@ -49,13 +49,10 @@ class ShoeClock:
         self.wraps = 0
 
     def observe(self, ms: int, host_now: float) -> None:
-        seconds = self._unwrap(ms) / 1000.0
-        candidate = host_now - seconds
-        if self.pinned is not None:
-            pass
-        elif self.offset is None:
+        candidate = host_now - self._unwrap(ms) / 1000.0
+        if self.offset is None:
             self.offset = candidate
-        elif candidate < self.offset:
+        elif candidate < self.offset and self.pinned is None:
             allowed = SLEW * max(0.0, host_now - self.observed_at)
             self.offset = max(candidate, self.offset - allowed)
         self.observed_at = host_now

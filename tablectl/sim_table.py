@@ -40,10 +40,9 @@ class SimulatedTable:
         self.table = Table(profile, TableConfig(deal_gap=deal_gap * scale, evaluate=evaluate),
                            load_structure)
         self.translator = ShoeTranslator()
-        # The simulated shoe's milliseconds are this host's monotonic clock (32 bits of it):
-        # the mapping is known, not estimated (ShoeClock.pin says why).
-        now_ms = int(time.monotonic() * 1000)
-        self.translator.clock.pin((now_ms - (now_ms & 0xFFFFFFFF)) / 1000.0)
+        # The simulated shoe's clock is this host's: the mapping is known, not estimated
+        # (ShoeClock.pin says why).
+        self.translator.clock.pin(self.shoe.clock_offset())
         self.events: list[EventData] = []
         self.link_events: list[ShoeLinkEvent] = []
         self.on_event = on_event

@@ -318,3 +318,17 @@ def test_the_shoe_clock_slews_to_a_smaller_delay_instead_of_stepping():
     for ms in range(3000, 20000, 500):  # quick messages for 17 s
         clock.observe(ms, 100.0 + ms / 1000 + 0.001)
     assert abs(clock.to_host(20000, 120.001) - 120.001) < 1e-6
+
+
+def test_a_pinned_shoe_clock_keeps_its_mapping_through_late_messages_and_a_restart():
+    """A shoe whose clock is known to be the host's (the simulated shoe) is mapped by that
+    offset alone: a message that comes 300 ms late keeps its moment, and so does the first
+    one after the shoe restarted."""
+    from tablectl.shoe_to_core import ShoeClock
+
+    clock = ShoeClock()
+    clock.pin(100.0)
+    assert clock.to_host(1000, 101.3) == 101.0  # sent at 101.0, read at 101.3
+    assert clock.to_host(1500, 101.5) == 101.5
+    clock.reset()  # the shoe restarted
+    assert clock.to_host(2000, 102.4) == 102.0
