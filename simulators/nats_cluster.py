@@ -112,7 +112,7 @@ class NatsCluster:
                        check=True, capture_output=True, timeout=60)
         try:
             for node in self.nodes:
-                self.start_node(node, wait=False)
+                self.start_node(node)
             deadline = time.monotonic() + timeout
             for node in self.nodes:
                 self._wait_ready(node, deadline)
@@ -123,10 +123,9 @@ class NatsCluster:
             raise
         return self
 
-    def start_node(self, node: Node, *, wait: bool = True) -> None:
-        """Start (or start again) one node; ``wait``: until its MQTT listener answers. (A
-        node started again catches up with the others by itself; its health check may say
-        "not current" for a while on an idle stream, which is no reason to wait.)"""
+    def start_node(self, node: Node) -> None:
+        """Start (or start again) one node. (A node started again catches up with the others
+        by itself: nothing to wait for.)"""
         node.store.mkdir(parents=True, exist_ok=True)
         conf = self.directory / "nats.conf"  # the deployment's, word for word
         if not conf.exists():  # written once: a node starting reads it while others start
@@ -137,14 +136,10 @@ class NatsCluster:
         node.process = subprocess.Popen([nats_binary(), "-c", str(conf), "-l", str(node.log)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         env={**os.environ, **self.environment(node)})
-        if wait:
-            deadline = time.monotonic() + 30
-            self._wait_ready(node, deadline, healthy=False)
-            self._wait_mqtt_session(node, deadline)
 
-    def _wait_ready(self, node: Node, deadline: float, *, healthy: bool = True) -> None:
-        """Until the node's MQTT listener answers and (``healthy``) its JetStream is healthy
-        (its ``/healthz`` says ok: the meta group has a leader and this node caught up)."""
+    def _wait_ready(self, node: Node, deadline: float) -> None:
+        """Until the node's MQTT listener answers and its JetStream is healthy (its
+        ``/healthz`` says ok: the meta group has a leader and this node caught up)."""
         import urllib.request
 
         last = "no answer"
@@ -154,8 +149,6 @@ class NatsCluster:
             try:
                 with socket.create_connection(node.mqtt, timeout=0.2):
                     pass  # (TLS answers later: that the port is open is enough here)
-                if not healthy:
-                    return
                 with urllib.request.urlopen(
                         f"http://127.0.0.1:{node.monitor_port}/healthz",
                         timeout=1) as answer:
@@ -206,10 +199,6 @@ class NatsCluster:
             return "\n".join(node.log.read_text().splitlines()[-8:])
         except OSError:
             return ""
-
-    def addresses(self) -> list[tuple[str, int]]:
-        """Each node's MQTT listener."""
-        return [node.mqtt for node in self.nodes]
 
     def stop(self) -> None:
         for node in self.nodes:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import secrets
 import signal
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from contract.envelope import envelope
+from contract.wire import encode
 from houses.loaders import load_profile
 from hub.group import GroupStorage
 from hub.storage import open_storage
@@ -101,12 +101,9 @@ class Group:
         return ",".join(f"{host}:{port}" for host, port in (n.mqtt for n in nodes))
 
     def _tablectl(self, name: str, *args: str) -> subprocess.Popen[bytes]:
-        log = open(self.directory / f"{name}.log", "ab")  # noqa: SIM115 (the child keeps it)
-        profile = os.environ.get("TABLECTL_BENCH_PROFILE")  # a process's name: profile it
-        wrap = (["-m", "cProfile", "-o", str(self.directory / f"{name}.prof")]
-                if profile == name else [])
-        return subprocess.Popen([sys.executable, *wrap, "-m", "tablectl.cli", *args],
-                                stdout=log, stderr=log)
+        with open(self.directory / f"{name}.log", "ab") as log:  # the child has its own
+            return subprocess.Popen([sys.executable, "-m", "tablectl.cli", *args],
+                                    stdout=log, stderr=log)
 
     def start_central(self) -> None:
         """The central recorder, connected first to the first node; its session subscribed
@@ -245,7 +242,7 @@ def record(storage: Any, venue: str, table: str, events: list[dict[str, Any]],
         seq = first_seq + i
         data = envelope(event, venue=venue, table=table, seq=seq, boot=1,
                         ts_ms=1_700_000_000_000 + seq)
-        storage.insert(table, seq, data, json.dumps(data, separators=(",", ":")))
+        storage.insert(table, seq, data, encode(data))
     storage.set_upto(table, first_seq + len(events) - 1)
 
 
@@ -263,21 +260,20 @@ def check(group: Group, spread: dict[str, list[str]]) -> dict[str, Any]:
             try:
                 for table in tables:
                     there = hub.envelopes(table)
-                    here = central.envelopes(venue, table)
-                    seqs = {e["seq"] for e in here}
-                    gone = [e["seq"] for e in there if e["seq"] not in seqs]
+                    here = {e["seq"]: e for e in central.envelopes(venue, table)}
+                    gone = [e["seq"] for e in there if e["seq"] not in here]
                     missing += len(gone)
                     if gone:
                         problems.append(f"{venue}/{table}: {len(gone)} events never reached "
                                         f"the centre (first {gone[:5]})")
-                    unlike = sum(1 for a, b in zip(there, here, strict=False) if a != b)
+                    unlike = sum(1 for e in there if e["seq"] in here and here[e["seq"]] != e)
                     if len(here) > len(there):
                         problems.append(f"{venue}/{table}: the centre holds events the venue "
                                         "never recorded")
                     if unlike:
                         differing += unlike
                         problems.append(f"{venue}/{table}: {unlike} events differ")
-                    if any(e["venue"] != venue for e in here):
+                    if any(e["venue"] != venue for e in here.values()):
                         problems.append(f"{venue}/{table}: another venue's event")
                 for table in held.get(venue, {}):
                     if table not in tables:
@@ -341,9 +337,8 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
     try:
         # The engine's bare rate, first: the central recorder's session does not exist yet,
         # so nothing of it reaches the centre.
-        sample = [json.dumps(envelope(e, venue="bare", table="t1", seq=i + 1, boot=1,
-                                      ts_ms=1_700_000_000_000 + i),
-                             separators=(",", ":")).encode()
+        sample = [encode(envelope(e, venue="bare", table="t1", seq=i + 1, boot=1,
+                                  ts_ms=1_700_000_000_000 + i)).encode()
                   for i, e in enumerate(dealt[0] * 4)][:max(200, args.bare_messages)]
         batches = [b'{"v":1,"batch":[' + b",".join(sample[i:i + 100]) + b"]}"
                    for i in range(0, len(sample) - 99, 100)] * 3
@@ -397,7 +392,7 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
             group.cluster.kill_node(node)
             fault_at.append((f"cluster node {node.name} SIGKILLed (down 5 s)", time.monotonic()))
             time.sleep(5)
-            group.cluster.start_node(node, wait=False)  # it catches up by itself
+            group.cluster.start_node(node)  # it catches up by itself
             _sleep_until(live_started + args.live_seconds * 2 / 3)
             victim = venues[1]
             group.kill_uplink(victim)
@@ -450,21 +445,19 @@ def _record_live(group: Group, spread: dict[str, list[str]],
     rounds = math.ceil(longest / step)
     start = time.monotonic()
     try:
-        wrote = False
         for n in range(rounds):
             _sleep_until(start + seconds * n / rounds)
             offset = n * step
             for venue, tables in spread.items():
+                wrote = False
                 for table in tables:
                     first, second = halves[venue, table]
-                    chunk = second[offset:offset + step]
-                    if chunk:
+                    if chunk := second[offset:offset + step]:
                         record(hubs[venue], venue, table, chunk, len(first) + offset + 1)
                         wrote = True
                 hubs[venue].commit()
                 if wrote:
                     last_write[:] = [time.monotonic()]
-                wrote = False
     finally:
         for hub in hubs.values():
             hub.close()
@@ -475,13 +468,8 @@ def _watch(central_db: str, samples: list[tuple[float, int]], done: threading.Ev
     storage = GroupStorage(central_db)
     try:
         while not done.wait(0.1):
-            by_venue = {venue: sum(tables.values())
-                        for venue, tables in storage.counts().items()}
-            storage.commit()
-            samples.append((time.monotonic(), sum(by_venue.values())))
-            if os.environ.get("TABLECTL_BENCH_TRACE"):
-                print(f"{time.monotonic():.2f} {json.dumps(by_venue, sort_keys=True)}",
-                      file=sys.stderr, flush=True)
+            samples.append((time.monotonic(), storage.total()))
+            storage.commit()  # end the read: the next one sees the recorder's new commits
     finally:
         storage.close()
 
