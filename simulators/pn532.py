@@ -1,14 +1,48 @@
-"""A simulated PN532 NFC controller with NTAG21x cards in its field.
+"""A simulated PN532 NFC controller and the cards that come into its field.
 
-It speaks the PN532 host frame protocol (``00 00 FF LEN LCS D4 CMD ... DCS 00``, ACK frames)
-over a pty as the PN532's high-speed UART does, so nfcpy's own ``pn532`` driver runs against it
-unchanged; and over a fake I2C bus (status byte before each read) for the shoe firmware's
-driver. It answers the commands those drivers use: GetFirmwareVersion, SAMConfiguration,
-SetSerialBaudrate, SetParameters, RFConfiguration, Read/WriteRegister, InListPassiveTarget,
-InCommunicateThru and InDataExchange (Type 2 tag READ, GET_VERSION, READ_SIG), Diagnose.
+It speaks the PN532 host frame protocol over a pty as the PN532's high-speed UART does (nfcpy's
+own ``pn532`` driver runs against it unchanged) and over a fake I2C bus (a status byte before
+each read) for the shoe firmware's driver and for Adafruit's CircuitPython driver, which the
+tests use as a reference the project did not write.
+
+Each behaviour follows NXP's PN532 User Manual UM0701-02 (Rev. 02, firmware V1.6); where the
+manual is silent the choice is said, with what it rests on:
+
+- A command frame is answered by an ACK frame, then by its response frame when the command is
+  done (§6.2.1.3, §6.2.2); the ACK comes within 15 ms (§6.2.3, "In the case the host controller
+  does not detect an ACK frame within these 15 ms, the host controller should resend").
+- An ACK frame from the host is "the abort mechanism" (§6.2.1.3): the command in progress is
+  dropped and no response for it is given, nor one that was ready and not yet read.
+- A NACK frame asks for "the retransmission of the last response frame" (§6.2.1.4).
+- A command the firmware cannot take (an unknown code, a parameter out of its range) is
+  acknowledged, then answered with the syntax error frame ``00 00 FF 01 FF 7F 81 00``
+  (§6.2.1.5; the ACK first as libnfc logs it, issue 516). SAMConfiguration's Mode is 1 to 4
+  (§7.2.10); InListPassiveTarget's MaxTg at most 2 and BrTy 0 to 4 (§7.3.5).
+- InListPassiveTarget waits for a card for as many activation retries as RFConfiguration item 5
+  sets: MxRtyPassiveActivation "0xFF means to try eternally", its default (§7.3.1); after a
+  finite number with no card, the answer is NbTg 0. A card in the field is answered with Tg,
+  SENS_RES (most significant byte first), SEL_RES, NFCID length, NFCID and, when SEL_RES bit 5
+  says ISO/IEC 14443-4, the card's ATS, whose first byte is its length (§7.3.5).
+- InDataExchange to a target that is not listed answers status 0x27, "not acceptable due to the
+  current context of the PN532 (... unknown target number ...)" (§7.1, Table 13); a target that
+  does not answer, 0x01 "Time Out" after the chip's RF timeout (§7.3.1 item 2: 51.2 ms by
+  default). A Type 2 tag's 4-bit NAK (a READ past the last page: NTAG21x datasheet §10.2) comes
+  back as 0x13, the framing error the manual lists for such frames, as logged by hardware
+  (chrome-nfc issue 12; libnfc's mifare.c).
+- A new command while one is pending: the pending one is dropped (the manual, p. 38, as quoted
+  in Adafruit-PN532 issue 85); a response that was ready and not read stays in front, and a
+  driver that sends without aborting first reads it where it expects the ACK (that issue's
+  logic-analyser trace).
+- Just powered, the chip takes a while before it answers (``wake_ms``: a frame sent before then
+  is not taken) and is in low-battery mode, "the start up mode of PN532C106" (AN10609), which
+  SAMConfiguration ends: until then its RF field is off and a listen finds no card.
+- On I2C, each read begins with the status byte, bit 0 set once a frame is ready (§6.2.4); one
+  read transaction gives the frame from its start, and what it did not read is lost (the manual
+  says nothing of a second read: the choice makes a read too short for its answer visible);
+  bytes past the frame read as 0x00.
 
     pn532 = SimulatedPN532Tty(tmp_path / "nfc").start()
-    pn532.present(Ntag215(uid, "R1:As"))   # a card (or a dealer's badge) enters the field
+    pn532.present(Ntag(uid, "R1:As"))   # a card (or a dealer's badge) enters the field
     pn532.remove()
 """
 
@@ -19,9 +53,27 @@ import os
 import threading
 import time
 import tty
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 ACK = b"\x00\x00\xff\x00\xff\x00"
+NACK = b"\x00\x00\xff\xff\x00\x00"
+SYNTAX_ERROR = b"\x00\x00\xff\x01\xff\x7f\x81\x00"
+FIRMWARE = bytes((0x32, 0x01, 0x06, 0x07))  # PN532, firmware 1.6, ISO 14443A/B and 18092
+
+# The PN532's commands (UM0701-02 §7): the ones simulated answer; the others are real but not
+# simulated, and answered with the syntax error frame (and noted in ``unsimulated``).
+REAL_COMMANDS = frozenset({
+    0x00, 0x02, 0x04, 0x06, 0x08, 0x0C, 0x0E, 0x10, 0x12, 0x14, 0x16, 0x32, 0x58, 0x56, 0x46,
+    0x4A, 0x50, 0x4E, 0x40, 0x42, 0x44, 0x52, 0x54, 0x60, 0x8C, 0x92, 0x94, 0x86, 0x88, 0x90,
+    0x8A, 0x80, 0x8E, 0x84})
+
+STATUS_OK = 0x00
+STATUS_TIMEOUT = 0x01
+STATUS_FRAMING = 0x13
+STATUS_CONTEXT = 0x27
+
 VERSIONS = {  # GET_VERSION answers of NXP NTAG21x
     "NTAG213": bytes.fromhex("0004040201000f03"),
     "NTAG215": bytes.fromhex("0004040201001103"),
@@ -29,6 +81,11 @@ VERSIONS = {  # GET_VERSION answers of NXP NTAG21x
 }
 PAGES = {"NTAG213": 45, "NTAG215": 135, "NTAG216": 231}
 CC_SIZE = {"NTAG213": 0x12, "NTAG215": 0x3E, "NTAG216": 0x6D}
+# What an NTAG213 holds from the factory before its NDEF TLV: a Lock Control TLV (its dynamic
+# lock bytes at page 0x28, 12 bits, 8 bytes a bit); NTAG215 and 216 ship without one.
+LOCK_CONTROL_NTAG213 = bytes.fromhex("0103a00c34")
+RF_TIMEOUT_MS = 51.2  # RFConfiguration item 2's default non-DEP retry timeout (0x0A)
+ACTIVATION_MS = 10.0  # one passive activation attempt with no card answering
 
 
 def crc_a(data: bytes) -> bytes:
@@ -41,139 +98,386 @@ def crc_a(data: bytes) -> bytes:
     return bytes((crc & 0xFF, crc >> 8))
 
 
-def ndef_text_message(text: str, language: str = "en") -> bytes:
+# -- NDEF, as phones and encoders write it -------------------------------------------------
+
+def ndef_record(tnf: int, record_type: bytes, payload: bytes, *, record_id: bytes = b"",
+                first: bool = True, last: bool = True, short: bool | None = None) -> bytes:
+    """One NDEF record: MB, ME, SR (one-byte payload length when it fits), IL, TNF."""
+    short = len(payload) < 256 if short is None else short
+    header = ((0x80 if first else 0) | (0x40 if last else 0) | (0x10 if short else 0)
+              | (0x08 if record_id else 0) | tnf)
+    length = bytes((len(payload),)) if short else len(payload).to_bytes(4, "big")
+    id_length = bytes((len(record_id),)) if record_id else b""
+    return (bytes((header, len(record_type))) + length + id_length + record_type + record_id
+            + payload)
+
+
+def text_payload(text: str, language: str = "en", *, utf16: str | None = None) -> bytes:
+    """An RTD Text payload; ``utf16`` "be", "le" (each with its byte order mark) or "bare"
+    (big-endian, no mark)."""
     lang = language.encode()
-    payload = bytes((len(lang),)) + lang + text.encode()
-    if len(payload) > 255:
-        raise ValueError("text too long for a short record")
-    return bytes((0xD1, 1, len(payload))) + b"T" + payload
+    if utf16 is None:
+        return bytes((len(lang),)) + lang + text.encode()
+    data = {"be": b"\xfe\xff" + text.encode("utf-16-be"),
+            "le": b"\xff\xfe" + text.encode("utf-16-le"),
+            "bare": text.encode("utf-16-be")}[utf16]
+    return bytes((0x80 | len(lang),)) + lang + data
 
 
-class Ntag:
-    """An NTAG21x card: 7-byte UID, capability container, an NDEF Text record (or none)."""
+def ndef_message(*records: tuple[int, bytes, bytes]) -> bytes:
+    """Records (tnf, type, payload) as one message: MB on the first, ME on the last."""
+    return b"".join(ndef_record(tnf, kind, payload, first=i == 0, last=i == len(records) - 1)
+                    for i, (tnf, kind, payload) in enumerate(records))
 
-    def __init__(self, uid: bytes, text: str | None = None, kind: str = "NTAG215") -> None:
+
+def uri_record(uri: str) -> tuple[int, bytes, bytes]:
+    return (1, b"U", b"\x00" + uri.encode())
+
+
+def text_record(text: str, language: str = "en", *,
+                utf16: str | None = None) -> tuple[int, bytes, bytes]:
+    return (1, b"T", text_payload(text, language, utf16=utf16))
+
+
+def tlv_area(message: bytes | None, *, lock_control: bytes = b"", memory_control: bool = False,
+             long_length: bool = False) -> bytes:
+    """A Type 2 Tag's data area: control TLVs, the NDEF Message TLV (``long_length``: the
+    three-byte length form, FF and two bytes), the Terminator TLV."""
+    out = bytearray(lock_control)
+    if memory_control:
+        out += bytes.fromhex("0203b00a44")  # a reserved area, as on a tag with a counter
+    message = message or b""
+    if long_length or len(message) >= 0xFF:
+        out += b"\x03\xff" + len(message).to_bytes(2, "big")
+    else:
+        out += bytes((0x03, len(message)))
+    return bytes(out + message + b"\xfe")
+
+
+# -- the cards ---------------------------------------------------------------------------
+
+class Card:
+    """A card in the field as ISO/IEC 14443-3 type A anticollision sees it."""
+
+    sens_res = b"\x00\x44"
+    sel_res = 0x00
+    ats = b""
+
+    def __init__(self, uid: bytes) -> None:
+        if len(uid) not in (4, 7, 10):
+            raise ValueError("type A UIDs are 4, 7 or 10 bytes")
+        self.uid = uid
+
+    def target_data(self) -> bytes:
+        """InListPassiveTarget's TargetData (UM0701-02 §7.3.5), after Tg."""
+        data = self.sens_res + bytes((self.sel_res, len(self.uid))) + self.uid
+        if self.sel_res & 0x20:
+            data += self.ats
+        return data
+
+    def respond(self, command: bytes) -> bytes | None:
+        """The card's answer (with CRC_A) to a raw command; b"\\x00" for a 4-bit NAK; None
+        for no answer."""
+        return None
+
+
+class Type2Tag(Card):
+    """An NFC Forum Type 2 Tag: pages of 4 bytes, READ gives 4 pages from any page below the
+    last (rolling over to page 0), NAK past it."""
+
+    def __init__(self, uid: bytes, memory: bytes, version: bytes | None = None) -> None:
+        super().__init__(uid)
+        self.memory = memory
+        self.version = version
+
+    def respond(self, command: bytes) -> bytes | None:
+        if not command:
+            return None
+        if command[0] == 0x30 and len(command) >= 2:  # READ: 4 pages
+            page = command[1]
+            if page >= len(self.memory) // 4:
+                return b"\x00"  # NAK
+            data = (self.memory + self.memory[:16])[page * 4:page * 4 + 16]
+            return data + crc_a(data)
+        if command[0] == 0x60 and self.version is not None:  # GET_VERSION
+            return self.version + crc_a(self.version)
+        if command[0] == 0x3C:  # READ_SIG
+            data = bytes(32)
+            return data + crc_a(data)
+        return None  # unsupported (e.g. Ultralight C AUTHENTICATE): the tag stays silent
+
+
+class Ntag(Type2Tag):
+    """An NTAG213/215/216: a 7-byte UID, its Capability Container, and a data area holding
+    ``text`` as one NDEF Text record (an empty NDEF message when None), or the TLVs of
+    ``data`` as given (a torn write, a phone's message). An NTAG213 keeps its factory Lock
+    Control TLV before the NDEF TLV, as phones leave it."""
+
+    def __init__(self, uid: bytes, text: str | None = None, kind: str = "NTAG215", *,
+                 message: bytes | None = None, data: bytes | None = None,
+                 lock_control: bool | None = None, long_length: bool = False) -> None:
         if len(uid) != 7:
             raise ValueError("NTAG UIDs are 7 bytes")
-        self.uid = uid
         self.kind = kind
         memory = bytearray(PAGES[kind] * 4)
         bcc0 = 0x88 ^ uid[0] ^ uid[1] ^ uid[2]
         bcc1 = uid[3] ^ uid[4] ^ uid[5] ^ uid[6]
         memory[0:12] = uid[0:3] + bytes((bcc0,)) + uid[3:7] + bytes((bcc1, 0x48, 0, 0))
         memory[12:16] = bytes((0xE1, 0x10, CC_SIZE[kind], 0x00))
-        message = ndef_text_message(text) if text is not None else b""
-        tlv = bytes((0x03, len(message))) + message + b"\xfe"
-        memory[16:16 + len(tlv)] = tlv
-        self.memory = bytes(memory)
-
-    def respond(self, command: bytes) -> bytes | None:
-        """The card's answer (with CRC_A) to a raw command, or None for no answer."""
-        if not command:
-            return None
-        if command[0] == 0x30 and len(command) >= 2:  # READ: 4 pages
-            page = command[1]
-            if page >= len(self.memory) // 4:
-                return b"\x00"  # NAK, 4 bits: no CRC
-            data = (self.memory + self.memory[:16])[page * 4:page * 4 + 16]
-            return data + crc_a(data)
-        if command[0] == 0x60:  # GET_VERSION
-            data = VERSIONS[self.kind]
-            return data + crc_a(data)
-        if command[0] == 0x3C:  # READ_SIG
-            data = bytes(32)
-            return data + crc_a(data)
-        return None  # unsupported (e.g. Ultralight C AUTHENTICATE): the card stays silent
+        if data is None:
+            if message is None and text is not None:
+                message = ndef_message(text_record(text))
+            lock = LOCK_CONTROL_NTAG213 if (kind == "NTAG213" if lock_control is None
+                                             else lock_control) else b""
+            data = tlv_area(message, lock_control=lock, long_length=long_length)
+        if len(data) > CC_SIZE[kind] * 8:
+            raise ValueError(f"{len(data)} bytes do not fit in an {kind}'s data area")
+        memory[16:16 + len(data)] = data
+        super().__init__(uid, bytes(memory), VERSIONS[kind])
 
 
 Ntag215 = Ntag
 
 
+class IsoDepCard(Card):
+    """An ISO/IEC 14443-4 card: a bank card, a transit card, a phone (whose UID is random, 4
+    bytes from 0x08). It answers no Type 2 command."""
+
+    sens_res = b"\x00\x04"
+    sel_res = 0x20
+
+    def __init__(self, uid: bytes, ats: bytes) -> None:
+        super().__init__(uid)
+        if not ats or ats[0] != len(ats):
+            raise ValueError("an ATS's first byte is its length")
+        self.ats = ats
+
+
+class MifareClassic(Card):
+    """A MIFARE Classic 1K (SEL_RES 0x08): a READ without authentication is refused."""
+
+    sens_res = b"\x00\x04"
+    sel_res = 0x08
+
+    def respond(self, command: bytes) -> bytes | None:
+        return b"\x00" if command[:1] == b"\x30" else None
+
+
+# -- the chip ----------------------------------------------------------------------------
+
+def response_frame(cmd: int, data: bytes) -> bytes:
+    body = bytes((0xD5, cmd + 1)) + data
+    length = len(body)
+    if length < 256:
+        head = bytes((0x00, 0x00, 0xFF, length, (-length) & 0xFF))
+    else:  # extended frame (§6.2.1.2): the PN532 uses it for frames over 255 bytes
+        high, low = length >> 8, length & 0xFF
+        head = bytes((0x00, 0x00, 0xFF, 0xFF, 0xFF, high, low, (-(high + low)) & 0xFF))
+    return head + body + bytes(((-sum(body)) & 0xFF, 0x00))
+
+
+class _SyntaxError(Exception):
+    pass
+
+
 class SimulatedPN532:
-    """The chip: one host command frame in, ACK and response frames out."""
+    """The chip: host frames in (``host_frame``), its frames out when their time comes
+    (``ready``, ``take``). ``clock`` gives milliseconds (the host's monotonic clock if not
+    given; a test's clock on the I2C bus)."""
 
-    def __init__(self) -> None:
-        self.tag: Ntag | None = None
-        self.selected = False  # a card answers READ only once selected (InListPassiveTarget)
+    def __init__(self, clock: Callable[[], float] | None = None, *, wake_ms: float = 0.0,
+                 ack_ms: float = 0.3, answer_ms: float = 1.0) -> None:
+        self.clock = clock or (lambda: time.monotonic() * 1000.0)
+        self.powered_ms = self.clock()
+        self.sam_mode: int | None = None  # None: low-battery mode, the RF field off
+        self.wake_ms = wake_ms
+        self.ack_ms = ack_ms
+        self.answer_ms = answer_ms  # how long a command takes once it can be done
+        self.card: Card | None = None
+        self.listed: Card | None = None  # the target InListPassiveTarget listed as Tg 1
         self.registers: dict[int, int] = {}
+        self.passive_retries = 0xFF
+        self.out: deque[tuple[float, bytes]] = deque()  # (ready at, frame), in order
+        self.pending: tuple[int, bytes, float] | None = None  # a listen waiting for a card
+        self.last_response: bytes | None = None
         self.commands: list[int] = []
-        self.lock = threading.Lock()
+        self.unsimulated: list[int] = []
+        self.aborts = 0
+        self.dropped_by_command = 0  # commands sent over a pending one (no abort first)
+        self.lock = threading.RLock()
 
-    def present(self, tag: Ntag) -> None:
-        """A card enters the field (replacing any card there): it is not selected yet."""
+    # -- the field
+    def present(self, card: Card) -> None:
+        """A card enters the field (replacing any card there): not listed until a listen."""
         with self.lock:
-            self.tag = tag
-            self.selected = False
+            self.card = card
+            self.listed = None
 
     def remove(self) -> None:
         with self.lock:
-            self.tag = None
-            self.selected = False
+            self.card = None
 
-    @staticmethod
-    def response_frame(cmd: int, data: bytes) -> bytes:
-        body = bytes((0xD5, cmd + 1)) + data
-        length = len(body)
-        if length < 256:
-            head = bytes((0x00, 0x00, 0xFF, length, (-length) & 0xFF))
-        else:  # extended frame
-            high, low = length >> 8, length & 0xFF
-            head = bytes((0x00, 0x00, 0xFF, 0xFF, 0xFF, high, low, (-(high + low)) & 0xFF))
-        return head + body + bytes(((-sum(body)) & 0xFF, 0x00))
+    @property
+    def tag(self) -> Card | None:
+        return self.card
 
-    def command(self, cmd: int, params: bytes) -> bytes:
-        """Response data (after D5, CMD+1) for a host command."""
-        self.commands.append(cmd)
+    def power_cycle(self) -> None:
+        """The chip loses power and starts again: waking, in low-battery mode, nothing held."""
         with self.lock:
-            tag = self.tag
+            self.powered_ms = self.clock()
+            self.sam_mode = None
+            self.pending = None
+            self.listed = None
+            self.out.clear()
+            self.last_response = None
+
+    # -- frames from the host
+    def host_frame(self, item: tuple[object, ...]) -> None:
+        with self.lock:
+            now = self.clock()
+            if now - self.powered_ms < self.wake_ms:
+                return  # still waking: the frame is not taken
+            self._poll(now)  # what happened meanwhile happened before this frame
+            if item[0] == "ack":
+                self.aborts += 1
+                self.pending = None
+                self.out.clear()
+            elif item[0] == "nack":
+                if self.last_response is not None:
+                    self.out.append((now, self.last_response))
+            else:
+                cmd, params = int(item[1]), bytes(item[2])  # type: ignore[call-overload]
+                self._command(cmd, params, now)
+
+    def _command(self, cmd: int, params: bytes, now: float) -> None:
+        self.commands.append(cmd)
+        if self.pending is not None:
+            self.dropped_by_command += 1
+        self.pending = None  # a new command drops the one pending (p. 38)
+        self.out.append((now + self.ack_ms, ACK))
+        done = now + self.ack_ms + self.answer_ms
+        try:
+            data = self._execute(cmd, params, now)
+        except _SyntaxError:
+            self._respond(done, SYNTAX_ERROR)
+            return
+        if data is None:
+            return  # pending: answered by _poll
+        delay, payload = data
+        self._respond(done + delay, response_frame(cmd, payload))
+
+    def _respond(self, at: float, frame: bytes) -> None:
+        self.last_response = frame
+        self.out.append((at, frame))
+
+    def _execute(self, cmd: int, params: bytes, now: float) -> tuple[float, bytes] | None:
+        card = self.card
         if cmd == 0x00:  # Diagnose: the communication line test echoes its data
-            return params
+            return 0.0, params
         if cmd == 0x02:
-            return bytes((0x32, 0x01, 0x06, 0x07))
+            return 0.0, FIRMWARE
         if cmd == 0x06:  # ReadRegister: big-endian addresses
             values = []
             for i in range(0, len(params) - 1, 2):
                 address = params[i] << 8 | params[i + 1]
-                if address == 0x6339 and tag is None:
+                if address == 0x6339 and card is None:
                     values.append(0x26)  # SENS_REQ still in the FIFO: nothing answered
                 else:
                     values.append(self.registers.get(address, 0))
-            return bytes(values)
+            return 0.0, bytes(values)
         if cmd == 0x08:
             for i in range(0, len(params) - 2, 3):
                 self.registers[params[i] << 8 | params[i + 1]] = params[i + 2]
-            return b""
-        if cmd == 0x4A:  # InListPassiveTarget, 106 kbps type A
-            if tag is None or len(params) < 2 or params[1] != 0:
-                return b"\x00"
-            with self.lock:
-                self.selected = self.tag is tag
-            return bytes((1, 1, 0x00, 0x44, 0x00, len(tag.uid))) + tag.uid
-        if cmd in (0x42, 0x40):  # InCommunicateThru / InDataExchange
-            raw = params if cmd == 0x42 else params[1:]
-            with self.lock:
-                selected = self.selected
-            answer = tag.respond(raw) if tag is not None and selected else None
-            if answer is None:
-                return b"\x01"  # timeout: the target has not answered
+            return 0.0, b""
+        if cmd in (0x10, 0x12):  # SetSerialBaudRate, SetParameters
+            return 0.0, b""
+        if cmd == 0x14:  # SAMConfiguration (§7.2.10): Mode 1 normal .. 4 dual card
+            if not params or not 1 <= params[0] <= 4:
+                raise _SyntaxError
+            self.sam_mode = params[0]
+            return 0.0, b""
+        if cmd == 0x16:  # PowerDown
+            return 0.0, b"\x00"
+        if cmd == 0x32:  # RFConfiguration (§7.3.1)
+            if not params:
+                raise _SyntaxError
+            if params[0] == 0x05 and len(params) >= 4:
+                self.passive_retries = params[3]
+            return 0.0, b""
+        if cmd == 0x4A:  # InListPassiveTarget (§7.3.5)
+            if len(params) < 2 or not 1 <= params[0] <= 2 or params[1] > 4:
+                raise _SyntaxError
+            self.listed = None
+            self.pending = (cmd, params, now)
+            self._poll(now)
+            return None
+        if cmd in (0x40, 0x42):  # InDataExchange / InCommunicateThru
             if cmd == 0x40:
-                answer = answer[:-2] if len(answer) > 2 else answer
-            return b"\x00" + answer
-        # SAMConfiguration, SetSerialBaudrate, SetParameters, RFConfiguration, PowerDown,
-        # InRelease, InDeselect...: acknowledged and done.
-        return b"\x00" if cmd in (0x16, 0x44, 0x52) else b""
+                if not params or params[0] & 0x3F != 1 or self.listed is None:
+                    return 0.0, bytes((STATUS_CONTEXT,))
+                raw = params[1:]
+            else:
+                if self.listed is None:
+                    return 0.0, bytes((STATUS_CONTEXT,))
+                raw = params
+            target = self.listed
+            answer = target.respond(raw) if target is card else None
+            if answer is None:
+                return RF_TIMEOUT_MS, bytes((STATUS_TIMEOUT,))
+            if cmd == 0x40:
+                if len(answer) == 1:  # a 4-bit NAK
+                    return 0.0, bytes((STATUS_FRAMING,))
+                return 0.0, b"\x00" + answer[:-2]  # the PN532 checks and strips the CRC
+            return 0.0, b"\x00" + answer
+        if cmd in (0x44, 0x52):  # InDeselect, InRelease
+            if cmd == 0x52:
+                self.listed = None
+            return 0.0, b"\x00"
+        if cmd in REAL_COMMANDS:
+            self.unsimulated.append(cmd)
+        raise _SyntaxError
+
+    def _poll(self, now: float) -> None:
+        """Time passes: a pending listen finds the card in the field, or gives up."""
+        if self.pending is None:
+            return
+        cmd, params, since = self.pending
+        card = self.card if self.sam_mode is not None else None  # no field, no card
+        if card is not None and params[1] == 0x00:
+            self.pending = None
+            self.listed = card
+            self._respond(max(now, since + self.ack_ms) + self.answer_ms,
+                          response_frame(cmd, b"\x01\x01" + card.target_data()))
+        elif self.passive_retries != 0xFF and \
+                now - since >= (self.passive_retries + 1) * ACTIVATION_MS:
+            self.pending = None
+            self._respond(now, response_frame(cmd, b"\x00"))
+
+    # -- frames to the host
+    def ready(self) -> bool:
+        with self.lock:
+            now = self.clock()
+            self._poll(now)
+            return bool(self.out) and self.out[0][0] <= now
+
+    def take(self) -> bytes | None:
+        """The next frame, if it is ready."""
+        with self.lock:
+            if not self.ready():
+                return None
+            return self.out.popleft()[1]
 
 
 class FrameParser:
-    """Host-to-PN532 frames out of a byte stream (preambles and wake-up bytes skipped)."""
+    """Host-to-PN532 frames out of a byte stream (preambles and wake-up bytes skipped):
+    ``("command", cmd, params)``, ``("ack",)``, ``("nack",)``."""
 
     def __init__(self) -> None:
         self.buffer = bytearray()
 
-    def feed(self, data: bytes) -> list[tuple[int, bytes] | None]:
-        """Commands ``(cmd, params)``; ``None`` for an ACK frame from the host (a cancel)."""
+    def feed(self, data: bytes) -> list[tuple[object, ...]]:
         self.buffer += data
-        out: list[tuple[int, bytes] | None] = []
+        out: list[tuple[object, ...]] = []
         while True:
             start = self.buffer.find(b"\x00\xff")
             if start < 0 or len(self.buffer) < start + 4:
@@ -182,7 +486,11 @@ class FrameParser:
                 return out
             length, lcs = self.buffer[start + 2], self.buffer[start + 3]
             if length == 0 and lcs == 0xFF:
-                out.append(None)
+                out.append(("ack",))
+                del self.buffer[:start + 4]
+                continue
+            if length == 0xFF and lcs == 0x00:
+                out.append(("nack",))
                 del self.buffer[:start + 4]
                 continue
             head = 4
@@ -205,7 +513,7 @@ class FrameParser:
             del self.buffer[:end]
             if (sum(body) + dcs) & 0xFF or len(body) < 2 or body[0] != 0xD4:
                 continue
-            out.append((body[1], body[2:]))
+            out.append(("command", body[1], body[2:]))
 
 
 class SimulatedPN532Tty:
@@ -238,8 +546,8 @@ class SimulatedPN532Tty:
         """The pty's real device path (nfcpy resolves and reopens it)."""
         return os.path.realpath(self.port)
 
-    def present(self, tag: Ntag) -> None:
-        self.chip.present(tag)
+    def present(self, card: Card) -> None:
+        self.chip.present(card)
 
     def remove(self) -> None:
         self.chip.remove()
@@ -261,42 +569,46 @@ class SimulatedPN532Tty:
             try:
                 data = os.read(self._master, 4096)
             except (BlockingIOError, OSError):
-                time.sleep(0.001)
-                continue
+                data = b""
             for item in self._parser.feed(data):
-                if item is None:
-                    continue  # the host's ACK (after SetSerialBaudrate, or a cancel)
-                cmd, params = item
-                reply = ACK + SimulatedPN532.response_frame(cmd, self.chip.command(cmd, params))
+                self.chip.host_frame(item)
+            while (frame := self.chip.take()) is not None:
                 with contextlib.suppress(OSError):
-                    os.write(self._master, reply)
+                    os.write(self._master, frame)
+            if not data:
+                time.sleep(0.001)
 
 
 class SimulatedPN532I2C:
-    """The chip on I2C as the shoe firmware's driver sees it: ``writeto`` a frame, ``readfrom``
-    a status byte (0x01 ready) followed by the ACK, then by the response."""
+    """The chip on I2C: ``writeto`` a frame; ``readfrom`` a status byte (bit 0: a frame is
+    ready) followed by that frame, which the read takes whole or in part (the rest is lost).
+    ``writes`` keeps every write, for comparing drivers byte for byte."""
 
     def __init__(self, chip: SimulatedPN532 | None = None, address: int = 0x24) -> None:
         self.chip = chip or SimulatedPN532()
         self.address = address
         self._parser = FrameParser()
-        self._pending: list[bytes] = []
+        self.writes: list[bytes] = []
+        self.reads: list[int] = []
 
-    def writeto(self, address: int, data: bytes) -> None:
+    def _check(self, address: int) -> None:
         if address != self.address:
-            raise OSError(19, "no device at that address")
-        for item in self._parser.feed(bytes(data)):
-            if item is not None:
-                cmd, params = item
-                self._pending += [ACK, SimulatedPN532.response_frame(
-                    cmd, self.chip.command(cmd, params))]
+            raise OSError(5, "no device acknowledged the address")  # EIO, as MicroPython
 
-    def readfrom(self, address: int, count: int) -> bytes:
-        if address != self.address:
-            raise OSError(19, "no device at that address")
-        if not self._pending:
+    def writeto(self, address: int, data: bytes, stop: bool = True) -> int:
+        self._check(address)
+        data = bytes(data)
+        self.writes.append(data)
+        for item in self._parser.feed(data):
+            self.chip.host_frame(item)
+        return len(data)
+
+    def readfrom(self, address: int, count: int, stop: bool = True) -> bytes:
+        self._check(address)
+        self.reads.append(count)
+        if not self.chip.ready():
             return bytes(count)  # status 0x00: not ready
         if count == 1:
             return b"\x01"
-        frame = self._pending.pop(0)
+        frame = self.chip.take() or b""
         return (b"\x01" + frame + bytes(count))[:count]

@@ -75,7 +75,7 @@ class _Sensor:
 
 class SimulatedShoe:
     def __init__(self, port: Path | str, *, shoe_id: str = "sim-shoe", boot_id: int = 1,
-                 firmware: str = "shoe-fw 1.1.0 (simulated)", step_s: float = 0.002) -> None:
+                 firmware: str = "shoe-fw 1.2.0 (simulated)", step_s: float = 0.002) -> None:
         self.port = Path(port)
         self.step_s = step_s
         self._lock = threading.Lock()

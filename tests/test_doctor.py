@@ -36,7 +36,7 @@ def test_doctor_passes_a_working_simulated_table(tmp_path, broker):
     finally:
         shoe.stop()
     assert result.returncode == 0, result.stdout
-    assert "[  ok] shoe: shoe-under-test: shoe-fw 1.1.0 (simulated), protocol 1" in result.stdout
+    assert "[  ok] shoe: shoe-under-test: shoe-fw 1.2.0 (simulated), protocol 1" in result.stdout
     assert "[  ok] broker: connected" in result.stdout
     assert "[  ok] button: GPIO 17 reads released" in result.stdout
     assert "[  ok] disk:" in result.stdout

@@ -332,3 +332,24 @@ def test_a_pinned_shoe_clock_keeps_its_mapping_through_late_messages_and_a_resta
     assert clock.to_host(1500, 101.5) == 101.5
     clock.reset()  # the shoe restarted
     assert clock.to_host(2000, 102.4) == 102.0
+
+
+def _raw_frame(type_: int, seq: int, payload: bytes) -> bytes:
+    """A frame however long, its length byte and CRC in agreement (encode_frame refuses a
+    payload over 240 bytes)."""
+    body = bytes((1, type_, seq >> 8, seq & 0xFF, len(payload))) + payload
+    crc = crc16(body)
+    return b"\x00" + cobs_encode(body + bytes((crc >> 8, crc & 0xFF))) + b"\x00"
+
+
+def test_the_shoe_drops_a_host_frame_longer_than_247_bytes():
+    """PROTOCOL.md: a decoded frame longer than 247 bytes is noise, even when its length byte
+    and CRC agree; the firmware acted on a HOST_HELLO of 257 bytes (resending everything)."""
+    shoe = fw.ShoeProtocol(3, "fw", "shoe", 15, now_ms=0)
+    shoe.poll(0)
+    for size in (241, 250, 255):
+        shoe.receive(_raw_frame(m.HOST_HELLO, 0, bytes(size)), 1)
+        assert shoe.poll(2) == b"", size
+    shoe.receive(_raw_frame(m.HOST_HELLO, 0, bytes(240)), 3)  # 247 bytes: a frame
+    answered = [f for f in FrameDecoder().feed(shoe.poll(4)) if isinstance(f, Frame)]
+    assert [f.type for f in answered] == [m.HELLO]

@@ -59,7 +59,9 @@ class FakeSensor:
 
 class Bench:
     """The firmware (Shoe + ShoeProtocol) and a HostLink on a cable that can be pulled or cut
-    in either direction; milliseconds advance only when we say."""
+    in either direction; milliseconds advance only when we say. ``steps`` records what went
+    into the firmware and ``outputs`` what came out (tests/micropython/sessions.py replays the
+    steps, on CPython and on MicroPython)."""
 
     def __init__(self, boot_id: int = 1) -> None:
         self.now = 0
@@ -71,10 +73,13 @@ class Bench:
         self.events: list = []
         self.healthy = []
         self.cards = 0
+        self.steps: list[list] = []
+        self.outputs: list[list] = []
         self._boot()
         self.host.request_hello()  # what the transport does when it opens the port
 
     def _boot(self) -> None:
+        self.steps.append(["boot", self.boot_id, self.now])
         self.protocol = fw.ShoeProtocol(self.boot_id, "fw", "shoe", 15, self.now)
         self.shoe = Shoe(self.protocol, self.reader, FakeSensor(), FakeSensor(), self.deck,
                          self.now)
@@ -86,7 +91,12 @@ class Bench:
     def draw(self, text: str = "", uid: bytes | None = None) -> None:
         self.cards += 1
         uid = uid if uid is not None else b"\x04" + self.cards.to_bytes(6, "big")
+        self.steps.append(["tag", uid.hex(), text])
         self.reader.tags.append((uid, text))
+
+    def crash_reads(self, count: int) -> None:
+        self.steps.append(["crash", count])
+        self.reader.crashes = count
 
     def unplug(self) -> None:
         self.plugged = False
@@ -94,12 +104,15 @@ class Bench:
     def replug(self) -> None:
         self.plugged = True
         self.host.request_hello()
+        self.steps.append(["link_up", self.now])
         self.protocol.link_up(self.now)
 
     def turn(self, ms: int = 2, down=lambda b: b, up=lambda b: b) -> None:
         self.now += ms
         to_shoe = down(self.host.data_to_send()) if self.plugged else b""
+        self.steps.append(["turn", self.now, to_shoe.hex()])
         out, healthy = self.shoe.turn(self.now, to_shoe)
+        self.outputs.append([out.hex(), healthy])
         self.healthy.append(healthy)
         if self.plugged:
             self.host.receive_data(up(out))
@@ -289,7 +302,7 @@ def test_long_tags_end_to_end_are_unknown_or_unreadable_tags_and_dealing_goes_on
 def test_the_firmware_loop_survives_an_exception_reports_it_once_and_carries_on():
     bench = Bench()
     bench.run(10)
-    bench.reader.crashes = 50  # fifty turns in a row: one FAULT, not fifty
+    bench.crash_reads(50)  # fifty turns in a row: one FAULT, not fifty
     bench.draw("R1:As")
     bench.run(100)
     bench.run(1200)  # a second of clean turns clears it
@@ -396,9 +409,10 @@ ACTIONS = st.lists(st.one_of(
 ), max_size=40)
 
 
-@settings(max_examples=80, deadline=None)
-@given(ACTIONS, st.integers(0, 2**32 - 1))
-def test_every_read_is_delivered_once_in_order_or_reported_lost(actions, seed):
+def play_session(actions, seed) -> tuple[Bench, dict[int, dict[int, str]]]:
+    """A session of the link property test: the actions, then the line healed and the cable
+    in until nothing is held. The bench, and every card frame the firmware made (boot -> seq
+    -> text)."""
     rng = random.Random(seed)
     bench = Bench()
     bench.run(10)  # the shoe and the host have met
@@ -425,10 +439,9 @@ def test_every_read_is_delivered_once_in_order_or_reported_lost(actions, seed):
                     seq, m.parse(fw.CARD, seq, _payload(frame_bytes)).text)
 
     def draw(size, uid_size):
-        bench.cards += 1
-        text = f"c{bench.cards}:" + "\u00e9" * (size // 2)
-        bench.reader.tags.append((bench.cards.to_bytes(uid_size, "big") if uid_size >= 4
-                                  else bytes(uid_size), text))
+        text = f"c{bench.cards + 1}:" + "\u00e9" * (size // 2)
+        bench.draw(text, (bench.cards + 1).to_bytes(uid_size, "big") if uid_size >= 4
+                   else bytes(uid_size))
         turn()
 
     for action in actions:
@@ -455,6 +468,13 @@ def test_every_read_is_delivered_once_in_order_or_reported_lost(actions, seed):
             break
     for _ in range(300):
         turn()
+    return bench, made
+
+
+@settings(max_examples=80, deadline=None)
+@given(ACTIONS, st.integers(0, 2**32 - 1))
+def test_every_read_is_delivered_once_in_order_or_reported_lost(actions, seed):
+    bench, made = play_session(actions, seed)
     assert not bench.protocol.unacked, "the link stalled"
 
     # What the host saw, per boot: delivered cards and reported losses.

@@ -6,6 +6,10 @@
 #   stack sensor (reflective IR looking at the next card in the stack, high = face up): GP15
 #   deck switch (microswitch closed by the deck's weight, to ground): GP16
 # The host link is the USB CDC serial port (sys.stdin / sys.stdout), frames per PROTOCOL.md.
+#
+# Service mode: hold the board's BOOTSEL button during the first second after power-up (press
+# it just after plugging in: held while plugging in, it starts the RP2040's USB bootloader
+# instead). The shoe does not start, Ctrl-C works again, and mpremote can copy new files.
 
 import select
 import struct
@@ -13,13 +17,32 @@ import sys
 import time
 
 import machine
+import micropython
 from pn532 import PN532, PN532Reader
 from protocol import ShoeProtocol
 from shoe import Shoe
 
-FIRMWARE = "shoe-fw 1.1.0"
+FIRMWARE = "shoe-fw 1.2.0"
 WATCHDOG_MS = 8000
 CAPS = 1 | 2 | 4 | 8  # exit sensor, stack sensor, NDEF text, deck-check mode
+SERVICE_WINDOW_MS = 1000
+
+
+class Millis:
+    """The protocol's milliseconds (ms:u32, PROTOCOL.md): a true 32-bit count. time.ticks_ms()
+    wraps at 2**30 on 32-bit ports (12.4 days), not 2**32, so this count advances by
+    ticks_diff at every turn of the loop (which must come within 2**29 ms: it comes within
+    milliseconds)."""
+
+    def __init__(self):
+        self.last = time.ticks_ms()
+        self.ms = self.last
+
+    def now(self):
+        ticks = time.ticks_ms()
+        self.ms = (self.ms + time.ticks_diff(ticks, self.last)) & 0xFFFFFFFF
+        self.last = ticks
+        return self.ms
 
 
 class Input:
@@ -84,32 +107,51 @@ def boot_id():
     return value
 
 
-def main():
-    i2c = machine.I2C(0, sda=machine.Pin(4), scl=machine.Pin(5), freq=400000)
-    pn532 = PN532(i2c, time.sleep_ms, time.ticks_ms)
+def service_mode():
+    """BOOTSEL held during the first second after power-up."""
     try:
-        pn532.configure()
-    except Exception:  # the reader reports itself as not ok; the shoe still talks to the host
-        pass
-    reader = PN532Reader(pn532)
+        import rp2
+    except ImportError:  # not an RP2040: no button to ask
+        return False
+    start = time.ticks_ms()
+    while time.ticks_diff(time.ticks_ms(), start) < SERVICE_WINDOW_MS:
+        if rp2.bootsel_button():
+            return True
+        time.sleep_ms(10)
+    return False
+
+
+def main():
+    # The host's frames are binary: a byte 0x03 (an ACK for seq 3, a COBS code byte) would
+    # raise KeyboardInterrupt on USB CDC stdin and stop the loop. Ctrl-C is data from here on,
+    # already while waiting for BOOTSEL: the host may be sending from the first millisecond.
+    micropython.kbd_intr(-1)
+    if service_mode():
+        micropython.kbd_intr(3)
+        print("shoe: service mode (BOOTSEL held at power-up): not started")
+        return
+    clock = Millis()
+    i2c = machine.I2C(0, sda=machine.Pin(4), scl=machine.Pin(5), freq=400000)
+    now = clock.now()
+    reader = PN532Reader(PN532(i2c, time), now)  # it configures the PN532 on its first turn
     exit_sensor = ExitSensor(14)
     stack_sensor = StackSensor(15)
     deck = DeckSwitch(16, machine.Pin.PULL_UP, active_high=False)
-    now = time.ticks_ms()
-    shoe_id = "".join(f"{b:02x}" for b in machine.unique_id())
+    shoe_id = "".join("%02x" % b for b in machine.unique_id())
     protocol = ShoeProtocol(boot_id(), FIRMWARE, shoe_id, CAPS, now)
     shoe = Shoe(protocol, reader, exit_sensor, stack_sensor, deck, now)
     poller = select.poll()
     poller.register(sys.stdin, select.POLLIN)
+    read_byte = sys.stdin.buffer.read
     out = sys.stdout.buffer
     # The watchdog resets the board if the loop stops turning, or if every turn has failed
     # for WATCHDOG_MS: Shoe.turn reports a failing turn to the host and says it was unhealthy.
     watchdog = machine.WDT(timeout=WATCHDOG_MS)
     while True:
-        now = time.ticks_ms()
+        now = clock.now()
         incoming = bytearray()
         while poller.poll(0) and len(incoming) < 512:
-            incoming.extend(sys.stdin.buffer.read(1))
+            incoming.extend(read_byte(1))
         data, healthy = shoe.turn(now, bytes(incoming))
         if data:
             try:

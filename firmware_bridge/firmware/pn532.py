@@ -1,6 +1,19 @@
-# A small PN532 driver for the shoe (MicroPython, I2C), reading NTAG21x cards: the UID, and the
-# first NDEF Text record ("R1:As"). The bus is passed in (machine.I2C on the board; any object
-# with writeto/readfrom in tests), so CPython can test it against a simulated PN532.
+# The shoe's PN532 driver (MicroPython, I2C): the UID of the card in the field and its label
+# (ndef_label.py). The bus and the clock are passed in (machine.I2C and the time module on the
+# board; a simulated PN532 and a test clock under CPython).
+#
+# From NXP's PN532 User Manual (UM0701-02): every command frame is answered by an ACK frame,
+# then by the response frame when the command is done; on I2C each read starts with a status
+# byte, 0x01 once the PN532 has something to give. InListPassiveTarget waits for a card for as
+# long as RFConfiguration's MxRtyPassiveActivation says (0xFF, its default: for ever), so the
+# reader never blocks the shoe's loop on it: it sends the command, and looks at the status byte
+# on each turn of the loop. A command still pending is aborted with an ACK frame before anything
+# else is sent (the PN532 drops it; a response it had not yet given is not given).
+
+try:
+    from ndef_label import read_label  # on the board the modules lie side by side
+except ImportError:  # under CPython the firmware is a package
+    from firmware_bridge.firmware.ndef_label import read_label
 
 ADDRESS = 0x24
 ACK = b"\x00\x00\xff\x00\xff\x00"
@@ -10,158 +23,236 @@ CMD_IN_DATA_EXCHANGE = 0x40
 CMD_IN_LIST_PASSIVE_TARGET = 0x4A
 NTAG_READ = 0x30
 
+ACK_MS = 30  # the ACK follows a command within a millisecond or two; a waking chip takes longer
+ANSWER_MS = 120  # above the PN532's own RF timeouts, so that a card gone answers "time out"
+READ_SIZE = 80  # bytes read for a response: the longest answer we ask for, with room (below)
+# InListPassiveTarget, 106 kbps type A: NbTg, Tg, SENS_RES (2), SEL_RES, NFCID length, NFCID
+# (4, 7 or 10) and, for an ISO/IEC 14443-4 card (a phone, a bank card), its ATS: tens of bytes.
+LISTEN_MS = 1000  # a listen pending this long is aborted and sent again: the chip still answers
+RETRY_MS = 250  # a reader that failed is configured again this often
+BOOT_MS = 1500  # a PN532 just powered may be slow to answer its first command: no fault yet
+LABEL_TRIES = 2  # tries of a label in one turn; the shoe holds the card for more (shoe.py)
+SAME_CARD_MS = 300  # a card still in the field is not read again: its label is known
+
 
 class PN532Error(Exception):
-    pass
+    """The PN532 did not answer as the manual says: not there, or not working."""
+
+
+class TagError(Exception):
+    """The tag did not answer a read, or answered what cannot be right: the reader is fine."""
+
+
+def _frame(data):
+    length = len(data)
+    checksum = (-sum(data)) & 0xFF
+    return bytes((0x00, 0x00, 0xFF, length, (-length) & 0xFF)) + bytes(data) + bytes(
+        (checksum, 0x00))
+
+
+def parse_response(raw, cmd):
+    """The data of a PN532 response frame to ``cmd`` (after its status byte was stripped).
+    Raises TagError for a frame that is cut or whose checksums fail (a glitch on the bus or a
+    longer answer than was read), PN532Error for what is not an answer to ``cmd``."""
+    i = 0
+    n = len(raw)
+    while i < n and raw[i] == 0x00:
+        i += 1
+    if i == 0 or i >= n or raw[i] != 0xFF:
+        raise TagError("no frame start")
+    i += 1
+    if i + 2 > n:
+        raise TagError("frame cut")
+    length = raw[i]
+    if (length + raw[i + 1]) & 0xFF:
+        raise TagError("bad length checksum")
+    if length == 0xFF:
+        raise PN532Error("an extended frame, not asked for")
+    body = raw[i + 2:i + 2 + length]
+    if len(body) != length or i + 2 + length >= n:
+        raise TagError("answer longer than read")
+    if (sum(body) + raw[i + 2 + length]) & 0xFF:
+        raise TagError("bad data checksum")
+    if length == 1 and body[0] == 0x7F:
+        raise PN532Error("syntax error frame")  # the PN532 refused the command itself
+    if length < 2 or body[0] != 0xD5 or body[1] != cmd + 1:
+        raise TagError("not the answer to this command")
+    return body[2:]
 
 
 class PN532:
-    def __init__(self, i2c, sleep_ms, ticks_ms, address=ADDRESS):
+    """The PN532 on an I2C bus: commands, answers, the status byte and aborts."""
+
+    def __init__(self, i2c, clock, address=ADDRESS):
         self.i2c = i2c
-        self.sleep_ms = sleep_ms
-        self.ticks_ms = ticks_ms
+        self.clock = clock  # ticks_ms, ticks_diff, sleep_ms (the time module on a board)
         self.address = address
 
-    def _write(self, data):
-        length = len(data)
-        checksum = (-sum(data)) & 0xFF
-        frame = bytes((0x00, 0x00, 0xFF, length, (-length) & 0xFF)) + data + bytes((checksum, 0x00))
-        self.i2c.writeto(self.address, frame)
+    def ready(self):
+        """One look at the status byte: True when the PN532 has something for us."""
+        return self.i2c.readfrom(self.address, 1)[0] & 0x01 == 0x01
 
     def _wait_ready(self, timeout_ms):
-        start = self.ticks_ms()
-        while True:
-            if self.i2c.readfrom(self.address, 1)[0] == 0x01:
-                return True
-            if (self.ticks_ms() - start) & 0xFFFFFFFF >= timeout_ms:
+        clock = self.clock
+        start = clock.ticks_ms()
+        while not self.ready():
+            if clock.ticks_diff(clock.ticks_ms(), start) >= timeout_ms:
                 return False
-            self.sleep_ms(1)
+            clock.sleep_ms(1)
+        return True
 
     def _read(self, count):
         data = self.i2c.readfrom(self.address, count + 1)
-        if data[0] != 0x01:
-            raise PN532Error("not ready")
+        if len(data) != count + 1 or data[0] & 0x01 != 0x01:
+            raise TagError("status not ready on read")
         return data[1:]
 
-    def command(self, cmd, params=b"", response_length=32, timeout_ms=100):
-        self._write(bytes((0xD4, cmd)) + params)
-        if not self._wait_ready(timeout_ms):
+    def abort(self):
+        """An ACK frame: the PN532 drops the command it is processing (UM0701-02, ACK frame)."""
+        self.i2c.writeto(self.address, ACK)
+
+    def send(self, cmd, params=b""):
+        """A command, as far as its ACK."""
+        self.i2c.writeto(self.address, _frame(bytes((0xD4, cmd)) + bytes(params)))
+        if not self._wait_ready(ACK_MS):
             raise PN532Error("no ACK")
-        if self._read(6) != ACK:
+        if bytes(self._read(6)) != ACK:
             raise PN532Error("bad ACK")
+
+    def answer(self, cmd):
+        """The response to ``cmd``, which is ready."""
+        return parse_response(self._read(READ_SIZE), cmd)
+
+    def command(self, cmd, params=b"", timeout_ms=ANSWER_MS):
+        self.send(cmd, params)
         if not self._wait_ready(timeout_ms):
-            return None  # no answer in time (no card in the field)
-        raw = self._read(response_length + 9)
-        start = raw.find(b"\x00\xff")
-        if start < 0:
-            raise PN532Error("no frame start")
-        length = raw[start + 2]
-        if (length + raw[start + 3]) & 0xFF:
-            raise PN532Error("bad length checksum")
-        body = raw[start + 4:start + 4 + length]
-        if len(body) < 2 or body[0] != 0xD5 or body[1] != cmd + 1:
-            raise PN532Error("unexpected response")
-        if (sum(body) + raw[start + 4 + length]) & 0xFF:
-            raise PN532Error("bad data checksum")
-        return body[2:]
+            self.abort()
+            raise PN532Error("no answer")
+        return self.answer(cmd)
 
     def firmware_version(self):
-        return self.command(CMD_GET_FIRMWARE, response_length=4)
+        return self.command(CMD_GET_FIRMWARE)
 
     def configure(self):
+        # Normal mode (no SAM), timeout 0x14 x 50 ms (unused in normal mode), IRQ pin used.
         self.command(CMD_SAM_CONFIGURATION, b"\x01\x14\x01")
 
-    def read_uid(self, timeout_ms=20):
-        response = self.command(CMD_IN_LIST_PASSIVE_TARGET, b"\x01\x00", 20, timeout_ms)
-        if not response or response[0] < 1:
+    def listen(self):
+        """InListPassiveTarget for one 106 kbps type A target: its answer comes when a card is
+        in the field."""
+        self.send(CMD_IN_LIST_PASSIVE_TARGET, b"\x01\x00")
+
+    def target(self):
+        """The answer to listen(): (uid, sel_res), or None when no target was found."""
+        data = self.answer(CMD_IN_LIST_PASSIVE_TARGET)
+        if not data or data[0] == 0:
             return None
-        size = response[5]
-        return bytes(response[6:6 + size])
+        if len(data) < 6 or len(data) < 6 + data[5]:
+            raise TagError("target answer cut")
+        return bytes(data[6:6 + data[5]]), data[4]
 
-    def read_page4(self, page):
-        response = self.command(CMD_IN_DATA_EXCHANGE, bytes((1, NTAG_READ, page)), 17)
-        if not response or response[0] != 0:
-            raise PN532Error("read failed")
-        return bytes(response[1:17])
-
-    def read_ndef_text(self):
-        """The first NDEF Text record of an NTAG21x, or "" when there is none."""
-        data = bytearray(self.read_page4(4))
-        i = 0
-        while i < len(data):
-            tlv = data[i]
-            if tlv == 0x00:
-                i += 1
-                continue
-            if tlv != 0x03:
-                return ""
-            if i + 1 >= len(data):
-                data += self.read_page4(4 + len(data) // 4)
-            length = data[i + 1]
-            start = i + 2
-            if length == 0xFF:
-                return ""  # messages this long are not card labels
-            page = 4 + len(data) // 4
-            while len(data) < start + length:
-                data += self.read_page4(page)
-                page += 4
-            return parse_text_record(bytes(data[start:start + length]))
-        return ""
+    def read16(self, page):
+        """Type 2 READ through InDataExchange: 16 bytes (4 pages) from ``page``."""
+        data = self.command(CMD_IN_DATA_EXCHANGE, bytes((1, NTAG_READ, page)))
+        if not data or data[0] & 0x3F != 0:
+            raise TagError("READ %d: status %02x" % (page, data[0] if data else 0xFF))
+        if len(data) != 17:
+            raise TagError("READ %d: %d bytes, not 16" % (page, len(data) - 1))
+        return bytes(data[1:])
 
 
-def parse_text_record(message):
-    if len(message) < 3:
-        return ""
-    header = message[0]
-    tnf = header & 0x07
-    short = header & 0x10
-    has_id = header & 0x08
-    type_length = message[1]
-    i = 2
-    if short:
-        payload_length = message[i]
-        i += 1
-    else:
-        payload_length = int.from_bytes(message[i:i + 4], "big")
-        i += 4
-    id_length = 0
-    if has_id:
-        id_length = message[i]
-        i += 1
-    record_type = message[i:i + type_length]
-    i += type_length + id_length
-    payload = message[i:i + payload_length]
-    if tnf != 1 or record_type != b"T" or not payload:
-        return ""
-    language_length = payload[0] & 0x3F
-    try:
-        return payload[1 + language_length:].decode("utf-8")
-    except UnicodeError:
-        return ""
+def _elapsed(now_ms, then_ms):
+    return (now_ms - then_ms) & 0xFFFFFFFF
 
 
 class PN532Reader:
-    """The shoe's reader interface over a PN532."""
+    """The shoe's reader over a PN532: read(now_ms) on every turn of the loop, ok() for its
+    health. Never raises."""
 
-    def __init__(self, pn532):
+    def __init__(self, pn532, now_ms):
         self.pn532 = pn532
-        self.healthy = False
-        self.next_check_ms = 0
-
-    def read(self, now_ms):
-        try:
-            uid = self.pn532.read_uid()
-            self.healthy = True
-            if uid is None:
-                return None
-            try:
-                text = self.pn532.read_ndef_text()
-            except PN532Error:
-                text = ""
-            return uid, text
-        except (PN532Error, OSError):
-            self.healthy = False
-            return None
+        self.booted_ms = now_ms
+        self.healthy = True  # until it has been seen failing (no fault at boot)
+        self.configured = False
+        self.next_setup_ms = now_ms
+        self.listening_ms = None  # when the pending listen was sent
+        self.last_uid = None
+        self.last_label = None
+        self.last_ms = now_ms
 
     def ok(self):
         return self.healthy
+
+    def read(self, now_ms):
+        """(uid, label) for a card in the field: label "" when the tag has none, None when it
+        could not be read; None when no card answered."""
+        try:
+            return self._read(now_ms)
+        except TagError:
+            self._restart()
+        except Exception:  # PN532Error, OSError (no device on the bus), anything
+            self._failed(now_ms)
+        return None
+
+    def _restart(self):
+        # A glitch: whatever the PN532 is doing is dropped; listen again on the next turn.
+        try:
+            self.pn532.abort()
+        except Exception:
+            pass
+        self.listening_ms = None
+
+    def _failed(self, now_ms):
+        self.configured = False
+        self.listening_ms = None
+        self.next_setup_ms = (now_ms + RETRY_MS) & 0xFFFFFFFF
+        if _elapsed(now_ms, self.booted_ms) >= BOOT_MS:
+            self.healthy = False
+
+    def _read(self, now_ms):
+        chip = self.pn532
+        if not self.configured:
+            if _elapsed(now_ms, self.next_setup_ms) >= 0x80000000:
+                return None  # not due yet
+            chip.abort()  # whatever a previous life of the driver left pending
+            chip.configure()
+            self.configured = True
+            self.healthy = True
+        if self.listening_ms is None:
+            chip.listen()
+            self.listening_ms = now_ms
+            return None
+        if not chip.ready():
+            if _elapsed(now_ms, self.listening_ms) >= LISTEN_MS:
+                chip.abort()
+                chip.listen()  # an ACK again: the chip is still there
+                self.listening_ms = now_ms
+            return None
+        target = chip.target()
+        self.listening_ms = None
+        if target is None:
+            return None
+        uid, sel_res = target
+        if uid == self.last_uid and self.last_label is not None and \
+                _elapsed(now_ms, self.last_ms) < SAME_CARD_MS:
+            label = self.last_label
+        else:
+            label = self._label(sel_res)
+        self.last_uid = uid
+        self.last_label = label
+        self.last_ms = now_ms
+        return uid, label
+
+    def _label(self, sel_res):
+        # SEL_RES bits 6-5 (0x60) say ISO/IEC 14443-4 or NFC-DEP (a phone, a bank card), bit 3
+        # (0x08) MIFARE Classic: no Type 2 Tag memory to read a label from; the UID alone.
+        if sel_res & 0x68:
+            return ""
+        for _ in range(LABEL_TRIES):
+            try:
+                return read_label(self.pn532.read16)
+            except TagError:
+                continue
+            except ValueError:  # a READ that did not give 16 bytes
+                continue
+        return None

@@ -22,7 +22,12 @@ SET_MODE = 0x82
 RETRANSMIT_MS = 250
 HEARTBEAT_MS = 1000
 QUEUE_LIMIT = 128  # unacked messages kept; when full, the oldest is dropped (PROTOCOL.md)
+# A retransmission goes out this many bytes a poll (a turn of the loop), not the whole queue at
+# once: 128 frames of 250 bytes copied into one buffer, then into the bytes returned, took
+# 64 kB of an RP2040's 264 kB on top of the queue itself.
+RESEND_BYTES = 1024
 MAX_PAYLOAD = 240
+MAX_FRAME = 7 + MAX_PAYLOAD  # a decoded frame: header, payload, CRC
 
 FLAG_FACE_UP = 1
 FLAG_BOXED = 2
@@ -129,6 +134,7 @@ class ShoeProtocol:
         self.last_send_ms = now_ms
         self.last_heartbeat_ms = now_ms
         self.rx = bytearray()
+        self.resend_seq = None  # the next held message a retransmission in progress sends
         # Until the host answers this boot's HELLO with a HELLO_ACK naming it, reliable
         # messages are held, not sent: a host that missed the HELLO would take them for the
         # previous boot's numbers (and might acknowledge reads it never delivered).
@@ -152,12 +158,13 @@ class ShoeProtocol:
         self.next_seq = (self.next_seq + 1) & 0xFFFF
         if len(self.unacked) == 1:
             self.last_send_ms = now_ms
-        if self.synced:
-            self.out.extend(data)
+        if self.synced and self.resend_seq is None:
+            self.out.extend(data)  # (during a retransmission, it goes in its turn)
 
-    def card(self, now_ms, uid, text, face_up, boxed):
-        """A card left the shoe. Whatever its tag holds, this makes one valid frame: a UID of a
-        size no tag has is sent as "unreadable", a text too long for the frame is cut."""
+    def card(self, now_ms, uid, text, face_up, boxed, read_ms=None):
+        """A card left the shoe (read at ``read_ms``, now if not given). Whatever its tag holds,
+        this makes one valid frame: a UID of a size no tag has is sent as "unreadable", a text
+        too long for the frame is cut."""
         flags = ((FLAG_FACE_UP if face_up else 0) | (FLAG_BOXED if boxed else 0)
                  | (FLAG_DECK_CHECK if self.mode == 1 else 0))
         uid = bytes(uid or b"")
@@ -169,7 +176,8 @@ class ShoeProtocol:
         if len(data) > room:
             data = _cut_utf8(data, room)
             flags |= FLAG_TEXT_CUT
-        payload = (struct.pack(">IB", now_ms & 0xFFFFFFFF, flags) + bytes((len(uid),)) + uid
+        at = now_ms if read_ms is None else read_ms
+        payload = (struct.pack(">IB", at & 0xFFFFFFFF, flags) + bytes((len(uid),)) + uid
                    + bytes((len(data),)) + data)
         self._reliable(CARD, payload, now_ms)
 
@@ -202,7 +210,10 @@ class ShoeProtocol:
             chunk = bytes(self.rx[:end])
             self.rx = self.rx[end + 1:]
             raw = cobs_decode(chunk) if chunk else None
-            if raw is None or len(raw) < 7 or raw[0] != VERSION or raw[4] != len(raw) - 7:
+            # PROTOCOL.md: shorter than 7 or longer than 247 bytes, a length byte that
+            # disagrees, another version: noise, even when its CRC happens to agree.
+            if raw is None or not 7 <= len(raw) <= MAX_FRAME or raw[0] != VERSION \
+                    or raw[4] != len(raw) - 7:
                 continue
             if crc16(raw[:-2]) != (raw[-2] << 8 | raw[-1]):
                 continue
@@ -240,10 +251,30 @@ class ShoeProtocol:
                 self.last_send_ms = now_ms
 
     def resend_all(self, now_ms):
+        """Send every held message again, in order, from the oldest (paced: poll)."""
         self.last_send_ms = now_ms
-        if self.synced:
-            for entry in self.unacked:
-                self.out.extend(entry[1])
+        if self.synced and self.unacked:
+            self.resend_seq = self.unacked[0][0]
+
+    def _resend_some(self, now_ms):
+        held = self.unacked
+        if not held:
+            self.resend_seq = None
+            return
+        offset = (self.resend_seq - held[0][0]) & 0xFFFF
+        if offset >= 0x8000:  # acknowledged meanwhile: go on from the oldest still held
+            offset = 0
+        sent = 0
+        while offset < len(held) and sent < RESEND_BYTES:
+            data = held[offset][1]
+            self.out.extend(data)
+            sent += len(data)
+            offset += 1
+        self.last_send_ms = now_ms  # the next round is due 250 ms after this one ends
+        if offset < len(held):
+            self.resend_seq = held[offset][0]
+        else:
+            self.resend_seq = None
 
     # -- time passes; returns the bytes to write now
     def poll(self, now_ms):
@@ -251,8 +282,10 @@ class ShoeProtocol:
             if not self.synced:
                 self.send_hello()  # no answer to this boot's HELLO yet: say it again
                 self.last_send_ms = now_ms
-            elif self.unacked:
+            elif self.unacked and self.resend_seq is None:
                 self.resend_all(now_ms)
+        if self.resend_seq is not None:
+            self._resend_some(now_ms)
         if _elapsed(now_ms, self.last_heartbeat_ms) >= HEARTBEAT_MS:
             self.last_heartbeat_ms = now_ms
             self.out.extend(frame(HEARTBEAT, 0, struct.pack(
@@ -265,6 +298,7 @@ class ShoeProtocol:
     def link_up(self, now_ms):
         """The host is reachable again (the port reopened): say hello, then resend."""
         self.out = bytearray()
+        self.resend_seq = None
         self.send_hello()
         self.resend_all(now_ms)
 

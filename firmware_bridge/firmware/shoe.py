@@ -2,13 +2,18 @@
 #
 # MicroPython and CPython alike. The hardware is passed in, so the board (main.py) and the
 # simulated shoe (simulators/shoe.py) run this same code:
-#   reader.read(now_ms) -> (uid bytes, ndef text) or None;  reader.ok() -> bool
+#   reader.read(now_ms) -> (uid bytes, label) or None: label "" when the tag has none, None
+#                          when it could not be read this time;  reader.ok() -> bool
 #   exit_sensor.face_up() -> bool   (the card at the mouth shows its face)
 #   stack_sensor.boxed() -> bool    (latched: the card now at the mouth lay face up in the stack)
 #   deck_switch.present() -> bool
 #   each sensor: ok() -> bool
 
 SAME_CARD_MS = 300  # one card passing the antenna is read several times: count it once
+# A card whose label could not be read is held while the reader tries again; if it leaves the
+# field first (another card, or this long), it goes to the host as unreadable: the floor is
+# called, as for a tag that gave no UID. (Sent as "no label", it would pass for another tag.)
+LABEL_WAIT_MS = 200
 FIRMWARE_CLEAR_MS = 1000  # healthy turns this long after a crash before "firmware ok" is sent
 
 FAULT_READER = 1
@@ -27,6 +32,7 @@ class Shoe:
         self.deck_present = deck_switch.present()
         self.last_uid = None
         self.last_read_ms = now_ms
+        self.held = None  # [uid, ms, face_up, boxed] of a card whose label is not read yet
         self.faults = {FAULT_READER: False, FAULT_EXIT: False, FAULT_STACK: False}
         self.crashed_ms = None  # last failing turn, while the firmware fault is raised
 
@@ -77,6 +83,8 @@ class Shoe:
                 proto.deck_out(now_ms)
         self._faults(now_ms)
         tag = self.reader.read(now_ms)
+        if self.held is not None:
+            tag = self._held(now_ms, tag)
         if tag is not None:
             uid, text = tag
             since = (now_ms - self.last_read_ms) & 0xFFFFFFFF
@@ -84,10 +92,30 @@ class Shoe:
             self.last_uid = uid
             self.last_read_ms = now_ms
             if not repeat:
-                proto.card(now_ms, uid, text or "", self.exit_sensor.face_up(),
-                           self.stack_sensor.boxed())
+                face_up = self.exit_sensor.face_up()
+                boxed = self.stack_sensor.boxed()
+                if text is None:
+                    self.held = [uid, now_ms, face_up, boxed]
+                else:
+                    proto.card(now_ms, uid, text, face_up, boxed)
         proto.sensors = ((1 if self.exit_sensor.ok() else 0) | (2 if self.stack_sensor.ok() else 0)
                          | (4 if self.reader.ok() else 0) | (8 if present else 0))
+
+    def _held(self, now_ms, tag):
+        """The card waiting for its label, given this turn's read; the read still to handle."""
+        uid, read_ms, face_up, boxed = self.held
+        if tag is not None and tag[0] == uid:
+            self.last_read_ms = now_ms
+            if tag[1] is None and ((now_ms - read_ms) & 0xFFFFFFFF) < LABEL_WAIT_MS:
+                return None  # still no label: try again on the next turn
+            self.held = None
+            self.protocol.card(now_ms, uid if tag[1] is not None else b"", tag[1] or "",
+                               face_up, boxed, read_ms)
+            return None
+        if tag is not None or ((now_ms - read_ms) & 0xFFFFFFFF) >= LABEL_WAIT_MS:
+            self.held = None  # it left the field unread; the next card comes after it
+            self.protocol.card(now_ms, b"", "", face_up, boxed, read_ms)
+        return tag
 
     def _faults(self, now_ms):
         for code, part, name in ((FAULT_READER, self.reader, "reader"),
