@@ -9,6 +9,7 @@ SUM := $(shell cksum pyproject.toml | cut -d' ' -f1)
 # run with (.[hardware,hub]): no linters, type checker, browser driver or fuzzers.
 STAMP := $(VENV)/.installed-dev-$(SUM)
 RUNTIME_STAMP := $(VENV)/.installed-runtime-$(SUM)
+MICROPYTHON := tests/micropython/node_modules/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: test demo lint typecheck unit bench clean venv system-deps
@@ -51,7 +52,8 @@ typecheck: $(STAMP)
 # shell scripts with shellcheck and the systemd unit with systemd-analyze, and run the
 # recorder on PostgreSQL (the local server, or a temporary cluster they start), drive the
 # floor dashboard in Debian's Chromium with Playwright, and (as root) build a venue's network
-# in network namespaces with iproute2, dropping packets with nftables.
+# in network namespaces with iproute2, dropping packets with nftables; the shoe firmware
+# runs on MicroPython's WebAssembly port under Node.js.
 system-deps:
 	@missing=""; \
 	  command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing="$$missing mosquitto"; \
@@ -63,6 +65,8 @@ system-deps:
 	  command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing="$$missing iproute2"; \
 	  command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing="$$missing nftables"; \
 	  command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing="$$missing nats-server"; \
+	  command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	  command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 
@@ -72,8 +76,13 @@ system-deps:
 # simulated shoe's clock (a crowded host's delays, magnified twenty times, once turned a rhythm
 # into a pause): the simulated table pins it (tablectl/shoe_to_core.py, ShoeClock.pin).
 # Each file runs in one process, in order: a module's tests share its fixtures (a venue, a hub).
-unit: $(STAMP) system-deps
+unit: $(STAMP) system-deps $(MICROPYTHON)
 	$(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder
+
+# The real MicroPython interpreter for the firmware's tests, its version pinned by the lock.
+$(MICROPYTHON): tests/micropython/package-lock.json | system-deps
+	cd tests/micropython && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 test: lint typecheck unit
 
@@ -100,4 +109,5 @@ bench: $(STAMP)
 	$(PY) -m tests.bench.contract
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache .hypothesis .demo
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache .hypothesis .demo \
+	  tests/micropython/node_modules

