@@ -30,7 +30,6 @@ from simulators.pn532 import (
     tlv_area,
     uri_record,
 )
-from tests.bench.shoe_memory import measure_heap
 from tests.micropython import sessions
 from tests.micropython_vm import FIRMWARE, MicroPythonVM, available, mpy_cross
 from tests.test_shoe_codec import VECTORS
@@ -280,8 +279,14 @@ def test_an_oversized_host_frame_is_dropped_by_the_shoe(vm):
 # -- the shoe's heap ------------------------------------------------------------------------
 
 def test_the_shoe_heap_with_its_queue_full_is_under_64_kb():
-    with MicroPythonVM() as machine:
-        machine.load_firmware()
-        figures = measure_heap(machine)
+    """The README's command, `tablectl bench shoe-memory`: its figures, against the budget."""
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "tablectl.cli", "bench", "shoe-memory",
+                             "--json"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
     assert figures["queued_frames"] == 128 and figures["frame_bytes"] >= 245
+    assert figures["peak"] == figures["modules"] + figures["queue"] + \
+        figures["poll_while_resending"]
     assert figures["peak"] < 64 * 1024, figures
