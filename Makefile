@@ -77,7 +77,7 @@ system-deps:
 # into a pause): the simulated table pins it (tablectl/shoe_to_core.py, ShoeClock.pin).
 # Each file runs in one process, in order: a module's tests share its fixtures (a venue, a hub).
 unit: $(STAMP) system-deps $(MICROPYTHON)
-	$(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder
+	PKR_REQUIRE_MICROPYTHON=1 $(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder
 
 # The real MicroPython interpreter for the firmware's tests, its version pinned by the lock.
 $(MICROPYTHON): tests/micropython/package-lock.json | system-deps

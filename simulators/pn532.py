@@ -5,41 +5,50 @@ own ``pn532`` driver runs against it unchanged) and over a fake I2C bus (a statu
 each read) for the shoe firmware's driver and for Adafruit's CircuitPython driver, which the
 tests use as a reference the project did not write.
 
-Each behaviour follows NXP's PN532 User Manual UM0701-02 (Rev. 02, firmware V1.6); where the
-manual is silent the choice is said, with what it rests on:
+Each behaviour is tagged with what it rests on: [manual] NXP's PN532 User Manual UM0701-02
+(Rev. 02, firmware V1.6), as quoted in public transcriptions of its text; [log] bytes from
+real hardware posted by others, or what a driver's code shows; [choice] this simulator's own
+choice where neither says, made so that a driver which depends on it is caught (the options
+in brackets turn the other way on):
 
 - A command frame is answered by an ACK frame, then by its response frame when the command is
-  done (§6.2.1.3, §6.2.2); the ACK comes within 15 ms (§6.2.3, "In the case the host controller
-  does not detect an ACK frame within these 15 ms, the host controller should resend").
+  done (§6.2.1.3, §6.2.2) [manual]; the host should resend a command whose ACK does not come
+  within 15 ms (§6.2.3, as libnfc's PR 429 quotes it) [manual].
 - An ACK frame from the host is "the abort mechanism" (§6.2.1.3): the command in progress is
-  dropped and no response for it is given, nor one that was ready and not yet read.
-- A NACK frame asks for "the retransmission of the last response frame" (§6.2.1.4).
-- A command the firmware cannot take (an unknown code, a parameter out of its range) is
-  acknowledged, then answered with the syntax error frame ``00 00 FF 01 FF 7F 81 00``
-  (§6.2.1.5; the ACK first as libnfc logs it, issue 516). SAMConfiguration's Mode is 1 to 4
-  (§7.2.10); InListPassiveTarget's MaxTg at most 2 and BrTy 0 to 4 (§7.3.5).
+  dropped [manual]; no response for it is given [manual, by its dialogue]; nor one that was
+  ready and not yet read [choice; ``abort_keeps_ready`` keeps it]. The first command after an
+  abort may be lost (libnfc issue 167, on HSU) [log; ``loses_after_abort``].
+- A NACK frame asks for "the retransmission of the last response frame" (§6.2.1.4) [manual].
+- The syntax error frame ``00 00 FF 01 FF 7F 81 00`` tells of "an error at the application
+  level" (§6.2.1.5) [manual], after the ACK (libnfc issue 516) [log]. What draws it here: an
+  unknown command, SAMConfiguration's Mode outside the manual's 1 to 4 (§7.2.10),
+  InListPassiveTarget's MaxTg over 2 ("should not exceed 0x02", §7.3.5) or BrTy over 4
+  [choice: the manual lists the values, not what others give].
 - InListPassiveTarget waits for a card for as many activation retries as RFConfiguration item 5
-  sets: MxRtyPassiveActivation "0xFF means to try eternally", its default (§7.3.1); after a
-  finite number with no card, the answer is NbTg 0. A card in the field is answered with Tg,
-  SENS_RES (most significant byte first), SEL_RES, NFCID length, NFCID and, when SEL_RES bit 5
-  says ISO/IEC 14443-4, the card's ATS, whose first byte is its length (§7.3.5).
+  sets: MxRtyPassiveActivation "0xFF means to try eternally", its default (§7.3.1) [manual];
+  after a finite number with no card, the answer is NbTg 0 (libnfc issue 85) [log], one
+  attempt taking 10 ms here [choice]. A card is answered with Tg, SENS_RES (most significant
+  byte first: libnfc issue 532), SEL_RES, NFCID length, NFCID and, when SEL_RES bit 5 says
+  ISO/IEC 14443-4, the card's ATS, whose first byte counts itself (Adafruit_Python_PN532
+  issue 14) [log; the layout §7.3.5, manual].
 - InDataExchange to a target that is not listed answers status 0x27, "not acceptable due to the
-  current context of the PN532 (... unknown target number ...)" (§7.1, Table 13); a target that
-  does not answer, 0x01 "Time Out" after the chip's RF timeout (§7.3.1 item 2: 51.2 ms by
-  default). A Type 2 tag's 4-bit NAK (a READ past the last page: NTAG21x datasheet §10.2) comes
-  back as 0x13, the framing error the manual lists for such frames, as logged by hardware
-  (chrome-nfc issue 12; libnfc's mifare.c).
-- A new command while one is pending: the pending one is dropped (the manual, p. 38, as quoted
-  in Adafruit-PN532 issue 85); a response that was ready and not read stays in front, and a
-  driver that sends without aborting first reads it where it expects the ACK (that issue's
-  logic-analyser trace).
-- Just powered, the chip takes a while before it answers (``wake_ms``: a frame sent before then
-  is not taken) and is in low-battery mode, "the start up mode of PN532C106" (AN10609), which
-  SAMConfiguration ends: until then its RF field is off and a listen finds no card.
-- On I2C, each read begins with the status byte, bit 0 set once a frame is ready (§6.2.4); one
-  read transaction gives the frame from its start, and what it did not read is lost (the manual
-  says nothing of a second read: the choice makes a read too short for its answer visible);
-  bytes past the frame read as 0x00.
+  current context of the PN532 (... unknown target number ...)" (§7.1) [manual; libnfc logs
+  the same]; a target that does not answer, 0x01 "Time Out" (§7.1) [manual] after the RF
+  time-out of RFConfiguration item 2, 51.2 ms by default [driver: libnfc's defaults]. A Type 2
+  tag's 4-bit NAK (a READ past the last page, NTAG21x datasheet §10.2) comes back as 0x13, as
+  logged for a MIFARE Classic refusing a READ (chrome-nfc issue 12) [log, for another card].
+- A new command while one is pending drops the pending one (the manual's p. 38, as quoted in
+  Adafruit-PN532 issue 85, not checked) [manual, second-hand]; a response that was ready and
+  not read stays in front, so a driver that sends without aborting first reads it where it
+  expects the ACK, as that issue reports [log].
+- Just powered, the chip is in low-battery mode, "the start up mode of PN532C106", which
+  SAMConfiguration ends (NXP's application note AN10609) [manual: the application note];
+  until then its RF field is off and a listen finds no card [choice]; ``wake_ms`` is a chip
+  that does not take a frame for a while after power-up [choice].
+- On I2C, each read begins with the status byte, bit 0 set once a frame is ready (§6.2.4, as
+  quoted by go-pn532's PR 45) [manual, second-hand]; one read gives the frame from its start,
+  and what it did not read is lost; bytes past the frame read as 0x00 [choice: the manual says
+  neither; this makes a read too short for its answer visible].
 
     pn532 = SimulatedPN532Tty(tmp_path / "nfc").start()
     pn532.present(Ntag(uid, "R1:As"))   # a card (or a dealer's badge) enters the field
@@ -286,14 +295,19 @@ class SimulatedPN532:
     given; a test's clock on the I2C bus)."""
 
     def __init__(self, clock: Callable[[], float] | None = None, *, wake_ms: float = 0.0,
-                 ack_ms: float = 0.3, answer_ms: float = 1.0) -> None:
+                 ack_ms: float = 0.3, answer_ms: float = 1.0, abort_keeps_ready: bool = False,
+                 loses_after_abort: bool = False) -> None:
         self.clock = clock or (lambda: time.monotonic() * 1000.0)
         self.powered_ms = self.clock()
         self.sam_mode: int | None = None  # None: low-battery mode, the RF field off
         self.wake_ms = wake_ms
         self.ack_ms = ack_ms
         self.answer_ms = answer_ms  # how long a command takes once it can be done
+        self.abort_keeps_ready = abort_keeps_ready
+        self.loses_after_abort = loses_after_abort
+        self.deaf = False  # the next command frame is lost (loses_after_abort)
         self.card: Card | None = None
+        self.card_ms = 0.0  # when it came into the field
         self.listed: Card | None = None  # the target InListPassiveTarget listed as Tg 1
         self.registers: dict[int, int] = {}
         self.passive_retries = 0xFF
@@ -310,7 +324,9 @@ class SimulatedPN532:
     def present(self, card: Card) -> None:
         """A card enters the field (replacing any card there): not listed until a listen."""
         with self.lock:
+            self._poll(self.clock())  # what was pending meets the field as it was
             self.card = card
+            self.card_ms = self.clock()
             self.listed = None
 
     def remove(self) -> None:
@@ -341,10 +357,16 @@ class SimulatedPN532:
             if item[0] == "ack":
                 self.aborts += 1
                 self.pending = None
-                self.out.clear()
+                if self.abort_keeps_ready:
+                    self.out = deque(f for f in self.out if f[0] <= now)
+                else:
+                    self.out.clear()
+                self.deaf = self.loses_after_abort
             elif item[0] == "nack":
                 if self.last_response is not None:
                     self.out.append((now, self.last_response))
+            elif self.deaf:
+                self.deaf = False  # lost, as the first command after an abort can be
             else:
                 cmd, params = int(item[1]), bytes(item[2])  # type: ignore[call-overload]
                 self._command(cmd, params, now)
@@ -446,7 +468,9 @@ class SimulatedPN532:
         if card is not None and params[1] == 0x00:
             self.pending = None
             self.listed = card
-            self._respond(max(now, since + self.ack_ms) + self.answer_ms,
+            # answered as soon as both the listen and the card were there, whenever this
+            # is looked at
+            self._respond(max(self.card_ms, since + self.ack_ms) + self.answer_ms,
                           response_frame(cmd, b"\x01\x01" + card.target_data()))
         elif self.passive_retries != 0xFF and \
                 now - since >= (self.passive_retries + 1) * ACTIVATION_MS:
@@ -602,6 +626,9 @@ class SimulatedPN532I2C:
         for item in self._parser.feed(data):
             self.chip.host_frame(item)
         return len(data)
+
+    def readfrom_into(self, address: int, buffer: bytearray, stop: bool = True) -> None:
+        buffer[:] = self.readfrom(address, len(buffer), stop)
 
     def readfrom(self, address: int, count: int, stop: bool = True) -> bytes:
         self._check(address)

@@ -37,16 +37,23 @@ class TimedBus(SimulatedPN532I2C):
         self.corrupt = 0
         self.hide_ready = 0  # the next status reads say "not ready" whatever the chip has
         self.gone = False  # the reader unplugged or dead: no device acknowledges
+        self.refuse = 0  # the next transfers refused by the bus (a glitch on the wires)
+
+    def _refused(self) -> bool:
+        if self.refuse:
+            self.refuse -= 1
+            return True
+        return self.gone
 
     def writeto(self, address: int, data: bytes, stop: bool = True) -> int:
         self.clock.ms += BUS_MS_PER_BYTE * (len(data) + 1)
-        if self.gone:
+        if self._refused():
             raise OSError(5, "no device acknowledged the address")
         return super().writeto(address, data, stop)
 
     def readfrom(self, address: int, count: int, stop: bool = True) -> bytes:
         self.clock.ms += BUS_MS_PER_BYTE * (count + 1)
-        if self.gone:
+        if self._refused():
             raise OSError(5, "no device acknowledged the address")
         if count == 1 and self.hide_ready:
             self.hide_ready -= 1
@@ -61,7 +68,7 @@ class TimedBus(SimulatedPN532I2C):
 class ReaderRig:
     """A simulated PN532 (its clock the board's) on the bus, and the firmware's reader."""
 
-    def __init__(self, start_ms: float = 0.0, **chip_options: float) -> None:
+    def __init__(self, start_ms: float = 0.0, **chip_options: float | bool) -> None:
         from firmware_bridge.firmware.pn532 import PN532, PN532Reader
 
         self.clock = BoardClock(start_ms)

@@ -5,6 +5,7 @@ that fails as the card slides out, and a board clock that wraps at 2**30."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -287,3 +288,77 @@ def test_a_chip_that_never_acknowledges_is_a_pn532_error():
         assert "ACK" in str(exc)
     else:
         raise AssertionError("configured a chip that never answered")
+
+
+@pytest.mark.parametrize("chip", ["abort_keeps_ready", "loses_after_abort"])
+def test_the_reader_assumes_nothing_the_manual_does_not_say_of_an_abort(chip):
+    """What an abort leaves is not in the manual: a chip that keeps an answer it had ready,
+    and one that loses the first command after an abort (libnfc issue 167), read every card
+    with its label and raise no fault, through renewed listens and answers that come as a
+    listen is renewed."""
+    rig = ReaderRig(**{chip: True})
+    shoe, protocol = _shoe(rig)
+    _run_shoe(rig, shoe, 1800)  # 3.6 s without a card: the listen renewed three times
+    labels = []
+    for i in range(6):
+        label = f"R1:{'AKQJT9'[i]}c"
+        labels.append(label)
+        rig.clock.ms += LISTEN_MS - 5  # the listen is due for renewal as the card comes
+        rig.chip.present(Ntag(bytes([4, 1, 1, 1, 1, 1, i]), label))
+        rig.bus.hide_ready = 3 * (i % 2)  # and, every other time, its answer missed until then
+        _run_shoe(rig, shoe, 30)
+        rig.chip.remove()
+        _run_shoe(rig, shoe, 200)
+    assert rig.chip.aborts >= 3
+    assert [c.text for c in _cards(protocol)] == labels
+    assert not [e for e in protocol.unacked if e[2] == fw.FAULT]
+
+
+def test_a_status_poll_the_bus_refuses_is_no_fault_and_blinds_nothing():
+    rig = ReaderRig()
+    shoe, protocol = _shoe(rig)
+    _run_shoe(rig, shoe, 1000)
+    rig.bus.refuse = 1  # one transfer refused (a glitch on the wires)
+    _run_shoe(rig, shoe, 30)  # 60 ms later a card passes
+    rig.chip.present(Ntag(UID, "R1:4d"))
+    _run_shoe(rig, shoe, 25)
+    rig.chip.remove()
+    _run_shoe(rig, shoe, 100)
+    assert [c.text for c in _cards(protocol)] == ["R1:4d"]
+    assert not [e for e in protocol.unacked if e[2] == fw.FAULT]
+
+
+def test_a_reader_whose_every_answer_is_garbled_becomes_a_fault_then_recovers():
+    rig = ReaderRig()
+    rig.turns(1000)
+    rig.chip.present(Ntag(UID, "R1:As"))
+    rig.bus.corrupt = 10**9
+    rig.turns(1000)  # 2 s of nonsense
+    assert not rig.reader.ok()
+    rig.bus.corrupt = 0
+    reads = rig.turns(500)
+    assert rig.reader.ok() and (UID, "R1:As") in reads
+
+
+class _ScriptedReader:
+    def __init__(self, reads):
+        self.reads = reads  # {turn: read}
+
+    def read(self, now_ms):
+        return self.reads.get(now_ms)
+
+    def ok(self):
+        return True
+
+
+def test_a_card_held_unread_and_seen_again_soon_after_is_one_card():
+    """Its label unread at 0 ms, the reader blind until 330 ms, then the card read with its
+    label: it went out as unreadable at 200 ms, and the later read is the same pass."""
+    protocol = fw.ShoeProtocol(1, "fw", "shoe", 15, 0)
+    protocol.synced = True
+    reader = _ScriptedReader({0: (UID, None), 330: (UID, "R1:As")})
+    shoe = Shoe(protocol, reader, sessions.Sensor(), sessions.Sensor(), sessions.Sensor(), 0)
+    for now in range(0, 700, 2):
+        shoe.turn(now)
+    cards = _cards(protocol)
+    assert [(c.unreadable, c.ms) for c in cards] == [(True, 0)]

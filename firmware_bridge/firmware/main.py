@@ -11,21 +11,29 @@
 # it just after plugging in: held while plugging in, it starts the RP2040's USB bootloader
 # instead). The shoe does not start, Ctrl-C works again, and mpremote can copy new files.
 
-import select
-import struct
-import sys
-import time
-
-import machine
+# First of all, Ctrl-C off: the host's frames are binary, and a byte 0x03 in them (an ACK for
+# seq 3, a COBS code byte; the host sends one as soon as it opens the port) would raise
+# KeyboardInterrupt on USB CDC stdin, even while the imports below run.
 import micropython
-from pn532 import PN532, PN532Reader
-from protocol import ShoeProtocol
-from shoe import Shoe
+
+micropython.kbd_intr(-1)
+
+import select  # noqa: E402
+import struct  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import machine  # noqa: E402
+from pn532 import PN532, PN532Reader  # noqa: E402
+from protocol import ShoeProtocol  # noqa: E402
+from shoe import Shoe  # noqa: E402
 
 FIRMWARE = "shoe-fw 1.2.0"
 WATCHDOG_MS = 8000
 CAPS = 1 | 2 | 4 | 8  # exit sensor, stack sensor, NDEF text, deck-check mode
 SERVICE_WINDOW_MS = 1000
+USB_CHUNK = 64  # bytes written at once, and only while the port can take them
+OUT_LIMIT = 4096  # bytes waiting for a host that does not read; the protocol resends them
 
 
 class Millis:
@@ -57,9 +65,14 @@ class Input:
 
     def active(self):
         level = self.pin.value()
+        now = time.ticks_ms()
         if level != self.level:
             self.level = level
-            self.since = time.ticks_ms()
+            self.since = now
+        elif time.ticks_diff(now, self.since) > self.stuck_ms:
+            # ticks_diff is right only within 2**29 ms: a level held longer keeps its age just
+            # past stuck_ms (a week without an edge must not read as a fresh one)
+            self.since = time.ticks_add(now, -self.stuck_ms - 1)
         return bool(level) == self.active_high
 
     def ok(self):
@@ -121,11 +134,38 @@ def service_mode():
     return False
 
 
+class UsbOut:
+    """The USB serial port's writing side, never blocking the loop: MicroPython's USB CDC
+    write waits (up to 500 ms a call on rp2) for a host that holds the port open and does not
+    read, so bytes go out in small pieces while poll says the port takes them; past OUT_LIMIT
+    waiting they are dropped (the protocol sends its frames again; a cut frame is noise the
+    host skips)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.poller = select.poll()
+        self.poller.register(stream, select.POLLOUT)
+        self.waiting = bytearray()
+
+    def write(self, data):
+        self.waiting.extend(data)
+        if len(self.waiting) > OUT_LIMIT:
+            self.waiting = bytearray()
+            return
+        while self.waiting and self.poller.poll(0):
+            chunk = bytes(self.waiting[:USB_CHUNK])
+            try:
+                sent = self.stream.buffer.write(chunk)
+            except OSError:  # host gone mid-write: the protocol sends it again
+                self.waiting = bytearray()
+                return
+            if not sent:
+                return
+            self.waiting = self.waiting[sent:]
+
+
 def main():
-    # The host's frames are binary: a byte 0x03 (an ACK for seq 3, a COBS code byte) would
-    # raise KeyboardInterrupt on USB CDC stdin and stop the loop. Ctrl-C is data from here on,
-    # already while waiting for BOOTSEL: the host may be sending from the first millisecond.
-    micropython.kbd_intr(-1)
+    # Ctrl-C is data from here on (see the top), already while waiting for BOOTSEL.
     if service_mode():
         micropython.kbd_intr(3)
         print("shoe: service mode (BOOTSEL held at power-up): not started")
@@ -143,7 +183,7 @@ def main():
     poller = select.poll()
     poller.register(sys.stdin, select.POLLIN)
     read_byte = sys.stdin.buffer.read
-    out = sys.stdout.buffer
+    out = UsbOut(sys.stdout)
     # The watchdog resets the board if the loop stops turning, or if every turn has failed
     # for WATCHDOG_MS: Shoe.turn reports a failing turn to the host and says it was unhealthy.
     watchdog = machine.WDT(timeout=WATCHDOG_MS)
@@ -153,14 +193,16 @@ def main():
         while poller.poll(0) and len(incoming) < 512:
             incoming.extend(read_byte(1))
         data, healthy = shoe.turn(now, bytes(incoming))
-        if data:
-            try:
-                out.write(data)
-            except OSError:  # host gone mid-write: the protocol sends it again
-                pass
+        if data or out.waiting:
+            out.write(data)
         if healthy:
             watchdog.feed()
         time.sleep_ms(2)
 
 
-main()
+try:
+    main()
+except Exception as exc:  # a bug outside the guarded turn: back to a clean boot, not the REPL
+    sys.print_exception(exc)
+    time.sleep_ms(100)
+    machine.reset()

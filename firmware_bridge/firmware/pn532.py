@@ -3,12 +3,16 @@
 # board; a simulated PN532 and a test clock under CPython).
 #
 # From NXP's PN532 User Manual (UM0701-02): every command frame is answered by an ACK frame,
-# then by the response frame when the command is done; on I2C each read starts with a status
-# byte, 0x01 once the PN532 has something to give. InListPassiveTarget waits for a card for as
-# long as RFConfiguration's MxRtyPassiveActivation says (0xFF, its default: for ever), so the
-# reader never blocks the shoe's loop on it: it sends the command, and looks at the status byte
-# on each turn of the loop. A command still pending is aborted with an ACK frame before anything
-# else is sent (the PN532 drops it; a response it had not yet given is not given).
+# then by the response frame when the command is done; a host that sees no ACK within 15 ms
+# sends the command again (§6.2.3); on I2C each read starts with a status byte, bit 0 set once
+# the PN532 has something to give. InListPassiveTarget waits for a card for as long as
+# RFConfiguration's MxRtyPassiveActivation says (0xFF, its default: for ever), so the reader
+# never blocks the shoe's loop on it: it sends the command, and looks at the status byte on each
+# turn of the loop. A listen still pending is aborted with an ACK frame before anything else is
+# sent (§6.2.1.3, the abort mechanism). The manual does not say what becomes of an answer the
+# PN532 had ready when the abort came, nor drivers agree on what the first command after an
+# abort meets (libnfc issue 167: no ACK), so the driver assumes neither: after an abort it
+# reads out whatever is ready, and while it waits for an ACK it throws away any other frame.
 
 try:
     from ndef_label import read_label  # on the board the modules lie side by side
@@ -23,7 +27,7 @@ CMD_IN_DATA_EXCHANGE = 0x40
 CMD_IN_LIST_PASSIVE_TARGET = 0x4A
 NTAG_READ = 0x30
 
-ACK_MS = 30  # the ACK follows a command within a millisecond or two; a waking chip takes longer
+ACK_MS = 15  # "within these 15 ms" (§6.2.3); the command is sent once more after that
 ANSWER_MS = 120  # above the PN532's own RF timeouts, so that a card gone answers "time out"
 READ_SIZE = 80  # bytes read for a response: the longest answer we ask for, with room (below)
 # InListPassiveTarget, 106 kbps type A: NbTg, Tg, SENS_RES (2), SEL_RES, NFCID length, NFCID
@@ -31,6 +35,9 @@ READ_SIZE = 80  # bytes read for a response: the longest answer we ask for, with
 LISTEN_MS = 1000  # a listen pending this long is aborted and sent again: the chip still answers
 RETRY_MS = 250  # a reader that failed is configured again this often
 BOOT_MS = 1500  # a PN532 just powered may be slow to answer its first command: no fault yet
+FAULT_MS = 500  # failing this long is a reader fault (one glitch is not, nor a flapping one)
+BUS_ERRORS = 3  # status polls in a row that the bus refused before the reader has failed
+GLITCHES = 50  # answers in a row that made no sense before the reader has failed
 LABEL_TRIES = 2  # tries of a label in one turn; the shoe holds the card for more (shoe.py)
 SAME_CARD_MS = 300  # a card still in the field is not read again: its label is known
 
@@ -87,19 +94,27 @@ class PN532:
         self.i2c = i2c
         self.clock = clock  # ticks_ms, ticks_diff, sleep_ms (the time module on a board)
         self.address = address
+        self.status = bytearray(1)
 
     def ready(self):
         """One look at the status byte: True when the PN532 has something for us."""
-        return self.i2c.readfrom(self.address, 1)[0] & 0x01 == 0x01
+        self.i2c.readfrom_into(self.address, self.status)
+        return self.status[0] & 0x01 == 0x01
 
     def _wait_ready(self, timeout_ms):
+        # A status poll the bus refuses (a glitch on the wires) is "not ready" until the
+        # deadline: Adafruit's driver does the same.
         clock = self.clock
         start = clock.ticks_ms()
-        while not self.ready():
+        while True:
+            try:
+                if self.ready():
+                    return True
+            except OSError:
+                pass
             if clock.ticks_diff(clock.ticks_ms(), start) >= timeout_ms:
                 return False
             clock.sleep_ms(1)
-        return True
 
     def _read(self, count):
         data = self.i2c.readfrom(self.address, count + 1)
@@ -107,17 +122,38 @@ class PN532:
             raise TagError("status not ready on read")
         return data[1:]
 
+    def drain(self):
+        """Read out what the PN532 holds ready (a late answer to an aborted command)."""
+        for _ in range(4):
+            try:
+                if not self.ready():
+                    return
+                self._read(READ_SIZE)
+            except Exception:
+                return
+
     def abort(self):
-        """An ACK frame: the PN532 drops the command it is processing (UM0701-02, ACK frame)."""
+        """An ACK frame: the PN532 drops the command it is processing (§6.2.1.3); then what it
+        had ready is read out."""
         self.i2c.writeto(self.address, ACK)
+        self.clock.sleep_ms(1)  # as nfcpy gives it after a cancel
+        self.drain()
 
     def send(self, cmd, params=b""):
-        """A command, as far as its ACK."""
-        self.i2c.writeto(self.address, _frame(bytes((0xD4, cmd)) + bytes(params)))
-        if not self._wait_ready(ACK_MS):
-            raise PN532Error("no ACK")
-        if bytes(self._read(6)) != ACK:
-            raise PN532Error("bad ACK")
+        """A command, as far as its ACK: sent again once if no ACK came within 15 ms; a frame
+        that is not an ACK (a late answer) is thrown away meanwhile."""
+        frame = _frame(bytes((0xD4, cmd)) + bytes(params))
+        clock = self.clock
+        for _ in range(2):
+            self.i2c.writeto(self.address, frame)
+            start = clock.ticks_ms()
+            while True:
+                left = ACK_MS - clock.ticks_diff(clock.ticks_ms(), start)
+                if left <= 0 or not self._wait_ready(left):
+                    break
+                if bytes(self._read(6)) == ACK:
+                    return
+        raise PN532Error("no ACK")
 
     def answer(self, cmd):
         """The response to ``cmd``, which is ready."""
@@ -153,7 +189,10 @@ class PN532:
 
     def read16(self, page):
         """Type 2 READ through InDataExchange: 16 bytes (4 pages) from ``page``."""
-        data = self.command(CMD_IN_DATA_EXCHANGE, bytes((1, NTAG_READ, page)))
+        try:
+            data = self.command(CMD_IN_DATA_EXCHANGE, bytes((1, NTAG_READ, page)))
+        except PN532Error:
+            raise TagError("READ %d: no answer" % page) from None
         if not data or data[0] & 0x3F != 0:
             raise TagError("READ %d: status %02x" % (page, data[0] if data else 0xFF))
         if len(data) != 17:
@@ -173,9 +212,13 @@ class PN532Reader:
         self.pn532 = pn532
         self.booted_ms = now_ms
         self.healthy = True  # until it has been seen failing (no fault at boot)
+        self.failing_ms = None  # since when it has been failing
         self.configured = False
+        self.fresh = True  # this boot has not spoken to the PN532 yet
         self.next_setup_ms = now_ms
         self.listening_ms = None  # when the pending listen was sent
+        self.bus_errors = 0
+        self.glitches = 0
         self.last_uid = None
         self.last_label = None
         self.last_ms = now_ms
@@ -189,7 +232,11 @@ class PN532Reader:
         try:
             return self._read(now_ms)
         except TagError:
-            self._restart()
+            self.glitches += 1
+            if self.glitches >= GLITCHES:  # nothing it says makes sense any more
+                self._failed(now_ms)
+            else:
+                self._restart()
         except Exception:  # PN532Error, OSError (no device on the bus), anything
             self._failed(now_ms)
         return None
@@ -202,11 +249,20 @@ class PN532Reader:
             pass
         self.listening_ms = None
 
+    def _working(self):
+        self.failing_ms = None
+        self.healthy = True
+
     def _failed(self, now_ms):
         self.configured = False
         self.listening_ms = None
+        self.glitches = 0
+        self.bus_errors = 0
         self.next_setup_ms = (now_ms + RETRY_MS) & 0xFFFFFFFF
-        if _elapsed(now_ms, self.booted_ms) >= BOOT_MS:
+        if self.failing_ms is None:
+            self.failing_ms = now_ms
+        if _elapsed(now_ms, self.booted_ms) >= BOOT_MS and \
+                _elapsed(now_ms, self.failing_ms) >= FAULT_MS:
             self.healthy = False
 
     def _read(self, now_ms):
@@ -214,22 +270,37 @@ class PN532Reader:
         if not self.configured:
             if _elapsed(now_ms, self.next_setup_ms) >= 0x80000000:
                 return None  # not due yet
-            chip.abort()  # whatever a previous life of the driver left pending
+            if self.fresh:
+                # A watchdog reset restarts the RP2040, not the PN532: its listen from the
+                # previous life may still be pending.
+                self.fresh = False
+                chip.abort()
             chip.configure()
             self.configured = True
-            self.healthy = True
+            self._working()
         if self.listening_ms is None:
             chip.listen()
             self.listening_ms = now_ms
             return None
-        if not chip.ready():
+        try:
+            ready = chip.ready()
+            self.bus_errors = 0
+        except OSError:
+            self.bus_errors += 1
+            if self.bus_errors >= BUS_ERRORS:
+                raise
+            return None
+        if not ready:
             if _elapsed(now_ms, self.listening_ms) >= LISTEN_MS:
                 chip.abort()
                 chip.listen()  # an ACK again: the chip is still there
                 self.listening_ms = now_ms
+                self._working()
             return None
         target = chip.target()
         self.listening_ms = None
+        self.glitches = 0
+        self._working()
         if target is None:
             return None
         uid, sel_res = target
@@ -251,8 +322,6 @@ class PN532Reader:
         for _ in range(LABEL_TRIES):
             try:
                 return read_label(self.pn532.read16)
-            except TagError:
-                continue
-            except ValueError:  # a READ that did not give 16 bytes
-                continue
+            except (TagError, ValueError):  # ValueError: a READ that did not give 16 bytes
+                self.pn532.drain()
         return None

@@ -115,6 +115,8 @@ class Shoe:
         if tag is not None or ((now_ms - read_ms) & 0xFFFFFFFF) >= LABEL_WAIT_MS:
             self.held = None  # it left the field unread; the next card comes after it
             self.protocol.card(now_ms, b"", "", face_up, boxed, read_ms)
+            if tag is None:
+                self.last_read_ms = now_ms  # seen again within 300 ms, it is this card
         return tag
 
     def _faults(self, now_ms):

@@ -13,7 +13,8 @@
 # - byte 0x03 arriving on the USB serial port raises KeyboardInterrupt (and is not delivered)
 #   unless micropython.kbd_intr(-1) was called, as the rp2 port's USB CDC does;
 # - machine.WDT resets the board (Reset is raised) when it is not fed for its timeout;
-# - an I2C transfer takes its time on a 400 kHz bus (9 bits a byte, and the address).
+# - an I2C transfer takes its time on a 400 kHz bus (9 bits a byte, and the address);
+# - a USB serial write to a host that does not read waits 500 ms and writes nothing.
 
 import json
 import sys
@@ -31,7 +32,7 @@ class Stop(BaseException):
 
 
 class Reset(BaseException):
-    """The watchdog reset the board."""
+    """The board resets: its watchdog bit, or machine.reset() was called."""
 
 
 def call(message):
@@ -51,12 +52,13 @@ class World:
         self.feeds = 0
         self.sleeps = 0
         self.bootsel = False
+        self.writable = True  # the host reads what the USB serial port is given
 
     def turn(self, ms):
         self.us += ms * 1000
         self.sleeps += 1
         if self.watchdog is not None and self.us - self.last_feed_us > self.watchdog * 1000:
-            raise Reset()
+            raise Reset("watchdog")
         out = bytes(self.stdout)
         self.stdout = bytearray()
         answer = json.loads(call({"op": "turn", "us": self.us, "out": out.hex(),
@@ -64,6 +66,7 @@ class World:
         for name, level in answer.get("pins", {}).items():
             self.pins[int(name)] = level
         self.bootsel = answer.get("bootsel", self.bootsel)
+        self.writable = answer.get("writable", True)
         data = bytes.fromhex(answer.get("in", ""))
         interrupted = False
         for byte in data:
@@ -164,7 +167,7 @@ class FakeMachine:
         return b"\xe6\x61\x38\x52\x83\x4a\x2f\x1c"
 
     def reset(self):
-        raise Reset()
+        raise Reset("machine.reset")
 
 
 class FakeMicropython:
@@ -194,6 +197,11 @@ class _Buffer:
         return taken
 
     def write(self, data):
+        if not world.writable:
+            # rp2's USB CDC write waits MICROPY_HW_USB_CDC_TX_TIMEOUT (500 ms) for a host that
+            # holds the port open and does not read, then gives up
+            world.us += 500_000
+            return 0
         world.stdout.extend(data)
         return len(data)
 
@@ -224,12 +232,16 @@ class Poll:
         self.registered = []
 
     def register(self, obj, mask=1):
-        self.registered.append(obj)
+        self.registered.append((obj, mask))
 
     def poll(self, timeout=-1):
-        if world.stdin:
-            return [(self.registered[0], 1)]
-        return []
+        out = []
+        for obj, mask in self.registered:
+            if mask & 1 and obj is sys.modules["sys"].stdin and world.stdin:
+                out.append((obj, 1))
+            elif mask & 4 and obj is sys.modules["sys"].stdout and world.writable:
+                out.append((obj, 4))
+        return out
 
 
 class FakeSelect:
@@ -274,8 +286,9 @@ def run_main(start_ms):
         ended = "returned"
     except Stop:
         pass
-    except Reset:
-        ended = "watchdog reset"
+    except Reset as exc:
+        ended = "reset"
+        detail = str(exc)
     except KeyboardInterrupt:
         ended = "KeyboardInterrupt"
     except Exception as exc:  # main.py died: on a board, the REPL; then the watchdog
