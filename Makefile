@@ -99,14 +99,14 @@ demo: $(RUNTIME_STAMP)
 	  --structure corner-pocket --dir .demo
 
 bench: $(STAMP)
-	$(PY) -m tests.bench.replay_throughput --hands 10000
-	$(PY) -m tests.bench.shoe_link
-	$(PY) -m tests.bench.display
-	$(PY) -m tests.bench.mqtt latency
-	$(PY) -m tests.bench.mqtt outage
-	$(PY) -m tests.bench.footprint
-	$(PY) -m tests.bench.venue --tables 200
-	$(PY) -m tests.bench.contract
+	$(VENV)/bin/tablectl bench replay --hands 10000
+	$(VENV)/bin/tablectl bench shoe
+	$(VENV)/bin/tablectl bench display
+	$(VENV)/bin/tablectl bench latency
+	$(VENV)/bin/tablectl bench outage
+	$(VENV)/bin/tablectl bench footprint
+	$(VENV)/bin/tablectl bench venue --tables 200
+	$(VENV)/bin/tablectl bench contract
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache .hypothesis .demo \

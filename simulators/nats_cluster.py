@@ -7,7 +7,7 @@ folders in its environment, and an ``accounts.conf`` laid out as the deployment'
 for the group (JetStream on; MQTT keeps its sessions and QoS 1 messages in it, three
 replicas), one user per venue who may publish only under its own ``pkr.v1.<venue>.>`` and
 subscribe to nothing, and the central recorder, who may only subscribe to the tables'
-private topics. Used by ``tablectl bench multi-venue`` and by the tests."""
+private topics. Used by ``python -m tests.bench.multi_venue`` and by the tests."""
 
 from __future__ import annotations
 

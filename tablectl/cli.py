@@ -663,22 +663,25 @@ def cmd_hub_user(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    """Run a benchmark command from the source tree's tests/bench."""
-    import subprocess
-    from pathlib import Path
+BENCHES = {"latency": "mqtt", "outage": "mqtt", "replay": "replay_throughput",
+           "shoe": "shoe_link", "display": "display", "footprint": "footprint",
+           "venue": "venue", "contract": "contract"}
+# The lab's, from a source checkout with the development extras (tests/bench).
+LAB_BENCHES = {"network": "network", "multi-venue": "multi_venue", "shoe-memory": "shoe_memory"}
 
-    root = Path(__file__).resolve().parents[1]
-    module = {"latency": "mqtt", "outage": "mqtt", "replay": "replay_throughput",
-              "shoe": "shoe_link", "display": "display", "footprint": "footprint",
-              "venue": "venue", "contract": "contract", "network": "network",
-              "multi-venue": "multi_venue", "shoe-memory": "shoe_memory"}[args.which]
-    if not (root / "tests" / "bench" / f"{module}.py").exists():
-        return _fail("benchmarks run from a source checkout (tests/bench is not installed)")
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run a benchmark command: installed with the package (tablectl/bench)."""
+    import subprocess
+
+    if args.which in LAB_BENCHES:
+        return _fail(f"{args.which} is a lab benchmark, run from a source checkout with the "
+                     f"development extras: python -m tests.bench.{LAB_BENCHES[args.which]}")
+    module = BENCHES[args.which]
     argv = ([args.which] if module == "mqtt" else []) + args.rest
     # A process of its own, as `python -m`: a benchmark that starts worker processes (venue)
     # needs its module importable by name in them, which runpy's __main__ is not.
-    return subprocess.call([sys.executable, "-m", f"tests.bench.{module}", *argv], cwd=root)
+    return subprocess.call([sys.executable, "-m", f"tablectl.bench.{module}", *argv])
 
 
 def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
@@ -905,12 +908,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read the password from standard input (for scripts)")
     p.set_defaults(func=cmd_hub_user)
 
-    p = sub.add_parser("bench", help="benchmarks: latency, outage, replay, shoe, display, "
-                                     "venue, contract, footprint, network, multi-venue, "
-                                     "shoe-memory")
-    p.add_argument("which", choices=("latency", "outage", "replay", "shoe", "display",
-                                     "footprint", "venue", "contract", "network",
-                                     "multi-venue", "shoe-memory"))
+    p = sub.add_parser("bench", help="benchmarks: " + ", ".join(BENCHES))
+    p.add_argument("which", choices=(*BENCHES, *LAB_BENCHES))
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options")
     p.set_defaults(func=cmd_bench)
 

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from controller.replay import replay
-from houses.loaders import load_profile, load_structure
+from tablectl.bench import replay_lines
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -40,11 +39,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def run(lines: Iterable[Any], profile: str = "tda-2024", **config: Any) -> list[dict[str, Any]]:
     """Replay input objects (or JSON strings) through the core; return all events."""
-    from controller.table import TableConfig
-
-    text = [x if isinstance(x, str) else json.dumps(x) for x in lines]
-    return list(replay(text, load_profile(profile), TableConfig(**config),
-                       structure_loader=load_structure))
+    return replay_lines(lines, profile, **config)
 
 
 def of_type(events: list[Any], kind: str) -> list[dict[str, Any]]:
@@ -126,12 +121,12 @@ def postgres():
 
 def bench_figures(tmp_path: Path, command: str, *options: str,
                   timeout: float = 240) -> tuple[dict[str, Any], int]:
-    """Run ``tablectl bench COMMAND --json`` with ``options`` (its files in ``tmp_path``): its
-    figures (kept beside, in figures.json) and its exit status."""
+    """Run the lab benchmark ``python -m tests.bench.COMMAND --json`` with ``options`` (its files
+    in ``tmp_path``): its figures (kept beside, in figures.json) and its exit status."""
     import subprocess
     import sys
 
-    run = subprocess.run([sys.executable, "-m", "tablectl.cli", "bench", command, "--json",
+    run = subprocess.run([sys.executable, "-m", f"tests.bench.{command}", "--json",
                           *options, "--dir", str(tmp_path)],
                          capture_output=True, text=True, timeout=timeout)
     assert run.stdout, run.stderr

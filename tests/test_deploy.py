@@ -162,7 +162,8 @@ def test_tablectl_run_refuses_a_bad_configuration(tmp_path):
 def test_the_installed_package_carries_what_it_reads_at_run_time(tmp_path):
     """deploy/install.sh installs the project (not editable): the AsyncAPI document every
     MQTT boundary validates against, the structures, profiles and the dashboard's files must
-    be in the wheel, not only in the checkout."""
+    be in the wheel, not only in the checkout; so must the benchmarks a table runs (tablectl
+    bench)."""
     import zipfile
 
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
@@ -171,5 +172,6 @@ def test_the_installed_package_carries_what_it_reads_at_run_time(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("contract/asyncapi.json", "houses/structures/tda-2024.toml",
                    "houses/profiles/tda-2024.toml", "hub/static/dashboard.js",
-                   "hub/static/login.html"):
+                   "hub/static/login.html", "tablectl/bench/footprint.py",
+                   "tablectl/bench/mqtt.py", "simulators/shoe_frames.py"):
         assert needed in names, needed

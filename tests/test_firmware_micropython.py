@@ -327,11 +327,12 @@ def test_an_oversized_host_frame_is_dropped_by_the_shoe(vm):
 # -- the shoe's heap ------------------------------------------------------------------------
 
 def test_the_shoe_heap_with_its_queue_full_is_under_64_kb():
-    """The README's command, `tablectl bench shoe-memory`: its figures, against the budget."""
+    """The README's command, `python -m tests.bench.shoe_memory`: its figures, against the
+    budget."""
     import sys
 
-    result = subprocess.run([sys.executable, "-m", "tablectl.cli", "bench", "shoe-memory",
-                             "--json"], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-m", "tests.bench.shoe_memory", "--json"],
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout.strip().splitlines()[-1])
     assert figures["queued_frames"] == 128 and figures["frame_bytes"] >= 245

@@ -21,8 +21,8 @@ from hub.floor import ALERT_KINDS, ALERT_LABELS, MAX_OPEN_ALERTS_PER_TABLE, SEVE
 from hub.service import Hub, HubSettings
 from hub.storage import MIGRATIONS, open_storage
 from simulators.dealer_script import session
+from simulators.staff import Staff
 from tests.conftest import run, wait_for
-from tests.hubclient import Staff
 from tests.privacy import private_leaks, shown_cards
 
 VENUE = "hubtest"

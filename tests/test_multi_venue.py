@@ -1,7 +1,7 @@
 """Several venues on the group's clustered broker: a three-node NATS cluster with JetStream
 (Debian's nats-server, as ``deploy/cluster``), each venue's uplink and the central recorder as
 processes (``tablectl uplink``, ``tablectl central``), the central database a PostgreSQL of
-the test's own. Through the README's command ``tablectl bench multi-venue`` at a small scale:
+the test's own. Through the README's command ``python -m tests.bench.multi_venue`` at a small scale:
 a cluster node SIGKILLed and a venue's uplink SIGKILLed while events come, and the checker
 finds every event of every venue once at the centre, equal to the venue's, under its venue.
 And a venue cannot write as another: the cluster refuses its publishing under another venue's
@@ -23,7 +23,7 @@ from tests.conftest import bench_figures, wait_for
 @pytest.mark.slow
 def test_a_node_and_an_uplink_killed_mid_stream_lose_and_double_nothing(tmp_path, postgres):
     figures, status = bench_figures(
-        tmp_path, "multi-venue", "--venues", "2", "--tables", "6", "--hands", "6",
+        tmp_path, "multi_venue", "--venues", "2", "--tables", "6", "--hands", "6",
         "--bare-messages", "100", "--live-seconds", "10", "--central-db", postgres)
     assert figures["problems"] == [], figures
     assert status == 0

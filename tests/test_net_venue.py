@@ -1,9 +1,9 @@
 """The venue on a network (network namespaces, ``tablectl.net_venue``), through the README's
-command ``tablectl bench network``: the broker, the hub and three tables each a host; one table
-loses 5 % of its packets all session, one's link stalls for 0.4 s at a time, one is cut off
-while dealing (the floor adds a minute to the clock meanwhile; its daemon SIGKILLed and started
-again, its shoe unplugged, its configuration reloaded); the hub is cut from the broker and the
-broker's host goes down. The checker then finds every event once and in order at the
+command ``python -m tests.bench.network``: the broker, the hub and three tables each a host;
+one table loses 5 % of its packets all session, one's link stalls for 0.4 s at a time, one is
+cut off while dealing (the floor adds a minute to the clock meanwhile; its daemon SIGKILLed and
+started again, its shoe unplugged, its configuration reloaded); the hub is cut from the broker
+and the broker's host goes down. The checker then finds every event once and in order at the
 recorder, equal to the outbox's, the hands equal to a fault-free replay (and to the script
 where no fault touched the dealing), every clock within a second of the hub's after each heal.
 (Where namespaces cannot be made, the loopback tests in test_sim_venue.py and

@@ -241,8 +241,8 @@ def test_the_hub_runs_with_the_deployed_certificates_acl_and_https(secure_broker
     from hardware.outbox import Outbox
     from hub import auth
     from hub.service import Hub, HubSettings
+    from simulators.staff import Staff
     from tests.conftest import wait_for
-    from tests.hubclient import Staff
 
     broker, directory = secure_broker
 

@@ -24,7 +24,7 @@ from firmware_bridge.framing import (
     encode_frame,
 )
 from firmware_bridge.host import NEED_DATA, HostLink, LinkNoise, Retransmission, ShoeRestarted
-from tests import shoe_frames as payloads
+from simulators import shoe_frames as payloads
 
 VECTORS = json.loads((Path(__file__).parents[1] / "firmware_bridge" / "vectors.json").read_text())
 FRAMES = VECTORS["frames"]

@@ -17,7 +17,7 @@ from firmware_bridge.firmware import protocol as fw
 from firmware_bridge.firmware.shoe import FAULT_FIRMWARE, Shoe
 from firmware_bridge.framing import encode_frame
 from firmware_bridge.host import HostLink, ReadsLost, ShoeRestarted
-from tests import shoe_frames as payloads
+from simulators import shoe_frames as payloads
 from tests.conftest import of_type
 from tests.test_shoe_link import rig  # noqa: F401 - the pty fixture
 

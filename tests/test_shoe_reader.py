@@ -15,6 +15,7 @@ from firmware_bridge.firmware import protocol as fw
 from firmware_bridge.firmware.pn532 import LISTEN_MS, PN532Error
 from firmware_bridge.firmware.shoe import FAULT_READER, Shoe
 from firmware_bridge.host import HostLink
+from simulators import shoe_frames as payloads
 from simulators.pn532 import (
     IsoDepCard,
     MifareClassic,
@@ -25,7 +26,6 @@ from simulators.pn532 import (
     tlv_area,
     uri_record,
 )
-from tests import shoe_frames as payloads
 from tests.micropython import sessions
 from tests.pn532_rig import PERIOD, ReaderRig
 

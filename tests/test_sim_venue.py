@@ -99,7 +99,7 @@ def test_tablectl_sim_with_the_dashboard_runs_the_hub_and_keeps_it_up(tmp_path):
     import sys
 
     from simulators.broker import free_port
-    from tests.hubclient import Staff
+    from simulators.staff import Staff
 
     port = free_port()
     process = subprocess.Popen(

@@ -28,8 +28,8 @@ from schemathesis.specs.openapi.checks import (
 from contract.wire import decode
 from hub import auth, web
 from hub.service import Hub, HubSettings
+from simulators.staff import Staff
 from tests.conftest import wait_for
-from tests.hubclient import Staff
 
 VENUE = "webtest"
 OPENAPI = Path(__file__).resolve().parents[1] / "docs" / "openapi.json"

@@ -1,5 +1,5 @@
-"""Several venues on the group's clustered broker (``tablectl bench multi-venue``): a three-node
-NATS cluster with JetStream (Debian's nats-server, ``deploy/cluster``), each venue's hub
+"""Several venues on the group's clustered broker (``python -m tests.bench.multi_venue``): a
+three-node NATS cluster with JetStream (Debian's nats-server, ``deploy/cluster``), each venue's hub
 database with what its tables dealt, each venue's uplink (``tablectl uplink``, a process), and
 the central recorder (``tablectl central``, a process) storing into a PostgreSQL of its own.
 
@@ -43,7 +43,7 @@ from hub.group import GroupStorage
 from hub.storage import open_storage
 from simulators.dealer_script import session
 from simulators.nats_cluster import NatsCluster, Node
-from tests.conftest import run as replay_lines
+from tablectl.bench import replay_lines
 
 SESSIONS = 4  # distinct dealers' sessions, each dealt at a quarter of the tables
 
@@ -287,7 +287,7 @@ def check(group: Group, spread: dict[str, list[str]]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tablectl bench multi-venue", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.multi_venue", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--venues", type=int, default=5)
     parser.add_argument("--tables", type=int, default=200, help="over all the venues")

@@ -1,4 +1,4 @@
-"""The venue on a network under its real faults (``tablectl bench network``): the broker, the
+"""The venue on a network under its real faults (``python -m tests.bench.network``): the broker, the
 hub and the tables each a host in network namespaces (as root; ``tablectl.net_venue``), the
 tables the real daemon with the simulated shoe. The first table loses 5 % of its packets the
 whole session, the second's link stalls for 0.4 s at a time, the third is cut off for 3 minutes
@@ -31,7 +31,7 @@ SECONDS_PER_HAND = 3.0  # a brisk hand at ten times a dealer's pace takes 3.5-5 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tablectl bench network", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.network", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tables", type=int, default=4, help="at least 3 (default 4)")
     parser.add_argument("--cut", type=float, default=180.0,
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tables < 3:
         parser.error("--tables: at least 3 (one lossy, one stalling, one cut off)")
     if (why := unavailable()) is not None:
-        print(f"tablectl bench network: {why}", file=sys.stderr)
+        print(f"python -m tests.bench.network: {why}", file=sys.stderr)
         return 2
     faults = Faults(loss_percent=args.loss, spike_seconds=args.spike,
                     spike_every=args.spike_every, spike_for=args.spike_every / 4,

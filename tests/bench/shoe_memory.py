@@ -3,7 +3,7 @@ compiles them for a board), with the queue full: 128 unacknowledged card frames 
 longest size (a 10-byte UID and a text cut to the frame's 240-byte payload), and what one
 poll allocates while it retransmits that queue.
 
-    python -m tests.bench.shoe_memory [--json]      (tablectl bench shoe-memory)
+    python -m tests.bench.shoe_memory [--json]
 
 The baseline, measured in the same run: the queued frames' own bytes. Target: the peak (the
 modules, the full queue and a retransmitting poll) under 64 kB, a quarter of an RP2040's

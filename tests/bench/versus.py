@@ -44,7 +44,10 @@ def _figure(data: dict[str, Any], path: str) -> float:
 def _run(tree: Path, module: str, args: list[str]) -> dict[str, Any]:
     # The tree's own packages come first on the path (python -m puts the working directory
     # there): the old commit runs its own code with this venv's libraries.
-    result = subprocess.run([sys.executable, "-m", f"tests.bench.{module}", *args, "--json"],
+    # The benchmarks moved from tests/bench to tablectl/bench: each tree runs its own.
+    package = "tablectl.bench" if (tree / "tablectl" / "bench" / f"{module}.py").exists() \
+        else "tests.bench"
+    result = subprocess.run([sys.executable, "-m", f"{package}.{module}", *args, "--json"],
                             cwd=tree, capture_output=True, text=True, check=True, timeout=600)
     data: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     return data

@@ -34,8 +34,8 @@ from contract.views import public_event
 from hub import auth
 from hub.service import Hub, HubSettings
 from simulators.broker import Broker
-from tests.bench import percentile
-from tests.hubclient import Staff
+from simulators.staff import Staff
+from tablectl.bench import percentile
 
 VENUE = "bench"
 

@@ -2,7 +2,7 @@
 bus, against the bare driver push of a prepared image (the floor) in the same run; and the CPU
 an idle table spends with the clock ticking.
 
-    python -m tests.bench.display [--frames 300] [--idle-seconds 10] [--json]
+    python -m tablectl.bench.display [--frames 300] [--idle-seconds 10] [--json]
 
 Targets (issue 4): render + push within 2x the bare push; an idle table under 2 % of one core.
 The idle table is the core with a running blind clock, the display model and the OLED refreshed
@@ -24,7 +24,7 @@ from controller.table import Table
 from hardware.display import Display, oled_device, render_oled
 from houses.loaders import load_profile, load_structure
 from simulators.fake_i2c import OledBus
-from tests.bench import ms, percentile
+from tablectl.bench import ms, percentile
 
 
 def frame_cost(frames: int) -> dict[str, float]:

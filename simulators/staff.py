@@ -1,5 +1,5 @@
-"""A member of staff for the tests: logs in to the hub and uses its JSON API and event stream
-as the dashboard page does (the browser tests drive the page itself)."""
+"""A member of staff for the tests and the venue benchmark: logs in to the hub and uses its JSON
+API and event stream as the dashboard page does (the browser tests drive the page itself)."""
 
 from __future__ import annotations
 

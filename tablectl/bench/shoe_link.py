@@ -1,6 +1,6 @@
 """Shoe link benchmarks: decoding throughput, and read-to-core latency over a pty.
 
-    python -m tests.bench.shoe_link [--frames 100000] [--samples 2000] [--json]
+    python -m tablectl.bench.shoe_link [--frames 100000] [--samples 2000] [--json]
 
 1. Frames decoded per second by the host codec (``HostLink``: COBS, CRC, sequence, parse), fed
    in 4 KiB chunks, beside the floor of merely splitting the same bytes at the delimiters; and
@@ -26,18 +26,19 @@ import threading
 import time
 import tty
 from pathlib import Path
+from typing import Any
 
 from controller.events import Card
 from controller.inputs import DeckIn, Setup
 from controller.table import Table, TableConfig
 from firmware_bridge import messages as m
 from firmware_bridge.framing import encode_frame
-from firmware_bridge.host import HostLink
+from firmware_bridge.host import HostLink, ShoeLinkEvent
 from hardware.shoe_serial import SerialShoe
 from houses.loaders import load_profile, load_structure
+from simulators import shoe_frames as payloads
+from tablectl.bench import latency_against_floor
 from tablectl.shoe_to_core import ShoeTranslator
-from tests import shoe_frames as payloads
-from tests.bench import latency_against_floor
 
 UID = bytes.fromhex("04a1b2c3d4e5f6")
 LABELS = [f"R1:{r}{s}" for r in "AKQJT98765432" for s in "shdc"]
@@ -133,7 +134,7 @@ def _floor_latency(samples: int, directory: Path) -> list[float]:
 def _pipeline_latency(samples: int, directory: Path) -> list[float]:
     master, path = _pty(directory)
     os.set_blocking(master, False)
-    events: queue.Queue = queue.Queue()
+    events: queue.Queue[tuple[ShoeLinkEvent, float]] = queue.Queue()
     shoe = SerialShoe(path, lambda e, t: events.put((e, t))).start()
     translator = ShoeTranslator()
     table = Table(load_profile("tda-2024"), TableConfig(evaluate=False), load_structure)
@@ -183,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    result = {"decode": decode_throughput(args.frames), "latency": latency(args.samples)}
+    result: dict[str, Any] = {"decode": decode_throughput(args.frames),
+                              "latency": latency(args.samples)}
     if args.json:
         print(json.dumps(result))
         return 0
@@ -191,9 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"decode: {d['frames_per_s']:,} frames/s (floor, splitting at delimiters: "
           f"{d['floor_split_frames_per_s']:,}/s; {d['codec_over_floor']}x); garbage skipped at "
           f"{d['garbage_mb_per_s']} MB/s")
-    print(f"read-to-core latency over a pty: p50 {lat['pipeline']['p50_ms']} ms, "  # type: ignore[index]
-          f"p99 {lat['pipeline']['p99_ms']} ms; bare pty round trip p50 "  # type: ignore[index]
-          f"{lat['floor']['p50_ms']} ms, p99 {lat['floor']['p99_ms']} ms "  # type: ignore[index]
+    print(f"read-to-core latency over a pty: p50 {lat['pipeline']['p50_ms']} ms, "
+          f"p99 {lat['pipeline']['p99_ms']} ms; bare pty round trip p50 "
+          f"{lat['floor']['p50_ms']} ms, p99 {lat['floor']['p99_ms']} ms "
           f"(ratio p50 {lat['p50_ratio']}x, p99 {lat['p99_ratio']}x)")
     return 0
 

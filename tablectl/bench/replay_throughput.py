@@ -1,6 +1,6 @@
 """Replay throughput: generated hands through the table core, against the bare parsing floor.
 
-    python -m tests.bench.replay_throughput [--hands 10000] [--json]
+    python -m tablectl.bench.replay_throughput [--hands 10000] [--json]
 
 Generates a session (mixed games, 2-10 seats, some irregularities) with the scripted dealer,
 then measures, in the same process:
@@ -28,7 +28,7 @@ from controller.inputs import CardRead, parse_input
 from controller.table import Table, TableConfig
 from houses.loaders import load_profile, load_structure
 from simulators.dealer_script import session_lines
-from tests.bench import percentile
+from tablectl.bench import percentile
 
 
 def run(hands: int, seed: int, profile_name: str) -> dict[str, object]:

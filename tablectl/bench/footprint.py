@@ -2,7 +2,7 @@
 compressed), CPU while idle with the clock ticking, and the time from start to the first clock
 frame on the display; each beside a bare interpreter that imports nothing (same run).
 
-    python -m tests.bench.footprint [--pace 0.02] [--idle-seconds 10] [--json]
+    python -m tablectl.bench.footprint [--pace 0.02] [--idle-seconds 10] [--json]
 
 Targets (issue 6): under 60 MB RSS, under 2 % of one core idle, first frame within 1.5 s.
 """

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import queue
@@ -37,11 +38,11 @@ from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from hardware.shoe_serial import SerialShoe
 from houses.loaders import load_profile, load_structure
+from simulators import shoe_frames as payloads
 from simulators.broker import Broker
+from tablectl.bench import latency_against_floor
+from tablectl.bench.shoe_link import LABELS, SPACING, UID, _floor_latency, _pty
 from tablectl.shoe_to_core import ShoeTranslator
-from tests import shoe_frames as payloads
-from tests.bench import latency_against_floor
-from tests.bench.shoe_link import LABELS, SPACING, UID, _floor_latency, _pty
 
 VENUE = "bench"
 
@@ -160,7 +161,7 @@ def _pipeline(directory: Path, port: int, cards: int) -> list[float]:
             if isinstance(event, m.CardDrawn):
                 break
         with got:
-            got.wait_for(lambda key=key: key in arrivals, timeout=10)
+            got.wait_for(functools.partial(arrivals.__contains__, key), timeout=10)
         result.append(arrivals[key] - sent)
         hand_cards = (hand_cards + 1) % 20
         with contextlib.suppress(BlockingIOError):
