@@ -64,7 +64,13 @@ def check_shoe(config: Config, timeout: float = 3.0) -> Check:
         # The daemon runs the same firmware on a pty of its own; this one is the doctor's,
         # in a folder removed afterwards.
         with tempfile.TemporaryDirectory(prefix="tablectl-doctor-") as folder:
-            shoe = SimulatedShoe(Path(folder) / "shoe", shoe_id=f"sim-{config.table}").start()
+            try:
+                shoe = SimulatedShoe(Path(folder) / "shoe",
+                                     shoe_id=f"sim-{config.table}").start()
+            except OSError as exc:
+                return Check("shoe", FAIL, f"simulated: cannot open a pty ({exc})",
+                             "this machine gives no pseudo-terminals: mount devpts on "
+                             "/dev/pts (a chroot or container needs it)")
             try:
                 check = _handshake(str(shoe.port), timeout)
             finally:
@@ -155,14 +161,14 @@ def check_button(config: Config) -> Check:
                                   for w in fallbacks)
                 return Check("button", FAIL, "no GPIO library works on this machine"
                              + (f" ({tried})" if tried else ""),
-                             "on a Raspberry Pi install the Pi extra (pip install '.[pi]', or "
-                             "'.[pi-legacy]' on a Pi 3/4); on a PC set button.backend = "
+                             "on a Raspberry Pi install the Pi extra (pip install '.[pi]': "
+                             "lgpio, for every Pi); on a PC set button.backend = "
                              '"mock" (deploy/pc.toml)')
         pressed = button.is_pressed
         button.close()
     except Exception as exc:
         return Check("button", FAIL, f"cannot read GPIO {config.button_pin}: {exc}",
-                     "the user must be in group gpio; on a Pi 5 install lgpio "
+                     "the user must be in group gpio; install lgpio "
                      "(pip install '.[pi]'); set button.pin_factory")
     if pressed:
         return Check("button", WARN, f"GPIO {config.button_pin} reads pressed",

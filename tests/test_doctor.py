@@ -124,3 +124,18 @@ def test_a_data_folder_that_is_a_file_fails_the_disk_check(tmp_path):
                       f'[storage]\ndata_dir = "{occupied / "tablectl"}"\n')
     out = _doctor(config).stdout
     assert f"[FAIL] disk: {occupied} is not a folder" in out
+
+
+def test_a_machine_without_pseudo_terminals_fails_the_shoe_check_with_the_cause(monkeypatch):
+    """A chroot without /dev/pts (seen in make pi-check's emulated root before it mounted one):
+    the check says what to mount, and no traceback escapes the doctor."""
+    from tablectl.daemon import load_config
+    from tablectl.doctor import FAIL, check_shoe
+
+    def no_pty():
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr(os, "openpty", no_pty)
+    check = check_shoe(load_config(ROOT / "deploy" / "pc.toml"))
+    assert check.result == FAIL and "cannot open a pty" in check.detail
+    assert "/dev/pts" in check.advice
