@@ -12,7 +12,7 @@ RUNTIME_STAMP := $(VENV)/.installed-runtime-$(SUM)
 MICROPYTHON := tests/micropython/node_modules/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: test demo lint typecheck unit bench clean venv system-deps
+.PHONY: test demo lint typecheck unit bench clean venv system-deps pi-check
 
 venv: $(STAMP)
 
@@ -97,6 +97,11 @@ demo: $(RUNTIME_STAMP)
 	rm -rf .demo
 	$(VENV)/bin/tablectl sim --tables 2 --hands 4 --seed 6 --irregularities 0.4 --profile corner-pocket \
 	  --structure corner-pocket --dir .demo
+
+# The table on emulated Raspberry Pi OS (bookworm arm64 and armhf roots, debootstrap and
+# qemu-user-static from Debian's packages, as root): minutes, so not in make test.
+pi-check:
+	$(PYTHON) -m tests.pi_check
 
 bench: $(STAMP)
 	$(VENV)/bin/tablectl bench replay --hands 10000

@@ -12,6 +12,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(dirname "$here")
 prefix=/opt/tablectl
 
+# 64-bit only, checked before anything changes: on 32-bit Raspberry Pi OS (armhf: armv7l and
+# armv6l) PyPI has no wheels for jsonschema-rs (the contract's validator, Rust) nor Pillow (the
+# display's images, C), so pip would build them from source with toolchains the OS lacks.
+arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
+case "$arch" in
+    arm64 | aarch64 | amd64 | x86_64) ;;
+    *)
+        cat >&2 <<EOT
+refused: this is a $arch system, and the table runs on 64-bit Raspberry Pi OS only.
+  Pi 3, 3+, 4, 400, 5, Zero 2 W, CM3, CM4, CM5: install Raspberry Pi OS Lite (64-bit), bookworm,
+  with Raspberry Pi Imager, then run this again.
+  Pi 1, Zero and Zero W (ARMv6) cannot run a 64-bit system: they are not supported.
+Nothing was changed.
+EOT
+        exit 3
+        ;;
+esac
+
 if [ "$(id -u)" -ne 0 ]; then
     echo "run as root: sudo $0" >&2
     exit 1
@@ -22,7 +40,7 @@ fi
 
 echo "== system packages"
 apt-get update -q
-apt-get install -y -q python3-venv python3-dev python3-pip i2c-tools libusb-1.0-0 git
+apt-get install -y -q python3-venv python3-pip i2c-tools libusb-1.0-0
 
 echo "== I2C on, serial console off, UART on"
 if command -v raspi-config >/dev/null; then
@@ -41,10 +59,13 @@ fi
 usermod -a -G gpio,i2c,dialout tablectl
 
 echo "== the program"
-model=$(tr -d '\0' </proc/device-tree/model 2>/dev/null || echo unknown)
+# The board, from the device tree; TABLECTL_BOARD_MODEL names it where that cannot be read (an
+# image built in a chroot, make pi-check's emulated root).
+model=${TABLECTL_BOARD_MODEL:-$(tr -d '\0' </proc/device-tree/model 2>/dev/null || echo unknown)}
 case "$model" in
-    *"Raspberry Pi 5"*) extra=pi ;;          # lgpio: the only GPIO backend on a Pi 5
-    *"Raspberry Pi"*) extra=pi-legacy ;;     # RPi.GPIO on older boards
+    # lgpio drives every Pi on bookworm (gpiozero's default there; the only backend on a Pi 5),
+    # from a wheel: RPi.GPIO has only a source package on PyPI, and no compiler is installed
+    *"Raspberry Pi"*) extra=pi ;;
     *) extra=hardware ;;
 esac
 mkdir -p "$prefix"
@@ -60,8 +81,6 @@ echo "== configuration"
 install -d -m 0755 /etc/tablectl
 if [ ! -f /etc/tablectl/table.toml ]; then
     install -m 0640 -g tablectl "$here/table.toml" /etc/tablectl/table.toml
-    echo "edit /etc/tablectl/table.toml (venue, table id, certificates), then:"
-    echo "  systemctl restart tablectl && tablectl doctor --config /etc/tablectl/table.toml"
 fi
 install -d -m 0750 -o tablectl -g tablectl /var/lib/tablectl
 
@@ -74,9 +93,17 @@ install -m 0644 "$here/tablectl.service" /etc/systemd/system/tablectl.service
 ln -sf "$prefix/venv/bin/tablectl" /usr/local/bin/tablectl
 systemctl daemon-reload
 systemctl enable tablectl.service
-if systemctl is-active --quiet tablectl.service; then
-    systemctl restart tablectl.service
-else
-    systemctl start tablectl.service || true
+if cmp -s "$here/table.toml" /etc/tablectl/table.toml; then
+    # The example as shipped names no venue of yours: started with it, the daemon would fail.
+    echo "installed ($extra), not started: the configuration is still the example."
+    echo "edit /etc/tablectl/table.toml (venue, table id, broker, certificates), then:"
+    echo "  tablectl doctor --config /etc/tablectl/table.toml && systemctl start tablectl"
+    exit 0
 fi
-echo "installed ($extra): systemctl status tablectl; journalctl -u tablectl -f"
+if ! systemctl restart tablectl.service; then
+    echo "installed ($extra), but the service did not start:" >&2
+    systemctl status --no-pager --lines 20 tablectl.service >&2 || true
+    echo "see: journalctl -u tablectl; tablectl doctor --config /etc/tablectl/table.toml" >&2
+    exit 1
+fi
+echo "installed ($extra) and running: systemctl status tablectl; journalctl -u tablectl -f"

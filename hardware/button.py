@@ -1,9 +1,9 @@
 """The dealer button on a GPIO pin, through gpiozero (active low, with the pull-up on).
 
-The pin factory is injected: lgpio on a Pi 5, RPi.GPIO on older boards, ``MockFactory`` in
-tests. gpiozero's own debounce is off (its mock pins do not bounce, real switches do): the
-recogniser in ``controller.gestures`` filters bounces. gpiozero's callbacks, on its own thread,
-only record the edge; ``tick`` (a timer thread, or the test) lets time pass.
+The pin factory is injected: lgpio on a Pi (RPi.GPIO where someone installed it),
+``MockFactory`` in tests. gpiozero's own debounce is off (its mock pins do not bounce, real
+switches do): the recogniser in ``controller.gestures`` filters bounces. gpiozero's callbacks,
+on its own thread, only record the edge; ``tick`` (a timer thread, or the test) lets time pass.
 """
 
 from __future__ import annotations

@@ -175,3 +175,26 @@ def test_the_installed_package_carries_what_it_reads_at_run_time(tmp_path):
                    "hub/static/login.html", "tablectl/bench/footprint.py",
                    "tablectl/bench/mqtt.py", "simulators/shoe_frames.py"):
         assert needed in names, needed
+
+
+@pytest.mark.parametrize("dpkg, uname", [("armhf", None), (None, "armv7l"), (None, "armv6l")])
+def test_install_refuses_a_32_bit_system_before_changing_anything(tmp_path, dpkg, uname):
+    """32-bit Raspberry Pi OS has no wheels for jsonschema-rs nor Pillow: install.sh says so and
+    stops before its first change (it is checked before even being root; make pi-check runs
+    it in an emulated armhf root, where nothing of it is left behind)."""
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    (stubs / "dpkg").write_text(f"#!/bin/sh\necho {dpkg}\n" if dpkg else "#!/bin/sh\nexit 1\n")
+    if uname:
+        (stubs / "uname").write_text(f"#!/bin/sh\necho {uname}\n")
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    for forbidden in ("apt-get", "useradd", "systemctl", "install", "python3", "cp"):
+        (stubs / forbidden).write_text(f"#!/bin/sh\necho CALLED {forbidden} >&2\nexit 99\n")
+        (stubs / forbidden).chmod(0o755)
+    result = subprocess.run(["bash", str(ROOT / "deploy" / "install.sh")], capture_output=True,
+                            text=True, env={"PATH": f"{stubs}:/usr/bin:/bin"}, timeout=30)
+    assert result.returncode == 3, result.stderr
+    assert f"refused: this is a {dpkg or uname} system" in result.stderr
+    assert "Raspberry Pi OS Lite (64-bit)" in result.stderr
+    assert "Nothing was changed." in result.stderr and "CALLED" not in result.stderr
