@@ -210,8 +210,6 @@ def _expect(result: subprocess.CompletedProcess[str], code: int, *texts: str) ->
 
 def check_arm64(chroot: Chroot, steps: Steps, figures: dict[str, object]) -> None:
     arch = chroot.arch
-    with steps.step(arch, "copy this checkout into the root"):
-        chroot.copy_source()
     with steps.step(arch, "deploy/install.sh (apt, venv, pip install '.[pi]')"):
         out = _expect(chroot.run("cd /root/tablectl-src && deploy/install.sh"), 0,
                       "installed (pi), not started: the configuration is still the example")
@@ -251,8 +249,6 @@ def _snapshot(directory: Path) -> set[tuple[str, float]]:
 
 def check_armhf(chroot: Chroot, steps: Steps, figures: dict[str, object]) -> None:
     arch = chroot.arch
-    with steps.step(arch, "copy this checkout into the root"):
-        chroot.copy_source()
     with steps.step(arch, "deploy/install.sh refuses a 32-bit system, changing nothing"):
         before = _snapshot(chroot.dir)
         _expect(chroot.run("cd /root/tablectl-src && deploy/install.sh"), 3,
@@ -286,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
             with steps.step(arch, "the bookworm base (debootstrap, cached)"):
                 tar = base(arch)
             with Chroot(arch, tar) as chroot:
+                with steps.step(arch, "copy this checkout into the root"):
+                    chroot.copy_source()
                 (check_arm64 if arch == "arm64" else check_armhf)(chroot, steps, figures)
             if not args.keep:
                 shutil.rmtree(CACHE / f"{arch}-run", ignore_errors=True)
