@@ -670,6 +670,20 @@ BENCHES = {"latency": "mqtt", "outage": "mqtt", "replay": "replay_throughput",
 LAB_BENCHES = {"network": "network", "multi-venue": "multi_venue", "shoe-memory": "shoe_memory"}
 
 
+def _bench_needs(which: str) -> str | None:
+    """What a benchmark needs that this machine lacks, said as what to install."""
+    import importlib.util
+    import shutil
+
+    if which in ("latency", "outage", "venue") and shutil.which("mosquitto") is None and \
+            not os.path.exists("/usr/sbin/mosquitto"):
+        return "Mosquitto, which it starts on a free port of its own (apt install mosquitto)"
+    if which == "venue" and any(importlib.util.find_spec(name) is None
+                                for name in ("fastapi", "psycopg")):
+        return "the hub's extras: it measures a hub (pip install '.[hub]')"
+    return None
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a benchmark command: installed with the package (tablectl/bench)."""
     import subprocess
@@ -678,6 +692,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _fail(f"{args.which} is a lab benchmark, run from a source checkout with the "
                      f"development extras: python -m tests.bench.{LAB_BENCHES[args.which]}")
     module = BENCHES[args.which]
+    missing = _bench_needs(args.which)
+    if missing:
+        return _fail(f"the {args.which} benchmark needs {missing}")
     argv = ([args.which] if module == "mqtt" else []) + args.rest
     # A process of its own, as `python -m`: a benchmark that starts worker processes (venue)
     # needs its module importable by name in them, which runpy's __main__ is not.

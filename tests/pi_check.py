@@ -9,7 +9,9 @@ debootstrap from Debian's packages and run under qemu-user-static (binfmt), then
   udev stubbed: a root directory runs no init; the stubs log what was asked), which must leave
   the service enabled and not started while the configuration is the example; ``tablectl
   doctor --config deploy/pc.toml`` green; a simulated table dealt through the installed daemon
-  (``tablectl sim``); ``tablectl bench footprint``; install.sh again as an upgrade after the
+  (``tablectl sim``); ``tablectl bench footprint`` and every other benchmark a table has, from
+  the installed package (Mosquitto installed for those that start a broker; ``venue``, a hub's,
+  says it needs the hub's extras); install.sh again as an upgrade after the
   configuration was edited (the service restarted), and once more with the service failing to
   start (said, with its status, and a non-zero exit).
 - armhf (Raspberry Pi OS 32-bit): install.sh refuses at once and changes nothing.
@@ -39,6 +41,11 @@ MIRROR = "http://deb.debian.org/debian"
 QEMU = {"arm64": "qemu-aarch64", "armhf": "qemu-arm"}
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PACKAGES = ("debootstrap", "qemu-user-static", "binfmt-support")
+
+# Every `tablectl bench` a table has, at the sizes tests/test_bench.py runs them.
+SMALL_BENCHES = {"replay": "--hands 20", "shoe": "--frames 500 --samples 40",
+                 "display": "--frames 5 --idle-seconds 1", "latency": "--cards 30",
+                 "outage": "--events 300", "contract": "--envelopes 50"}
 
 SYSTEMCTL = """#!/bin/sh
 # pi-check's systemctl: a root directory runs no init. Logs what it is asked; a verb fails
@@ -226,6 +233,15 @@ def check_arm64(chroot: Chroot, steps: Steps, figures: dict[str, object]) -> Non
         result = chroot.run("tablectl bench footprint --hands 1 --idle-seconds 3 --json")
         _expect(result, 0)
         figures["footprint_under_emulation"] = json.loads(result.stdout.strip().splitlines()[-1])
+    with steps.step(arch, "the other table benchmarks, small (Mosquitto installed for them)"):
+        _expect(chroot.run("apt-get install -y -q mosquitto"), 0)
+        benches = {}
+        for name, options in SMALL_BENCHES.items():
+            result = chroot.run(f"tablectl bench {name} {options} --json")
+            _expect(result, 0)
+            benches[name] = json.loads(result.stdout.strip().splitlines()[-1])
+        figures["benches_under_emulation"] = benches
+        _expect(chroot.run("tablectl bench venue"), 2, "needs the hub's extras")
     with steps.step(arch, "install.sh again after the configuration was edited: restarted"):
         chroot.run("sed -i 's/^venue = .*/venue = \"pi-check\"/' /etc/tablectl/table.toml")
         _expect(chroot.run("cd /root/tablectl-src && deploy/install.sh"), 0,

@@ -80,3 +80,24 @@ def test_contract_bench_measures_real_envelopes_against_the_parsing_floor():
                                                "receive_jsonschema_rs",
                                                "receive_with_reference_jsonschema"}
     assert figures["over_json_loads"]["json_loads"] == 1.0
+
+
+def test_a_benchmark_says_what_this_machine_lacks_for_it(monkeypatch, capsys):
+    """On a table: Mosquitto for those that start a broker, the hub's extras for the venue's."""
+    import importlib.util
+    import shutil
+
+    from tablectl import cli
+
+    monkeypatch.setattr(shutil, "which", lambda name, path=None: None)
+    monkeypatch.setattr(cli.os.path, "exists", lambda path: False)
+    assert cli.main(["bench", "latency"]) == cli.EXIT_USAGE
+    assert "apt install mosquitto" in capsys.readouterr().err
+    monkeypatch.undo()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "fastapi" else real(name, *a))
+    assert cli.main(["bench", "venue"]) == cli.EXIT_USAGE
+    assert "pip install '.[hub]'" in capsys.readouterr().err
+    assert cli.main(["bench", "network"]) == cli.EXIT_USAGE
+    assert "python -m tests.bench.network" in capsys.readouterr().err
