@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -131,21 +132,41 @@ CSV_COLUMNS = ("table", "hand", "dealer", "started_utc", "seconds", "outcome",
 
 
 def hands_csv(envelopes: list[dict[str, Any]], start_ms: int, end_ms: int) -> str:
-    """One row a hand started in the period, for a spreadsheet."""
+    """One row a hand started in the period, for a spreadsheet: every text quoted (a ";" in a
+    dealer's badge splits no cell where ";" separates lists: Excel in DE, FR, NL, and
+    LibreOffice) and none able to start a formula; numbers as numbers."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
+    writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_NONNUMERIC)
     writer.writerow(CSV_COLUMNS)
     for hand in hands_of(envelopes):
         if not start_ms <= hand.started <= end_ms:
             continue
-        started = datetime.fromtimestamp(hand.started / 1000, UTC).isoformat(
-            timespec="seconds").replace("+00:00", "Z")
-        writer.writerow((_cell(hand.table), hand.hand, _cell(hand.dealer), started,
-                         "" if hand.seconds is None else hand.seconds, hand.outcome or "",
-                         ";".join(hand.irregularities)))
+        writer.writerow((_cell(hand.table), hand.hand, _cell(hand.dealer),
+                         _utc(hand.started), "" if hand.seconds is None else hand.seconds,
+                         _cell(hand.outcome or ""), _cell(";".join(hand.irregularities))))
     return out.getvalue()
 
 
+def _utc(ms: int) -> str:
+    """ISO UTC, or the milliseconds themselves past what a calendar holds (the contract
+    allows a ts up to 2^53 - 1, the year 287,396)."""
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).isoformat(
+            timespec="seconds").replace("+00:00", "Z")
+    except (ValueError, OverflowError, OSError):
+        return str(ms)
+
+
+# A cell that starts with one of these is a formula to a spreadsheet (OWASP's CSV injection
+# list, with the fullwidth forms some spreadsheets also take).
+FORMULA = "=+-@\uff1d\uff0b\uff0d\uff20"
+# A formula can also start after a character that a spreadsheet splits cells at: a comma or a
+# semicolon (the list separator in DE, FR, NL: a file read with it splits the text whatever
+# its quotes meant with the other), a tab, a line break.
+_FORMULA_AT = re.compile(f"(^|[,;\t\r\n])([{re.escape(FORMULA)}])")
+
+
 def _cell(text: str) -> str:
-    """A table's text as a spreadsheet cell that cannot run as a formula."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    """Text as a spreadsheet cell that cannot run as a formula, however the file is split:
+    each formula start at the beginning or after a separator is made text (a quote mark)."""
+    return _FORMULA_AT.sub(r"\1'\2", text)

@@ -98,3 +98,23 @@ def test_a_window_opened_mid_hand_and_events_without_a_time_are_skipped():
               _event("t1", 3, "hand.started", T0 + MINUTE, 3, None)]
     (hand,) = hands_of(events)
     assert hand.hand == 3 and hand.dealer == "(none)" and hand.ended is None
+
+
+def test_every_text_cell_is_quoted_so_a_separator_in_a_badge_makes_no_formula():
+    """A badge `dealer:x;=1+1`: where ";" separates lists (Excel in DE/FR/NL, LibreOffice) an
+    unquoted `x;=1+1` is two cells, the second a formula."""
+    events = [_event("t1", 1, "hand.started", T0, 1, "x;=1+1"),
+              _event("t1", 2, "hand.ended", T0 + MINUTE, 1, "x;=1+1", outcome="complete"),
+              _event("t2", 3, "hand.started", T0, 1, "\uff1dSUM(1)")]
+    text = hands_csv(events, T0, T0 + 60 * MINUTE)
+    lines = text.splitlines()
+    assert lines[1] == '"t1",1,"x;\'=1+1","2026-09-21T14:13:20Z",60.0,"complete",""'
+    for separator in (";", ","):  # read as such a spreadsheet reads it
+        for row in csv.reader(io.StringIO(text), delimiter=separator):
+            assert not any(cell.startswith(("=", "+", "@", "\uff1d")) for cell in row), row
+    assert list(csv.reader(io.StringIO(text)))[2][2] == "'\uff1dSUM(1)"
+
+
+def test_a_time_past_the_calendar_is_written_as_its_milliseconds():
+    events = [_event("t1", 1, "hand.started", 2**53 - 1, 1, "ann")]
+    assert list(csv.reader(io.StringIO(hands_csv(events, 0, 2**53))))[1][3] == str(2**53 - 1)
