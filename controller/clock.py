@@ -105,7 +105,12 @@ def structure_from_data(data: Mapping[str, Any], origin: str) -> Structure:
     problems: list[str] = []
     for key in sorted(set(data) - _TOP_KEYS):
         problems.append(f"{key}: unknown key (allowed: {', '.join(sorted(_TOP_KEYS))})")
-    name = data.get("name", origin)
+    # One name, the file's (or the built-in's): a copied file keeping the name inside it would
+    # be one structure at the hub and another at the tables (and after a restart).
+    name = origin
+    if "name" in data and data["name"] != origin:
+        problems.append(f"name: {data['name']!r} is not this structure's name {origin!r} (a "
+                        f"structure is named by its file: remove the key, or write {origin!r})")
     schedule = data.get("schedule")
     periods: list[Period] = []
     if not isinstance(schedule, list) or not schedule:

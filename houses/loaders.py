@@ -4,8 +4,9 @@ structures (the directory the configuration names: the hub's ``--structures``, a
 ``clock.structures``), and any TOML file with every problem listed at once.
 
 A structure is asked for by name only (``check_structure_name``: no path from a command or an
-input reaches the filesystem), read only if a regular file (a FIFO or a device is never opened)
-and at most MAX_STRUCTURE_BYTES; otherwise the built-in structure of that name.
+input reaches the filesystem), read only if the opened file is a regular one (not a FIFO, a
+device or a link, whatever the name was a moment before) and at most MAX_STRUCTURE_BYTES;
+otherwise the built-in structure of that name. Its name is its file's.
 """
 
 from __future__ import annotations
@@ -88,15 +89,37 @@ def structure_names(directory: str | Path | None) -> list[str]:
     return sorted(names)
 
 
+def _read_regular_file(path: Path, limit: int) -> bytes | None:
+    """At most ``limit + 1`` bytes of ``path`` if it is a regular file, else None. Checked on
+    the opened descriptor, not the name: a FIFO or a link swapped in after a check of the name
+    would hang the reader (a FIFO's open waits for a writer) or lead elsewhere."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:  # absent, a link (ELOOP), unreadable
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        left = limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 65536))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def house_structure(name: str, directory: str | Path | None) -> Structure:
     """The structure called ``name``: ``<directory>/<name>.toml`` if it is a regular file,
     else the built-in one."""
     check_structure_name(name)
     if directory is not None:
-        path = Path(directory) / f"{name}.toml"
-        if path.is_file():
-            with path.open("rb") as handle:
-                raw = handle.read(MAX_STRUCTURE_BYTES + 1)
+        raw = _read_regular_file(Path(directory) / f"{name}.toml", MAX_STRUCTURE_BYTES)
+        if raw is not None:
             if len(raw) > MAX_STRUCTURE_BYTES:
                 raise StructureError(name, [f"the file is over {MAX_STRUCTURE_BYTES} bytes"])
             return structure_from_data(parse_toml(raw.decode("utf-8", "replace"),

@@ -109,14 +109,42 @@ def test_a_fifo_in_the_structures_directory_is_never_opened(tmp_path):
     os.mkfifo(tmp_path / "house.toml")
     (tmp_path / "ours.toml").write_text(
         'title = "Ours"\n[[schedule]]\nlevel = 1\nsb = 5\nbb = 10\nminutes = 20\n')
-    result: list[object] = []
-    worker = threading.Thread(target=lambda: result.append(_try_load("house", tmp_path)),
-                              daemon=True)
-    worker.start()
-    worker.join(10)
-    assert not worker.is_alive(), "reading the FIFO blocked"
-    assert isinstance(result[0], StructureError)
+    assert isinstance(_load_within("house", tmp_path), StructureError)
     assert house_structure("ours", tmp_path).periods[0].bb == 10
+
+
+def test_a_fifo_swapped_in_after_the_name_was_checked_is_never_read(tmp_path, monkeypatch):
+    """The race: the name was a regular file when looked at, a FIFO when opened (a FIFO's
+    open waits for a writer: hub threads hung and the venue clock froze). The opened
+    descriptor is what is checked; the built-in structure of that name is taken instead."""
+    from pathlib import Path
+
+    os.mkfifo(tmp_path / "tda-2024.toml")
+    looked = Path.is_file  # the name looked like a regular file:
+    monkeypatch.setattr(Path, "is_file", lambda self: str(self).startswith(str(tmp_path))
+                        or looked(self))
+    assert _load_within("tda-2024", tmp_path).title.startswith("TDA-style")  # the built-in
+    (tmp_path / "linked.toml").symlink_to(tmp_path / "elsewhere.toml")
+    (tmp_path / "elsewhere.toml").write_text(
+        'title = "Elsewhere"\n[[schedule]]\nlevel = 1\nsb = 5\nbb = 10\nminutes = 20\n')
+    assert isinstance(_try_load("linked", tmp_path), StructureError)  # a link is not followed
+
+
+def test_a_house_structure_is_named_by_its_file(tmp_path):
+    """turbo.toml copied from tda-2024.toml kept `name = "tda-2024"` inside: the hub ran one
+    structure and the tables another. One name, the file's: a name inside that differs is
+    said, with what to do; without it, the structure is turbo."""
+    from importlib import resources
+
+    text = (resources.files("houses") / "structures" / "tda-2024.toml").read_text()
+    (tmp_path / "turbo.toml").write_text(text.replace("minutes = 20", "minutes = 1"))
+    refused = _try_load("turbo", tmp_path)
+    assert isinstance(refused, StructureError)
+    assert "'tda-2024' is not this structure's name 'turbo'" in str(refused)
+    (tmp_path / "turbo.toml").write_text(
+        text.replace("minutes = 20", "minutes = 1").replace('name = "tda-2024"\n', ""))
+    turbo = house_structure("turbo", tmp_path)
+    assert turbo.name == "turbo" and turbo.periods[0].seconds == 60
 
 
 def test_a_table_reads_the_houses_structures_by_name_from_its_configured_directory(tmp_path):
@@ -133,6 +161,17 @@ def test_a_table_reads_the_houses_structures_by_name_from_its_configured_directo
                                         "t": daemon.now()})) == []  # refused, said
     finally:
         daemon.stop()
+
+
+def _load_within(name, directory, seconds=10.0):
+    """house_structure (or its error) in a thread: a FIFO's open would block it for ever."""
+    result: list[object] = []
+    worker = threading.Thread(target=lambda: result.append(_try_load(name, directory)),
+                              daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), "loading the structure blocked"
+    return result[0]
 
 
 def _try_load(name, directory):
@@ -630,3 +669,29 @@ def test_a_sigkilled_hub_resumes_the_venue_clock_mid_level_and_never_stops_the_t
             if process is not None and process.poll() is None:
                 process.send_signal(signal.SIGTERM)
                 assert process.wait(20) == 0
+
+
+def test_a_state_with_a_seat_twice_is_refused_and_makes_no_phantom_players(live_hub):
+    """`seats [1, 1, 1, ...]` from a table made the hub propose moving "seat 1" three times
+    and, confirmed, seated phantom players at a real table. The contract says seats are
+    unique: the state is refused; the table keeps what it last reported that was right."""
+    hub, box, link, client = live_hub
+
+    def state(hand, seats):
+        return json.dumps({"hand": hand, "in_progress": False, "shoe": "ok", "clock": None,
+                           "hand_for_hand": "off", "seats": seats, "links": {"hub": "ok"},
+                           "last_seq": 0, "ts": int(time.time() * 1000)}).encode()
+
+    client.publish(f"pkr/v1/{VENUE}/tables/t3/state", state(1, [1, 2, 3, 4]),
+                   qos=1).wait_for_publish(5)
+    assert wait_for(lambda: "t3" in hub.floor.tables and hub.floor.tables["t3"].seats
+                    == [1, 2, 3, 4], 10)
+    client.publish(f"pkr/v1/{VENUE}/tables/t3/state", state(2, [1, 1, 1, 2]),
+                   qos=1).wait_for_publish(5)
+    # The barrier: a later state of another table has been taken in.
+    client.publish(f"pkr/v1/{VENUE}/tables/t4/state", state(1, [5, 6]),
+                   qos=1).wait_for_publish(5)
+    assert wait_for(lambda: "t4" in hub.floor.tables, 10)
+    assert hub.floor.tables["t3"].seats == [1, 2, 3, 4]
+    assert hub.floor.tables["t3"].hand == 1
+    _alive(hub, box, link, 20_001)
