@@ -37,6 +37,11 @@ SESSION_SECONDS = 12 * 3600  # one shift
 # Throttling: a few free failures, then a delay that doubles with each one, up to a cap.
 USER_FREE, USER_CAP = 5, 60.0  # per (name, client address)
 ADDRESS_FREE, ADDRESS_CAP = 20, 300.0  # per client address, whatever the names
+# Per name, whatever the addresses (guesses spread over many): after a few, one check every few
+# seconds at most. Never from an address where the name has logged in before (the room's
+# tablet): so guessing is slowed and nobody can lock staff out.
+ACCOUNT_FREE, ACCOUNT_CAP = 10, 8.0
+MAX_TRUSTED = 16  # addresses remembered per name
 BACKOFF_BASE = 2.0
 FAILURE_WINDOW = 900.0  # failures older than this are forgotten
 MAX_FAILURE_KEYS = 10_000
@@ -136,7 +141,9 @@ class Sessions:
 
     Guessing is throttled per client address and per (name, address), with a delay that
     doubles with each failure past a few: an attacker elsewhere on the venue's Wi-Fi slows
-    only itself, never a floor manager on the room's tablet. Checking a failure and recording
+    only itself, never a floor manager on the room's tablet. Guesses at one name from many
+    addresses meet a ceiling per name (one check every ACCOUNT_CAP seconds past a few), which
+    does not apply where that name has logged in before. Checking a failure and recording
     it is one step under a lock (an attempt counts as failed until its password is found
     right), so parallel guesses cannot slip past the count; an unknown name costs the same
     scrypt as a known one (no timing oracle); at most two scrypt checks run at once; what is
@@ -147,6 +154,7 @@ class Sessions:
         self.users = users
         self._sessions: dict[str, tuple[str, float]] = {}
         self._failures: dict[str, list[float]] = {}  # key -> failure times in the window
+        self._trusted: dict[str, list[str]] = {}  # name -> addresses it logged in from
         self._lock = threading.Lock()
         # scrypt takes 16 MiB a check: two threads of its own do them all, so that no more
         # run at once and no other thread's allocator keeps 16 MiB after one.
@@ -173,8 +181,13 @@ class Sessions:
         known = NAME.match(name) is not None
         keys = [f"addr {address}"] + ([f"user {name} {address}"] if known else [])
         with self._lock:
+            account = known and address not in self._trusted.get(name, ())
+            if account:
+                keys.insert(1, f"name {name}")
             wait = max(self._wait(keys[0], ADDRESS_FREE, ADDRESS_CAP, now),
-                       self._wait(keys[-1], USER_FREE, USER_CAP, now) if known else 0.0)
+                       self._wait(keys[-1], USER_FREE, USER_CAP, now) if known else 0.0,
+                       self._wait(keys[1], ACCOUNT_FREE, ACCOUNT_CAP, now) if account
+                       else 0.0)
             if wait > 0:
                 raise LoginRefused(f"too many failed attempts: wait {math.ceil(wait)} seconds")
             for key in keys:  # failed until found right
@@ -191,6 +204,10 @@ class Sessions:
                 if now in times:
                     times.remove(now)
             self._failures.pop(keys[-1], None)  # this name from this address: a clean slate
+            trusted = self._trusted.setdefault(name, [])
+            if address not in trusted:
+                trusted.append(address)
+                del trusted[:-MAX_TRUSTED]
             token = secrets.token_urlsafe(32)
             self._sessions[token] = (name, now + SESSION_SECONDS)
             expired = [t for t, (_, ends) in self._sessions.items() if ends <= now]
@@ -211,3 +228,7 @@ class Sessions:
     def logout(self, token: str | None) -> None:
         with self._lock:
             self._sessions.pop(token or "", None)
+
+    def valid(self, token: str, now: float) -> bool:
+        """The session is still open (not logged out, not expired, its user still there)."""
+        return self.user(token, now) is not None

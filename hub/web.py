@@ -56,11 +56,15 @@ MAX_BODY = 16 * 1024
 REQUEST_DEADLINE = 10.0  # seconds to receive a whole request, headers and body
 KEEP_ALIVE = 5.0  # seconds an idle connection is kept
 MAX_CONNECTIONS = 256  # over this, 503
+MAX_CONNECTIONS_PER_ADDRESS = 32  # one host's share: a tablet needs a few; a flood, not all
 MAX_HEADER_BYTES = 16 * 1024
 STREAM_QUEUE = 2000  # updates waiting for one viewer before it is dropped
 SEND_TIMEOUT = 20.0  # seconds a write to a viewer may wait (its TCP window shut): then dropped
 MAX_STREAMS_PER_SESSION = 4
+MAX_STREAMS_PER_ACCOUNT = 8  # however many times one account logs in
 MAX_STREAMS = 200
+STAFF_STREAMS = 40  # of MAX_STREAMS, kept for the floor and supervisors: viewers never take them
+SESSION_CHECK = 2.0  # seconds: a stream ends this soon after its session ended
 STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css",
           "dashboard.html": "text/html", "login.html": "text/html",
           "tv.html": "text/html", "tv.js": "text/javascript", "tv.css": "text/css",
@@ -346,7 +350,9 @@ def create_app(hub: Hub) -> FastAPI:
 
     @app.post("/logout", include_in_schema=False)
     def logout(request: Request) -> Response:
-        hub.sessions.logout(token_of(request))
+        token = token_of(request)
+        hub.sessions.logout(token)
+        streams.end_session(token or "")  # its streams end with it
         response = RedirectResponse("/login", 303)
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict",
                                secure=request.url.scheme == "https")
@@ -367,7 +373,8 @@ def create_app(hub: Hub) -> FastAPI:
              summary="Server-Sent Events: a snapshot, then one update per change",
              response_class=StreamingResponse)
     async def stream(request: Request, user: User = see) -> Response:
-        viewer = streams.open(token_of(request) or "", asyncio.get_running_loop())
+        viewer = streams.open(token_of(request) or "", user.name, user.may("command"),
+                              asyncio.get_running_loop())
         viewer.reads_log = user.may("command")  # the floor log is the floor's (as /api/log)
         try:
             snapshot = await asyncio.to_thread(hub.subscribe, viewer.offer)
@@ -510,8 +517,11 @@ class Viewer:
     """One event stream: updates offered from the floor's thread wait in a bounded queue on
     the server's loop; a viewer that falls STREAM_QUEUE behind is dropped."""
 
-    def __init__(self, session: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, session: str, loop: asyncio.AbstractEventLoop, account: str = "",
+                 staff: bool = False) -> None:
         self.session = session
+        self.account = account
+        self.staff = staff
         self.loop = loop
         self.queue: asyncio.Queue[Update | None] = asyncio.Queue(STREAM_QUEUE)
         self.dropped = False
@@ -543,17 +553,29 @@ class StreamRegistry:
         self.viewers: list[Viewer] = []
         self.lock = threading.Lock()
 
-    def open(self, session: str, loop: asyncio.AbstractEventLoop) -> Viewer:
+    def open(self, session: str, account: str, staff: bool,
+             loop: asyncio.AbstractEventLoop) -> Viewer:
         with self.lock:
             mine = [v for v in self.viewers if v.session == session]
             if len(mine) >= MAX_STREAMS_PER_SESSION:
                 raise Refused(429, f"at most {MAX_STREAMS_PER_SESSION} streams a session: "
                                    "close a tab")
-            if len(self.viewers) >= MAX_STREAMS:
+            if sum(v.account == account for v in self.viewers) >= MAX_STREAMS_PER_ACCOUNT:
+                raise Refused(429, f"at most {MAX_STREAMS_PER_ACCOUNT} streams an account: "
+                                   "close a tab, or log out elsewhere")
+            ceiling = MAX_STREAMS if staff else MAX_STREAMS - STAFF_STREAMS
+            if len(self.viewers) >= ceiling:
                 raise Refused(503, "the hub serves as many streams as it can")
-            viewer = Viewer(session, loop)
+            viewer = Viewer(session, loop, account, staff)
             self.viewers.append(viewer)
             return viewer
+
+    def end_session(self, session: str) -> None:
+        """Every stream of a session that ended (logged out) ends."""
+        with self.lock:
+            ending = [v for v in self.viewers if v.session == session]
+        for viewer in ending:
+            viewer.offer(None)
 
     def close(self, viewer: Viewer) -> None:
         with self.lock:
@@ -565,12 +587,22 @@ async def _events(hub: Hub, streams: StreamRegistry, viewer: Viewer,
                   snapshot: dict[str, Any]) -> AsyncIterator[bytes]:
     try:
         yield b"retry: 1000\nevent: snapshot\ndata: " + encode(snapshot).encode() + b"\n\n"
+        quiet = 0.0  # seconds since the last write
         while True:
             try:
-                update = await asyncio.wait_for(viewer.queue.get(), HEARTBEAT)
+                update = await asyncio.wait_for(viewer.queue.get(), SESSION_CHECK)
+                waited = False
             except TimeoutError:
-                yield b": keep-alive\n\n"
+                update, waited = None, True
+            if not hub.sessions.valid(viewer.session, time.monotonic()):
+                return  # logged out, expired, or its user removed: the stream ends too
+            if waited:
+                quiet += SESSION_CHECK
+                if quiet >= HEARTBEAT:
+                    quiet = 0.0
+                    yield b": keep-alive\n\n"
                 continue
+            quiet = 0.0
             if update is None:
                 return
             chunks = [update]
@@ -711,13 +743,35 @@ async def _answer(send: Any, status: int, message: str, *, close: bool = False) 
 class DeadlineH11Protocol(H11Protocol):
     """uvicorn's HTTP/1.1 protocol with a deadline for receiving a whole request (headers
     and body): uvicorn's keep-alive timer starts again with every byte, so a client that
-    trickles a byte at a time would hold a connection (and a slot) for ever."""
+    trickles a byte at a time would hold a connection (and a slot) for ever. It also caps the
+    connections, in all (MAX_CONNECTIONS) and per client address (one host re-opening
+    half-sent requests as they are cut kept a supervisor out), refusing with a 503 that
+    carries the security headers. (A subclass, because uvicorn has no setting for either;
+    its own limit_concurrency answers a bare 503, and counts no addresses.)"""
 
     _deadline: asyncio.TimerHandle | None = None
+    _counted: str | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        address = self.client[0] if self.client else "?"
+        counts = _address_counts(self.server_state)
+        if len(self.server_state.connections) > MAX_CONNECTIONS or \
+                counts.get(address, 0) >= MAX_CONNECTIONS_PER_ADDRESS:
+            self._refuse_busy()
+            return
+        counts[address] = counts.get(address, 0) + 1
+        self._counted = address
         self._arm()
+
+    def _refuse_busy(self) -> None:
+        body = encode({"error": "the hub serves as many connections as it can (from this "
+                                "address too): try again"}).encode()
+        head = [b"HTTP/1.1 503 Service Unavailable", b"content-type: application/json",
+                b"connection: close", b"content-length: " + str(len(body)).encode()]
+        head += [k.lower().encode() + b": " + v.encode() for k, v in SECURITY_HEADERS.items()]
+        self.transport.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
+        self.transport.close()
 
     def data_received(self, data: bytes) -> None:
         if self._deadline is None and self.conn.their_state is h11.IDLE:
@@ -728,6 +782,12 @@ class DeadlineH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._counted is not None:
+            counts = _address_counts(self.server_state)
+            counts[self._counted] -= 1
+            if counts[self._counted] <= 0:
+                del counts[self._counted]
+            self._counted = None
         super().connection_lost(exc)
 
     def send_400_response(self, msg: str) -> None:
@@ -765,6 +825,16 @@ class DeadlineH11Protocol(H11Protocol):
             self.transport.close()
 
 
+def _address_counts(state: Any) -> dict[str, int]:
+    """Open connections per client address, kept with the server's own state (one per
+    server: the event loop's thread alone touches it)."""
+    counts: dict[str, int] | None = getattr(state, "per_address", None)
+    if counts is None:
+        counts = {}
+        state.per_address = counts
+    return counts
+
+
 # ---------------------------------------------------------------------------- the server
 
 class WebServer:
@@ -780,7 +850,7 @@ class WebServer:
         self.server_address = self.sock.getsockname()
         config = uvicorn.Config(
             Guard(self.app), http=DeadlineH11Protocol, ws="none", lifespan="off",
-            timeout_keep_alive=int(KEEP_ALIVE), limit_concurrency=MAX_CONNECTIONS,
+            timeout_keep_alive=int(KEEP_ALIVE), limit_concurrency=None,
             h11_max_incomplete_event_size=MAX_HEADER_BYTES, ssl_certfile=cert,
             ssl_keyfile=key, log_level="warning", access_log=False, server_header=False,
             date_header=False, timeout_graceful_shutdown=2)

@@ -257,6 +257,38 @@ def test_connections_over_the_cap_are_refused_and_half_sent_requests_free_their_
                                                      b"\r\n").split(b"\r\n", 1)[0], 20)
 
 
+def test_one_host_re_opening_half_sent_requests_cannot_keep_a_supervisor_out(hub):
+    """300 half-sent requests, each re-opened as it is cut, left a supervisor with 503 on 16
+    of 17 tries. One address holds at most its share; the 503 it then meets carries the
+    security headers; a supervisor on another address is served."""
+    host, port = _address(hub)
+    held, refused = [], []
+    try:
+        for _ in range(300):
+            sock = socket.create_connection((host, port), timeout=10)
+            sock.sendall(b"GET /api/state HTTP/1.1\r\nHost: x\r\n")  # never finished
+            sock.settimeout(0.05)
+            try:
+                answer = sock.recv(4096)
+            except TimeoutError:
+                answer = b""
+            (refused if answer else held).append((sock, answer))
+        assert len(held) <= web.MAX_CONNECTIONS_PER_ADDRESS
+        answer = refused[-1][1]
+        assert b" 503 " in answer.split(b"\r\n", 1)[0]
+        for header in web.SECURITY_HEADERS:
+            assert header.lower().encode() + b": " in answer, header
+        # The supervisor's tablet, another address (bound to 127.0.0.2 on loopback).
+        for _ in range(17):
+            with socket.create_connection((host, port), timeout=10,
+                                          source_address=("127.0.0.2", 0)) as sock:
+                sock.sendall(b"GET /api/state HTTP/1.1\r\nHost: x\r\n\r\n")
+                assert b" 401 " in sock.recv(4096).split(b"\r\n", 1)[0]  # served: no login
+    finally:
+        for sock, _ in held + refused:
+            sock.close()
+
+
 # ---------------------------------------------------------------------------- streams
 
 def test_streams_are_capped_per_session_and_a_stalled_viewer_is_dropped(hub):
@@ -292,6 +324,92 @@ def test_streams_are_capped_per_session_and_a_stalled_viewer_is_dropped(hub):
         maria.close()
 
 
+def _open_stream(hub, cookie):
+    host, port = _address(hub)
+    sock = socket.create_connection((host, port), timeout=10)
+    sock.sendall(f"GET /api/stream HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n".encode())
+    head = sock.recv(4096)
+    return sock, head.split(b"\r\n", 1)[0]
+
+
+def _ends(sock, within=10.0):
+    """The stream ends (the chunked body's last chunk, or the connection closed)."""
+    sock.settimeout(within)
+    data = b""
+    try:
+        while b"0\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return True
+            data += chunk
+    except TimeoutError:
+        return False
+    return True
+
+
+def test_a_stream_ends_when_its_session_ends(hub):
+    """Logged out, or expired: the stream that session opened ends too (it went on delivering
+    the floor log)."""
+    maria = Staff(hub.url, "maria", "maria-password")
+    sock, status = _open_stream(hub, maria.cookie())
+    try:
+        assert b" 200 " in status
+        out = requests.post(hub.url + "/logout", headers={"Cookie": maria.cookie()},
+                            allow_redirects=False, timeout=10)
+        assert out.status_code == 303
+        assert _ends(sock), "a stream outlived its logout"
+    finally:
+        sock.close()
+    maria = Staff(hub.url, "maria", "maria-password")
+    sock, status = _open_stream(hub, maria.cookie())
+    try:
+        assert b" 200 " in status
+        with hub.sessions._lock:  # the shift is over: the session expires now
+            for token, (name, _) in list(hub.sessions._sessions.items()):
+                if token in maria.cookie():
+                    hub.sessions._sessions[token] = (name, 0.0)
+        assert _ends(sock, web.SESSION_CHECK * 4), "a stream outlived its session"
+    finally:
+        sock.close()
+        maria.close()
+
+
+def test_one_account_cannot_take_every_stream_and_staff_keep_room(hub, monkeypatch):
+    """One viewer account logged in over and over took all 200 streams, and a supervisor then
+    had none. Capped per account; the last STAFF_STREAMS are the staff's."""
+    opened = []
+    logins = []
+    try:
+        for _ in range(3):  # 3 sessions x 4 streams: the account's cap comes first
+            val = Staff(hub.url, "val", "val-password")
+            logins.append(val)
+            for _ in range(web.MAX_STREAMS_PER_SESSION):
+                sock, status = _open_stream(hub, val.cookie())
+                opened.append(sock)
+                if b" 429 " in status:
+                    break
+        assert len([v for v in hub.web.streams.viewers if v.account == "val"]) == \
+            web.MAX_STREAMS_PER_ACCOUNT
+        refused = logins[-1].get("/api/stream")
+        assert refused[0] == 429 and "an account" in refused[1]["error"]
+        # The room nearly full of viewers' streams: the floor still gets one.
+        monkeypatch.setattr(web, "MAX_STREAMS", web.MAX_STREAMS_PER_ACCOUNT + 2)
+        monkeypatch.setattr(web, "STAFF_STREAMS", 2)
+        monkeypatch.setattr(web, "MAX_STREAMS_PER_ACCOUNT", 100)
+        viewer_full = logins[-1].get("/api/stream")
+        assert viewer_full[0] == 503, viewer_full
+        maria = Staff(hub.url, "maria", "maria-password")
+        logins.append(maria)
+        sock, status = _open_stream(hub, maria.cookie())
+        opened.append(sock)
+        assert b" 200 " in status
+    finally:
+        for sock in opened:
+            sock.close()
+        for staff in logins:
+            staff.close()
+
+
 # ---------------------------------------------------------------------------- logins
 
 def _login(hub, name, password, address_header=None):
@@ -324,6 +442,33 @@ def test_parallel_guesses_cannot_slip_past_the_count_and_staff_elsewhere_still_l
     assert _login(hub, "maria", "maria-password", "10.1.1.1") == "ok"
 
 
+def test_guesses_at_one_name_from_many_addresses_meet_a_ceiling_that_locks_nobody_out(
+        tmp_path, monkeypatch):
+    """120 guesses for one name from 120 addresses were all checked in 2.3 s. Past a few,
+    one check every ACCOUNT_CAP seconds for that name; where it logged in before (the room's
+    tablet) it logs in at once, and elsewhere after that wait at most."""
+    auth.save_user(tmp_path / "u.toml", "maria", "floor", "maria-pass")
+    sessions = auth.Sessions(auth.load_users(tmp_path / "u.toml"))
+    checked: list[str] = []
+    monkeypatch.setattr(auth, "check_password",
+                        lambda password, stored: checked.append(password) or
+                        password == "maria-pass")
+    sessions.login("maria", "maria-pass", 0.0, "10.1.1.1")  # the tablet, at the shift's start
+    checked.clear()
+    refusals = []
+    for index in range(120):
+        try:
+            sessions.login("maria", f"guess-{index}", 100.0 + index * 0.02, f"10.8.{index}.1")
+        except auth.LoginRefused as exc:
+            refusals.append(str(exc))
+    assert len(checked) <= auth.ACCOUNT_FREE + 2, len(checked)
+    assert any(r.startswith("too many failed attempts") for r in refusals)
+    assert sessions.login("maria", "maria-pass", 103.0, "10.1.1.1")  # the tablet: at once
+    with pytest.raises(auth.LoginRefused, match="too many"):
+        sessions.login("maria", "maria-pass", 103.0, "10.5.5.5")  # a new device: it waits,
+    assert sessions.login("maria", "maria-pass", 103.0 + auth.ACCOUNT_CAP + 1, "10.5.5.5")
+
+
 def test_an_unknown_name_costs_the_same_scrypt_as_a_known_one(tmp_path, monkeypatch):
     """No timing oracle: a wrong password for a known name and any password for an unknown
     (or impossible) one each run one scrypt check with the same parameters."""
@@ -353,7 +498,7 @@ def test_what_is_remembered_of_failures_is_bounded_and_pruned(monkeypatch):
     assert all(len(key) < 40 for key in sessions._failures)  # no 8 kB name is kept
     with pytest.raises(auth.LoginRefused):
         sessions.login("maria", "x", 100.0 + auth.FAILURE_WINDOW + 1, "10.1.1.1")
-    assert len(sessions._failures) == 2  # the old ones were pruned
+    assert len(sessions._failures) == 3  # the old ones were pruned (address, name, both)
 
 
 def test_failed_logins_do_not_grow_the_hub(hub, monkeypatch):
