@@ -57,6 +57,9 @@ REQUEST_DEADLINE = 10.0  # seconds to receive a whole request, headers and body
 KEEP_ALIVE = 5.0  # seconds an idle connection is kept
 MAX_CONNECTIONS = 256  # over this, 503
 MAX_CONNECTIONS_PER_ADDRESS = 32  # one host's share: a tablet needs a few; a flood, not all
+# Not capped per address: the reverse proxy uvicorn trusts (X-Forwarded-For from it only), from
+# which, behind a proxy, every client comes; the proxy caps its clients (nginx: limit_conn).
+PROXY_ADDRESSES = frozenset({"127.0.0.1"})
 MAX_HEADER_BYTES = 16 * 1024
 STREAM_QUEUE = 2000  # updates waiting for one viewer before it is dropped
 SEND_TIMEOUT = 20.0  # seconds a write to a viewer may wait (its TCP window shut): then dropped
@@ -756,8 +759,9 @@ class DeadlineH11Protocol(H11Protocol):
         super().connection_made(transport)
         address = self.client[0] if self.client else "?"
         counts = _address_counts(self.server_state)
-        if len(self.server_state.connections) > MAX_CONNECTIONS or \
-                counts.get(address, 0) >= MAX_CONNECTIONS_PER_ADDRESS:
+        if len(self.server_state.connections) > MAX_CONNECTIONS or (
+                address not in PROXY_ADDRESSES
+                and counts.get(address, 0) >= MAX_CONNECTIONS_PER_ADDRESS):
             self._refuse_busy()
             return
         counts[address] = counts.get(address, 0) + 1

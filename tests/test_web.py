@@ -264,8 +264,9 @@ def test_one_host_re_opening_half_sent_requests_cannot_keep_a_supervisor_out(hub
     host, port = _address(hub)
     held, refused = [], []
     try:
-        for _ in range(300):
-            sock = socket.create_connection((host, port), timeout=10)
+        for _ in range(300):  # from 127.0.0.3 (127.0.0.1 is the trusted reverse proxy's)
+            sock = socket.create_connection((host, port), timeout=10,
+                                            source_address=("127.0.0.3", 0))
             sock.sendall(b"GET /api/state HTTP/1.1\r\nHost: x\r\n")  # never finished
             sock.settimeout(0.05)
             try:
