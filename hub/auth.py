@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+import os
 import re
 import secrets
 import threading
@@ -128,8 +129,17 @@ def save_user(path: Path | str, name: str, role: str, password: str) -> None:
     for user in sorted(users.values(), key=lambda u: u.name):
         lines += [f"[users.{user.name}]", f"role = {_quote(user.role)}",
                   f"password = {_quote(user.password)}", ""]
-    path.write_text("\n".join(lines), encoding="utf-8")
-    path.chmod(0o600)
+    # Created 0600, never briefly readable by others (write, then chmod, left a window), and
+    # swapped in whole.
+    partial = path.with_name(path.name + ".new")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # an older file of that name kept its mode
+        os.write(fd, "\n".join(lines).encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(partial, path)
 
 
 class LoginRefused(ValueError):

@@ -72,6 +72,7 @@ STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css",
           "dashboard.html": "text/html", "login.html": "text/html",
           "tv.html": "text/html", "tv.js": "text/javascript", "tv.css": "text/css",
           "chart.umd.min.js": "text/javascript"}  # vendored: hub/static/VENDORED.md
+HSTS = b"max-age=31536000"  # sent over HTTPS only (RFC 6797)
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
                                "frame-ancestors 'none'",
@@ -116,7 +117,9 @@ class ClockCommandBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     action: Literal["start", "pause", "resume", "add", "level", "break", "stop",
                     "hand-for-hand"]
-    value: Annotated[str, Field(max_length=64)] | int | float | None = Field(
+    # Strict: JSON true is not the number 1, nor "5" the level 5.
+    value: (Annotated[str, Field(max_length=64, strict=True)] | Annotated[int, Field(strict=True)]
+            | Annotated[float, Field(strict=True)] | None) = Field(
         default=None, description="start: a structure name; add: seconds; level: a level "
                                   "number; break: start or end; hand-for-hand: on or off")
 
@@ -294,7 +297,8 @@ def create_app(hub: Hub) -> FastAPI:
             message = f"nothing at {request.url.path}"
         elif exc.status_code == 405:
             message = f"{request.method} is not for {request.url.path}"
-        return StrictJSONResponse({"error": message}, exc.status_code)
+        return StrictJSONResponse({"error": message}, exc.status_code,
+                                  headers=getattr(exc, "headers", None))  # 405's Allow
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
@@ -660,6 +664,8 @@ class Guard:
                            if k.lower() != b"cache-control"]
                 headers += [(k.lower().encode(), v.encode())
                             for k, v in SECURITY_HEADERS.items()]
+                if scope.get("scheme") == "https":  # browsers keep to HTTPS from then on
+                    headers.append((b"strict-transport-security", HSTS))
                 message = {**message, "headers": headers}
             await send(message)
 

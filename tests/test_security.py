@@ -9,6 +9,7 @@ import ssl
 import subprocess
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -266,6 +267,8 @@ def test_the_hub_runs_with_the_deployed_certificates_acl_and_https(secure_broker
         assert hub.url.startswith("https://")
         maria = Staff(hub.url, "maria", "maria-password", context=context).listen()
         assert all(cookie.secure for cookie in maria.jar)
+        with urllib.request.urlopen(hub.url + "/login", context=context) as page:
+            assert page.headers["Strict-Transport-Security"] == "max-age=31536000"
         box.append({"type": "floor.called", "hand": 1, "t": 1.0}, int(time.time() * 1000))
         link.notify()
         assert wait_for(lambda: maria.alerts("floor_called"), 10)

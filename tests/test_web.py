@@ -290,6 +290,50 @@ def test_one_host_re_opening_half_sent_requests_cannot_keep_a_supervisor_out(hub
             sock.close()
 
 
+def test_a_405_names_what_is_allowed_and_plain_http_gets_no_hsts(hub):
+    answer = requests.delete(hub.url + "/api/state", timeout=10)
+    assert answer.status_code == 405 and "GET" in answer.headers["Allow"]
+    assert "Strict-Transport-Security" not in answer.headers  # HTTPS only (test_security)
+
+
+def test_the_clock_takes_no_true_for_a_number(hub):
+    """JSON true was taken as 1 (a second added)."""
+    maria = _session(hub, "floor")
+
+    def clock(action, value=None):
+        return maria.post(hub.url + "/api/clock", json={"action": action, "value": value},
+                          timeout=10).status_code
+
+    assert clock("start", "tda-2024") == 200
+    try:
+        for value in (True, "3", [3]):
+            assert clock("add", value) == 400, value
+        assert clock("add", 60) == 200  # a number is a number
+    finally:
+        assert clock("stop") == 200
+
+
+def test_the_users_file_is_never_readable_by_others(tmp_path, monkeypatch):
+    """It was written, then chmod'ed: readable by others meanwhile (and for good if the chmod
+    failed). Created 0600, swapped in whole."""
+    from pathlib import Path
+
+    def no_chmod(self, mode):
+        raise PermissionError("chmod refused")
+
+    monkeypatch.setattr(Path, "chmod", no_chmod)
+    old_umask = os.umask(0o022)
+    try:
+        auth.save_user(tmp_path / "users.toml", "maria", "floor", "maria-password")
+        (tmp_path / "users.toml").write_text((tmp_path / "users.toml").read_text())  # 0644 now
+        os.chmod(tmp_path / "users.toml", 0o644)
+        auth.save_user(tmp_path / "users.toml", "sam", "supervisor", "sam-password")
+    finally:
+        os.umask(old_umask)
+    assert (tmp_path / "users.toml").stat().st_mode & 0o777 == 0o600
+    assert set(auth.load_users(tmp_path / "users.toml")) == {"maria", "sam"}
+
+
 # ---------------------------------------------------------------------------- streams
 
 def test_streams_are_capped_per_session_and_a_stalled_viewer_is_dropped(hub):
