@@ -18,7 +18,7 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +46,7 @@ from hub.floor import (
     room_clock_view,
 )
 from hub.recorder import Recorder
-from hub.stats import STATS_TYPES, hands_csv, statistics
+from hub.stats import STATS_TYPES, hands_csv_rows, statistics
 from hub.storage import Storage, open_storage
 from hub.venue_clock import VenueClockService
 
@@ -594,8 +594,7 @@ class Hub(MqttWorker):
             entry["events"].append({**shown, "seq": stored["seq"], "ts": stored["ts"]})
         return [grouped[n] for n in sorted(grouped)]
 
-    def _stats_events(self, start_ms: int | None, end_ms: int | None) -> tuple[
-            list[dict[str, Any]], int, int]:
+    def _stats_period(self, start_ms: int | None, end_ms: int | None) -> tuple[int, int]:
         now = self.now_ms()
         end = now if end_ms is None else end_ms
         start = end - STATS_DEFAULT_MS if start_ms is None else start_ms
@@ -603,22 +602,38 @@ class Hub(MqttWorker):
             raise StaffError("the period's start is after its end")
         if end - start > STATS_MAX_MS:
             raise StaffError(f"a period of at most {STATS_MAX_MS // 86_400_000} days")
-        storage = open_storage(self.settings.db)
-        try:  # a hand started in the period may end (and the next start) after it
-            return storage.events_since(start, STATS_TYPES, end + STATS_TAIL_MS), start, end
-        finally:
-            storage.close()
+        return start, end
 
     def statistics(self, start_ms: int | None = None,
                    end_ms: int | None = None) -> dict[str, Any]:
         """Hands per hour per table and dealer, irregularities, hand durations: the last
-        twelve hours unless a period is given (UTC ms)."""
-        events, start, end = self._stats_events(start_ms, end_ms)
-        return statistics(events, start, end)
+        twelve hours unless a period is given (UTC ms). The events are streamed from the
+        database and summed as they go by, never all in memory."""
+        start, end = self._stats_period(start_ms, end_ms)
+        storage = open_storage(self.settings.db)
+        try:  # a hand started in the period may end (and the next start) after it
+            return statistics(storage.stream_events(start, STATS_TYPES, end + STATS_TAIL_MS),
+                              start, end)
+        finally:
+            storage.close()
+
+    def hands_csv_stream(self, start_ms: int | None = None,
+                         end_ms: int | None = None) -> Iterator[str]:
+        """The period's hands as CSV, a table at a time (the period checked at once)."""
+        start, end = self._stats_period(start_ms, end_ms)
+
+        def pieces() -> Iterator[str]:
+            storage = open_storage(self.settings.db)
+            try:
+                yield from hands_csv_rows(
+                    storage.stream_events(start, STATS_TYPES, end + STATS_TAIL_MS), start, end)
+            finally:
+                storage.close()
+
+        return pieces()
 
     def hands_csv(self, start_ms: int | None = None, end_ms: int | None = None) -> str:
-        events, start, end = self._stats_events(start_ms, end_ms)
-        return hands_csv(events, start, end)
+        return "".join(self.hands_csv_stream(start_ms, end_ms))
 
     def room_clock(self, key: str) -> dict[str, Any]:
         """What the room's TV shows; PermissionError for a key that is not the viewer link's."""

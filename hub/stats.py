@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -42,18 +44,20 @@ class Hand:
         return None if self.ended is None else round((self.ended - self.started) / 1000, 1)
 
 
-def hands_of(envelopes: list[dict[str, Any]]) -> list[Hand]:
-    """Every hand started in the envelopes (each table's in seq order), with its end, outcome,
-    irregularities and slot. A misdeal's redeal is a hand of its own (it was dealt)."""
-    by_table: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for stored in envelopes:
-        by_table[str(stored.get("table"))].append(stored)
-    hands: list[Hand] = []
-    for table, stored_events in sorted(by_table.items()):
+def _table_of(stored: dict[str, Any]) -> str:
+    return str(stored.get("table"))
+
+
+def hands_by_table(envelopes: Iterable[dict[str, Any]]) -> Iterator[list[Hand]]:
+    """Each table's hands, a table at a time, from envelopes in (table, seq) order (as the
+    storage streams them): only one table's hands are held at once, never the period's
+    events. Every hand started, with its end, outcome, irregularities and slot. A misdeal's
+    redeal is a hand of its own (it was dealt)."""
+    for table, stored_events in itertools.groupby(envelopes, key=_table_of):
         current: Hand | None = None
         kinds: list[str] = []
         played: list[Hand] = []
-        for stored in sorted(stored_events, key=lambda e: int(e.get("seq", 0))):
+        for stored in stored_events:
             kind, ts = stored.get("type"), stored.get("ts")
             if not isinstance(ts, int):
                 continue
@@ -74,31 +78,63 @@ def hands_of(envelopes: list[dict[str, Any]]) -> list[Hand]:
             end = hand.ended if hand.ended is not None else hand.started
             slot = (following.started if following is not None else end) - hand.started
             hand.slot_ms = slot if slot <= BREAK_GAP_MS else end - hand.started
-        hands += played
-    return hands
+        yield played
 
 
-def _rate(hands: list[Hand]) -> dict[str, Any]:
-    hours = sum(h.slot_ms for h in hands) / 3_600_000
-    return {"hands": len(hands), "hours": round(hours, 3),
-            "hands_per_hour": round(len(hands) / hours, 1) if hours > 0 else None}
+def _in_order(envelopes: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
+    # A list may come in any order (tests, callers); a stream is in the storage's order.
+    if isinstance(envelopes, list):
+        return sorted(envelopes, key=lambda e: (_table_of(e), int(e.get("seq", 0))))
+    return envelopes
 
 
-def statistics(envelopes: list[dict[str, Any]], start_ms: int, end_ms: int) -> dict[str, Any]:
-    """The figures for the hands started from ``start_ms`` to ``end_ms``."""
-    hands = [h for h in hands_of(envelopes) if start_ms <= h.started <= end_ms]
-    tables: dict[str, list[Hand]] = defaultdict(list)
-    dealers: dict[str, list[Hand]] = defaultdict(list)
-    for hand in hands:
-        tables[hand.table].append(hand)
-        dealers[hand.dealer].append(hand)
+def hands_of(envelopes: Iterable[dict[str, Any]]) -> list[Hand]:
+    """Every hand started in the envelopes (see ``hands_by_table``)."""
+    return [hand for hands in hands_by_table(_in_order(envelopes)) for hand in hands]
+
+
+class _Rate:
+    """Hands and dealing time of a table or a dealer, summed as hands go by."""
+
+    __slots__ = ("hands", "slot_ms")
+
+    def __init__(self) -> None:
+        self.hands = 0
+        self.slot_ms = 0
+
+    def add(self, hand: Hand) -> None:
+        self.hands += 1
+        self.slot_ms += hand.slot_ms
+
+    def figures(self) -> dict[str, Any]:
+        hours = self.slot_ms / 3_600_000
+        return {"hands": self.hands, "hours": round(hours, 3),
+                "hands_per_hour": round(self.hands / hours, 1) if hours > 0 else None}
+
+
+def statistics(envelopes: Iterable[dict[str, Any]], start_ms: int,
+               end_ms: int) -> dict[str, Any]:
+    """The figures for the hands started from ``start_ms`` to ``end_ms``. Summed as each
+    table's hands go by: what is held is a table's hands, the counts, and the durations."""
+    tables: dict[str, _Rate] = defaultdict(_Rate)
+    dealers: dict[str, _Rate] = defaultdict(_Rate)
     by_table: Counter[tuple[str, str]] = Counter()
     by_dealer: Counter[tuple[str, str]] = Counter()
-    for hand in hands:
-        for kind in hand.irregularities:
-            by_table[(hand.table, kind)] += 1
-            by_dealer[(hand.dealer, kind)] += 1
-    durations = sorted(s for h in hands if (s := h.seconds) is not None)
+    durations: list[float] = []
+    total = 0
+    for hands in hands_by_table(_in_order(envelopes)):
+        for hand in hands:
+            if not start_ms <= hand.started <= end_ms:
+                continue
+            total += 1
+            tables[hand.table].add(hand)
+            dealers[hand.dealer].add(hand)
+            for kind in hand.irregularities:
+                by_table[(hand.table, kind)] += 1
+                by_dealer[(hand.dealer, kind)] += 1
+            if (seconds := hand.seconds) is not None:
+                durations.append(seconds)
+    durations.sort()
     bins = [0] * (len(DURATION_BINS) + 1)
     for seconds in durations:
         bins[next((i for i, edge in enumerate(DURATION_BINS) if seconds < edge),
@@ -109,9 +145,10 @@ def statistics(envelopes: list[dict[str, Any]], start_ms: int, end_ms: int) -> d
             if durations else None
 
     return {
-        "from": start_ms, "to": end_ms, "hands": len(hands),
-        "tables": [{"table": name, **_rate(group)} for name, group in sorted(tables.items())],
-        "dealers": [{"dealer": name, **_rate(group)} for name, group in sorted(dealers.items())],
+        "from": start_ms, "to": end_ms, "hands": total,
+        "tables": [{"table": name, **rate.figures()} for name, rate in sorted(tables.items())],
+        "dealers": [{"dealer": name, **rate.figures()}
+                    for name, rate in sorted(dealers.items())],
         "irregularities": {
             "kinds": sorted({kind for _, kind in by_table}),
             "by_table": [{"table": t, "kind": k, "count": n}
@@ -131,20 +168,33 @@ CSV_COLUMNS = ("table", "hand", "dealer", "started_utc", "seconds", "outcome",
                "irregularities")
 
 
-def hands_csv(envelopes: list[dict[str, Any]], start_ms: int, end_ms: int) -> str:
-    """One row a hand started in the period, for a spreadsheet: every text quoted (a ";" in a
-    dealer's badge splits no cell where ";" separates lists: Excel in DE, FR, NL, and
-    LibreOffice) and none able to start a formula; numbers as numbers."""
+def hands_csv_rows(envelopes: Iterable[dict[str, Any]], start_ms: int,
+                   end_ms: int) -> Iterator[str]:
+    """The CSV a piece at a time (the header, then a table's rows), to stream: one row a hand
+    started in the period, for a spreadsheet. Every text quoted (a ";" in a dealer's badge
+    splits no cell where ";" separates lists: Excel in DE, FR, NL, and LibreOffice) and none
+    able to start a formula; numbers as numbers."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_NONNUMERIC)
     writer.writerow(CSV_COLUMNS)
-    for hand in hands_of(envelopes):
-        if not start_ms <= hand.started <= end_ms:
-            continue
-        writer.writerow((_cell(hand.table), hand.hand, _cell(hand.dealer),
-                         _utc(hand.started), "" if hand.seconds is None else hand.seconds,
-                         _cell(hand.outcome or ""), _cell(";".join(hand.irregularities))))
-    return out.getvalue()
+    for hands in hands_by_table(_in_order(envelopes)):
+        for hand in hands:
+            if start_ms <= hand.started <= end_ms:
+                writer.writerow((_cell(hand.table), hand.hand, _cell(hand.dealer),
+                                 _utc(hand.started),
+                                 "" if hand.seconds is None else hand.seconds,
+                                 _cell(hand.outcome or ""),
+                                 _cell(";".join(hand.irregularities))))
+        yield out.getvalue()
+        out.seek(0)
+        out.truncate()
+    if out.tell():
+        yield out.getvalue()
+
+
+def hands_csv(envelopes: Iterable[dict[str, Any]], start_ms: int, end_ms: int) -> str:
+    """The whole CSV as one text (``hands_csv_rows`` streams it)."""
+    return "".join(hands_csv_rows(envelopes, start_ms, end_ms))
 
 
 def _utc(ms: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
 from contract.wire import encode
@@ -167,6 +168,24 @@ class Storage:
         return [json.loads(r[0]) for r in self.execute(
             f"SELECT envelope FROM events WHERE ts >= ? AND ts <= ? AND type IN ({marks}) "
             "ORDER BY tbl, seq", (since_ts, until_ts, *types))]
+
+    def stream_events(self, since_ts: int, types: tuple[str, ...],
+                      until_ts: int = 2**63 - 1) -> Iterator[dict[str, Any]]:
+        """As ``events_since``, one at a time: a month of a venue's events is never in memory
+        at once (PostgreSQL: a server-side cursor; SQLite's cursor reads as it goes)."""
+        marks = ", ".join("?" for _ in types)
+        query = self._sql(f"SELECT envelope FROM events WHERE ts >= ? AND ts <= ? AND type IN "
+                          f"({marks}) ORDER BY tbl, seq")
+        args = (since_ts, until_ts, *types)
+        if self.p == "%s":  # psycopg: a named cursor fetches in batches
+            with self.db.cursor(name="stream_events") as cursor:
+                cursor.itersize = 2000
+                cursor.execute(query, args)
+                for (raw,) in cursor:
+                    yield json.loads(raw)
+            return
+        for (raw,) in self.db.execute(query, args):
+            yield json.loads(raw)
 
     def save_bustout(self, bust: dict[str, Any]) -> None:
         self.execute("INSERT INTO bustouts VALUES (?, ?, ?, ?, ?)",

@@ -459,8 +459,8 @@ def create_app(hub: Hub) -> FastAPI:
              summary="the hands of a period as CSV (table, hand, dealer, start, seconds, "
                      "outcome, irregularities)")
     def stats_csv(start: PERIOD_FROM = None, to: PERIOD_TO = None, user: User = see) -> Response:
-        text = str(staff_error(lambda: hub.hands_csv(start, to)))
-        return Response(text, media_type="text/csv; charset=utf-8", headers={
+        pieces = staff_error(lambda: hub.hands_csv_stream(start, to))  # the period checked
+        return StreamingResponse(pieces, media_type="text/csv; charset=utf-8", headers={
             "Content-Disposition": f'attachment; filename="hands-{hub.venue}.csv"'})
 
     @app.post("/api/balance/confirm", response_model=BalancePanel, responses=_ERRORS,
