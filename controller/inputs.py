@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -414,8 +415,27 @@ def _shoe(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input
     return ShoeStatus(state, _opt_str(obj, "detail", problems), t, lost, cards, part)
 
 
+DEALER_ID_MAX = 64
+
+
+def dealer_id_problem(dealer: str) -> str | None:
+    """Why ``dealer`` is no dealer's id, or None: at most DEALER_ID_MAX characters, none a
+    control or format character (an ESC drawn raw reset a terminal display; a bidi override
+    turns a name round)."""
+    if len(dealer) > DEALER_ID_MAX:
+        return f"a dealer's id is at most {DEALER_ID_MAX} characters, not {len(dealer)}"
+    for char in dealer:
+        if unicodedata.category(char)[0] == "C":
+            return f"a dealer's id has no control or format characters (U+{ord(char):04X})"
+    return None
+
+
 def _dealer(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
-    return DealerSignIn(_opt_str(obj, "dealer", problems), t)
+    dealer = _opt_str(obj, "dealer", problems)
+    if dealer is not None and (problem := dealer_id_problem(dealer)) is not None:
+        problems.append(f"dealer: {problem}")
+        dealer = None
+    return DealerSignIn(dealer, t)
 
 
 def _deck_check(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:

@@ -12,7 +12,15 @@ cards by the whole error, and a pause would read as the dealing rhythm.
 from __future__ import annotations
 
 from controller.cards import label_of, normal_uid
-from controller.inputs import CardRead, DealerSignIn, DeckIn, DeckOut, Input, ShoeStatus
+from controller.inputs import (
+    CardRead,
+    DealerSignIn,
+    DeckIn,
+    DeckOut,
+    Input,
+    ShoeStatus,
+    dealer_id_problem,
+)
 from firmware_bridge import messages as m
 from firmware_bridge.host import (
     LinkDown,
@@ -81,7 +89,8 @@ class ShoeTranslator:
             face = "up" if event.face_up else "down"
             if event.unreadable:
                 return [CardRead(None, None, None, face, event.boxed, t)]
-            return [tag_read(event.uid_hex, event.text, t, face, event.boxed)]
+            return [tag_read(event.uid_hex, event.text, t, face, event.boxed,
+                             cut=event.text_cut)]
         if isinstance(event, ReadsLost):
             cards = "" if event.cards is None else f", {event.cards} of them card reads"
             return [ShoeStatus("reads_lost",
@@ -116,7 +125,7 @@ BADGE_PREFIX = "dealer:"
 
 
 def tag_read(uid: str, text: str | None, t: float, face: str = "down",
-             boxed: bool = False) -> Input:
+             boxed: bool = False, cut: bool = False) -> Input:
     """A tag read by the shoe, or by an NFC reader (SPEC 1.1's second backend, which has no
     orientation sensors: face down, never boxed). A dealer's badge, a tag whose NDEF text is
     ``dealer:<id>``, signs the dealer in (SPEC 1.3) whichever reader it is tapped on; anything
@@ -124,7 +133,12 @@ def tag_read(uid: str, text: str | None, t: float, face: str = "down",
     enrolled UID table to name (or to find unknown)."""
     text = (text or "").strip()
     if text.startswith(BADGE_PREFIX):
-        return DealerSignIn(text[len(BADGE_PREFIX):].strip() or None, t)
+        dealer = text[len(BADGE_PREFIX):].strip()
+        if not cut and dealer_id_problem(dealer) is None:
+            return DealerSignIn(dealer or None, t)
+        # Cut to fit a frame, or with control characters: not a badge anyone can be signed in
+        # by. A tag by its UID: the floor sees it, and who it was meant to be is not guessed.
+        return CardRead(None, None, normal_uid(uid), face, boxed, t)
     tagged = label_of(text)
     if tagged is None:
         return CardRead(None, None, normal_uid(uid), face, boxed, t)

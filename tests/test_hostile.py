@@ -695,3 +695,25 @@ def test_a_state_with_a_seat_twice_is_refused_and_makes_no_phantom_players(live_
     assert hub.floor.tables["t3"].seats == [1, 2, 3, 4]
     assert hub.floor.tables["t3"].hand == 1
     _alive(hub, box, link, 20_001)
+
+
+def test_a_badge_with_control_characters_or_cut_to_fit_signs_nobody_in():
+    """Badge text from the shoe reached events and displays with control characters (an ESC
+    drawn raw resets a terminal display), and cut silently at 219 characters. Neither signs
+    a dealer in: the tag is a tag by its UID (the floor sees it); a journal line naming such
+    a dealer is refused."""
+    from controller.inputs import CardRead, DealerSignIn
+    from firmware_bridge import messages as m
+    from tablectl.shoe_to_core import ShoeTranslator, tag_read
+
+    assert tag_read("04AA", "dealer:D17", 1.0) == DealerSignIn("D17", 1.0)
+    for text in ("dealer:\x1b[2Jx", "dealer:ab\u202edc", "dealer:" + "x" * 65):
+        read = tag_read("04AA", text, 1.0)
+        assert isinstance(read, CardRead) and read.tag == "04AA" and read.card is None, text
+    cut = m.CardDrawn(1, 1000, bytes.fromhex("04aa"), "dealer:" + "y" * 20, False, False,
+                      False, text_cut=True)
+    (read,) = ShoeTranslator().translate(cut, 10.0)
+    assert isinstance(read, CardRead) and read.tag == "04AA"
+    for bad in ("\x1b[2J", "x" * 65, "a\u0000b"):
+        with pytest.raises(InputError, match="dealer"):
+            parse_input({"type": "dealer", "dealer": bad})
