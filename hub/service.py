@@ -307,7 +307,11 @@ class Hub(MqttWorker):
         """One public message, checked against the contract before the floor acts on it."""
         now = self.now_ms()
         if name == topics.hub(self.venue, "cmd/clock"):
-            self.clock.command(payload)  # refused ones are answered on hub/cmd-resp
+            response = self.clock.command(payload)  # refused ones are answered on cmd-resp
+            if response.get("ok"):  # and done ones go in the floor log, as the dashboard's
+                body = receive("HubClockCommand", payload, max_bytes=4096)
+                self._log(now, "floor (MQTT)", f"clock/{body['action']}",
+                          {"value": body.get("value"), "transaction": body["transaction"]})
             return []
         if name == topics.venue_clock(self.venue):
             body = receive("VenueClock", payload)

@@ -292,6 +292,9 @@ def test_the_hub_runs_with_the_deployed_certificates_acl_and_https(secure_broker
         assert json.loads(done.stdout)["running"] is False
         assert wait_for(lambda: (hub.floor.clock or {}).get("running") is False, 10)
         assert hub.connected.is_set()
+        # In the floor log like a change made on the dashboard (it was answered, not logged).
+        assert wait_for(lambda: [line for line in hub.floor_log() if line["action"] ==
+                                 "clock/pause" and line["user"] == "floor (MQTT)"], 10)
         maria.close()
     finally:
         link.stop()
