@@ -121,3 +121,30 @@ def test_a_viewer_sees_the_nights_figures_as_charts_and_takes_them_as_csv(night,
     expect(page.locator("#stats-summary")).to_contain_text("2 hands from")
     assert wait_for(lambda: _chart(page, "chart-tables")["labels"] == ["t1"], 10)
     context.close()
+
+
+def test_chart_labels_show_bidirectional_controls_as_everything_else_does(night):
+    """A dealer's name with a right-to-left override was drawn raw on the charts (every other
+    text from the tables goes through the page's bidi filter)."""
+    hub = night["hub"]
+    storage = open_storage(hub.settings.db)
+    start = night["start"] + 5 * 60_000
+    for seq, (type_, ts) in enumerate((("hand.started", start),
+                                       ("hand.ended", start + 60_000)), start=1):
+        event = {"table": "t9", "seq": seq, "type": type_, "ts": ts, "hand": 1,
+                 "dealer": "ev\u202elid", "data": {"outcome": "complete"}}
+        storage.insert("t9", seq, event, encode(event))
+    storage.commit()
+    storage.close()
+    context = night["browser"].new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.goto(hub.url + "/login")
+    page.fill("input[name=user]", "val")
+    page.fill("input[name=password]", "val-password")
+    page.click("button[type=submit]")
+    page.locator("#stats-panel").scroll_into_view_if_needed()
+    expect(page.locator("#stats-summary")).to_contain_text("7 hands from", timeout=15000)
+    assert wait_for(lambda: page.locator("#chart-dealers").evaluate(
+        "c => !!window.Chart.getChart(c)"), 10)
+    assert "ev[U+202E]lid" in _chart(page, "chart-dealers")["labels"]
+    context.close()

@@ -416,7 +416,10 @@ function drawChart(Chart, id, labels, datasets, stacked) {
   if (charts[id]) charts[id].destroy();
   charts[id] = new Chart($(`#${id}`), {
     type: "bar",
-    data: { labels, datasets: datasets.map((d, i) => ({ backgroundColor: PALETTE[i % PALETTE.length], ...d })) },
+    // Labels are the tables' and dealers' names: shown as every other text from the tables.
+    data: { labels: labels.map(shown),
+            datasets: datasets.map((d, i) => ({ backgroundColor: PALETTE[i % PALETTE.length], ...d,
+                                                label: shown(d.label) })) },
     options: {
       animation: false, responsive: true, maintainAspectRatio: false,
       plugins: { legend: { display: datasets.length > 1, labels: { color: "#eef2f5" } } },
