@@ -627,7 +627,8 @@ class Hub(MqttWorker):
         start, end = self._stats_period(start_ms, end_ms)
 
         def pieces() -> Iterator[str]:
-            storage = open_storage(self.settings.db)
+            # Starlette asks for each piece on whichever of its threads is free.
+            storage = open_storage(self.settings.db, passed_between_threads=True)
             try:
                 yield from hands_csv_rows(
                     storage.stream_events(start, STATS_TYPES, end + STATS_TAIL_MS), start, end)

@@ -260,18 +260,22 @@ class Storage:
         self.db.close()
 
 
-def connect(location: str) -> tuple[Any, str]:
+def connect(location: str, *, passed_between_threads: bool = False) -> tuple[Any, str]:
     """A database connection and its driver's parameter marker: PostgreSQL for a
-    ``postgresql://`` URL (psycopg 3), else a SQLite file (WAL, every commit on disk)."""
+    ``postgresql://`` URL (psycopg 3), else a SQLite file (WAL, every commit on disk).
+    ``passed_between_threads``: used by one thread at a time, but not always the same one (a
+    streamed answer, read on whichever of the web server's threads is free; psycopg's
+    connections allow it anyway, SQLite's must be told)."""
     if location.startswith(("postgresql://", "postgres://")):
         import psycopg
 
         return psycopg.connect(location), "%s"
-    db = sqlite3.connect(location.removeprefix("sqlite:///"), timeout=30)
+    db = sqlite3.connect(location.removeprefix("sqlite:///"), timeout=30,
+                         check_same_thread=not passed_between_threads)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
     return db, "?"
 
 
-def open_storage(location: str) -> Storage:
-    return Storage(*connect(location))
+def open_storage(location: str, *, passed_between_threads: bool = False) -> Storage:
+    return Storage(*connect(location, passed_between_threads=passed_between_threads))

@@ -797,3 +797,44 @@ def test_a_backlog_batch_raises_each_of_its_alerts_once_and_a_bad_batch_nothing(
     finally:
         client.loop_stop()
         client.disconnect()
+
+
+def test_the_hands_csv_streams_whole_when_each_piece_is_read_on_another_thread(hub):
+    """Starlette reads a streamed answer a piece at a time, each on whichever of its threads
+    is free: a SQLite connection is bound to the thread that opened it, and the CSV broke off
+    after its first table with "SQLite objects created in a thread can only be used in that
+    same thread"."""
+    import threading
+
+    from tests.bench.stats_memory import MINUTE, T0, store_night
+
+    storage = open_storage(hub.settings.db)
+    store_night(storage, tables=3, hands=4)
+    storage.commit()
+    storage.close()
+    stream = hub.hands_csv_stream(T0, T0 + 60 * MINUTE)
+    pieces: list[str] = []
+    failures: list[BaseException] = []
+    finished = threading.Event()
+
+    def next_piece() -> None:
+        try:
+            pieces.append(next(stream))
+        except StopIteration:
+            pieces.append("")
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+        finished.wait(10)  # alive to the end: a thread's id is never reused by the next one
+
+    readers: list[threading.Thread] = []
+    while not failures and (not pieces or pieces[-1]):
+        done = len(pieces) + len(failures)
+        readers.append(threading.Thread(target=next_piece))  # a new thread each time
+        readers[-1].start()
+        assert wait_for(lambda done=done: len(pieces) + len(failures) > done, 10)
+    finished.set()
+    for reader in readers:
+        reader.join(10)
+    assert failures == []
+    rows = "".join(pieces).splitlines()
+    assert len(rows) == 1 + 3 * 4 and len(pieces) > 2
