@@ -24,3 +24,13 @@ def venue_clock(venue: str) -> str:
 def hub(venue: str, leaf: str) -> str:
     """The hub's own topics: status, cmd/<name>, cmd-resp."""
     return f"{ROOT}/{venue}/hub/{leaf}"
+
+
+def uplink_counts(venue: str) -> str:
+    """A venue's uplink to the group's central recorder: what the cluster acknowledged."""
+    return f"{ROOT}/{venue}/uplink/sent"
+
+
+def group_resend(venue: str) -> str:
+    """The group's central recorder to a venue's uplink: tables to send again."""
+    return f"{ROOT}/{venue}/group/resend"

@@ -9,9 +9,16 @@ the database (a crash before the commit: the cluster sends it again; after the c
 before the acknowledgement: the same rows arrive again and are counted as duplicates, not
 stored twice, by their key ``(venue, table, seq)``).
 
-Venues are kept apart twice: the cluster lets a venue's user publish only under its own
-``pkr/v1/<venue>/`` (``deploy/cluster/nats.conf``), and the recorder stores an envelope only
-when it names the venue and table of the topic it came on.
+Venues are kept apart three times: each venue has an account of its own at the cluster, and
+the recorder another that only it logs in to (``deploy/cluster/accounts.conf``), so no venue
+can take the recorder's session or client id, or another venue's; a venue's user may publish
+only under its own ``pkr/v1/<venue>/``; and the recorder stores an envelope only when it names
+the venue and table of the topic it came on.
+
+What the cluster acknowledged to a venue but the recorder never got (its session wiped, a
+message lost between the venue's account and the recorder's) comes back: each uplink reports
+its counts every 2 s, and the recorder asks it to send again the tables it is behind on
+(``hub.gaps``).
 """
 
 from __future__ import annotations
@@ -24,8 +31,9 @@ from typing import Any
 
 from contract import topics
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received
-from contract.schema import ContractError, is_name, receive_events
+from contract.schema import ContractError, is_name, receive, receive_events
 from contract.wire import encode
+from hub.gaps import CentralHoldings
 from hub.storage import connect, migrate
 
 log = logging.getLogger("tablectl.group")
@@ -72,6 +80,18 @@ class GroupStorage:
             held.setdefault(str(venue), {})[str(table)] = int(count)
         return held
 
+    def uptos(self) -> list[tuple[str, str, int]]:
+        """Venue by venue and table by table, the seq up to which every event is held (0 when
+        the first is missing): the end of each table's first run of consecutive seqs."""
+        first = {(str(v), str(t)): int(low) for v, t, low in self.execute(
+            "SELECT venue, tbl, MIN(seq) FROM group_events GROUP BY venue, tbl")}
+        ends = self.execute(
+            "SELECT venue, tbl, MIN(seq) FROM group_events g WHERE NOT EXISTS (SELECT 1 FROM"
+            " group_events n WHERE n.venue = g.venue AND n.tbl = g.tbl AND n.seq = g.seq + 1)"
+            " GROUP BY venue, tbl")
+        return [(str(v), str(t), int(end) if first[str(v), str(t)] == 1 else 0)
+                for v, t, end in ends]
+
     def envelopes(self, venue: str, table: str) -> list[dict[str, Any]]:
         return [json.loads(r[0]) for r in self.execute(
             "SELECT envelope FROM group_events WHERE venue = ? AND tbl = ? ORDER BY seq",
@@ -90,6 +110,7 @@ class GroupStats:
     stored: int = 0
     duplicates: int = 0
     refused: int = 0  # messages
+    asked_again: int = 0  # tables a venue's uplink was asked to send again
 
 
 class CentralRecorder(MqttWorker):
@@ -106,9 +127,14 @@ class CentralRecorder(MqttWorker):
         self._unacked: list[tuple[int, int, int]] = []  # (connection, mid, qos)
         self._last_commit = 0.0
         self._refused_topics: set[str] = set()
+        self.holdings = CentralHoldings()
 
     def setup(self) -> None:
         self._db = GroupStorage(self.db_path)
+        now = time.monotonic()
+        for venue, table, upto in self._db.uptos():
+            self.holdings.load(venue, table, upto, now)
+        self._db.commit()  # end the read
 
     def handle(self, item: object) -> None:
         match item:
@@ -117,6 +143,9 @@ class CentralRecorder(MqttWorker):
                          "kept" if present else "new")
                 if not present:  # a new session: the cluster keeps it from now on
                     self.client.subscribe(topics.every_table("+", "private"), qos=1)
+                # QoS 0, asked on every connection: a session kept from before the uplinks
+                # reported their counts has no such subscription.
+                self.client.subscribe(topics.uplink_counts("+"), qos=0)
             case Connected(refused=True, reason=reason):
                 log.error("the group's cluster refused the central recorder: %s (check its "
                           "user and password)", reason)
@@ -129,6 +158,9 @@ class CentralRecorder(MqttWorker):
     def _receive(self, item: Received) -> None:
         assert self._db is not None
         parts = item.topic.split("/")
+        if len(parts) == 5 and parts[3:] == ["uplink", "sent"]:
+            self._compare(parts[2], item)
+            return
         try:
             if (len(parts) != 6 or parts[3] != "tables" or not is_name(parts[2])
                     or not is_name(parts[4])):
@@ -143,18 +175,44 @@ class CentralRecorder(MqttWorker):
             rows = [(e, item.payload.decode() if len(envelopes) == 1 else encode(e))
                     for e in envelopes]
             stored = self._db.insert(venue, rows)
+            if self.holdings.held(venue, table, [e["seq"] for e in envelopes],
+                                  time.monotonic()) and stored:
+                log.info("%s/%s: held up to %d, with a gap before seq %d", venue, table,
+                         self.holdings.upto(venue, table), envelopes[0]["seq"])
             self.stats.stored += stored
             self.stats.duplicates += len(envelopes) - stored
         except ContractError as exc:
-            self.stats.refused += 1
-            if item.topic not in self._refused_topics and len(self._refused_topics) < 1000:
-                self._refused_topics.add(item.topic)
-                log.warning("refused a message on %s: %s (the venue's uplink sent what the "
-                            "contract does not allow)", item.topic[:120], exc)
+            self._refuse(item.topic, exc)
         # Refused or stored, it is acknowledged after the next commit: a refused message
         # would come back forever otherwise.
         if item.qos > 0:
             self._unacked.append((item.connection, item.mid, item.qos))
+
+    def _refuse(self, topic: str, problem: ContractError) -> None:
+        self.stats.refused += 1
+        if topic not in self._refused_topics and len(self._refused_topics) < 1000:
+            self._refused_topics.add(topic)  # said once a topic
+            log.warning("refused a message on %s: %s (the venue's uplink sent what the "
+                        "contract does not allow)", topic[:120], problem)
+
+    def _compare(self, venue: str, item: Received) -> None:
+        """A venue's uplink's counts: ask it for the tables the centre lacks."""
+        try:
+            if not is_name(venue):
+                raise ContractError(f"venue {venue[:40]!r} is not a name")
+            counts = receive("UplinkCounts", item.payload)["tables"]
+        except ContractError as exc:
+            self._refuse(item.topic, exc)
+            return
+        asks = self.holdings.to_ask(venue, counts, time.monotonic())
+        if not asks:
+            return
+        self.stats.asked_again += len(asks)
+        log.warning("venue %s's uplink counts more than the centre holds: asked to send again "
+                    "%s", venue, ", ".join(f"{t} from {upto + 1}"
+                                           for t, upto in sorted(asks.items())[:10]))
+        self.client.publish(topics.group_resend(venue), encode({"v": 1, "tables": asks}),
+                            qos=0)
 
     def turn(self) -> None:
         now = time.monotonic()

@@ -11,6 +11,12 @@ message), over MQTT 3.1.1 with a persistent session and QoS 1. The cluster ackno
 message once its replicated stream holds it; only then does the uplink move its count for the
 table, kept in a small SQLite file of its own (``--state``). After a crash it sends again from
 that count: the central recorder keeps an event once however often it comes.
+
+The cluster's acknowledgement says the venue's own account holds the message, not yet the
+centre's (``deploy/cluster/accounts.conf``). So every ``report_seconds`` the uplink reports its
+counts to the central recorder, which asks it to send again the tables it is behind on
+(``hub.gaps``): the uplink moves such a table's count back to what the centre holds and sends
+from there, once none of its messages for the table is in flight.
 """
 
 from __future__ import annotations
@@ -22,13 +28,16 @@ from collections import deque
 from dataclasses import dataclass
 
 from contract import topics
-from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Published
+from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Published, Received
+from contract.schema import ContractError, receive
+from contract.wire import encode
 from hub.storage import Storage, open_storage
 
 log = logging.getLogger("tablectl.uplink")
 
 BATCH_EVENTS = 100  # the contract's EnvelopeBatch maxItems
 BATCH_BYTES = 120_000  # the contract's EnvelopeBatch: at most 128 kB, with room for the wrapper
+COUNTS_PER_MESSAGE = 500  # the contract's UplinkCounts: tables a message
 
 
 @dataclass
@@ -43,6 +52,7 @@ class UplinkStats:
     messages: int = 0
     events: int = 0
     acknowledged: int = 0  # events the cluster holds
+    sent_again: int = 0  # events the central recorder asked for again
 
 
 class Uplink(MqttWorker):
@@ -51,6 +61,7 @@ class Uplink(MqttWorker):
     poll_seconds = 0.2  # how often the hub's database is asked what is new
     window = 64  # messages in flight to the cluster
     per_table = 4  # of them for one table (a venue's tables share the link)
+    report_seconds = 2.0  # how often the counts go to the central recorder
 
     def __init__(self, venue: str, db: str, state: str, endpoint: Endpoint) -> None:
         super().__init__(endpoint)
@@ -69,6 +80,8 @@ class Uplink(MqttWorker):
         self._last_poll = 0.0
         self._dirty = False
         self._missing: set[tuple[str, int]] = set()  # gaps in the hub's database, logged
+        self._last_report = -float("inf")
+        self._bad_requests = 0
 
     def configure(self, client: object) -> None:
         client.max_inflight_messages_set(self.window)  # type: ignore[attr-defined]
@@ -86,8 +99,10 @@ class Uplink(MqttWorker):
         match item:
             case Connected(refused=False, session_present=present):
                 self.connected = True
+                self._last_report = -float("inf")  # at once: a new session may have lost some
                 log.info("connected to the group's cluster (session %s)",
                          "kept" if present else "new")
+                self.client.subscribe(topics.group_resend(self.venue), qos=0)
             case Connected(refused=True, reason=reason):
                 log.error("the group's cluster refused venue %s's uplink: %s (check its user "
                           "and password)", self.venue, reason)
@@ -97,6 +112,32 @@ class Uplink(MqttWorker):
                             "what was in flight is sent again", reason)
             case Published(mid=mid):
                 self._held(mid)
+            case Received(topic=topic) if topic == topics.group_resend(self.venue):
+                self._send_again(item)
+
+    def _send_again(self, item: Received) -> None:
+        """The central recorder lacks some tables' events from a seq on: send them again
+        (a table with messages still in flight is left for the recorder's next request)."""
+        try:
+            asked = receive("ResendRequest", item.payload)["tables"]
+        except ContractError as exc:
+            self._bad_requests += 1
+            if self._bad_requests == 1:
+                log.warning("refused a resend request from the group: %s", exc)
+            return
+        again: list[str] = []
+        for table, upto in sorted(asked.items()):
+            count = self.sent.get(table, 0)
+            if upto >= count or self._flight.get(table):
+                continue
+            self.stats.sent_again += count - upto
+            self.stats.acknowledged -= count - upto
+            self.sent[table] = self._queued[table] = upto
+            self._dirty = True
+            again.append(f"{table} from {upto + 1} ({count - upto} events)")
+        if again:
+            log.warning("the central recorder lacks what the cluster acknowledged: sending "
+                        "again %s", ", ".join(again[:10]))
 
     def _held(self, mid: int) -> None:
         table = self._by_mid.pop(mid, None)
@@ -123,6 +164,16 @@ class Uplink(MqttWorker):
                 self._save_counts()
         if self.connected:
             self._send()
+            if now - self._last_report >= self.report_seconds:
+                self._last_report = now
+                self._report()
+
+    def _report(self) -> None:
+        """The counts, to the central recorder (QoS 0: the next report comes soon)."""
+        counts = sorted((t, n) for t, n in self.sent.items() if n > 0)
+        for i in range(0, len(counts), COUNTS_PER_MESSAGE):
+            self.client.publish(topics.uplink_counts(self.venue), encode(
+                {"v": 1, "tables": dict(counts[i:i + COUNTS_PER_MESSAGE])}), qos=0)
 
     def _send(self) -> None:
         assert self._hub is not None

@@ -3,11 +3,10 @@ between them, and each node's MQTT listener, on free loopback ports with their o
 nodes killed by PID and started again on the same ports and stores.
 
 Each node runs ``deploy/cluster/nats.conf`` word for word, with this machine's ports and
-folders in its environment, and an ``accounts.conf`` laid out as the deployment's: one account
-for the group (JetStream on; MQTT keeps its sessions and QoS 1 messages in it, three
-replicas), one user per venue who may publish only under its own ``pkr.v1.<venue>.>`` and
-subscribe to nothing, and the central recorder, who may only subscribe to the tables'
-private topics. Used by ``python -m tests.bench.multi_venue`` and by the tests."""
+folders in its environment, and an ``accounts.conf`` laid out as the deployment's
+(``accounts_block``): an account per venue and one for the central recorder, JetStream on in
+each (MQTT keeps each account's sessions and QoS 1 messages in it, three replicas). Used by
+``python -m tests.bench.multi_venue`` and by the tests."""
 
 from __future__ import annotations
 
@@ -40,19 +39,41 @@ def _quoted(text: str) -> str:
 
 
 def accounts_block(venues: dict[str, str], central_password: str) -> str:
-    """The group's account, as ``deploy/cluster/accounts.conf`` has it: each venue's user
-    (``venue-<id>``; ``venues`` maps the venue to its password, in order) and the central
-    recorder's (``central``)."""
-    users = [f"      {{user: {_quoted('venue-' + venue)}, password: {_quoted(password)},\n"
-             f"       permissions: {{publish: {{allow: [{_quoted(f'pkr.v1.{venue}.>')}]}},"
-             " subscribe: {deny: [\">\"]}}}"
-             for venue, password in venues.items()]
-    users.append(f"      {{user: \"central\", password: {_quoted(central_password)},\n"
-                 "       permissions: {publish: {deny: [\">\"]},\n"
-                 "                     subscribe: {allow: [\"pkr.v1.*.tables.*.private\","
-                 " \"$MQTT.sub.>\"]}}}")
-    return ("accounts {\n  GROUP {\n    jetstream: enabled\n    users: [\n"
-            + ",\n".join(users) + "\n    ]\n  }\n}\n")
+    """The group's accounts, as ``deploy/cluster/accounts.conf`` has them (``venues`` maps each
+    venue to its user's password, in order): an account per venue, whose only user
+    (``venue-<id>``) may publish under its own topics and receive only what the centre sends
+    it, and which lends the centre its tables' QoS 1 messages and its uplink's counts; and the
+    centre's account, whose only user is the central recorder (``central``)."""
+    q = _quoted
+    blocks: list[str] = []
+    central_imports: list[str] = []
+    for venue, password in venues.items():
+        account, root = f"venue-{venue}", f"pkr.v1.{venue}"
+        private, counts = f"$MQTT.msgs.{root}.tables.*.private", f"{root}.uplink.sent"
+        blocks.append(
+            f"  {q(account)} {{\n    jetstream: enabled\n"
+            f"    users: [{{user: {q(account)}, password: {q(password)},\n"
+            "              allowed_connection_types: [\"MQTT\"],\n"
+            f"              permissions: {{publish: {{allow: [{q(root + '.>')}]}},\n"
+            f"                             subscribe: {{allow: [{q(root + '.group.>')}]}}}}}}]\n"
+            f"    exports: [{{stream: {q(private)}, accounts: [CENTRAL]}},\n"
+            f"              {{stream: {q(counts)}, accounts: [CENTRAL]}}]\n"
+            f"    imports: [{{stream: {{account: CENTRAL, subject: {q(root + '.group.>')}}}}}]\n"
+            "  }\n")
+        central_imports += [f"{{stream: {{account: {q(account)}, subject: {q(private)}}}}}",
+                            f"{{stream: {{account: {q(account)}, subject: {q(counts)}}}}}"]
+    blocks.append(
+        "  CENTRAL {\n    jetstream: enabled\n"
+        f"    users: [{{user: \"central\", password: {q(central_password)},\n"
+        "              allowed_connection_types: [\"MQTT\"],\n"
+        "              permissions: {publish: {allow: [\"pkr.v1.*.group.resend\"]},\n"
+        "                            subscribe: {allow: [\"pkr.v1.*.tables.*.private\","
+        " \"pkr.v1.*.uplink.sent\",\n"
+        "                                                \"$MQTT.sub.>\"]}}}]\n"
+        "    exports: [{stream: \"pkr.v1.*.group.>\"}]\n"
+        "    imports: [\n      " + ",\n      ".join(central_imports) + "\n    ]\n"
+        "  }\n")
+    return "accounts {\n" + "".join(blocks) + "}\n"
 
 
 def deploy_config() -> Path:
@@ -116,8 +137,7 @@ class NatsCluster:
             deadline = time.monotonic() + timeout
             for node in self.nodes:
                 self._wait_ready(node, deadline)
-            for node in self.nodes:
-                self._wait_mqtt_session(node, deadline)
+            self._wait_mqtt_sessions(deadline)
         except BaseException:
             self.stop()  # no node outlives a cluster that did not come up
             raise
@@ -159,11 +179,23 @@ class NatsCluster:
             time.sleep(0.1)
         raise RuntimeError(f"nats-server {node.name} not ready: {last}; {self.tail(node)}")
 
-    def _wait_mqtt_session(self, node: Node, deadline: float) -> None:
-        """Until an MQTT client of the group's account is accepted on the node. (nats-server
-        2.9 registers an account on a node when a client first uses it; a node just started
-        may then not yet route the replies MQTT's session lookup waits for, and refuses
-        connections for a while: "lookup sessions stream ... timeout".)"""
+    def _wait_mqtt_sessions(self, deadline: float) -> None:
+        """Until every node accepts an MQTT client of every account. (nats-server 2.9
+        registers an account on a node when a client first uses it; a node just started may
+        then not yet route the replies MQTT's session lookup waits for, and refuses
+        connections for a while: "lookup sessions stream ... timeout".) All at once: each
+        account's first client makes its replicated streams, a second or two each."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        users = [("central", self.central_password),
+                 *((f"venue-{venue}", password) for venue, password in self.venues.items())]
+        with ThreadPoolExecutor(len(users) * len(self.nodes)) as pool:
+            waits = [pool.submit(self._wait_accepted, node, user, password, deadline)
+                     for node in self.nodes for user, password in users]
+            for wait in waits:
+                wait.result()
+
+    def _wait_accepted(self, node: Node, user: str, password: str, deadline: float) -> None:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
@@ -171,7 +203,7 @@ class NatsCluster:
         while time.monotonic() < deadline:
             client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"probe-{node.name}",
                                  protocol=mqtt.MQTTv311, clean_session=True)
-            client.username_pw_set("central", self.central_password)
+            client.username_pw_set(user, password)
             client.tls_set(ca_certs=self.ca_file)
             client.on_connect = lambda c, u, f, rc, p=None: answer.append(not rc.is_failure)
             try:
@@ -187,7 +219,8 @@ class NatsCluster:
                 return
             answer.clear()
             time.sleep(0.2)
-        raise RuntimeError(f"nats-server {node.name} accepts no MQTT client: {self.tail(node)}")
+        raise RuntimeError(f"nats-server {node.name} accepts no MQTT client of {user}: "
+                           f"{self.tail(node)}")
 
     def kill_node(self, node: Node) -> None:
         if node.process is not None and node.process.poll() is None:

@@ -354,6 +354,7 @@ def cmd_central(args: argparse.Namespace) -> int:
     stats = recorder.stats
     print(json.dumps({"received": stats.received, "stored": stats.stored,
                       "duplicates": stats.duplicates, "refused": stats.refused,
+                      "asked_again": stats.asked_again,
                       "cpu_seconds": round(time.process_time(), 2)}), file=sys.stderr)
     return status
 
@@ -384,6 +385,7 @@ def cmd_uplink(args: argparse.Namespace) -> int:
     uplink.stop()
     print(json.dumps({"messages": uplink.stats.messages, "events": uplink.stats.events,
                       "held": uplink.stats.acknowledged,
+                      "sent_again": uplink.stats.sent_again,
                       "cpu_seconds": round(time.process_time(), 2)}), file=sys.stderr)
     return status
 

@@ -5,7 +5,9 @@ the test's own. Through the README's command ``python -m tests.bench.multi_venue
 a cluster node SIGKILLed and a venue's uplink SIGKILLed while events come, and the checker
 finds every event of every venue once at the centre, equal to the venue's, under its venue.
 And a venue cannot write as another: the cluster refuses its publishing under another venue's
-topics, and the central recorder refuses an envelope that names another venue."""
+topics, and the central recorder refuses an envelope that names another venue; nor take the
+centre's session or another venue's client id (an account each); and what the centre lost
+after the cluster acknowledged it comes back (the centre asks the venue's uplink again)."""
 
 from __future__ import annotations
 
@@ -13,10 +15,13 @@ import json
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from contract.envelope import envelope
+from hub.gaps import CentralHoldings
 from hub.group import GroupStorage
-from tests.bench.multi_venue import Group
+from tests.bench.multi_venue import Group, record
 from tests.conftest import bench_figures, wait_for
 
 
@@ -83,6 +88,110 @@ def test_a_venue_cannot_write_as_another_venue(tmp_path, postgres):
         group.stop()
 
 
+def test_no_venue_can_take_the_centres_session_nor_another_venues_client_id(tmp_path, postgres):
+    """Hostile: with the central recorder stopped, venue b's uplink sends 20 events; venue a
+    then connects with the recorder's client id and a clean session, and with b's uplink's.
+    When all venues shared one account, that wiped the recorder's session (it then stored 0
+    of 20) and kicked b's uplink off; each venue in an account of its own, and the centre in
+    another, the recorder stores all 20 and b's uplink stays connected."""
+    group = Group(tmp_path, ["a", "b"], postgres).start()
+    try:
+        group.start_central()  # its session, subscribed
+        group.stop_central()
+        uplink_b, b_lost = _cluster_client(group, "venue-b", group.passwords["b"], "uplink-b")
+        for seq in range(1, 21):
+            _publish(uplink_b, "b", seq)
+        for taken in ("central-recorder", "uplink-b"):
+            intruder, _ = _cluster_client(group, "venue-a", group.passwords["a"], taken,
+                                          clean=True)
+            _publish(intruder, "a", 1)  # the barrier: its session is in place
+            intruder.disconnect()
+            intruder.loop_stop()
+        _publish(uplink_b, "b", 21)  # a later marker: b's uplink connected all along
+        assert b_lost == []
+        group.start_central()
+        storage = GroupStorage(postgres)
+        assert wait_for(lambda: storage.commit() or storage.counts().get("b") == {"t1": 21},
+                        30), storage.counts()
+        assert [e["seq"] for e in storage.envelopes("b", "t1")] == list(range(1, 22))
+        storage.close()
+        uplink_b.disconnect()
+        uplink_b.loop_stop()
+    finally:
+        group.stop()
+
+
+def test_the_centre_asks_a_venue_again_for_what_its_lost_session_held(tmp_path, postgres):
+    """The cluster acknowledges an uplink's message once the venue's account holds it; the
+    centre's session is lost after that (wiped here with the centre's own credentials, as a
+    mistaken client or a lost store would): the recorder, comparing the uplink's counts with
+    what it holds, asks the venue's uplink to send the table again, and holds every event."""
+    from hub.storage import open_storage
+
+    group = Group(tmp_path, ["a"], postgres).start()
+    try:
+        hub = open_storage(group.hub_db("a"))
+        record(hub, "a", "t1", [{"type": "level", "hand": None, "level": n, "sb": 100,
+                                 "bb": 200, "ante": 0, "t": 1.0} for n in range(1, 31)], 1)
+        hub.commit()
+        hub.close()
+        group.start_central()
+        group.stop_central()
+        group.start_uplink("a")
+        state = tmp_path / "a-uplink.db"
+
+        def acknowledged() -> int:
+            import sqlite3
+
+            try:
+                with sqlite3.connect(state) as db:
+                    row = db.execute("SELECT upto FROM sent WHERE tbl = 't1'").fetchone()
+            except sqlite3.Error:
+                return 0
+            return int(row[0]) if row else 0
+
+        assert wait_for(lambda: acknowledged() == 30, 30)
+        # Connected (CONNACK) is the barrier: the clean session has replaced the old one.
+        wiper, _ = _cluster_client(group, "central", group.cluster.central_password,
+                                   "central-recorder", clean=True)
+        wiper.disconnect()
+        wiper.loop_stop()
+        group.start_central()
+        storage = GroupStorage(postgres)
+        assert wait_for(lambda: storage.commit() or storage.counts() == {"a": {"t1": 30}},
+                        30), (storage.counts(), group.log_tail("central"))
+        storage.close()
+        counts = group.stop_central()
+        assert counts["asked_again"] >= 1 and counts["stored"] == 30, counts
+        assert "asked to send again t1 from 1" in group.log_tail("central", 40)
+        uplink = group.stop_uplinks()["a"]
+        assert uplink["sent_again"] >= 30 and uplink["held"] == 30, uplink
+    finally:
+        group.stop()
+
+
+def _cluster_client(group, user: str, password: str, client_id: str, *, clean: bool = False):
+    """An MQTT client of the group's cluster, connected; and the list its disconnections go
+    to."""
+    import threading
+
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
+                         protocol=mqtt.MQTTv311, clean_session=clean)
+    client.username_pw_set(user, password)
+    client.tls_set(ca_certs=group.cluster.ca_file)
+    connected = threading.Event()
+    lost: list[object] = []
+    client.on_connect = lambda c, u, f, rc, p=None: rc.is_failure or connected.set()
+    client.on_disconnect = lambda c, u, f, rc, p=None: lost.append(rc)
+    client.connect(*group.cluster.nodes[0].mqtt)
+    client.loop_start()
+    assert connected.wait(15), f"{user} not connected as {client_id}"
+    return client, lost
+
+
 def test_the_central_recorder_acknowledges_only_what_it_committed(tmp_path, broker):
     """A message the recorder took but had not committed when it went away comes to its next
     run again: the recorder acknowledges after its commit, never on receipt, whatever its
@@ -135,3 +244,55 @@ def _publish(client, venue: str, seq: int) -> None:
     body = envelope(event, venue=venue, table="t1", seq=seq, boot=1, ts_ms=1_700_000_000_000)
     client.publish(f"pkr/v1/{venue}/tables/t1/private", json.dumps(body),
                    qos=1).wait_for_publish(10)
+
+
+# ------------------------------------------------ what the centre asks for again (no broker)
+
+@given(st.lists(st.lists(st.integers(1, 40), max_size=5), max_size=30))
+def test_the_centre_holds_a_table_up_to_its_first_missing_seq(deliveries):
+    """Whatever comes, lost, repeated or out of order: held up to the seq before the first
+    one that never came; a gap is seen while anything after it is held."""
+    holdings = CentralHoldings()
+    seen: set[int] = set()
+    for now, seqs in enumerate(deliveries):
+        gap = holdings.held("v", "t1", seqs, float(now))
+        seen.update(seqs)
+        upto = 0
+        while upto + 1 in seen:
+            upto += 1
+        assert holdings.upto("v", "t1") == upto
+        assert gap == any(s > upto for s in seen)
+
+
+def test_the_centre_asks_for_a_table_only_after_it_stopped_coming():
+    holdings = CentralHoldings(patience=3.0)
+    holdings.load("v", "t1", 10, now=0.0)
+    assert holdings.to_ask("v", {"t1": 10, "t2": 0}, 100.0) == {}  # not behind: nothing
+    holdings.held("v", "t1", [11, 12], now=100.0)
+    assert holdings.to_ask("v", {"t1": 20}, 102.9) == {}  # still coming
+    assert holdings.to_ask("v", {"t1": 20}, 103.0) == {"t1": 12}
+    assert holdings.to_ask("v", {"t1": 20}, 105.0) == {}  # asked: the answer is on its way
+    holdings.held("v", "t1", range(13, 16), now=105.5)
+    assert holdings.to_ask("v", {"t1": 20}, 108.0) == {}  # it came: patience again
+    assert holdings.to_ask("v", {"t1": 20}, 108.5) == {"t1": 15}
+    # A table the centre never saw: asked from the first, after patience.
+    assert holdings.to_ask("v", {"t9": 4}, 200.0) == {}
+    assert holdings.to_ask("v", {"t9": 4}, 203.0) == {"t9": 0}
+    # Another venue's tables are its own.
+    assert holdings.upto("w", "t1") == 0 and holdings.to_ask("w", {"t1": 0}, 300.0) == {}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_the_centre_starts_from_what_its_database_holds_without_a_gap(tmp_path, backend,
+                                                                      request):
+    location = (request.getfixturevalue("postgres") if backend == "postgres"
+                else str(tmp_path / "group.db"))
+    storage = GroupStorage(location)
+    for table, seqs in (("t1", [1, 2, 3, 5]), ("t2", [2, 3]), ("t3", [1])):
+        storage.insert("v", [(body, json.dumps(body)) for body in (
+            envelope({"type": "level", "hand": None, "level": 1, "sb": 1, "bb": 2, "ante": 0,
+                      "t": 1.0}, venue="v", table=table, seq=seq, boot=1, ts_ms=1)
+            for seq in seqs)])
+    storage.commit()
+    assert sorted(storage.uptos()) == [("v", "t1", 3), ("v", "t2", 0), ("v", "t3", 1)]
+    storage.close()
