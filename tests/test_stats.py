@@ -168,3 +168,20 @@ def test_postgresql_streams_the_events_through_a_server_side_cursor(postgres):
     assert streamed == storage.events_since(T0, STATS_TYPES, end)
     assert len(streamed) == 8100
     storage.close()
+
+
+def test_a_period_that_opens_in_the_middle_of_a_hand_counts_the_hands_it_saw_begin():
+    """The default 12-hour view opens at any moment: a table whose hand began just before it
+    has that hand's irregularity and end in the period, without its start (this once made
+    /api/stats and hands.csv answer 500). The hand is left out; the next one counts."""
+    events = [_event("t3", 7, "irregularity", T0 + MINUTE, 4, "cy", kind="boxed_card"),
+              _event("t3", 8, "hand.ended", T0 + 2 * MINUTE, 4, "cy", outcome="complete"),
+              _event("t3", 9, "hand.started", T0 + 3 * MINUTE, 5, "cy"),
+              _event("t3", 10, "hand.ended", T0 + 5 * MINUTE, 5, "cy", outcome="complete")]
+    figures = statistics(events, T0, T0 + 60 * MINUTE)
+    assert figures["hands"] == 1
+    assert figures["tables"] == [{"table": "t3", "hands": 1, "hours": round(2 / 60, 3),
+                                  "hands_per_hour": 30.0}]
+    rows = list(csv.reader(io.StringIO(hands_csv(events, T0, T0 + 60 * MINUTE))))
+    assert [row[:2] for row in rows[1:]] == [["t3", "5"]]
+    assert rows[1][6] == ""  # the boxed card was the hand before's
