@@ -1,9 +1,9 @@
 """Balancing and breaking tables by the house's rule. Pure.
 
 The hub gives every table's seats with the current (or last) hand's button and blinds, the
-house's four rules (``RULES`` in ``controller/profiles.py``: ``balance_when``,
-``balance_mover``, ``balance_seat``, ``break_table_at``) and a seed for the draws; ``propose``
-says what the counts call for now, or None.
+house's five rules (``RULES`` in ``controller/profiles.py``: ``balance_when``,
+``balance_mover``, ``balance_seat``, ``table_size``, ``break_table_at``) and a seed for the
+draws; ``propose`` says what the counts call for now, or None.
 
 A seat's place in the blind order is measured in *turns to the big blind*: the hands until a
 player in that seat posts it. For an occupied seat, the occupied seats clockwise from the
@@ -21,7 +21,9 @@ cut-off") is the occupied seats from it clockwise up to the button.
   table among the smallest, then a random seat: TDA's two-step draw, and every seed that
   says how), so the tables stay balanced.
 
-Seats are 1-10 (``controller/seating.py``); a table's open seats are the others.
+Seats are 1 to the house's ``table_size`` (at most 10, ``controller/seating.py``; a table may
+be shorter still, ``TableSeats.size``); a table's open seats are the others up to its size.
+Clockwise distances are taken modulo 10 whatever the size: seats 1 to N < 10 keep their order.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ ALL_SEATS = tuple(range(SEAT_MIN, SEAT_MAX + 1))
 # The values of the profile rules balance_mover and balance_seat (controller/profiles.py).
 MOVERS = ("big_blind_next", "keeps_position", "same_position")
 SEAT_CHOICES = ("worst_position", "same_position", "left_of_big_blind", "random")
-RULE_KEYS = ("balance_when", "balance_mover", "balance_seat", "break_table_at")
+RULE_KEYS = ("balance_when", "balance_mover", "balance_seat", "table_size", "break_table_at")
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class TableSeats:
     button: int | None = None
     big_blind: int | None = None
     small_blind: int | None = None
+    size: int | None = None  # a short table's seats (None: the house's table_size)
 
     def blinds(self) -> tuple[int, int, int]:
         """Button, small blind and big blind seats, inferred where the table has not said:
@@ -86,11 +89,16 @@ class BalanceRules:
     mover: str
     seat: str
     break_at: int  # break when everyone fits at one table fewer with at most this many each
+    table_size: int = SEAT_MAX  # the house's seats a table
 
     @classmethod
     def of(cls, profile: Profile) -> BalanceRules:
         return cls(int(profile.value("balance_when")), profile.choice("balance_mover"),
-                   profile.choice("balance_seat"), int(profile.value("break_table_at")))
+                   profile.choice("balance_seat"), int(profile.value("break_table_at")),
+                   int(profile.value("table_size")))
+
+    def size_of(self, table: TableSeats) -> int:
+        return min(self.table_size, table.size or self.table_size)
 
 
 @dataclass(frozen=True)
@@ -129,38 +137,40 @@ def seats_to_button(seats: Sequence[int], button: int, seat: int) -> int:
     return sum(1 for other in seats if 0 < (other - seat) % 10 <= reach)
 
 
-def _open_seats(table: TableSeats) -> list[int]:
-    return [s for s in ALL_SEATS if s not in table.seats]
+def _open_seats(table: TableSeats, size: int) -> list[int]:
+    return [s for s in ALL_SEATS[:size] if s not in table.seats]
 
 
-def _worst_first(table: TableSeats) -> list[int]:
+def _worst_first(table: TableSeats, size: int) -> list[int]:
     """Open seats, the worst position first. The worst is never the small blind nor between
     the next hand's button and small blind: those seats lie between the current small and big
     blind, the last to post the big blind."""
     _, _, big = table.blinds()
-    return sorted(_open_seats(table), key=lambda s: (turns_to_big_blind(table.seats, big, s), s))
+    return sorted(_open_seats(table, size),
+                  key=lambda s: (turns_to_big_blind(table.seats, big, s), s))
 
 
-def _left_of_big_blind(table: TableSeats) -> list[int]:
+def _left_of_big_blind(table: TableSeats, size: int) -> list[int]:
     """Seed 002: "join from the Big Blind position or the next available seat to the left of
     the Big Blind": the big blind's seat if open, then clockwise."""
     _, _, big = table.blinds()
-    return sorted(_open_seats(table), key=lambda s: (s - big) % 10)
+    return sorted(_open_seats(table, size), key=lambda s: (s - big) % 10)
 
 
 def _balance_moves(source: TableSeats, target: TableSeats, count: int, rules: BalanceRules,
                    draw: random.Random) -> list[Move]:
     button, _, big = source.blinds()
     t_button, _, t_big = target.blinds()
+    size = rules.size_of(target)
     by_blind = sorted(source.seats, key=lambda s: turns_to_big_blind(source.seats, big, s))
     if rules.seat == "worst_position":
-        targets = _worst_first(target)
+        targets = _worst_first(target, size)
     elif rules.seat == "left_of_big_blind":
-        targets = _left_of_big_blind(target)
+        targets = _left_of_big_blind(target, size)
     elif rules.seat == "random":
-        targets = draw.sample(_open_seats(target), len(_open_seats(target)))
+        targets = draw.sample(_open_seats(target, size), len(_open_seats(target, size)))
     else:
-        targets = _open_seats(target)
+        targets = _open_seats(target, size)
     moves: list[Move] = []
     movers = list(by_blind)
     if rules.mover == "big_blind_next":
@@ -196,12 +206,12 @@ def _balance_moves(source: TableSeats, target: TableSeats, count: int, rules: Ba
     return moves
 
 
-def _break_moves(broken: TableSeats, others: list[TableSeats],
+def _break_moves(broken: TableSeats, others: list[TableSeats], rules: BalanceRules,
                  draw: random.Random) -> list[Move]:
     """Each player of the broken table draws a table among those with the fewest players,
     then a seat among its open ones."""
     counts = {t.table: len(t.seats) for t in others}
-    open_seats = {t.table: _open_seats(t) for t in others}
+    open_seats = {t.table: _open_seats(t, rules.size_of(t)) for t in others}
     players = list(broken.seats)
     draw.shuffle(players)
     moves = []
@@ -225,26 +235,37 @@ def propose(tables: Sequence[TableSeats], rules: BalanceRules,
         return None
     draw = random.Random(seed)
     total = sum(len(t.seats) for t in live)
-    if total <= (len(live) - 1) * rules.break_at:
-        # The table with the fewest players breaks (of equals, the last by name).
-        broken = min(reversed(live), key=lambda t: len(t.seats))
-        others = [t for t in live if t is not broken]
-        moves = _break_moves(broken, others, draw)
+    # The table with the fewest players breaks (of equals, the last by name), when the others
+    # seat them all, at most break_at a table and never past a table's size.
+    broken = min(reversed(live), key=lambda t: len(t.seats))
+    others = [t for t in live if t is not broken]
+    room = sum(min(rules.break_at, rules.size_of(t)) for t in others)
+    if total <= room:
+        moves = _break_moves(broken, others, rules, draw)
         return Proposal(
             "break", (broken.table, *sorted({m.to_table for m in moves})), tuple(moves),
             f"{total} players fit at {len(others)} table{'s' if len(others) > 1 else ''} "
-            f"of at most {rules.break_at}: table {broken.table} breaks, its players draw "
-            "for the open seats", ("break_table_at",))
+            f"of at most {_seats_a_table(others, rules)}: table {broken.table} breaks, its "
+            "players draw for the open seats", ("table_size", "break_table_at"))
     largest = max(live, key=lambda t: len(t.seats))  # of equals, the first by name
-    smallest = min(reversed(live), key=lambda t: len(t.seats))
+    # A short table already full takes nobody, however few it seats.
+    open_tables = [t for t in live if _open_seats(t, rules.size_of(t))]
+    if not open_tables:
+        return None
+    smallest = min(reversed(open_tables), key=lambda t: len(t.seats))
     gap = len(largest.seats) - len(smallest.seats)
     if gap <= rules.difference:
         return None
-    count = max(1, gap // 2)
+    count = min(max(1, gap // 2), len(_open_seats(smallest, rules.size_of(smallest))))
     moves = _balance_moves(largest, smallest, count, rules, draw)
     who = "players" if count > 1 else "a player"
     return Proposal(
         "balance", (largest.table, smallest.table), tuple(moves),
         f"table {largest.table} has {len(largest.seats)} players and {smallest.table} "
         f"{len(smallest.seats)}: more than {rules.difference} apart, {who} move"
-        f"{'' if count > 1 else 's'}", RULE_KEYS[:3])
+        f"{'' if count > 1 else 's'}", RULE_KEYS[:4])
+
+
+def _seats_a_table(tables: list[TableSeats], rules: BalanceRules) -> str:
+    sizes = sorted({min(rules.break_at, rules.size_of(t)) for t in tables})
+    return str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"

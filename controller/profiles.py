@@ -108,6 +108,12 @@ RULES: dict[str, RuleSpec] = {
         "which open seat a moved player takes at the smaller table",
         SEAT_CHOICES,
     ),
+    "table_size": RuleSpec(
+        "balancing",
+        "the most players a table seats: seats 1 to this, and no move, break or seating "
+        "goes past it",
+        (), kind="count", bounds=(2, 10),
+    ),
     "break_table_at": RuleSpec(
         "balancing",
         "a table breaks when the players left fit at one table fewer with at most this many "
@@ -272,6 +278,11 @@ def profile_from_data(
         problems.append("rules.balance_seat: 'same_position' follows the mover's place, so "
                         "balance_mover must be 'big_blind_next' (not "
                         f"{merged['balance_mover'].value!r})")
+    if ("table_size" in merged and "break_table_at" in merged
+            and merged["break_table_at"].value > merged["table_size"].value):
+        problems.append(f"rules.break_table_at: {merged['break_table_at'].value} players a "
+                        f"table, more than the house's table_size of "
+                        f"{merged['table_size'].value}")
     if not problems:
         missing = [k for k in RULE_KEYS if k not in merged]
         if missing:

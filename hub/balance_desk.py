@@ -8,6 +8,9 @@ the seating changes to every table involved as soon as none of them is playing a
 players move between hands), and until then the dashboard says which hand it waits for.
 Tables that were just sent a move sit out of the next proposals until their state shows the
 new seats (or ``MOVE_SETTLE_MS`` passes): a stale state must not propose the same move again.
+A table whose link is lost keeps its last known seats in the counts (its players did not
+leave; counting them out proposed breaks that were wrong): a proposal that needs it waits for
+it to come back. A table stopped cleanly (offline) is out of the counts.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
     from controller.profiles import Profile
 
 MOVE_SETTLE_MS = 120_000
+COUNTED = ("online", "lost")  # the statuses whose seats count: see the module's text
 MAX_RECENT_MOVES = 50
 
 
@@ -45,6 +49,7 @@ class BalanceDesk:
     rules: BalanceRules
     citations: list[dict[str, Any]]  # the house's balancing rules, each with its source
     salt: int = 0  # a hub's own draws: two hubs do not draw alike
+    short_tables: dict[str, int] = field(default_factory=dict)  # table: its seats, if fewer
     proposal: Proposal | None = None
     confirmed: Confirmation | None = None
     moving: dict[str, tuple[list[int], int]] = field(default_factory=dict)  # table: seats, until
@@ -53,11 +58,17 @@ class BalanceDesk:
     _shown: dict[str, Any] | None = None
 
     @classmethod
-    def of(cls, profile: Profile, salt: int = 0) -> BalanceDesk:
+    def of(cls, profile: Profile, salt: int = 0,
+           short_tables: Mapping[str, int] | None = None) -> BalanceDesk:
         rules = [profile.rules[key] for key in BALANCE_RULES]
         citations = [{"key": r.key, "value": r.value, "source": r.source, "quote": r.quote,
                       "note": r.note} for r in rules]
-        return cls(profile.name, BalanceRules.of(profile), citations, salt)
+        return cls(profile.name, BalanceRules.of(profile), citations, salt,
+                   short_tables=dict(short_tables or {}))
+
+    def table_size(self, table: str) -> int:
+        """The seats a table has: the house's table size, or fewer at a short table."""
+        return min(self.rules.table_size, self.short_tables.get(table, self.rules.table_size))
 
     # ------------------------------------------------------------------ from the floor view
     def review(self, tables: Mapping[str, Any], now: int) -> list[dict[str, Any]]:
@@ -69,9 +80,9 @@ class BalanceDesk:
                 del self.moving[name]
         seated = [TableSeats(name, tuple(sorted(view.seats)), view.button,
                              (view.blind_seats or {}).get("big"),
-                             (view.blind_seats or {}).get("small"))
+                             (view.blind_seats or {}).get("small"), self.table_size(name))
                   for name, view in sorted(tables.items())
-                  if view.status == "online" and name not in self.moving]
+                  if view.status in COUNTED and name not in self.moving]
         proposal = propose(seated, self.rules, self._seed(seated))
         self.proposal = proposal
         if self.confirmed is not None and (proposal is None
@@ -106,6 +117,8 @@ class BalanceDesk:
             if self.confirmed else None,
             "moving": sorted(self.moving),
             "recent": self.recent[-10:],
+            "table_size": self.rules.table_size,
+            "short_tables": dict(sorted(self.short_tables.items())),
         }
 
     # ------------------------------------------------------------------ from staff
@@ -139,6 +152,16 @@ class BalanceDesk:
         del self.recent[:max(0, len(self.recent) - MAX_RECENT_MOVES)]
         self.confirmed = None
         self.generation += 1
+
+
+def short_table_problems(short_tables: Mapping[str, int], house_size: int) -> list[str]:
+    """Every fault of a venue's short tables (table id: its seats), at once."""
+    from controller.seating import SEAT_MIN
+
+    return [f"{table}={seats}: a short table seats {SEAT_MIN + 1} to {house_size} players "
+            f"(the house's table size)" for table, seats in sorted(short_tables.items())
+            if isinstance(seats, bool) or not isinstance(seats, int)
+            or not SEAT_MIN + 1 <= seats <= house_size]
 
 
 def seating_commands(proposal: Proposal,

@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from controller.seating import SEAT_MAX
+from hub.balance_desk import COUNTED
+
 if TYPE_CHECKING:
     from controller.clock import Structure
     from hub.balance_desk import BalanceDesk
@@ -291,7 +294,10 @@ class FloorView:
         view.shoe = payload.get("shoe", view.shoe)
         view.hub_link = links.get("hub", view.hub_link)
         view.hand_for_hand = str(payload.get("hand_for_hand") or "off")
-        view.seats = list(payload.get("seats") or view.seats)
+        if isinstance(payload.get("seats"), list):
+            # An empty list is news too: a broken table has nobody left (keeping its old seats
+            # counted phantom players, and the hub proposed breaking it again).
+            view.seats = list(payload["seats"])
         view.button = payload.get("button", view.button)
         view.blind_seats = payload.get("blind_seats", view.blind_seats)
         view.last_seq = max(view.last_seq, int(payload.get("last_seq") or 0))
@@ -440,6 +446,20 @@ class FloorView:
         self._cap(alert.table)
 
     # ------------------------------------------------------------------ views
+    @property
+    def house_size(self) -> int:
+        return self.balance.rules.table_size if self.balance else SEAT_MAX
+
+    def table_size(self, table: str) -> int:
+        """The seats a table has: the house's table size, or fewer at a short table."""
+        return self.balance.table_size(table) if self.balance else SEAT_MAX
+
+    def tables_in_play(self) -> list[TableView]:
+        """The tables whose players count: seated, online or lost (a lost table keeps its last
+        known seats: its players did not leave), not stopped cleanly."""
+        return [t for _, t in sorted(self.tables.items())
+                if t.status in COUNTED and t.seats]
+
     def hand_for_hand_panel(self) -> dict[str, Any]:
         """Which tables have finished the current hand; the next is released when all have."""
         playing = sorted(t.name for t in self.tables.values()

@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from contract import topics
@@ -33,9 +33,15 @@ from contract.views import public_event
 from contract.wire import encode
 from controller.balancing import Proposal
 from controller.clock import StructureError
+from controller.profiles import ProfileError
 from houses.loaders import house_structure, load_profile, structure_names
 from hub.auth import Sessions, User, load_users
-from hub.balance_desk import BalanceDesk, BalanceRefused, seating_commands
+from hub.balance_desk import (
+    BalanceDesk,
+    BalanceRefused,
+    seating_commands,
+    short_table_problems,
+)
 from hub.floor import (
     ALERT_EVENT_TYPES,
     Alert,
@@ -81,6 +87,7 @@ class HubSettings:
     reorder_timeout: float = 2.0
     structures: str | None = None  # the house's own blind structures (NAME.toml files)
     profile: str = "tda-2024"  # the house's rules (balancing and breaking tables): name or path
+    short_tables: dict[str, int] = field(default_factory=dict)  # tables seating fewer
 
 
 @dataclass(frozen=True)
@@ -108,8 +115,12 @@ class Hub(MqttWorker):
         self.wall = wall
         # The house's balancing rule (a bad profile stops the hub here, saying which key).
         self.profile = load_profile(settings.profile)
-        self.floor = FloorView(settings.venue,
-                               balance=BalanceDesk.of(self.profile, secrets.randbits(32)))
+        short_problems = short_table_problems(settings.short_tables,
+                                              int(self.profile.value("table_size")))
+        if short_problems:
+            raise ProfileError(f"--short-table (house {self.profile.name})", short_problems)
+        self.floor = FloorView(settings.venue, balance=BalanceDesk.of(
+            self.profile, secrets.randbits(32), settings.short_tables))
         self.sessions = Sessions(load_users(settings.users))
         self._streams: list[Callable[[Update | None], None]] = []  # each viewer's sink
         self._streams_lock = threading.Lock()
@@ -491,6 +502,13 @@ class Hub(MqttWorker):
         def run() -> dict[str, Any]:
             if table not in self.floor.tables:
                 raise StaffError(f"no table {table!r} has been heard at this venue")
+            seats = args.get("seats")
+            size = self.floor.table_size(table)
+            if (name in ("seating", "setup") and isinstance(seats, list)
+                    and any(isinstance(s, int) and s > size for s in seats)):
+                raise StaffError(f"table {table} seats {size} (the house's table size"
+                                 f"{', a short table' if size < self.floor.house_size else ''}"
+                                 f"): no seat past {size}")
             return self._send(table, name, args, user.name)
 
         return dict(self.call(run))
@@ -646,10 +664,10 @@ class Hub(MqttWorker):
             raise PermissionError("this is not the room clock's link: ask a supervisor")
 
         def read() -> dict[str, Any]:
-            online = [t for t in self.floor.tables.values() if t.status == "online"]
+            in_play = self.floor.tables_in_play()
             return {"venue": self.venue, "now": self.now_ms(),
                     **room_clock_view(*self.clock.reading()),
-                    "tables": len(online), "players": sum(len(t.seats) for t in online)}
+                    "tables": len(in_play), "players": sum(len(t.seats) for t in in_play)}
 
         return dict(self.call(read))
 

@@ -231,6 +231,8 @@ class BalancePanel(BaseModel):
     confirmed: dict[str, Any] | None  # {by, at} once the floor confirmed
     moving: list[str]  # tables sent a move, until their state shows the new seats
     recent: list[dict[str, Any]]
+    table_size: int  # the house's seats a table (its profile's table_size)
+    short_tables: dict[str, int]  # tables with fewer seats (tablectl hub --short-table)
 
 
 class History(BaseModel):

@@ -599,6 +599,7 @@ def cmd_clock(args: argparse.Namespace) -> int:
 def cmd_hub(args: argparse.Namespace) -> int:
     """The venue hub: recorder, venue clock and the floor dashboard, until SIGTERM or Ctrl-C."""
 
+    from contract.schema import is_name
     from hub.auth import UsersFileError
     from hub.service import Hub, HubSettings
 
@@ -619,12 +620,22 @@ def cmd_hub(args: argparse.Namespace) -> int:
     host, _, port = args.http.rpartition(":")
     if not port.isdigit():
         return _fail(f"--http {args.http!r}: HOST:PORT, for example 0.0.0.0:8080")
+    short_tables: dict[str, int] = {}
+    bad = []
+    for given in args.short_table:
+        table, _, seats = given.partition("=")
+        if not is_name(table) or not seats.isdigit():
+            bad.append(f"--short-table {given!r}: TABLE=SEATS, for example t7=6")
+        else:
+            short_tables[table] = int(seats)
+    if bad:
+        return _fail("; ".join(bad))
     settings = HubSettings(venue=args.venue, db=args.db, users=args.users, host=args.host,
                            port=args.port, tls=tls, recorder_tls=recorder_tls,
                            http_host=host or "127.0.0.1", http_port=int(port),
                            web_cert=args.web_cert, web_key=args.web_key,
                            retention_days=args.retention_days, structures=args.structures,
-                           profile=args.profile)
+                           profile=args.profile, short_tables=short_tables)
     try:
         hub = Hub(settings).start()
     except (UsersFileError, ProfileError) as exc:
@@ -899,6 +910,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", default=DEFAULT_PROFILE, metavar="NAME|FILE",
                    help="the house's rules the floor balances and breaks tables by (a "
                         f"profile as in `tablectl profiles`; default {DEFAULT_PROFILE})")
+    p.add_argument("--short-table", action="append", default=[], metavar="TABLE=SEATS",
+                   help="a table that seats fewer than the house's table size (a 6-max "
+                        "table: t7=6); balancing and breaking count its seats; repeat for "
+                        "each")
     p.set_defaults(func=cmd_hub)
 
     p = sub.add_parser("uplink", help="send what the venue's hub recorded to the group's "

@@ -117,6 +117,54 @@ def test_a_broken_tables_players_draw_seats_that_keep_the_rest_balanced():
     assert "19 players fit at 2 tables of at most 10" in proposal.reason
 
 
+def test_each_house_seats_its_own_number_a_table():
+    """Seed 003 seats nine a table, seed 002 eight: nineteen players at Mike's were told to
+    fit at two tables, nine LPPL players at one, and moves went to seat 10."""
+    assert rules("mikes-poker-tables").table_size == 9
+    assert rules("lppl").table_size == 8 and rules("tda-2024").table_size == 10
+    nineteen = [TableSeats("t1", (1, 2, 3, 4, 5, 6, 7)), TableSeats("t2", (1, 2, 3, 4, 5, 6)),
+                TableSeats("t3", (2, 4, 6, 8, 9, 7))]
+    assert propose(nineteen, rules("tda-2024")).kind == "break"  # two tables of ten
+    mikes = propose(nineteen, rules("mikes-poker-tables"))
+    assert mikes is None or mikes.kind != "break"
+    eighteen = [*nineteen[:2], TableSeats("t3", (2, 4, 6, 8, 9))]
+    broken = propose(eighteen, rules("mikes-poker-tables"), seed=5)
+    assert broken is not None and broken.kind == "break"
+    assert "18 players fit at 2 tables of at most 9" in broken.reason
+    assert max(m.to_seat for m in broken.moves) <= 9
+    assert sorted(len(s) for s in _apply(eighteen, broken.moves).values()) == [0, 9, 9]
+    nine = [TableSeats("t1", (1, 2, 3, 4, 5)), TableSeats("t2", (1, 2, 3, 4))]
+    assert propose(nine, rules("lppl")) is None
+    assert propose(nine, rules("tda-2024")).kind == "break"
+    # A move into a table with open seats 9 and 10 at Mike's: seat 9, never 10.
+    eight = TableSeats("t2", (1, 2, 3, 4, 5, 6, 7, 8), button=1, small_blind=2, big_blind=3)
+    five = TableSeats("t3", (1, 2, 3, 4, 5), button=1, small_blind=2, big_blind=3)
+    for seed in range(20):
+        for house in builtin_names():
+            proposal = propose([eight, five], rules(house), seed)
+            size = rules(house).table_size
+            assert proposal is None or max(m.to_seat for m in proposal.moves) <= size
+
+
+def test_a_short_table_takes_no_one_past_its_seats():
+    """A house may run short tables (``TableSeats.size``): six seats, full, takes nobody; a
+    break counts six seats there."""
+    full_six = TableSeats("t2", (1, 2, 3, 4, 5, 6), size=6)
+    nine = TableSeats("t1", (1, 2, 3, 4, 5, 6, 7, 8, 9), button=1)
+    assert propose([nine, full_six], rules("tda-2024")) is None
+    four_of_six = TableSeats("t2", (1, 2, 3, 4), size=6)
+    proposal = propose([nine, four_of_six], rules("tda-2024"))
+    assert proposal is not None and proposal.kind == "balance"
+    assert all(m.to_seat <= 6 for m in proposal.moves)
+    three_of_six = TableSeats("t2", (1, 2, 3), size=6)
+    broken = propose([three_of_six, TableSeats("t3", (1, 2))], rules("tda-2024"))
+    assert broken is not None and broken.tables == ("t3", "t2")
+    assert all(m.to_seat in (4, 5, 6) for m in broken.moves)
+    seven = propose([TableSeats("t2", (1, 2, 3, 4, 5), size=6), TableSeats("t3", (1, 2))],
+                    rules("tda-2024"))
+    assert seven is not None and seven.kind == "balance"  # seven do not fit at six seats
+
+
 def test_balanced_tables_and_a_single_table_call_for_nothing():
     assert propose([FULL], rules("tda-2024")) is None
     eight = TableSeats("t2", (1, 2, 3, 4, 5, 6, 7, 8), button=1)
@@ -136,21 +184,28 @@ def _apply(tables, moves):
 
 
 @st.composite
-def rooms(draw):
+def rooms(draw, size=10):
     count = draw(st.integers(2, 6))
     tables = []
     for index in range(count):
-        seats = tuple(sorted(draw(st.sets(st.integers(1, 10), min_size=0, max_size=10))))
+        seats = tuple(sorted(draw(st.sets(st.integers(1, size), min_size=0, max_size=size))))
         button = draw(st.sampled_from(seats)) if seats and draw(st.booleans()) else None
-        big = draw(st.integers(1, 10)) if seats and draw(st.booleans()) else None
+        big = draw(st.integers(1, size)) if seats and draw(st.booleans()) else None
         tables.append(TableSeats(f"t{index + 1}", seats, button=button, big_blind=big))
     return tables
 
 
+@st.composite
+def houses_and_rooms(draw):
+    house = draw(st.sampled_from(builtin_names()))
+    return house, draw(rooms(rules(house).table_size))
+
+
 @settings(max_examples=300, deadline=None)
-@given(rooms(), st.sampled_from(builtin_names()), st.integers(0, 2**32))
+@given(houses_and_rooms(), st.integers(0, 2**32))
 def test_every_proposal_moves_seated_players_to_open_seats_and_narrows_the_gap(
-        tables, house, seed):
+        house_and_tables, seed):
+    house, tables = house_and_tables
     house_rules = rules(house)
     proposal = propose(tables, house_rules, seed)
     live = [t for t in tables if t.seats]
@@ -160,7 +215,8 @@ def test_every_proposal_moves_seated_players_to_open_seats_and_narrows_the_gap(
             assert max(counts) - min(counts) <= house_rules.difference
         return
     after = _apply(tables, proposal.moves)
-    assert all(len(seats) <= 10 for seats in after.values())
+    assert all(m.to_seat <= house_rules.table_size for m in proposal.moves), proposal
+    assert all(len(seats) <= house_rules.table_size for seats in after.values())
     if proposal.kind == "break":
         assert after[proposal.tables[0]] == set()
     else:
@@ -246,3 +302,67 @@ def test_a_break_sends_every_player_to_a_seat_the_tables_accept_and_empties_the_
         assert display.alert is not None
         assert display.alert.title == ("TABLE BREAKS" if name == "t3" else "NEW PLAYER"
                                        if len(args["moves"]) == 1 else "NEW PLAYERS")
+
+
+def _room(profile="tda-2024", short_tables=None):
+    from hub.balance_desk import BalanceDesk
+    from hub.floor import FloorView
+
+    floor = FloorView("v", balance=BalanceDesk.of(load_profile(profile),
+                                                  short_tables=short_tables))
+    for name, seats in (("t1", [1, 2, 3, 4, 5, 6, 7, 8]), ("t2", [1, 2, 3, 4, 5, 6, 7]),
+                        ("t3", [1, 2, 3, 4, 5, 6, 7])):
+        floor.on_status(name, {"state": "online", "boot": 1, "ts": 1}, 1)
+        floor.on_state(name, {"seats": seats, "button": 1, "in_progress": False, "ts": 1}, 1)
+    return floor
+
+
+def test_a_broken_table_counts_nobody_and_is_not_broken_again():
+    """After t2 broke, its state says no seats: the floor kept its old ones (49 players
+    instead of 44 in a trial) and proposed breaking it again."""
+    floor = _room()
+    assert sum(len(t.seats) for t in floor.tables_in_play()) == 22
+    floor.on_state("t2", {"seats": [], "in_progress": False, "ts": 2}, 2)
+    floor.on_state("t1", {"seats": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "ts": 2}, 2)
+    floor.on_state("t3", {"seats": list(range(1, 11)), "ts": 2}, 2)
+    assert floor.tables["t2"].seats == []
+    assert [t.name for t in floor.tables_in_play()] == ["t1", "t3"]
+    assert sum(len(t.seats) for t in floor.tables_in_play()) == 20
+    floor.review_balance(3)
+    assert floor.balance.proposal is None  # two full tables of ten: nothing to break
+    # A state without the seats at all (an older table) changes nothing.
+    floor.on_state("t1", {"ts": 4}, 4)
+    assert len(floor.tables["t1"].seats) == 10
+
+
+def test_a_lost_table_keeps_its_players_in_the_counts_and_in_balancing():
+    """A table that drops off the network: its players did not leave. Counted out, the TV
+    read wrong and the hub proposed a break ("14 players fit at 2 tables")."""
+    floor = _room()
+    floor.on_state("t1", {"seats": [1, 2, 3, 4, 5, 6, 7], "ts": 2}, 2)  # 7, 7, 7
+    floor.on_status("t3", {"state": "lost", "boot": 1, "ts": 3}, 3)
+    assert sum(len(t.seats) for t in floor.tables_in_play()) == 21
+    floor.review_balance(4)
+    assert floor.balance.proposal is None  # 21 do not fit at two tables of ten
+    # Counts that call for a move involving the lost table: the move waits for it.
+    floor.on_state("t1", {"seats": [1, 2, 3, 4, 5, 6, 7, 8, 9], "ts": 5}, 5)
+    floor.on_state("t3", {"seats": [1, 2, 3, 4, 5, 6], "ts": 5}, 5)  # as it last said
+    floor.balance_stale = True
+    floor.review_balance(6)
+    proposal = floor.balance.proposal
+    assert proposal is not None and proposal.tables == ("t1", "t3")
+    assert floor.balance.waiting_for(floor.tables) == ["t3"]
+    # A table stopped cleanly is closed: out of the counts.
+    floor.on_status("t3", {"state": "offline", "boot": 1, "ts": 7}, 7)
+    assert [t.name for t in floor.tables_in_play()] == ["t1", "t2"]
+
+
+def test_a_short_table_is_never_given_a_seat_past_its_own():
+    floor = _room(short_tables={"t3": 7})
+    assert floor.table_size("t3") == 7 and floor.table_size("t1") == 10
+    floor.on_state("t1", {"seats": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "ts": 2}, 2)
+    floor.on_state("t2", {"seats": [1, 2, 3, 4, 5, 6], "ts": 2}, 2)
+    floor.review_balance(3)
+    proposal = floor.balance.proposal
+    assert proposal is not None and proposal.tables == ("t1", "t2")  # t3 is full at 7
+    assert floor.balance.panel(floor.tables)["short_tables"] == {"t3": 7}

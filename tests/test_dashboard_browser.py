@@ -295,7 +295,7 @@ def test_the_dashboard_fits_a_tablet_held_upright(venue, tmp_path):
     hub = venue["hub"]
     online = [t for t in hub.floor.tables.values() if t.status == "online"]
     expect(page.locator("#totals")).to_contain_text(
-        f"{sum(len(t.seats) for t in online)} players left at {len(online)} running tables")
+        f"{sum(len(t.seats) for t in online)} players left at {len(online)} tables in play")
     t2 = hub.floor.tables["t2"]
     assert t2.button in t2.seats
     expect(page.locator(f".table[data-table=t2] .seat[data-seat='{t2.button}']")).to_have_text("D")

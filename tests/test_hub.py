@@ -838,3 +838,34 @@ def test_the_hands_csv_streams_whole_when_each_piece_is_read_on_another_thread(h
     assert failures == []
     rows = "".join(pieces).splitlines()
     assert len(rows) == 1 + 3 * 4 and len(pieces) > 2
+
+
+def test_the_hub_refuses_a_seat_past_the_houses_table_size_or_a_short_tables(tmp_path,
+                                                                           broker):
+    """Mike's seats nine a table (seed 003), and t2 is a six-seat table here: a seating naming
+    seat 10 (or 7 at t2) is refused before it reaches the table, saying why; a bad short
+    table is refused at start, every one listed."""
+    from controller.profiles import ProfileError
+    from hub.service import StaffError
+
+    users = tmp_path / "users.toml"
+    auth.save_user(users, "sam", "supervisor", "sam-password")
+    settings = HubSettings(venue=VENUE, db=str(tmp_path / "hub.db"), users=str(users),
+                           port=broker.port, http_port=0, profile="mikes-poker-tables",
+                           short_tables={"t2": 6})
+    with pytest.raises(ProfileError) as refused:
+        Hub(HubSettings(**{**settings.__dict__, "short_tables": {"t2": 10, "t3": 1}}))
+    assert "t2=10" in str(refused.value) and "t3=1" in str(refused.value)
+    hub = Hub(settings).start()
+    try:
+        sam = auth.User("sam", "supervisor", "")
+        hub.call(lambda: [hub.floor.table(name) for name in ("t1", "t2")])
+        with pytest.raises(StaffError, match="table t1 seats 9"):
+            hub.table_command(sam, "t1", "seating", {"seats": [1, 2, 10]})
+        with pytest.raises(StaffError, match=r"table t2 seats 6 .*a short table"):
+            hub.table_command(sam, "t2", "seating", {"seats": [1, 7]})
+        sent = hub.table_command(sam, "t1", "seating", {"seats": [1, 2, 9]})
+        assert sent["args"]["seats"] == [1, 2, 9]
+        assert hub.floor.balance.panel(hub.floor.tables)["table_size"] == 9
+    finally:
+        hub.stop()

@@ -288,20 +288,32 @@ function drawTables() {
   }
   box.replaceChildren(...cards);
   $("#table-count").textContent = `(${names.length})`;
-  // The room at a glance: players seated at the tables that are running.
-  const running = names.map((n) => state.tables[n]).filter((t) => t.status === "online");
+  // The room at a glance: players seated at the tables in play. A lost table keeps its last
+  // known seats (its players did not leave), said as such; a broken or closed one counts none.
+  const running = names.map((n) => state.tables[n])
+    .filter((t) => (t.status === "online" || t.status === "lost") && (t.seats || []).length);
   const players = running.reduce((n, t) => n + (t.seats || []).length, 0);
+  const lost = running.filter((t) => t.status === "lost").map((t) => t.name);
   const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
-  $("#totals").textContent = `${plural(players, "player")} left at ${plural(running.length, "running table")}` +
-    (running.length ? `, ${(players / running.length).toFixed(1)} a table` : "");
+  $("#totals").textContent = `${plural(players, "player")} left at ${plural(running.length, "table")} in play` +
+    (running.length ? `, ${(players / running.length).toFixed(1)} a table` : "") +
+    (lost.length ? ` (${lost.join(", ")}: seats as last known, the link is lost)` : "");
 }
 
-// Seats 1 to 10 round the table: taken or empty, the button marked D.
+// The table's seats round it (the house's table size, fewer at a short table): taken or
+// empty, the button marked D; as last known when the table's link is lost.
+function tableSize(name) {
+  const b = state.balance;
+  if (!b) return 10;
+  return Math.min(b.table_size || 10, (b.short_tables || {})[name] || 10);
+}
 function seatMap(t) {
-  const map = el("div", "seat-map");
+  const map = el("div", "seat-map" + (t.status === "lost" ? " stale" : ""));
+  if (t.status === "lost") map.title = "seats as last known: the table's link is lost";
   const taken = new Set(t.seats || []);
   const blinds = t.blind_seats || {};
-  for (let seat = 1; seat <= 10; seat += 1) {
+  const size = Math.max(tableSize(t.name), ...taken);
+  for (let seat = 1; seat <= size; seat += 1) {
     const role = seat === t.button ? "D" : seat === blinds.small ? "SB" : seat === blinds.big ? "BB" : null;
     const spot = el("span", "seat" + (taken.has(seat) ? " taken" : ""), role || String(seat));
     spot.dataset.seat = seat;
