@@ -150,3 +150,21 @@ def test_a_seating_change_says_who_moves_between_tables_and_refuses_a_wrong_move
     # No move: the seating change as before, with no moves written.
     plain = parse_input({"type": "seats", "seats": [1, 2]})
     assert input_to_dict(plain) == {"type": "seats", "seats": [1, 2]}
+
+
+def test_roberts_tournament_rule_seats_a_newcomer_at_once_except_on_the_button_or_small_blind():
+    """Robert's Rules' tournament section (not its cash-game "Button and Blind Use"): new
+    players are dealt in at once unless they sit down in the small blind or on the button;
+    seed 004 defers to Robert's, seed 003 rewrote the sentence to deal them in at once."""
+    from controller.seating import Positions, must_wait
+    from houses.loaders import load_profile
+
+    rule = load_profile("roberts-rules").choice("new_player")
+    assert rule == "wait_on_button_or_small_blind"
+    assert load_profile("dealers-choice").choice("new_player") == rule
+    assert load_profile("mikes-poker-tables").choice("new_player") == "deal_in_immediately"
+    assert "Tournaments" in load_profile("roberts-rules").rules["new_player"].source
+    # Button 3, small blind 5 (seat 4 empty before), big blind 6: a newcomer on the button or
+    # in the small blind waits, one in the big blind or elsewhere is dealt in.
+    positions = Positions(button=3, small_blind=5, big_blind=6, seats=(1, 2, 3, 5, 6, 8))
+    assert [seat for seat in (3, 4, 5, 6, 8) if must_wait(rule, positions, seat)] == [3, 4, 5]
