@@ -583,3 +583,62 @@ def test_what_tables_and_the_venue_clock_publish_for_viewers_keeps_to_the_contra
         validate("State", state)
     for clock in clocks:
         validate("VenueClock", clock)
+
+
+def test_a_broken_table_counts_nobody_and_a_lost_one_keeps_its_players(venue, tmp_path):
+    """A third table, t8, reports as a table does (status and state on its topics): while it
+    plays, the room counts its six; lost, it still counts them, its seats hatched and named
+    as last known, on the dashboard and the TV; broken (its state: no seats), it counts none;
+    closed, it is gone from the counts. (Before: a broken table kept its players, and a lost
+    one lost them.)"""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    hub = venue["hub"]
+    t8 = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    t8.connect("127.0.0.1", venue["broker"].port)
+    t8.loop_start()
+
+    # What a real table sends, t1's last state, as t8's (between hands, its own seats).
+    assert wait_for(lambda: any(t.endswith("/t1/state") for t, _ in venue["published"]), 10)
+    template = json.loads([p for t, p in venue["published"] if t.endswith("/t1/state")][-1])
+    template.update(in_progress=False, button=None, blind_seats=None, last_seq=0)
+
+    def report(status: str, seats: list[int]) -> None:
+        now = int(time.time() * 1000)
+        t8.publish("pkr/v1/sim/tables/t8/status", json.dumps(
+            {"state": status, "boot": 1, "table": "t8", "ts": now}), qos=1, retain=True)
+        t8.publish("pkr/v1/sim/tables/t8/state", json.dumps(
+            {**template, "seats": seats, "ts": now}), qos=1, retain=True).wait_for_publish(5)
+
+    def others() -> int:
+        return sum(len(t.seats) for name, t in hub.floor.tables.items()
+                   if name != "t8" and t.status == "online")
+
+    maria = _page(venue, "maria")
+    try:
+        report("online", [1, 2, 3, 4, 5, 6])
+        assert wait_for(lambda: "t8" in hub.floor.tables
+                        and len(hub.floor.tables["t8"].seats) == 6, 10)
+        totals = maria.locator("#totals")
+        expect(totals).to_contain_text(f"{others() + 6} players left at 3 tables in play")
+        report("lost", [1, 2, 3, 4, 5, 6])
+        expect(totals).to_contain_text(f"{others() + 6} players left at 3 tables in play")
+        expect(totals).to_contain_text("t8: seats as last known")
+        expect(maria.locator(".table[data-table=t8] .seat-map.stale")).to_have_count(1)
+        if hub.floor.balance.proposal and "t8" in hub.floor.balance.proposal.tables:
+            expect(maria.locator("#balance .when")).to_contain_text(
+                "t8 is back (the link is lost)")
+        room = hub.room_clock(hub.tv_key)
+        assert room["players"] == others() + 6 and room["tables"] == 3
+        _shoot(maria, "dashboard-lost-table", tmp_path)
+        report("online", [])  # broken: its players went to the other tables
+        expect(totals).to_contain_text(f"{others()} players left at 2 tables in play")
+        assert hub.room_clock(hub.tv_key)["tables"] == 2
+        report("offline", [1, 2])  # closed for the night: out of the counts, whatever it said
+        expect(totals).to_contain_text(f"{others()} players left at 2 tables in play")
+    finally:
+        report("offline", [])
+        t8.loop_stop()
+        t8.disconnect()
+        maria.context.close()

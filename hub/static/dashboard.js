@@ -352,8 +352,13 @@ function drawBalance() {
   box.classList.toggle("confirmed", !!b.confirmed);
   $(".what", box).textContent = shown((p.kind === "break" ? "Break a table: " : "Balance: ") + p.reason);
   $(".moves", box).replaceChildren(...p.moves.map((m) => el("li", null, moveText(m))));
-  const waiting = b.waiting_for.length ? `when ${b.waiting_for.join(" and ")} ` +
-    `${b.waiting_for.length > 1 ? "have" : "has"} finished the hand` : "now, between hands";
+  // A table whose link is lost cannot be sent the move: say that, not "finished the hand".
+  const away = b.waiting_for.filter((n) => (state.tables[n] || {}).status !== "online");
+  const playing = b.waiting_for.filter((n) => !away.includes(n));
+  const parts = [];
+  if (playing.length) parts.push(`${playing.join(" and ")} ${playing.length > 1 ? "have" : "has"} finished the hand`);
+  if (away.length) parts.push(`${away.join(" and ")} ${away.length > 1 ? "are" : "is"} back (the link is lost)`);
+  const waiting = parts.length ? `when ${parts.join(" and ")}` : "now, between hands";
   $(".when", box).textContent = b.confirmed
     ? `Confirmed by ${b.confirmed.by}: the players move ${waiting}.`
     : `Who moves is decided by the blinds when the move is made (${b.profile}); it can be made ${waiting}.`;
