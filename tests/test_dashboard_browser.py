@@ -586,7 +586,7 @@ def test_what_tables_and_the_venue_clock_publish_for_viewers_keeps_to_the_contra
 
 
 def test_a_broken_table_counts_nobody_and_a_lost_one_keeps_its_players(venue, tmp_path):
-    """A third table, t8, reports as a table does (status and state on its topics): while it
+    """A third table, t19, reports as a table does (status and state on its topics): while it
     plays, the room counts its six; lost, it still counts them, its seats hatched and named
     as last known, on the dashboard and the TV; broken (its state: no seats), it counts none;
     closed, it is gone from the counts. (Before: a broken table kept its players, and a lost
@@ -595,50 +595,178 @@ def test_a_broken_table_counts_nobody_and_a_lost_one_keeps_its_players(venue, tm
     from paho.mqtt.enums import CallbackAPIVersion
 
     hub = venue["hub"]
-    t8 = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    t8.connect("127.0.0.1", venue["broker"].port)
-    t8.loop_start()
+    t19 = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    t19.connect("127.0.0.1", venue["broker"].port)
+    t19.loop_start()
 
-    # What a real table sends, t1's last state, as t8's (between hands, its own seats).
+    # What a real table sends, t1's last state, as t19's (between hands, its own seats).
     assert wait_for(lambda: any(t.endswith("/t1/state") for t, _ in venue["published"]), 10)
     template = json.loads([p for t, p in venue["published"] if t.endswith("/t1/state")][-1])
     template.update(in_progress=False, button=None, blind_seats=None, last_seq=0)
 
     def report(status: str, seats: list[int]) -> None:
         now = int(time.time() * 1000)
-        t8.publish("pkr/v1/sim/tables/t8/status", json.dumps(
-            {"state": status, "boot": 1, "table": "t8", "ts": now}), qos=1, retain=True)
-        t8.publish("pkr/v1/sim/tables/t8/state", json.dumps(
+        t19.publish("pkr/v1/sim/tables/t19/status", json.dumps(
+            {"state": status, "boot": 1, "table": "t19", "ts": now}), qos=1, retain=True)
+        t19.publish("pkr/v1/sim/tables/t19/state", json.dumps(
             {**template, "seats": seats, "ts": now}), qos=1, retain=True).wait_for_publish(5)
 
-    def others() -> int:
-        return sum(len(t.seats) for name, t in hub.floor.tables.items()
-                   if name != "t8" and t.status == "online")
+    def others() -> int:  # the other tables in play (an earlier test may have lost one)
+        return sum(len(t.seats) for t in hub.floor.tables_in_play() if t.name != "t19")
+
+    def in_play() -> int:
+        return len([t for t in hub.floor.tables_in_play() if t.name != "t19"])
 
     maria = _page(venue, "maria")
     try:
         report("online", [1, 2, 3, 4, 5, 6])
-        assert wait_for(lambda: "t8" in hub.floor.tables
-                        and len(hub.floor.tables["t8"].seats) == 6, 10)
+        assert wait_for(lambda: "t19" in hub.floor.tables
+                        and len(hub.floor.tables["t19"].seats) == 6, 10)
         totals = maria.locator("#totals")
-        expect(totals).to_contain_text(f"{others() + 6} players left at 3 tables in play")
+        expect(totals).to_contain_text(
+            f"{others() + 6} players left at {in_play() + 1} tables in play")
         report("lost", [1, 2, 3, 4, 5, 6])
-        expect(totals).to_contain_text(f"{others() + 6} players left at 3 tables in play")
-        expect(totals).to_contain_text("t8: seats as last known")
-        expect(maria.locator(".table[data-table=t8] .seat-map.stale")).to_have_count(1)
-        if hub.floor.balance.proposal and "t8" in hub.floor.balance.proposal.tables:
+        expect(totals).to_contain_text(
+            f"{others() + 6} players left at {in_play() + 1} tables in play")
+        expect(totals).to_contain_text("t19: seats as last known")
+        expect(maria.locator(".table[data-table=t19] .seat-map.stale")).to_have_count(1)
+        if hub.floor.balance.proposal and "t19" in hub.floor.balance.proposal.tables:
             expect(maria.locator("#balance .when")).to_contain_text(
-                "t8 is back (the link is lost)")
+                "t19 is back (the link is lost)")
         room = hub.room_clock(hub.tv_key)
-        assert room["players"] == others() + 6 and room["tables"] == 3
+        assert room["players"] == others() + 6 and room["tables"] == in_play() + 1
         _shoot(maria, "dashboard-lost-table", tmp_path)
         report("online", [])  # broken: its players went to the other tables
-        expect(totals).to_contain_text(f"{others()} players left at 2 tables in play")
-        assert hub.room_clock(hub.tv_key)["tables"] == 2
+        expect(totals).to_contain_text(f"{others()} players left at {in_play()} tables in play")
+        assert hub.room_clock(hub.tv_key)["tables"] == in_play()
         report("offline", [1, 2])  # closed for the night: out of the counts, whatever it said
-        expect(totals).to_contain_text(f"{others()} players left at 2 tables in play")
+        expect(totals).to_contain_text(f"{others()} players left at {in_play()} tables in play")
     finally:
         report("offline", [])
-        t8.loop_stop()
-        t8.disconnect()
+        if "t19" in hub.floor.tables:
+            hub.acknowledge_table(auth.User("sam", "supervisor", ""), "t19")
+        t19.loop_stop()
+        t19.disconnect()
+        maria.context.close()
+
+
+def test_no_trap_for_a_tired_finger(venue, tmp_path):
+    """A table panel opens with the focus on its title (Enter twice once busted seat 1); a
+    confirmation's default is Cancel; the second click of a double click on Confirm does not
+    open the table card under it, nor does a double tap on "Acknowledge all" clear the next
+    table's alerts; alerts go most urgent first, then the one waiting longest; a second
+    person's acknowledgement says who did it first; a refused confirmation stays until
+    dismissed."""
+    hub = venue["hub"]
+    maria = _page(venue, "maria", viewport={"width": 1280, "height": 900})
+    t11, t12 = _RawTable(venue, "t11"), _RawTable(venue, "t12")
+    sam = auth.User("sam", "supervisor", "")
+
+    def seatings() -> int:
+        return sum(1 for c in hub.floor.commands.values() if c.command == "seating")
+
+    # Earlier tests' alerts out of the way: the groups below are this test's only.
+    for table in sorted({a.table for a in hub.floor.alerts.values() if not a.acked_by}):
+        hub.acknowledge_table(sam, table)
+    try:
+        # The panel: focus on the title; Enter twice does nothing; a bust asks, Enter cancels.
+        before = seatings()
+        maria.click(".table[data-table=t1]")
+        dialog = maria.locator("#table-dialog")
+        expect(dialog).to_have_attribute("open", "")
+        assert maria.evaluate("document.activeElement.tagName") == "H2"
+        maria.keyboard.press("Enter")
+        maria.keyboard.press("Enter")
+        expect(maria.locator("#confirm")).not_to_have_attribute("open", "")
+        maria.click("#table-dialog .seat-bust >> nth=0")
+        expect(maria.locator("#confirm")).to_have_attribute("open", "")
+        assert maria.evaluate("document.activeElement.className") == "no"
+        maria.keyboard.press("Enter")
+        expect(maria.locator("#confirm")).not_to_have_attribute("open", "")
+        maria.click("#table-dialog .status-cmd")  # a later command: the barrier
+        assert wait_for(lambda: any(c.command == "status" for c in hub.floor.commands.values()),
+                        10)
+        assert seatings() == before
+        maria.click("#table-dialog .close")
+
+        # A double click on Confirm, over the card of t2: answered once, t2 stays closed.
+        # (Not awaited here: evaluate would wait for the answer.)
+        maria.evaluate("() => { window.__answers = [];"
+                       " confirmed('A question', 'Yes').then((v) => window.__answers.push(v)); }")
+        card = _box(maria.locator(".table[data-table=t2]"))
+        maria.evaluate("""([x, y]) => { const d = document.querySelector('#confirm');
+            const yes = d.querySelector('.yes').getBoundingClientRect();
+            const box = d.getBoundingClientRect();
+            d.style.margin = '0';
+            d.style.left = `${x - (yes.left - box.left) - yes.width / 2}px`;
+            d.style.top = `${y - (yes.top - box.top) - yes.height / 2}px`; }""",
+                       [card["x"] + card["width"] / 2, card["y"] + card["height"] / 2])
+        maria.wait_for_function("() => performance.now() - Number(document.querySelector("
+                                "'#confirm').dataset.opened) > 700")
+        yes = _box(maria.locator("#confirm .yes"))
+        assert (card["x"] < yes["x"] + yes["width"] / 2 < card["x"] + card["width"]
+                and card["y"] < yes["y"] + yes["height"] / 2 < card["y"] + card["height"])
+        maria.mouse.dblclick(yes["x"] + yes["width"] / 2, yes["y"] + yes["height"] / 2)
+        maria.wait_for_function("() => window.__answers.length > 0")
+        assert maria.evaluate("window.__answers") == [True]
+        expect(maria.locator("#confirm")).not_to_have_attribute("open", "")
+        expect(dialog).not_to_have_attribute("open", "")
+        maria.evaluate("document.querySelector('#confirm').removeAttribute('style')")
+
+        # Most urgent first, then the longest waiting, across tables.
+        t11.ruling("misdeal", "MISDEAL: 2nd card exposed")  # attention, oldest
+        t12.ruling("misdeal", "MISDEAL: two cards exposed")
+        t12.ruling("call_floor", "SHORT FLOP: call the floor", reason="wrong_card_count")
+        t11.ruling("misdeal", "MISDEAL: a flop card exposed")
+        expect(maria.locator("#alerts .alert-group[data-table=t11] .alert")).to_have_count(2)
+        expect(maria.locator("#alerts .alert-group[data-table=t12] .alert")).to_have_count(2)
+        groups = maria.locator("#alerts .alert-group")
+        names = [groups.nth(i).get_attribute("data-table") for i in range(groups.count())]
+        assert names.index("t12") < names.index("t11")  # t12 has the urgent one
+        t12_alerts = maria.locator("#alerts .alert-group[data-table=t12] .alert")
+        assert [t12_alerts.nth(i).get_attribute("data-severity") for i in range(2)] == [
+            "urgent", severity_of("misdeal")]  # the urgent one first, though newer
+
+        # Acknowledge all on t12; the second tap of a double tap lands on t11's button.
+        button = maria.locator("#alerts .alert-group[data-table=t12] button.ack-all")
+        spot = _box(button)
+        button.click()
+        expect(maria.locator("#alerts .alert-group[data-table=t12]")).to_have_count(0)
+        below = _box(maria.locator("#alerts .alert-group[data-table=t11] .ack-all"))
+        assert abs(below["y"] - spot["y"]) < spot["height"], "t11's button did not slide up"
+        maria.mouse.move(spot["x"] + spot["width"] / 2, spot["y"] + spot["height"] / 2)
+        maria.mouse.down(click_count=2)
+        maria.mouse.up(click_count=2)
+        first = maria.locator("#alerts .alert-group[data-table=t11] button.ack").first
+        first.click()  # a later, single tap: the barrier
+        expect(maria.locator("#alerts .alert-group[data-table=t11] .alert")).to_have_count(1)
+
+        # Someone else was quicker: the dashboard says who.
+        last = next(a for a in hub.floor.alerts.values()
+                    if a.table == "t11" and a.acked_by is None)
+        hub.acknowledge(sam, last.id)
+        maria.evaluate(f"acknowledge({last.id}, document.createElement('button'))")
+        expect(maria.locator("#alert-notice")).to_contain_text("Already done by sam")
+
+        # A refused confirmation stays, however many updates come, until dismissed.
+        maria.evaluate("""() => { state.balance = {...(state.balance || {}), proposal:
+            {kind: "balance", tables: ["t1", "t2"], moves: [], reason: "", rules: []},
+            waiting_for: [], rules: [], recent: [], confirmed: null}; confirmMove(); }""")
+        # (confirmMove's promise is left running: it waits for the answer below.)
+        maria.wait_for_function("() => performance.now() - Number(document.querySelector("
+                                "'#confirm').dataset.opened) > 700")
+        maria.click("#confirm .yes")
+        refusal = maria.locator("#balance-refusal")
+        expect(refusal).to_be_visible()
+        expect(refusal).to_contain_text("Not confirmed")
+        seen = maria.evaluate("window.__received.length")
+        maria.wait_for_function(f"() => window.__received.length > {seen + 2}", timeout=20000)
+        expect(refusal).to_be_visible()
+        maria.click("#balance-refusal .dismiss")
+        expect(refusal).to_be_hidden()
+    finally:
+        for table in (t11, t12):
+            if table.name in hub.floor.tables:
+                hub.acknowledge_table(sam, table.name)
+            table.close()
         maria.context.close()

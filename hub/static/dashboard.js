@@ -27,6 +27,7 @@ const el = (tag, cls, text) => {
 const state = { tables: {}, alerts: {}, commands: {}, clock: null, h4h: null, labels: {},
                 offset: 0, me: null, openTable: null, log: [], structures: [], undo: {},
                 bustouts: [] };
+const SEVERITY_ORDER = ["urgent", "attention", "notice"];  // hub/floor.py SEVERITIES
 const UNDO_SECONDS = 120;  // a seating change can be undone this long after the table applied it
 let audio = null;
 
@@ -198,7 +199,8 @@ function drawClock() {
   $(".running", box).textContent = c.running ? "" : "PAUSED";
 }
 
-// Open alerts grouped by table (the table with the newest first), each group with one
+// Open alerts grouped by table, the most urgent first and then the one waiting longest (a
+// group sits where its first alert does), each group with one
 // "Acknowledge all" for when the floor has been to the table; the filter narrows by severity
 // and table name. The panel scrolls on its own: the tables stay on screen.
 function drawAlerts() {
@@ -206,7 +208,10 @@ function drawAlerts() {
   const acked = $("#acked");
   const severity = $("#alert-filter").value;
   const tableWanted = $("#alert-table").value.trim().toLowerCase();
-  const alerts = Object.values(state.alerts).sort((a, b) => b.id - a.id);
+  // The most urgent first, then the one waiting longest; tables in the order of their first.
+  const rank = (a) => Math.max(0, SEVERITY_ORDER.indexOf(a.severity || "urgent"));
+  const alerts = Object.values(state.alerts).sort((a, b) =>
+    (a.acked_by ? 1 : 0) - (b.acked_by ? 1 : 0) || (a.acked_by ? b.id - a.id : rank(a) - rank(b) || a.ts - b.ts || a.id - b.id));
   const groups = new Map();
   const closed = [];
   let count = 0;
@@ -225,7 +230,7 @@ function drawAlerts() {
     head.append(el("span", "table-name", `Table ${table}`), el("span", "group-count", ` ${list.length} open`));
     if (list.length > 1) {
       const all = el("button", "ack-all", "Acknowledge all");
-      all.addEventListener("click", () => acknowledgeTable(table, all));
+      all.addEventListener("click", (event) => acknowledgeTable(table, all, event));
       head.append(all);
     }
     const items = el("ul");
@@ -256,7 +261,7 @@ function alertItem(a) {
     li.append(el("span", "acked-by", `acknowledged by ${a.acked_by}`));
   } else {
     const button = el("button", "ack", "Acknowledge");
-    button.addEventListener("click", () => acknowledge(a.id, button));
+    button.addEventListener("click", (event) => acknowledge(a.id, button, event));
     li.append(button);
   }
   return li;
@@ -283,7 +288,7 @@ function drawTables() {
                 line("dealer ", [t.dealer ?? "-", t.hands_per_hour ? `, ${t.hands_per_hour} hands/h` : ""]),
                 line("shoe ", [t.shoe ?? "?", "  hub link ", online ? (t.hub_link ?? "?") : t.status]));
     if (t.hand_for_hand !== "off") card.append(line("hand for hand: ", [t.hand_for_hand]));
-    card.addEventListener("click", () => openTable(name));
+    card.addEventListener("click", (event) => { if (!unsettled(event)) openTable(name); });
     cards.push(card);
   }
   box.replaceChildren(...cards);
@@ -381,8 +386,12 @@ async function confirmMove() {
   if (!await confirmed(question, p.kind === "break" ? "Break the table" : "Move players")) return;
   try {
     state.balance = await api("/api/balance/confirm", { kind: p.kind, tables: p.tables });
+    $("#balance-refusal").hidden = true;
   } catch (e) {
-    $("#balance .when").textContent = shown(`not confirmed: ${e.message}`);
+    // It stays until dismissed: the proposal it was about may be gone at the next update.
+    const refusal = $("#balance-refusal");
+    $(".text", refusal).textContent = shown(`Not confirmed: ${e.message}`);
+    refusal.hidden = false;
     return;
   }
   draw();
@@ -550,13 +559,26 @@ function drawReplies() {
 }
 
 // ------------------------------------------------------------------ actions
-async function acknowledge(id, button) {
-  button.disabled = true;
-  try { applyUpdate({ kind: "alert", alert: await api(`/api/alerts/${id}/ack`, {}) }); draw(); }
-  catch (e) { button.disabled = false; alert(e.message); }
+function notice(text) {
+  const box = $("#alert-notice");
+  box.textContent = shown(text);
+  box.hidden = !text;
 }
 
-async function acknowledgeTable(table, button) {
+async function acknowledge(id, button, event) {
+  if (event && event.detail > 1) return;  // the list moved under a double tap
+  button.disabled = true;
+  try {
+    const done = await api(`/api/alerts/${id}/ack`, {});
+    applyUpdate({ kind: "alert", alert: done });
+    notice(done.acked_by && state.me && done.acked_by !== state.me.user
+      ? `Already done by ${done.acked_by}: ${state.labels[done.kind] || done.kind} at table ${done.table}.` : "");
+    draw();
+  } catch (e) { button.disabled = false; alert(e.message); }
+}
+
+async function acknowledgeTable(table, button, event) {
+  if (event && event.detail > 1) return;  // the next table's group slid under a double tap
   button.disabled = true;
   try {
     await api(`/api/tables/${encodeURIComponent(table)}/alerts/ack`, {});  // the stream updates every page
@@ -599,16 +621,30 @@ async function clockCommand(action, value) {
 }
 
 // The page's own question (a tablet has no good native one): resolves true on Confirm.
+// A tired finger's taps: the second click of a double click (event.detail 2) must not act on
+// whatever the first one moved under it (the next table's "Acknowledge all", the card under
+// a closing dialog), and a table card does not open just after a dialog closed.
+const SETTLE_MS = 600;
+let settledAt = 0;
+const settle = () => { settledAt = performance.now() + SETTLE_MS; };
+const unsettled = (event) => (event && event.detail > 1) || performance.now() < settledAt;
+
 function confirmed(question, yes = "Confirm") {
   const dialog = $("#confirm");
   $(".question", dialog).textContent = shown(question);
   $(".yes", dialog).textContent = yes;
   return new Promise((resolve) => {
-    const answer = (value) => () => { dialog.close(); resolve(value); };
+    const opened = performance.now();
+    const answer = (value) => (event) => {
+      // The second click of the double click that opened it is no answer.
+      if (value && event.detail > 1) return;
+      dialog.close(); settle(); resolve(value);
+    };
     $(".yes", dialog).onclick = answer(true);
     $(".no", dialog).onclick = answer(false);
-    dialog.oncancel = answer(false);
+    dialog.oncancel = () => { settle(); resolve(false); };
     dialog.showModal();
+    dialog.dataset.opened = String(opened);  // for the tests: when a Confirm counts
   });
 }
 
@@ -795,6 +831,7 @@ async function startDashboard() {
   });
   $("#balance .confirm-move").addEventListener("click", confirmMove);
   $("#balance .cancel-move").addEventListener("click", withdrawMove);
+  $("#balance-refusal .dismiss").addEventListener("click", () => { $("#balance-refusal").hidden = true; });
   $("#log-refresh").addEventListener("click", loadLog);
   const sound = $("#sound");
   sound.value = localStorage.getItem("alertSound") || "all";
