@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.balancing import RULE_KEYS as BALANCE_RULES
 from controller.balancing import BalanceRules, Proposal, TableSeats, propose
+from controller.seating import SEAT_MIN
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -68,7 +69,7 @@ class BalanceDesk:
 
     def table_size(self, table: str) -> int:
         """The seats a table has: the house's table size, or fewer at a short table."""
-        return min(self.rules.table_size, self.short_tables.get(table, self.rules.table_size))
+        return self.rules.size_of(TableSeats(table, (), size=self.short_tables.get(table)))
 
     # ------------------------------------------------------------------ from the floor view
     def review(self, tables: Mapping[str, Any], now: int) -> list[dict[str, Any]]:
@@ -80,7 +81,7 @@ class BalanceDesk:
                 del self.moving[name]
         seated = [TableSeats(name, tuple(sorted(view.seats)), view.button,
                              (view.blind_seats or {}).get("big"),
-                             (view.blind_seats or {}).get("small"), self.table_size(name))
+                             (view.blind_seats or {}).get("small"), self.short_tables.get(name))
                   for name, view in sorted(tables.items())
                   if view.status in COUNTED and name not in self.moving]
         proposal = propose(seated, self.rules, self._seed(seated))
@@ -156,8 +157,6 @@ class BalanceDesk:
 
 def short_table_problems(short_tables: Mapping[str, int], house_size: int) -> list[str]:
     """Every fault of a venue's short tables (table id: its seats), at once."""
-    from controller.seating import SEAT_MIN
-
     return [f"{table}={seats}: a short table seats {SEAT_MIN + 1} to {house_size} players "
             f"(the house's table size)" for table, seats in sorted(short_tables.items())
             if isinstance(seats, bool) or not isinstance(seats, int)

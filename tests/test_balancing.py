@@ -330,7 +330,8 @@ def test_a_broken_table_counts_nobody_and_is_not_broken_again():
     assert sum(len(t.seats) for t in floor.tables_in_play()) == 20
     floor.review_balance(3)
     assert floor.balance.proposal is None  # two full tables of ten: nothing to break
-    # A state without the seats at all (an older table) changes nothing.
+    # A state that does not give the seats keeps them (the contract requires them; the view
+    # does not rely on it).
     floor.on_state("t1", {"ts": 4}, 4)
     assert len(floor.tables["t1"].seats) == 10
 

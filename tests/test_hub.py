@@ -845,6 +845,8 @@ def test_the_hub_refuses_a_seat_past_the_houses_table_size_or_a_short_tables(tmp
     """Mike's seats nine a table (seed 003), and t2 is a six-seat table here: a seating naming
     seat 10 (or 7 at t2) is refused before it reaches the table, saying why; a bad short
     table is refused at start, every one listed."""
+    import dataclasses
+
     from controller.profiles import ProfileError
     from hub.service import StaffError
 
@@ -854,7 +856,7 @@ def test_the_hub_refuses_a_seat_past_the_houses_table_size_or_a_short_tables(tmp
                            port=broker.port, http_port=0, profile="mikes-poker-tables",
                            short_tables={"t2": 6})
     with pytest.raises(ProfileError) as refused:
-        Hub(HubSettings(**{**settings.__dict__, "short_tables": {"t2": 10, "t3": 1}}))
+        Hub(dataclasses.replace(settings, short_tables={"t2": 10, "t3": 1}))
     assert "t2=10" in str(refused.value) and "t3=1" in str(refused.value)
     hub = Hub(settings).start()
     try:
