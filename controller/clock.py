@@ -324,13 +324,24 @@ class BlindClock:
         return ClockChanged(state=state, structure=self.structure.name,
                             elapsed=round(self.elapsed(t), 3), t=t, reason=reason)
 
-    def current_level(self) -> int | None:
-        """The level in play now: during a break, the level before it."""
+    def _level_period(self) -> Period | None:
         for index in range(self.index, -1, -1):
             period = self.structure.periods[index]
             if not period.is_break:
-                return period.level
+                return period
         return None
+
+    def current_level(self) -> int | None:
+        """The level in play now: during a break, the level before it."""
+        period = self._level_period()
+        return period.level if period is not None else None
+
+    def current_blinds(self) -> dict[str, int] | None:
+        """The amounts of the level in play (``current_level``'s), for a hand's record."""
+        period = self._level_period()
+        if period is None:
+            return None
+        return {"sb": period.sb, "bb": period.bb, "ante": period.ante}
 
     def snapshot(self, t: float) -> dict[str, Any]:
         period = self.structure.periods[max(self.index, 0)]

@@ -88,6 +88,7 @@ class HandStarted(Event):
     waiting: list[int] | None = opt()  # newcomers dealt around until the button passes
     waiting_rule: str | None = opt()
     betting: str | None = opt()  # dealer's choice: the betting declared with the game
+    blinds: dict[str, int] | None = opt()  # the level's amounts: sb, bb, ante (with a clock)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -209,6 +210,7 @@ class HandRecord(Event):
     best: dict[str, Any] | None
     t: float
     dealer: str | None = opt()
+    best_hand: dict[str, list[int]] | None = opt()  # the seats holding the best high (low)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -220,6 +222,7 @@ class HandLevel(Event):
     level: int | None
     t: float
     dealer: str | None = opt()
+    blinds: dict[str, int] | None = opt()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -136,6 +136,7 @@ class Hand:
         t: float,
         redeal: int = 0,
         level: int | None = None,
+        blinds: dict[str, int] | None = None,
         dealer: str | None = None,
         declared: str | None = None,
     ) -> None:
@@ -147,6 +148,7 @@ class Hand:
         self.deal_gap = deal_gap
         self.redeal = redeal
         self.level = level
+        self.blinds = blinds  # the level's amounts, when a clock runs
         self.dealer = dealer
         self.declared = declared  # dealer's choice: the game label the dealer declared
         self.started_t = t
@@ -197,7 +199,7 @@ class Hand:
             small_blind=positions.small_blind if positions.small_blind_posted else None,
             big_blind=positions.big_blind, dead_button=positions.dead_button, deck=self.deck,
             redeal=self.redeal, dealer=self.dealer, t=self.started_t, waiting=waiting,
-            waiting_rule=waiting_rule, betting=betting)
+            waiting_rule=waiting_rule, betting=betting, blinds=self.blinds)
 
     def draw(self, drawn: Drawn, t: float) -> list[Event]:
         self.events = []

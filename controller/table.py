@@ -308,9 +308,11 @@ class Table:
         if deck is not None:
             self.last_deck = deck
         level = self.clock.current_level() if self.clock is not None else None
+        blinds = self.clock.current_blinds() if self.clock is not None else None
         self.hand = Hand(
             number=number, game=self.game, positions=positions, profile=self.profile,
             deck=deck, deal_gap=self.config.deal_gap, t=t, redeal=self.redeals, level=level,
+            blinds=blinds,
             dealer=self.shift.dealer, declared=self._declared_label(),
         )
         self.last_outcome = None
@@ -356,7 +358,9 @@ class Table:
             level = self.clock.current_level() if self.clock is not None else None
             if level != hand.level:
                 hand.level = level
-                events.append(HandLevel(hand=hand.number, level=level, t=t))
+                hand.blinds = self.clock.current_blinds() if self.clock is not None else None
+                events.append(HandLevel(hand=hand.number, level=level, t=t,
+                                        blinds=hand.blinds))
         events += hand.draw(drawn, t)
         if hand.ended:
             events = self._after(events, t)

@@ -759,20 +759,26 @@ def _describe(event: Event, base: float = 0.0) -> str:
             return f"{stamp}  hand {hand:>3}  ended: {outcome}, board {' '.join(board)}"
         case HandStarted():
             redeal = f" REDEAL {event.redeal}" if event.redeal else ""
-            blinds = f"SB {event.small_blind or 'dead'}, BB {event.big_blind}"
+            amounts = event.blinds or {}
+            sb = f"SB seat {event.small_blind}" if event.small_blind else "SB dead"
+            blinds = (f"{sb}{' ' + str(amounts['sb']) if amounts else ''}, BB seat "
+                      f"{event.big_blind}{' ' + str(amounts['bb']) if amounts else ''}")
             dead = " (dead button)" if event.dead_button else ""
             return (f"{stamp}  === hand {event.hand}{redeal}: {event.game}, button seat "
                     f"{event.button}{dead}, {blinds}, level {event.level}, "
                     f"deck {event.deck or '(named by its first card)'} ===")
-        case HandRecord(hand=hand, hole=hole, best=best):
+        case HandRecord(hand=hand, hole=hole, best=best, best_hand=best_hand):
             parts = []
             for seat_key, cards in hole.items():
                 made = (best or {}).get(seat_key) or {}
-                label = str(made.get("high") or "").split(" (")[0]
-                low = made.get("low")
-                label += f", {str(low).split(' (')[0]}" if low else ""
+                label = str(made.get("high_name") or "")
+                low = made.get("low_name")
+                label += f", {low}" if low else ""
                 parts.append(f"seat {seat_key} {''.join(cards)}" + (f" {label}" if label else ""))
-            return f"{stamp}  hand {hand:>3}  record: " + "; ".join(parts)
+            winners = "".join(
+                f"; best {side} seat {' and '.join(map(str, seats))}"
+                for side, seats in (best_hand or {}).items())
+            return f"{stamp}  hand {hand:>3}  record: " + "; ".join(parts) + winners
         case Level(level=level, sb=sb, bb=bb, ante=ante, note=note):
             return (f"{stamp}  LEVEL {level}: blinds {sb}/{bb}, ante {ante}"
                     + (f" - {note}" if note else ""))

@@ -77,6 +77,10 @@ def test_level_timing_by_profile():
     cp = run(_hand_at(890, 905), "corner-pocket")
     assert of_type(cp, "hand.level")[0]["level"] == 2  # seed 000: the first card counts
     assert of_type(cp, "hand.ended")[0]["level"] == 2
+    # The hand's record carries the amounts, so its history reads "SB seat 2 100".
+    assert of_type(tda, "hand.started")[0]["blinds"] == {"sb": 50, "bb": 100, "ante": 0}
+    assert of_type(cp, "hand.started")[0]["blinds"] == {"sb": 50, "bb": 100, "ante": 0}
+    assert of_type(cp, "hand.level")[0]["blinds"] == {"sb": 100, "bb": 200, "ante": 0}
     # A level that ends during the hand applies from the next hand only.
     assert of_type(run(_hand_at(10, 20), "corner-pocket"), "hand.ended")[0]["level"] == 1
 

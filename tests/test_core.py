@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from controller.cards import CardError, parse_card, parse_ndef_text
+from controller.events import HandEnded
+from controller.record import hand_name, hand_record
 from tests.conftest import of_type, run
 
 SETUP = {"type": "setup", "game": "holdem", "seats": [1, 2, 4, 6], "button": 6}
@@ -104,6 +106,39 @@ def test_omaha_deals_four_cards_and_records_high_and_low():
     assert best["3"]["low"].startswith("8-7-5-2-A low")
     assert best["7"]["low"] is None
     assert best["7"]["high"] == "One pair (KdQd8cTdKh)"  # exactly two hole cards in Omaha
+    # In words, cards as a floor reads them; seat 3's ace-high hand loses high, wins low.
+    assert best["7"]["high_name"] == "pair of kings"
+    assert best["7"]["high_cards"] == ["Kd", "Kh", "Qd", "Td", "8c"]
+    assert best["3"]["high_name"] == "ace high" and best["3"]["low_name"] == "8-7-5-2-A low"
+    assert record["best_hand"] == {"high": [7], "low": [3]}
+
+
+@pytest.mark.parametrize(("label", "cards", "said"), [
+    ("High card", ["Kd", "9c", "7h", "4s", "2d"], "king high"),
+    ("One pair", ["6d", "6h", "Ks", "9c", "2d"], "pair of sixes"),
+    ("Two pair", ["6d", "6h", "Ks", "Kc", "8d"], "two pair, kings and sixes"),
+    ("Three of a kind", ["Qd", "Qh", "Qs", "9c", "2d"], "three queens"),
+    ("Straight", ["Ad", "2h", "3s", "4c", "5d"], "straight, five high"),
+    ("Straight", ["Ad", "Kh", "Qs", "Jc", "Td"], "straight, ace high"),
+    ("Flush", ["Ah", "9h", "7h", "4h", "2h"], "flush, ace high"),
+    ("Full house", ["8d", "8h", "8s", "Kc", "Kd"], "full house, eights full of kings"),
+    ("Four of a kind", ["9d", "9h", "9s", "9c", "2d"], "four nines"),
+    ("Straight flush", ["9s", "8s", "7s", "6s", "5s"], "straight flush, nine high"),
+    ("Straight flush", ["As", "Ks", "Qs", "Js", "Ts"], "royal flush"),
+])
+def test_a_made_hand_is_named_as_a_floor_says_it(label, cards, said):
+    assert hand_name(label, cards) == said
+
+
+def test_the_best_hand_is_every_seat_that_ties_for_it():
+    record = hand_record(
+        HandEnded(hand=1, outcome="complete", hole={"1": ["Ad", "Tc"], "2": ["Ah", "Td"],
+                                                    "3": ["Kd", "Kc"]},
+                  board=["Ks", "Qs", "Js", "9h", "2c"], burns=[], scrap=[], out=[], level=None,
+                  button=1, draws=13, t=1.0),
+        "holdem", [1, 2, 3], 1, flop_resolved=True).to_json()
+    assert record["best_hand"] == {"high": [1, 2]}  # two ace-high straights split
+    assert record["best"]["3"]["high_name"] == "three kings"
 
 
 def test_hand_record_is_computed_only_at_hand_end():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ from tests.conftest import wait_for
 from tests.privacy import private_leaks, shown_cards
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SUIT_SYMBOLS = {"s": "\u2660", "h": "\u2665", "d": "\u2666", "c": "\u2663"}
 # Where to keep the screenshots (the README's come from a run with this set to docs/screens).
 SCREENSHOTS = os.environ.get("TABLECTL_SCREENSHOTS")
 
@@ -248,8 +250,51 @@ def test_the_viewer_never_receives_private_data_and_the_supervisor_sees_hole_car
     assert any(symbol in supervisor_text[0] for symbol in "\u2660\u2665\u2666\u2663")
     assert private_leaks(supervisor_text, ended, shown) == sorted(
         c for cards in ended["hole"].values() for c in cards if c not in shown)
+    # Blinds as amounts with their seats (the showdown: the next test).
+    [started] = [e for e in events if e["type"] == "hand.started" and e["hand"] == ended["hand"]
+                 and e["redeal"] == 0]
+    amounts = started["blinds"]  # the fixture's tables run a clock
+    said = f"BB seat {started['big_blind']} {amounts['bb']}"
+    if started["small_blind"] is not None:
+        said = f"SB seat {started['small_blind']} {amounts['sb']}, " + said
+    assert said in supervisor_text[0]
     val.context.close()
     sam.context.close()
+
+
+def test_a_hand_history_reads_as_the_floor_says_it(venue, tmp_path):
+    """A table (t6) deals two clean hands to a showdown: the supervisor's history names each
+    seat's hand in words with its cards, and the seat holding the best one, never pokerkit's
+    raw string of card codes."""
+    sam = _page(venue, "sam")
+    dealt = SimulatedVenue(tmp_path / "t6", tables=1, hands=2,
+                           broker=venue["broker"], recorder=False, quiet=True, pace=0.05,
+                           venue_clock=True, seed=5, irregularities=0.0, first_table=6).start()
+    try:
+        dealt.run()
+        _, events = dealt.tables[0].journal_and_events()
+        records = [e for e in events if e["type"] == "hand.record" and e.get("best_hand")]
+        assert records, "a clean hand reaches its showdown"
+        record = records[-1]
+        assert wait_for(lambda: any(e["type"] == "hand.record" and e["hand"] ==
+                                    record["hand"] for e in venue["hub"].recorder.envelopes("t6")),
+                        10)
+        sam.click(".table[data-table=t6]")
+        hand = sam.locator(f"#table-dialog .hand[data-hand='{record['hand']}']"
+                           " .event.hand\\.record")
+        expect(hand).to_contain_text("showdown: ", timeout=10000)
+        text = hand.inner_text()
+        for seat, made in record["best"].items():
+            if made["high_name"]:
+                cards = " ".join(c.replace("T", "10")[:-1] + SUIT_SYMBOLS[c[-1]]
+                                 for c in made["high_cards"])
+                assert f"seat {seat} {made['high_name']} ({cards})" in text, text
+        winners = " and ".join(f"seat {s}" for s in record["best_hand"]["high"])
+        assert f"best hand {winners}" in text, text
+        assert not re.search(r"([2-9TJQKA][shdc]){5}", text), text
+    finally:
+        dealt.stop()
+        sam.context.close()
 
 
 def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_shown(venue):

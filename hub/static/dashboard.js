@@ -722,19 +722,51 @@ function seatsText(e) {
 
 const OUTCOMES = { complete: "played out", misdeal: "MISDEAL: reshuffled and dealt again", void: "VOID: bets returned" };
 
+// Blinds as a dealer calls them: "SB seat 4 100, BB seat 6 200" (amounts when a clock runs).
+function blindsText(e) {
+  const amounts = e.blinds || {};
+  const small = e.small_blind == null ? "no small blind (dead)"
+    : `SB seat ${e.small_blind}${amounts.sb != null ? " " + amounts.sb : ""}`;
+  const big = `BB seat ${e.big_blind}${amounts.bb != null ? " " + amounts.bb : ""}`;
+  return [small, big, amounts.ante ? `ante ${amounts.ante}` : null].filter(Boolean).join(", ");
+}
+
+// A made hand in words with its cards; a record stored before names were kept reads its label.
+function madeText(name, cards, label) {
+  if (!name && !label) return null;
+  const words = name || label.split(" (")[0].toLowerCase();
+  const shownCards = cards || ((label.match(/\(([^)]*)\)/) || [])[1] || "").match(/../g);
+  return shownCards ? `${words} (${cardsText(shownCards)})` : words;
+}
+
+function showdownText(e) {
+  const lines = Object.entries(e.best || {}).map(([seat, made]) => {
+    const high = madeText(made.high_name, made.high_cards, made.high);
+    const low = madeText(made.low_name, made.low_cards, made.low);
+    return `seat ${seat} ${[high || "no hand", low ? "low " + low : null].filter(Boolean).join(", ")}`;
+  });
+  if (!lines.length) return "no showdown";
+  const best = e.best_hand || {};
+  const seatsOf = (list) => list.map((s) => `seat ${s}`).join(" and ");
+  const winners = [best.high && best.high.length ? `best hand ${seatsOf(best.high)}` : null,
+                   best.low && best.low.length ? `best low ${seatsOf(best.low)}` : null].filter(Boolean);
+  return `showdown: ${lines.join("; ")}` + (winners.length ? ` \u2014 ${winners.join(", ")}` : "");
+}
+
 function describe(e) {
   if (e.type === "hand.started") {
-    const what = `${e.game}, button seat ${e.button}, blinds ${e.small_blind}/${e.big_blind}, level ${e.level}`;
+    const what = `${e.game}, button seat ${e.button}, ${blindsText(e)}, level ${e.level ?? "none"}`;
     return e.redeal ? `REDEAL ${e.redeal}: ${what}` : `dealt: ${what}`;
+  }
+  if (e.type === "hand.level") {
+    const amounts = e.blinds ? `: blinds ${e.blinds.sb}/${e.blinds.bb}${e.blinds.ante ? ", ante " + e.blinds.ante : ""}` : "";
+    return `level ${e.level ?? "none"} from the first card${amounts}`;
   }
   if (e.type === "hand.ended") {
     const board = (e.board || []).length ? `board ${cardsText(e.board)}` : "no board";
     return `${OUTCOMES[e.outcome] || e.outcome}; ${board}; ${seatsText(e)}`;
   }
-  if (e.type === "hand.record") {
-    const best = Object.entries(e.best || {}).map(([seat, made]) => `seat ${seat} ${made.high || ""}`);
-    return best.length ? `showdown: ${best.join("; ")}` : "no showdown";
-  }
+  if (e.type === "hand.record") return showdownText(e);
   if (e.type === "ruling") return `ruling: ${e.text}`;
   if (e.type === "irregularity") return `irregularity: ${e.kind.replaceAll("_", " ")}${e.card ? " " + cardText(e.card) : ""}`;
   return e.type;
