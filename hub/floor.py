@@ -197,6 +197,8 @@ class Alert:
     acked_by: str | None = None
     acked_at: int | None = None
     seq: int | None = None  # the event that raised it: one alert per event, across restarts
+    reopened_by: str | None = None  # acknowledged by mistake and opened again (floor log too)
+    reopened_at: int | None = None
     severity: str = field(init=False, default="")  # urgent, attention, notice: from the kind
 
     def __post_init__(self) -> None:
@@ -214,17 +216,30 @@ class CommandView:
     reply: dict[str, Any] | None = None
     replied_at: int | None = None
     seats_before: list[int] | None = None  # a seating command: the table's seats when sent
+    undoes: str | None = None  # the bust-out this seating command gives back
+
+
+UNDO_BUSTOUT_MS = 120_000  # a bust-out can be undone this long after the table applied it
 
 
 @dataclass
 class BustOut:
-    """A seat the floor took out of a table (a seating command the table applied)."""
+    """A seat the floor took out of a table (a seating command the table applied). Its undo
+    lives here, at the hub: every dashboard shows it, after a refresh too, for its window."""
 
     table: str
     seat: int
     hand: int | None  # the table's last hand when it happened
     ts: int
     by: str
+    undone_by: str | None = None  # the seat was given back (the table applied it)
+    undone_at: int | None = None
+    id: str = field(init=False, default="")
+    undo_until: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self.id = f"{self.table}:{self.seat}:{self.ts}"
+        self.undo_until = self.ts + UNDO_BUSTOUT_MS
 
 
 @dataclass
@@ -393,6 +408,10 @@ class FloorView:
         command.reply, command.replied_at = payload, now
         updates: list[Update] = [{"kind": "command", "command": asdict(command)}]
         seats = command.args.get("seats")
+        undone = next((b for b in self.bustouts if b.id == command.undoes), None)
+        if undone is not None and payload.get("ok") and undone.undone_by is None:
+            undone.undone_by, undone.undone_at = command.sent_by, now
+            updates.append({"kind": "bustout", "bustout": asdict(undone)})
         if (command.command == "seating" and payload.get("ok") and isinstance(seats, list)
                 and command.seats_before is not None):
             view = self.table(name)
@@ -415,6 +434,26 @@ class FloorView:
             self.commands.pop(next(iter(self.commands)))
         return [{"kind": "command", "command": asdict(self.commands[transaction])}]
 
+    def undo_bustout(self, bust_id: str, now: int) -> tuple[str, list[int]]:
+        """The table and the seats that give a bust-out's seat back; StaffError says why not
+        (no such bust-out, undone already, its window closed, the seat taken since)."""
+        bust = next((b for b in self.bustouts if b.id == bust_id), None)
+        if bust is None:
+            raise StaffError(f"no bust-out {bust_id!r} at this venue")
+        if bust.undone_by is not None:
+            raise StaffError(f"already undone by {bust.undone_by}: table {bust.table} seat "
+                             f"{bust.seat} is back in the game")
+        if now > bust.undo_until:
+            raise StaffError(f"too late to undo table {bust.table} seat {bust.seat}'s bust-out: "
+                             f"an undo is for {UNDO_BUSTOUT_MS // 60_000} minutes; seat the "
+                             "player again from the table's panel")
+        view = self.tables.get(bust.table)
+        if view is None or view.status != "online":
+            raise StaffError(f"table {bust.table} is not online: it cannot take the seat back")
+        if bust.seat in view.seats:
+            raise StaffError(f"table {bust.table} seat {bust.seat} is taken again: nothing to undo")
+        return bust.table, sorted([*view.seats, bust.seat])
+
     def acknowledge(self, alert_id: int, user: str, now: int) -> list[Update]:
         """Record who acknowledged an alert; KeyError if there is no such alert."""
         alert = self.alerts[alert_id]
@@ -425,17 +464,35 @@ class FloorView:
             del self.alerts[old.id]
         return [{"kind": "alert", "alert": asdict(alert)}]
 
-    def acknowledge_table(self, table: str, user: str, now: int) -> list[Update]:
-        """Acknowledge every open alert of a table (one tap when the floor has been to the
-        table), those past the shown ones too (the caller closes them in the database)."""
+    def acknowledge_table(self, table: str, user: str, now: int,
+                          shown: list[int] | None = None) -> tuple[list[Update], int | None]:
+        """Acknowledge the open alerts of a table that the dashboard showed in its group
+        (``shown``; None: every open one), one tap when the floor has been to the table. An
+        alert raised since, or filtered out of the group, stays open. The older ones past
+        the cap, which the group counted as "older not shown", go too: the second value is
+        the id below which the caller closes them in the database (None: none to close)."""
         updates: list[Update] = []
-        for alert in [a for a in self.alerts.values() if a.table == table and not a.acked_by]:
+        wanted = None if shown is None else set(shown)
+        mine = [a for a in self.alerts.values() if a.table == table]
+        for alert in [a for a in mine if not a.acked_by
+                      and (wanted is None or a.id in wanted)]:
             updates += self.acknowledge(alert.id, user, now)
         view = self.tables.get(table)
+        below = None
         if view is not None and view.alerts_hidden:
             view.alerts_hidden = 0
             updates.append(self._table_update(view))
-        return updates
+            below = min((a.id for a in mine), default=self.next_alert)
+        return updates, below
+
+    def reopen(self, alert_id: int, user: str, now: int) -> list[Update]:
+        """An acknowledged alert open again (acknowledged by mistake); KeyError if there is
+        no such alert. ``reopened_by`` says who, until it is acknowledged again."""
+        alert = self.alerts[alert_id]
+        if alert.acked_by is not None:
+            alert.acked_by = alert.acked_at = None
+            alert.reopened_by, alert.reopened_at = user, now
+        return [{"kind": "alert", "alert": asdict(alert)}]
 
     def restore_alert(self, alert: Alert) -> None:
         """An alert read back from the database at start (open ones, and recent ones)."""

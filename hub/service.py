@@ -418,7 +418,10 @@ class Hub(MqttWorker):
             for alert in alerts:
                 self._db.save_alert(alert)
             for bust in busts:
-                self._db.save_bustout(bust)
+                if bust["undone_by"] is None:
+                    self._db.save_bustout(bust)
+                else:
+                    self._db.bustout_undone(bust)
             self._db.commit()
 
     def _broadcast(self, updates: list[Update]) -> None:
@@ -456,38 +459,52 @@ class Hub(MqttWorker):
         return dict(self.call(lambda: self.floor.snapshot(self.now_ms())))
 
     def acknowledge(self, user: User, alert_id: int) -> dict[str, Any]:
+        return self._on_alert(user, alert_id, "acknowledge", self.floor.acknowledge,
+                              f"no alert {alert_id}")
+
+    def reopen(self, user: User, alert_id: int) -> dict[str, Any]:
+        """An acknowledged alert open again, on every dashboard and in the database."""
+        return self._on_alert(user, alert_id, "re-open", self.floor.reopen,
+                              f"no alert {alert_id} (only recent ones can be re-opened)")
+
+    def _on_alert(self, user: User, alert_id: int, action: str,
+                  act: Callable[[int, str, int], list[Update]], missing: str) -> dict[str, Any]:
+        """One alert acknowledged or re-opened: saved, logged, on every dashboard."""
         def run() -> dict[str, Any]:
             assert self._db is not None
             try:
-                updates = self.floor.acknowledge(alert_id, user.name, self.now_ms())
+                updates = act(alert_id, user.name, self.now_ms())
             except KeyError:
-                raise StaffError(f"no alert {alert_id}") from None
+                raise StaffError(missing) from None
             alert = updates[0]["alert"]
             self._db.save_alert(alert)
-            self._log(self.now_ms(), user.name, "acknowledge",
+            self._log(self.now_ms(), user.name, action,
                       {"alert": alert_id, "table": alert["table"], "kind": alert["kind"]})
             self._broadcast(updates)
             return dict(alert)
 
         return dict(self.call(run))
 
-    def acknowledge_table(self, user: User, table: str) -> list[int]:
-        """Every open alert of a table acknowledged; the ids the dashboard showed."""
+    def acknowledge_table(self, user: User, table: str,
+                          shown: list[int] | None = None) -> list[int]:
+        """The open alerts of a table that the dashboard showed (``shown``; None: every
+        open one) acknowledged, and the older ones it counted as not shown; the ids."""
         def run() -> list[int]:
             assert self._db is not None
             if table not in self.floor.tables:
                 raise StaffError(f"no table {table!r} has been heard at this venue")
             now = self.now_ms()
-            updates = self.floor.acknowledge_table(table, user.name, now)
-            shown = [u["alert"]["id"] for u in updates if u["kind"] == "alert"]
+            updates, below = self.floor.acknowledge_table(table, user.name, now, shown)
+            acked = [u["alert"]["id"] for u in updates if u["kind"] == "alert"]
             for update in updates:
                 if update["kind"] == "alert":
                     self._db.save_alert(update["alert"])
-            closed = self._db.acknowledge_open(table, user.name, now)
+            closed = (self._db.acknowledge_open(table, user.name, now, below)
+                      if below is not None else 0)
             self._log(now, user.name, "acknowledge all",
-                      {"table": table, "alerts": len(shown) + closed})
+                      {"table": table, "alerts": len(acked) + closed})
             self._broadcast(updates)
-            return shown
+            return acked
 
         return list(self.call(run))
 
@@ -510,6 +527,17 @@ class Hub(MqttWorker):
                                  f"{', a short table' if size < self.floor.house_size else ''}"
                                  f"): no seat past {size}")
             return self._send(table, name, args, user.name)
+
+        return dict(self.call(run))
+
+    def undo_bustout(self, user: User, bust_id: str) -> dict[str, Any]:
+        """Give a bust-out's seat back (a seating command with it); the bust-out shows as
+        undone on every dashboard once the table has applied it."""
+        def run() -> dict[str, Any]:
+            table, seats = self.floor.undo_bustout(bust_id, self.now_ms())
+            sent = self._send(table, "seating", {"seats": seats}, user.name)
+            self.floor.commands[sent["transaction"]].undoes = bust_id
+            return {**sent, "undoes": bust_id}
 
         return dict(self.call(run))
 

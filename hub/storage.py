@@ -52,6 +52,11 @@ MIGRATIONS = [
         " hand BIGINT, ts BIGINT NOT NULL, username TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS bustouts_by_ts ON bustouts (ts)",
     ],
+    [
+        # A bust-out's undo lives at the hub: who gave the seat back, and when.
+        "ALTER TABLE bustouts ADD COLUMN undone_by TEXT",
+        "ALTER TABLE bustouts ADD COLUMN undone_at BIGINT",
+    ],
 ]
 
 # The events a hand-history view is made of.
@@ -140,10 +145,11 @@ class Storage:
              alert["ts"], int(bool(alert["historical"])), alert["acked_by"],
              alert["acked_at"], alert.get("seq")))
 
-    def acknowledge_open(self, table: str, user: str, ts: int) -> int:
-        """Close every alert of a table still open in the database; how many were."""
+    def acknowledge_open(self, table: str, user: str, ts: int, below_id: int) -> int:
+        """Close the alerts of a table still open in the database with an id below
+        ``below_id`` (those past the floor view's cap); how many were."""
         cursor = self.execute("UPDATE alerts SET acked_by = ?, acked_at = ? WHERE tbl = ? AND "
-                              "acked_by IS NULL", (user, ts, table))
+                              "acked_by IS NULL AND id < ?", (user, ts, table, below_id))
         return max(0, int(cursor.rowcount))
 
     def alerts(self, since_ts: int) -> list[dict[str, Any]]:
@@ -188,15 +194,24 @@ class Storage:
             yield json.loads(raw)
 
     def save_bustout(self, bust: dict[str, Any]) -> None:
-        self.execute("INSERT INTO bustouts VALUES (?, ?, ?, ?, ?)",
+        self.execute("INSERT INTO bustouts (tbl, seat, hand, ts, username) "
+                     "VALUES (?, ?, ?, ?, ?)",
                      (bust["table"], bust["seat"], bust["hand"], bust["ts"], bust["by"]))
+
+    def bustout_undone(self, bust: dict[str, Any]) -> None:
+        self.execute("UPDATE bustouts SET undone_by = ?, undone_at = ? WHERE tbl = ? AND "
+                     "seat = ? AND ts = ?", (bust["undone_by"], bust["undone_at"],
+                                             bust["table"], bust["seat"], bust["ts"]))
 
     def bustouts(self, since_ts: int, limit: int) -> list[dict[str, Any]]:
         """The newest ``limit`` bust-outs since ``since_ts``, oldest first."""
-        rows = self.execute("SELECT tbl, seat, hand, ts, username FROM bustouts WHERE ts >= ? "
-                            "ORDER BY ts DESC LIMIT ?", (since_ts, limit)).fetchall()
+        rows = self.execute("SELECT tbl, seat, hand, ts, username, undone_by, undone_at FROM "
+                            "bustouts WHERE ts >= ? ORDER BY ts DESC LIMIT ?",
+                            (since_ts, limit)).fetchall()
         return [{"table": t, "seat": int(s), "hand": None if h is None else int(h),
-                 "ts": int(ts), "by": u} for t, s, h, ts, u in reversed(rows)]
+                 "ts": int(ts), "by": u, "undone_by": ub,
+                 "undone_at": None if ua is None else int(ua)}
+                for t, s, h, ts, u, ub, ua in reversed(rows)]
 
     def save_clock(self, saved: dict[str, Any], now_ms: int) -> None:
         self.execute("INSERT INTO venue_clock VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO "

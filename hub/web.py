@@ -171,6 +171,15 @@ class AcknowledgedAll(BaseModel):
     acknowledged: list[int]  # the ids of the alerts the dashboards showed
 
 
+class ShownAlerts(BaseModel):
+    """The alerts a table's group showed when "Acknowledge all" was tapped: only those are
+    acknowledged (one raised since stays open). Without a body (a script), every open one."""
+
+    model_config = ConfigDict(extra="forbid")
+    alerts: list[Annotated[int, Field(ge=1, le=2**53 - 1)]] | None = Field(
+        default=None, max_length=1000)
+
+
 class Empty(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -255,6 +264,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
                        (413, "the body is too large"), (415, "send JSON"),
                        (503, "the hub is busy or stopping"))}
 TABLE = Annotated[str, Path(pattern=NAME.pattern, description="a table id")]
+BUSTOUT = Annotated[str, Path(pattern=NAME.pattern[:-1] + r":\d{1,2}:\d{1,16}$",
+                              description="a bust-out: table:seat:when (ms)")]
 PERIOD_FROM = Annotated[int | None, Query(alias="from", ge=0, le=2**53 - 1,
                                           description="UTC ms; default: 12 h before the end")]
 PERIOD_TO = Annotated[int | None, Query(ge=0, le=2**53 - 1, description="UTC ms; default: now")]
@@ -416,13 +427,20 @@ def create_app(hub: Hub) -> FastAPI:
             user: User = acknowledge) -> dict[str, Any]:
         return dict(staff_error(lambda: hub.acknowledge(user, alert)))
 
+    @app.post("/api/alerts/{alert}/reopen", response_model=Alert, responses=_ERRORS,
+              tags=["floor"], summary="open an acknowledged alert again (acknowledged by mistake)")
+    def reopen(alert: Annotated[int, Path(ge=1, le=2**53 - 1)], body: Empty | None = None,
+               user: User = acknowledge) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.reopen(user, alert)))
+
     @app.post("/api/tables/{table}/alerts/ack", response_model=AcknowledgedAll,
               responses=_ERRORS, tags=["floor"],
               summary="acknowledge every open alert of a table")
-    def ack_table(table: TABLE, body: Empty | None = None,
+    def ack_table(table: TABLE, body: ShownAlerts | None = None,
                   user: User = acknowledge) -> AcknowledgedAll:
+        shown = body.alerts if body is not None else None
         return AcknowledgedAll(table=table, acknowledged=staff_error(
-            lambda: hub.acknowledge_table(user, table)))
+            lambda: hub.acknowledge_table(user, table, shown)))
 
     @app.get("/api/tv", response_model=RoomClock, responses=_ERRORS, tags=["clock"],
              summary="the room clock for a TV: the viewer link's key, no login")
@@ -489,6 +507,13 @@ def create_app(hub: Hub) -> FastAPI:
                       body: Annotated[dict[str, Any], Field(max_length=16)],
                       user: User = command) -> dict[str, Any]:
         return dict(staff_error(lambda: hub.table_command(user, table, name, body)))
+
+    @app.post("/api/bustouts/{bustout}/undo", responses=_ERRORS, tags=["tables"],
+              summary="give a bust-out's seat back (within two minutes of the table applying "
+                      "it): the seating command sent")
+    def undo_bustout(bustout: BUSTOUT, body: Empty | None = None,
+                     user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.undo_bustout(user, bustout)))
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -322,15 +322,30 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
         "seat taken")
     seating = [line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"]
     assert [line["detail"]["seats"] for line in seating] == [seats[1:]]  # not the cancelled
-    # Undo (between hands the table takes it): the seat is back.
+    # The Undo lives at the hub: another tablet, opened after the bust, has it too; after a
+    # refresh, so does this one. Between hands the table takes the seat back.
     maria.click("#table-dialog .close")
-    maria.click("#replies li:first-child button.undo")
-    expect(maria.locator("#confirm .question")).to_contain_text(
-        f"give table t1 back seats {', '.join(map(str, seats))}")
-    maria.click("#confirm .yes")
+    maria.reload()
+    other = _page(venue, "sam")
+    for page in (maria, other):
+        page.click("#bustouts-panel summary")
+        expect(page.locator("#bustouts li").first.locator("button.undo")).to_be_visible()
+    other.click("#bustouts li:first-child button.undo")
+    expect(other.locator("#confirm .question")).to_contain_text(
+        f"Undo the bust-out of table t1 seat {seats[0]}?")
+    other.click("#confirm .yes")
     assert wait_for(lambda: venue["hub"].floor.tables["t1"].seats == seats, 10)
+    for page in (maria, other):  # undone on every tablet, its Undo gone
+        expect(page.locator("#bustouts li").first).to_contain_text(
+            "undone by sam: back in the game", timeout=10000)
+        expect(page.locator("#bustouts li").first.locator("button.undo")).to_have_count(0)
     assert len([line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"]) == 2
+    # A second undo is refused, saying who did it.
+    with pytest.raises(Exception, match="already undone by sam"):
+        venue["hub"].undo_bustout(auth.User("maria", "floor", ""),
+                                  venue["hub"].floor.bustouts[-1].id)
     maria.context.close()
+    other.context.close()
 
 
 def test_the_dashboard_fits_a_tablet_held_upright(venue, tmp_path):
@@ -775,7 +790,12 @@ def test_no_trap_for_a_tired_finger(venue, tmp_path):
         # Acknowledge all on t12; the second tap of a double tap lands on t11's button.
         button = maria.locator("#alerts .alert-group[data-table=t12] button.ack-all")
         spot = _box(button)
-        button.click()
+        shown = [int(i) for i in maria.locator("#alerts .alert-group[data-table=t12] .alert")
+                 .evaluate_all("items => items.map(i => i.dataset.alert)")]
+        with maria.expect_request("**/api/tables/t12/alerts/ack") as request:
+            button.click()
+        # Only what the group showed: one raised after the draw would stay open.
+        assert sorted(json.loads(request.value.post_data)["alerts"]) == sorted(shown)
         expect(maria.locator("#alerts .alert-group[data-table=t12]")).to_have_count(0)
         below = _box(maria.locator("#alerts .alert-group[data-table=t11] .ack-all"))
         assert abs(below["y"] - spot["y"]) < spot["height"], "t11's button did not slide up"
@@ -792,6 +812,15 @@ def test_no_trap_for_a_tired_finger(venue, tmp_path):
         hub.acknowledge(sam, last.id)
         maria.evaluate(f"acknowledge({last.id}, document.createElement('button'))")
         expect(maria.locator("#alert-notice")).to_contain_text("Already done by sam")
+
+        # Acknowledged by mistake: re-opened, it is open again on every dashboard.
+        maria.click("details:has(#acked) summary")
+        maria.click(f"#acked [data-alert='{last.id}'] button.reopen")
+        reopened = maria.locator(f"#alerts .alert-group[data-table=t11] [data-alert='{last.id}']")
+        expect(reopened).to_contain_text("re-opened by maria")
+        assert wait_for(lambda: hub.floor.alerts[last.id].acked_by is None, 5)
+        hub.acknowledge(sam, last.id)
+        expect(reopened).to_have_count(0)
 
         # A refused confirmation stays, however many updates come, until dismissed.
         maria.evaluate("""() => { state.balance = {...(state.balance || {}), proposal:

@@ -17,7 +17,15 @@ from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from houses.loaders import load_profile
 from hub import auth
-from hub.floor import ALERT_KINDS, ALERT_LABELS, MAX_OPEN_ALERTS_PER_TABLE, SEVERITIES, FloorView
+from hub.floor import (
+    ALERT_KINDS,
+    ALERT_LABELS,
+    MAX_OPEN_ALERTS_PER_TABLE,
+    SEVERITIES,
+    UNDO_BUSTOUT_MS,
+    FloorView,
+    StaffError,
+)
 from hub.service import Hub, HubSettings
 from hub.storage import MIGRATIONS, open_storage
 from simulators.dealer_script import session
@@ -97,11 +105,48 @@ def test_each_alert_kind_has_a_severity_and_a_table_is_acknowledged_at_once():
     for seq in range(3, 3 + MAX_OPEN_ALERTS_PER_TABLE):  # past the cap: some hidden
         floor.on_event("t1", _envelope(seq, "floor.called"), 5000)
     assert floor.tables["t1"].alerts_hidden == 2
-    updates = floor.acknowledge_table("t1", "maria", 6000)
+    # What t1's group showed when the floor tapped; one more arrives before the tap lands.
+    shown = [a.id for a in floor.alerts.values() if a.table == "t1"]
+    lowest = min(shown)
+    floor.on_event("t1", _envelope(3 + MAX_OPEN_ALERTS_PER_TABLE, "floor.called"), 5500)
+    updates, below = floor.acknowledge_table("t1", "maria", 6000, shown)
     acked = [u["alert"] for u in updates if u["kind"] == "alert"]
-    assert len(acked) == MAX_OPEN_ALERTS_PER_TABLE and {a["acked_by"] for a in acked} == {"maria"}
+    assert len(acked) == MAX_OPEN_ALERTS_PER_TABLE - 1  # the cap pushed the oldest shown out
+    assert {a["acked_by"] for a in acked} == {"maria"}
+    assert below == lowest + 1  # the database closes the hidden ones, older than any kept
     assert floor.tables["t1"].alerts_hidden == 0 and updates[-1]["kind"] == "table"
-    assert [a.kind for a in floor.alerts.values() if not a.acked_by] == ["journal_quarantined"]
+    newer = [a for a in floor.alerts.values() if not a.acked_by]
+    assert [a.kind for a in newer] == ["journal_quarantined", "floor_called"]  # not shown
+    # Acknowledged by mistake: open again, with who opened it.
+    [again] = floor.reopen(acked[0]["id"], "sam", 7000)
+    assert again["alert"]["acked_by"] is None and again["alert"]["reopened_by"] == "sam"
+    with pytest.raises(KeyError):
+        floor.reopen(10_000, "sam", 7000)
+
+
+def test_a_bust_out_is_undone_at_the_hub_within_its_window_once():
+    floor = FloorView(VENUE)
+    floor.on_status("t1", {"state": "online", "boot": 1, "ts": 1}, 1000)
+    floor.on_state("t1", {"seats": [1, 3, 5, 7]}, 1000)
+    floor.command_sent("bust", "t1", "seating", {"seats": [1, 5, 7]}, "maria", 2000)
+    floor.on_state("t1", {"seats": [1, 5, 7]}, 2500)
+    [_, made] = floor.on_command_response("t1", {"transaction": "bust", "ok": True}, 3000)
+    bust = made["bustout"]
+    assert (bust["seat"], bust["undo_until"], bust["undone_by"]) == (3, 3000 + UNDO_BUSTOUT_MS,
+                                                                     None)
+    with pytest.raises(StaffError, match="too late"):
+        floor.undo_bustout(bust["id"], 3001 + UNDO_BUSTOUT_MS)
+    assert floor.undo_bustout(bust["id"], 4000) == ("t1", [1, 3, 5, 7])
+    floor.command_sent("undo", "t1", "seating", {"seats": [1, 3, 5, 7]}, "sam", 4000)
+    floor.commands["undo"].undoes = bust["id"]
+    floor.on_state("t1", {"seats": [1, 3, 5, 7]}, 4500)
+    updates = floor.on_command_response("t1", {"transaction": "undo", "ok": True}, 5000)
+    assert [u["bustout"]["undone_by"] for u in updates if u["kind"] == "bustout"] == ["sam"]
+    assert len(floor.bustouts) == 1  # giving the seat back is no bust-out of its own
+    with pytest.raises(StaffError, match="already undone by sam"):
+        floor.undo_bustout(bust["id"], 5001)
+    with pytest.raises(StaffError, match="no bust-out"):
+        floor.undo_bustout("t1:9:1", 5001)
 
 
 def test_the_table_line_shows_the_shoe_state_not_its_lost_reads():
@@ -762,7 +807,8 @@ def test_the_room_at_a_glance_follows_seats_button_blinds_and_bust_outs():
     floor.command_sent("tx2", "t1", "seating", {"seats": [1]}, "maria", 2001)
     updates = floor.on_command_response("t1", {"transaction": "tx1", "ok": True}, 3000)
     assert [u["bustout"] for u in updates if u["kind"] == "bustout"] == [
-        {"table": "t1", "seat": 5, "hand": 7, "ts": 3000, "by": "maria"}]
+        {"table": "t1", "seat": 5, "hand": 7, "ts": 3000, "by": "maria", "undone_by": None,
+         "undone_at": None, "id": "t1:5:3000", "undo_until": 3000 + UNDO_BUSTOUT_MS}]
     refused = floor.on_command_response("t1", {"transaction": "tx2", "ok": False,
                                                "error": "mid-hand"}, 3001)
     assert not [u for u in refused if u["kind"] == "bustout"]  # the table kept them

@@ -140,7 +140,8 @@ function applyUpdate(update) {
     state.clock = update.clock;
     state.h4h = update.hand_for_hand;
   } else if (update.kind === "bustout") {
-    state.bustouts.push(update.bustout);
+    const known = state.bustouts.findIndex((b) => b.id === update.bustout.id);
+    if (known >= 0) state.bustouts[known] = update.bustout; else state.bustouts.push(update.bustout);
     drawBustouts();
   } else if (update.kind === "balance") {
     state.balance = update.balance;
@@ -230,7 +231,8 @@ function drawAlerts() {
     head.append(el("span", "table-name", `Table ${table}`), el("span", "group-count", ` ${list.length} open`));
     if (list.length > 1) {
       const all = el("button", "ack-all", "Acknowledge all");
-      all.addEventListener("click", (event) => acknowledgeTable(table, all, event));
+      const ids = list.map((a) => a.id);  // only what this group shows: a newer alert stays open
+      all.addEventListener("click", (event) => acknowledgeTable(table, ids, all, event));
       head.append(all);
     }
     const items = el("ul");
@@ -259,7 +261,11 @@ function alertItem(a) {
   li.append(what);
   if (a.acked_by) {
     li.append(el("span", "acked-by", `acknowledged by ${a.acked_by}`));
+    const again = el("button", "reopen", "Re-open");
+    again.addEventListener("click", (event) => reopen(a.id, again, event));
+    li.append(" ", again);
   } else {
+    if (a.reopened_by) what.append(el("div", "reopened", `re-opened by ${a.reopened_by}`));
     const button = el("button", "ack", "Acknowledge");
     button.addEventListener("click", (event) => acknowledge(a.id, button, event));
     li.append(button);
@@ -330,13 +336,47 @@ function seatMap(t) {
   return map;
 }
 
+// The bust-outs, newest first. A recent one has its Undo, kept by the hub: every tablet shows
+// it, after a refresh too, until its window closes (the hub says when).
 function drawBustouts() {
   const list = $("#bustouts");
   const newest = [...state.bustouts].reverse();
-  list.replaceChildren(...newest.map((b) => el("li", null,
-    `${new Date(b.ts).toLocaleTimeString()} table ${b.table} seat ${b.seat}` +
-    `${b.hand ? ` after hand ${b.hand}` : ""} (by ${b.by})`)));
-  $("#bustout-count").textContent = `(${state.bustouts.length})`;
+  list.replaceChildren(...newest.map((b) => {
+    const li = el("li", b.undone_by ? "undone" : null,
+      `${new Date(b.ts).toLocaleTimeString()} table ${b.table} seat ${b.seat}` +
+      `${b.hand ? ` after hand ${b.hand}` : ""} (by ${b.by})`);
+    li.dataset.bustout = b.id;
+    if (b.undone_by) {
+      li.append(el("span", "undone-by", ` undone by ${b.undone_by}: back in the game`));
+    } else if (serverNow() < b.undo_until) {
+      const button = el("button", "undo", "Undo");
+      button.addEventListener("click", (event) => undoBustout(b, button, event));
+      li.append(" ", button);
+    }
+    return li;
+  }));
+  $("#bustout-count").textContent = `(${state.bustouts.filter((b) => !b.undone_by).length})`;
+  const closing = state.bustouts.filter((b) => !b.undone_by && serverNow() < b.undo_until)
+    .map((b) => b.undo_until - serverNow());
+  clearTimeout(state.undoTimer);  // redrawn when the next Undo's window closes
+  if (closing.length) state.undoTimer = setTimeout(drawBustouts, Math.min(...closing) + 50);
+}
+
+async function undoBustout(b, button, event) {
+  if (event && event.detail > 1) return;
+  if (!await confirmed(`Undo the bust-out of table ${b.table} seat ${b.seat}? The table takes ` +
+                       `seat ${b.seat} back into the game.`, "Undo")) return;
+  button.disabled = true;
+  const reply = $("#bustout-reply");
+  try {
+    await api(`/api/bustouts/${encodeURIComponent(b.id)}/undo`, {});  // undone: on the stream
+    reply.className = "reply ok";
+    reply.textContent = `seat ${b.seat} sent back to table ${b.table}`;
+  } catch (e) {
+    button.disabled = false;
+    reply.className = "reply error";
+    reply.textContent = shown(e.message);
+  }
 }
 
 // The house's rule proposes a move (or a table break); the floor confirms it, and the hub
@@ -577,11 +617,20 @@ async function acknowledge(id, button, event) {
   } catch (e) { button.disabled = false; alert(e.message); }
 }
 
-async function acknowledgeTable(table, button, event) {
+async function acknowledgeTable(table, ids, button, event) {
   if (event && event.detail > 1) return;  // the next table's group slid under a double tap
   button.disabled = true;
+  try {  // the stream updates every page
+    await api(`/api/tables/${encodeURIComponent(table)}/alerts/ack`, { alerts: ids });
+  } catch (e) { button.disabled = false; alert(e.message); }
+}
+
+async function reopen(id, button, event) {
+  if (event && event.detail > 1) return;
+  button.disabled = true;
   try {
-    await api(`/api/tables/${encodeURIComponent(table)}/alerts/ack`, {});  // the stream updates every page
+    applyUpdate({ kind: "alert", alert: await api(`/api/alerts/${id}/reopen`, {}) });
+    draw();
   } catch (e) { button.disabled = false; alert(e.message); }
 }
 
@@ -669,8 +718,8 @@ function drawSeats(seats) {
     button.addEventListener("click", async () => {
       const table = state.openTable;
       if (await confirmed(`Bust seat ${seat} at table ${table}? The table takes seat ${seat} out ` +
-                          "of the game (Undo brings it back).", `Bust seat ${seat}`)) {
-        tableCommand(table, "seating", { seats: seats.filter((s) => s !== seat) }, { seats });
+                          "of the game (Undo, in the bust-outs, brings it back).", `Bust seat ${seat}`)) {
+        tableCommand(table, "seating", { seats: seats.filter((s) => s !== seat) });
       }
     });
     return button;
