@@ -142,6 +142,38 @@ def save_user(path: Path | str, name: str, role: str, password: str) -> None:
     os.replace(partial, path)
 
 
+class UsersFile:
+    """The users file, read again when it changes: a login added with ``tablectl hub-user``
+    works without restarting the hub, and a removed one ends its sessions. A file changed
+    into one that does not load keeps the accounts read last (``problem`` says why)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._seen = self._stamp()
+        self.users = load_users(self.path)
+        self.problem: str | None = None
+        self._lock = threading.Lock()
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            info = self.path.stat()
+        except OSError:
+            return None
+        return info.st_mtime_ns, info.st_size
+
+    def current(self) -> dict[str, User]:
+        stamp = self._stamp()
+        with self._lock:
+            if stamp != self._seen:
+                self._seen = stamp
+                try:
+                    self.users = load_users(self.path)
+                    self.problem = None
+                except (OSError, ValueError) as exc:  # a half-edited file: keep the last
+                    self.problem = str(exc)
+            return self.users
+
+
 class LoginRefused(ValueError):
     """A login the hub refuses: the same words for a wrong name and a wrong password."""
 
@@ -160,8 +192,8 @@ class Sessions:
     remembered of failures is pruned and bounded.
     """
 
-    def __init__(self, users: dict[str, User]) -> None:
-        self.users = users
+    def __init__(self, users: dict[str, User] | UsersFile) -> None:
+        self._users = users
         self._sessions: dict[str, tuple[str, float]] = {}
         self._failures: dict[str, list[float]] = {}  # key -> failure times in the window
         self._trusted: dict[str, list[str]] = {}  # name -> addresses it logged in from
@@ -170,6 +202,10 @@ class Sessions:
         # run at once and no other thread's allocator keeps 16 MiB after one.
         self._scrypt = ThreadPoolExecutor(SCRYPT_AT_ONCE, thread_name_prefix="scrypt")
         self._dummy = hash_password(secrets.token_hex(16))
+
+    @property
+    def users(self) -> dict[str, User]:
+        return self._users.current() if isinstance(self._users, UsersFile) else self._users
 
     def _wait(self, key: str, free: int, cap: float, now: float) -> float:
         """Seconds until ``key`` may try again (0: now)."""
@@ -230,10 +266,11 @@ class Sessions:
             if not token or token not in self._sessions:
                 return None
             name, expires = self._sessions[token]
-            if now >= expires or name not in self.users:
+            user = self.users.get(name)
+            if now >= expires or user is None:
                 del self._sessions[token]
                 return None
-        return self.users[name]
+        return user
 
     def logout(self, token: str | None) -> None:
         with self._lock:

@@ -280,8 +280,9 @@ class FloorView:
         state = str(payload.get("state", "unknown"))
         updates: list[Update] = []
         if state != view.status or payload.get("boot") != view.boot:
-            # A retained status read at start carries the time it was set.
-            view.status_since = int(payload.get("ts") or now)
+            # A retained status read at start carries the time it was set. Not a Last Will:
+            # the table wrote that at connection, so "lost" counts from when the hub heard it.
+            view.status_since = now if state == "lost" else int(payload.get("ts") or now)
             if state == "lost" and view.status != "lost":
                 updates += self._raise(name, "table_lost", "the table's connection was "
                                        "lost (no clean stop)", None, now, False)

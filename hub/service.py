@@ -35,7 +35,7 @@ from controller.balancing import Proposal
 from controller.clock import StructureError
 from controller.profiles import ProfileError
 from houses.loaders import house_structure, load_profile, structure_names
-from hub.auth import Sessions, User, load_users
+from hub.auth import Sessions, User, UsersFile
 from hub.balance_desk import (
     BalanceDesk,
     BalanceRefused,
@@ -121,7 +121,7 @@ class Hub(MqttWorker):
             raise ProfileError(f"--short-table (house {self.profile.name})", short_problems)
         self.floor = FloorView(settings.venue, balance=BalanceDesk.of(
             self.profile, secrets.randbits(32), settings.short_tables))
-        self.sessions = Sessions(load_users(settings.users))
+        self.sessions = Sessions(UsersFile(settings.users))
         self._streams: list[Callable[[Update | None], None]] = []  # each viewer's sink
         self._streams_lock = threading.Lock()
         self._stopping = False

@@ -192,13 +192,18 @@ def test_a_misdeal_is_an_alert_on_every_tablet_and_acknowledging_clears_it_for_e
     assert val.locator(".table[data-table=t1].alerting").count() == 0
     assert not val.locator("#log-panel").is_visible()  # the floor log is for the floor
     # The floor log is live: the acknowledgement is there without a reload.
-    expect(maria.locator("#log li").first).to_contain_text("maria: acknowledge (alert ")
+    expect(maria.locator("#log li").first).to_contain_text(
+        "maria acknowledged the misdeal alert at table t1")  # a sentence, not JSON
     maria.context.close()
     val.context.close()
 
 
 def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, tmp_path):
     maria = _page(venue, "maria")
+    # The list shows the structure that runs (the fixture's), not the first in the list.
+    expect(maria.locator("#structure")).to_have_value("tda-2024")
+    expect(maria.locator("#structure option[value=tda-2024]")).to_contain_text("running")
+    assert maria.locator("#structure option").first.get_attribute("value") != "tda-2024"
     maria.select_option("#structure", "tda-2024")  # a list of the venue's structures
     maria.click("[data-clock=start]")
     # A clock runs already (the fixture's): restarting it is confirmed first.
@@ -340,6 +345,9 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
             "undone by sam: back in the game", timeout=10000)
         expect(page.locator("#bustouts li").first.locator("button.undo")).to_have_count(0)
     assert len([line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"]) == 2
+    expect(maria.locator("#log li").first).to_contain_text(
+        f"sam set table t1's seats to {', '.join(map(str, seats))}")
+    assert "{" not in maria.inner_text("#log")  # sentences, not JSON
     # A second undo is refused, saying who did it.
     with pytest.raises(Exception, match="already undone by sam"):
         venue["hub"].undo_bustout(auth.User("maria", "floor", ""),
@@ -483,7 +491,7 @@ def test_alerts_group_by_table_filter_repeat_their_sound_and_never_hide_the_tabl
             expect(page.locator("#alerts .alert-group[data-table=t7]")).to_have_count(0)
             expect(page.locator("#alerts .alert-group[data-table=t8] .alert")).to_have_count(6)
         expect(maria.locator("#log li").first).to_contain_text(
-            "maria: acknowledge all (table t7, alerts 6)")
+            "maria acknowledged 6 alerts at table t7")
         maria.click("#alerts .alert-group[data-table=t8] button.ack-all")
         expect(maria.locator("#alerts .alert-group[data-table=t8]")).to_have_count(0)
     finally:

@@ -90,7 +90,8 @@ def test_each_alert_kind_is_raised_by_the_event_that_calls_the_floor():
     floor.on_status("t1", {"state": "online", "boot": 1, "ts": 1}, 5000)
     floor.on_status("t1", {"state": "lost", "boot": 1, "ts": 2}, 6000)
     assert list(floor.alerts.values())[-1].kind == "table_lost"
-    assert floor.tables["t1"].status == "lost" and floor.tables["t1"].status_since == 2
+    # Lost counts from when the hub heard it, not from the Last Will's time (its connection).
+    assert floor.tables["t1"].status == "lost" and floor.tables["t1"].status_since == 6000
 
 
 def test_each_alert_kind_has_a_severity_and_a_table_is_acknowledged_at_once():

@@ -569,3 +569,24 @@ def test_failed_logins_do_not_grow_the_hub(hub, monkeypatch):
     # for; 100 web threads' worth of scrypt memory is not.
     assert _rss_kb() - rss_before < 40_000
 
+
+
+def test_a_login_added_while_the_hub_runs_works_at_once_and_a_removed_one_ends(tmp_path):
+    """`tablectl hub-user` while the hub runs: the new login works without a restart, a user
+    taken out of the file loses its session, and a file broken mid-edit keeps the accounts
+    read last."""
+    users = tmp_path / "u.toml"
+    auth.save_user(users, "maria", "floor", "maria-pass")
+    sessions = auth.Sessions(auth.UsersFile(users))
+    token = sessions.login("maria", "maria-pass", 0.0, "10.0.0.1")
+    with pytest.raises(auth.LoginRefused):
+        sessions.login("nina", "nina-pass", 0.0, "10.0.0.2")
+    auth.save_user(users, "nina", "floor", "nina-pass")
+    nina = sessions.login("nina", "nina-pass", 1.0, "10.0.0.2")
+    assert sessions.user(nina, 2.0).name == "nina"
+    good = users.read_text()
+    users.write_text(good + "\n[users.broken\n")  # half-edited by hand
+    assert sessions.user(token, 3.0).name == "maria"  # the accounts read last
+    kept = "\n".join(line for line in good.split("\n[users.nina]")[0].splitlines())
+    users.write_text(kept + "\n")  # maria only: nina is taken out
+    assert sessions.user(nina, 4.0) is None and sessions.user(token, 4.0).name == "maria"

@@ -189,6 +189,11 @@ function drawLink() {
 function drawClock() {
   const c = state.clock;
   const box = $("#clock");
+  if ((c && c.structure) !== state.shownStructure) {  // a new structure runs
+    state.shownStructure = c && c.structure;
+    $("#structure").dataset.picked = "";
+    showRunningStructure();
+  }
   if (!c || !c.structure) {
     $(".level", box).textContent = "no clock";
     $(".time", box).textContent = "";
@@ -653,8 +658,22 @@ async function loadStructures() {
   select.replaceChildren(...state.structures.filter((s) => !s.problem).map((s) => {
     const option = el("option", null, `${s.title || s.name} (${s.levels} levels, ${s.first} for ${s.minutes} min)`);
     option.value = s.name;
+    option.dataset.label = option.textContent;
     return option;
   }));
+  showRunningStructure();
+}
+
+// The list names the structure that is running, and shows it until the floor picks another.
+function showRunningStructure() {
+  const select = $("#structure");
+  const running = state.clock && state.clock.structure;
+  for (const option of select.options) {
+    option.textContent = option.dataset.label + (option.value === running ? " \u2014 running" : "");
+  }
+  if (running && select.dataset.picked !== "1" && [...select.options].some((o) => o.value === running)) {
+    select.value = running;
+  }
 }
 
 async function clockCommand(action, value) {
@@ -829,14 +848,55 @@ async function loadLog() {
   } catch (e) { $("#log").textContent = shown(e.message); }
 }
 
+// A floor log line as a sentence: "maria acknowledged the misdeal at table t1".
+const seatList = (seats) => (seats && seats.length ? seats.join(", ") : "none");
+const CLOCK_SAID = {
+  start: (v) => `started the clock${v ? ` (${v})` : ""}`, pause: () => "paused the clock",
+  resume: () => "resumed the clock", add: (v) => `added ${Math.round((Number(v) || 60) / 60)} min to the clock`,
+  level: (v) => `jumped the clock to level ${v}`, stop: () => "stopped the clock",
+  break: (v) => (v === "end" ? "ended the break" : "started a break"),
+  "hand-for-hand": (v) => `turned hand-for-hand ${v ? "on" : "off"}`,
+};
+function logSentence(line) {
+  const d = line.detail || {};
+  const who = line.user;
+  const kind = (k) => (state.labels[k] || String(k || "").replaceAll("_", " ")).toLowerCase();
+  const [area, name] = line.action.split("/");
+  if (line.action === "acknowledge") return `${who} acknowledged the ${kind(d.kind)} alert at table ${d.table}`;
+  if (line.action === "re-open") return `${who} re-opened the ${kind(d.kind)} alert at table ${d.table}`;
+  if (line.action === "acknowledge all") return `${who} acknowledged ${d.alerts} alert${d.alerts === 1 ? "" : "s"} at table ${d.table}`;
+  if (line.action === "confirm balance") return `${who} confirmed the balancing of tables ${seatList(d.tables)}`;
+  if (line.action === "confirm break") return `${who} confirmed breaking table ${seatList(d.tables)}`;
+  if (line.action === "cancel balance") return `${who} withdrew the confirmed move`;
+  if (line.action === "break table" || line.action === "balance tables") {
+    const moves = (d.moves || []).map(moveText).join("; ");
+    return `${who} ${line.action === "break table" ? "broke a table" : "balanced the tables"}: ${moves || "no moves"}`;
+  }
+  if (area === "clock" && CLOCK_SAID[name]) {
+    const said = `${who} ${CLOCK_SAID[name](d.value)}`;
+    return d.reason ? `${said}: ${d.reason}` : said;
+  }
+  if (area === "cmd") {
+    const at = `table ${d.table}`;
+    if (name === "seating") return `${who} set ${at}'s seats to ${seatList(d.seats)}`;
+    if (name === "deck-check") {
+      return d.action === "start" ? `${who} started a deck check at ${at}${d.deck ? ` (deck ${d.deck})` : ""}`
+        : `${who} ${d.action === "finish" ? "finished" : "cancelled"} the deck check at ${at}`;
+    }
+    if (name === "replay") return `${who} asked ${at} to send its events again from ${d.from_seq}`;
+    if (name === "status") return `${who} asked ${at} for its status`;
+    if (name === "hand-for-hand") return `${who} told ${at}: hand-for-hand ${d.state}`;
+    if (name === "clock") return `${who} set ${at}'s clock (${d.action}${d.structure ? " " + d.structure : ""})`;
+  }
+  const rest = Object.entries(d).filter(([k]) => k !== "transaction")
+    .map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
+  return `${who}: ${line.action}${rest ? " (" + rest + ")" : ""}`;
+}
+
 function drawLog() {
   const list = $("#log");
-  list.replaceChildren(...state.log.map((line) => {
-    const when = new Date(line.ts).toLocaleTimeString();
-    const detail = Object.entries(line.detail).filter(([k]) => k !== "transaction")
-      .map(([k, v]) => `${k} ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ");
-    return el("li", null, `${when} ${line.user}: ${line.action}${detail ? " (" + detail + ")" : ""}`);
-  }));
+  list.replaceChildren(...state.log.map((line) =>
+    el("li", null, `${new Date(line.ts).toLocaleTimeString()} ${logSentence(line)}`)));
   if (!state.log.length) list.textContent = "nothing yet";
 }
 
@@ -896,6 +956,7 @@ async function startDashboard() {
       clockCommand(action, value);
     });
   }
+  $("#structure").addEventListener("change", () => { $("#structure").dataset.picked = "1"; });
   loadStructures();
   if (state.me.may.includes("clock")) {
     api("/api/tv-link").then((link) => {
