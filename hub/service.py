@@ -88,6 +88,8 @@ class HubSettings:
     structures: str | None = None  # the house's own blind structures (NAME.toml files)
     profile: str = "tda-2024"  # the house's rules (balancing and breaking tables): name or path
     short_tables: dict[str, int] = field(default_factory=dict)  # tables seating fewer
+    locale: str | None = None  # the venue's language for dates and times (None: the browser's)
+    time_zone: str | None = None  # the venue's IANA zone for times (None: the browser's)
 
 
 @dataclass(frozen=True)

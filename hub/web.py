@@ -111,6 +111,8 @@ class Me(BaseModel):
     role: Literal["viewer", "floor", "supervisor"]
     may: list[str]
     venue: str
+    locale: str | None = None  # the venue's, for dates and times (None: the browser's own)
+    time_zone: str | None = None
 
 
 class ClockCommandBody(BaseModel):
@@ -382,7 +384,8 @@ def create_app(hub: Hub) -> FastAPI:
     @app.get("/api/me", response_model=Me, responses=_ERRORS, tags=["staff"])
     def me(user: User = see) -> Me:
         return Me(user=user.name, role=user.role,  # type: ignore[arg-type]
-                  may=sorted(ROLES[user.role]), venue=hub.venue)
+                  may=sorted(ROLES[user.role]), venue=hub.venue,
+                  locale=hub.settings.locale, time_zone=hub.settings.time_zone)
 
     @app.get("/api/state", responses=_ERRORS, tags=["floor"],
              summary="the floor: tables, alerts, clock, hand-for-hand panel, commands")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
@@ -596,6 +597,10 @@ def cmd_clock(args: argparse.Namespace) -> int:
     return 0 if answer[0].get("ok") else 1
 
 
+# A language tag as browsers take it (Intl): en, en-GB, zh-Hant-TW.
+LOCALE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$")
+
+
 def cmd_hub(args: argparse.Namespace) -> int:
     """The venue hub: recorder, venue clock and the floor dashboard, until SIGTERM or Ctrl-C."""
 
@@ -628,6 +633,16 @@ def cmd_hub(args: argparse.Namespace) -> int:
             bad.append(f"--short-table {given!r}: TABLE=SEATS, for example t7=6")
         else:
             short_tables[table] = int(seats)
+    if args.locale is not None and not LOCALE_TAG.match(args.locale):
+        bad.append(f"--locale {args.locale!r}: a BCP 47 language tag, for example en-GB")
+    if args.time_zone is not None:
+        import zoneinfo
+
+        try:
+            zoneinfo.ZoneInfo(args.time_zone)
+        except (ValueError, zoneinfo.ZoneInfoNotFoundError):
+            bad.append(f"--time-zone {args.time_zone!r}: an IANA time zone, for example "
+                       "Europe/London")
     if bad:
         return _fail("; ".join(bad))
     settings = HubSettings(venue=args.venue, db=args.db, users=args.users, host=args.host,
@@ -635,7 +650,8 @@ def cmd_hub(args: argparse.Namespace) -> int:
                            http_host=host or "127.0.0.1", http_port=int(port),
                            web_cert=args.web_cert, web_key=args.web_key,
                            retention_days=args.retention_days, structures=args.structures,
-                           profile=args.profile, short_tables=short_tables)
+                           profile=args.profile, short_tables=short_tables,
+                           locale=args.locale, time_zone=args.time_zone)
     try:
         hub = Hub(settings).start()
     except (UsersFileError, ProfileError) as exc:
@@ -920,6 +936,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a table that seats fewer than the house's table size (a 6-max "
                         "table: t7=6); balancing and breaking count its seats; repeat for "
                         "each")
+    p.add_argument("--locale", metavar="TAG",
+                   help="the venue's language for dates and times on the dashboard, as "
+                        "BCP 47 (en-GB, fr-FR; default: each browser's own)")
+    p.add_argument("--time-zone", metavar="ZONE",
+                   help="the venue's time zone for the dashboard's times (IANA: "
+                        "Europe/London; default: each browser's own)")
     p.set_defaults(func=cmd_hub)
 
     p = sub.add_parser("uplink", help="send what the venue's hub recorded to the group's "

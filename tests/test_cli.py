@@ -203,3 +203,14 @@ def test_a_command_whose_extra_is_missing_names_the_extra(tmp_path):
     assert "Traceback" not in result.stderr
     assert "'tablectl render' needs PIL" in result.stderr
     assert "pip install -e '.[hardware]'" in result.stderr
+
+
+def test_the_hub_refuses_a_locale_and_a_time_zone_it_cannot_use_listing_both(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "tablectl.cli", "hub", "--venue", "v",
+                             "--port", "1", "--locale", "english please", "--time-zone",
+                             "Mars/Olympus", "--short-table", "t7"], capture_output=True,
+                            text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    for needle in ("--locale 'english please'", "--time-zone 'Mars/Olympus'",
+                   "--short-table 't7'"):
+        assert needle in result.stderr

@@ -10,7 +10,9 @@ import os
 import re
 import shutil
 import time
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.sync_api import expect
@@ -26,6 +28,7 @@ from tests.conftest import wait_for
 from tests.privacy import private_leaks, shown_cards
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+VENUE_ZONE = "Pacific/Kiritimati"  # UTC+14: no CI machine's own
 SUIT_SYMBOLS = {"s": "\u2660", "h": "\u2665", "d": "\u2666", "c": "\u2663"}
 # Where to keep the screenshots (the README's come from a run with this set to docs/screens).
 SCREENSHOTS = os.environ.get("TABLECTL_SCREENSHOTS")
@@ -69,8 +72,10 @@ def venue(tmp_path_factory):
     users = directory / "users.toml"
     for name, role in (("maria", "floor"), ("val", "viewer"), ("sam", "supervisor")):
         auth.save_user(users, name, role, f"{name}-password")
+    # A venue far from this machine's zone, writing times its own way (24-hour, German).
     hub = Hub(HubSettings(venue="sim", db=str(directory / "hub.db"), users=str(users),
-                          port=broker.port, http_port=0)).start()
+                          port=broker.port, http_port=0, locale="de-DE",
+                          time_zone=VENUE_ZONE)).start()
     hub.clock.connected.wait(10)
     hub.clock.apply("start", "tda-2024")  # the tables follow the venue clock
     tables = SimulatedVenue(directory / "tables", tables=2, hands=1, broker=broker,
@@ -323,6 +328,10 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
     expect(maria.locator("#bustouts li").first).to_contain_text(
         f"table t1 seat {seats[0]}", timeout=5000)
     expect(maria.locator("#bustouts li").first).to_contain_text("(by maria)")
+    # The time as the venue writes it, in its zone (the hub's --locale and --time-zone).
+    bust = venue["hub"].floor.bustouts[-1]
+    said = datetime.fromtimestamp(bust.ts / 1000, ZoneInfo(VENUE_ZONE)).strftime("%H:%M:%S")
+    assert maria.locator("#bustouts li").first.text_content().startswith(said)
     expect(maria.locator(f".table[data-table=t1] .seat[data-seat='{seats[0]}']")).not_to_have_class(
         "seat taken")
     seating = [line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"]
@@ -435,14 +444,18 @@ class _RawTable:
         self.client.connect("127.0.0.1", venue["broker"].port)
         self.client.loop_start()
 
-    def ruling(self, action, text, reason=None):
+    def ruling(self, action, text, reason=None, recorded=False):
+        """One ruling, its own hand; ``recorded``: on the private topic too, as a table sends
+        everything, for the recorder (its hand history)."""
         self.seq += 1
         data = {"action": action, "text": text, **({"reason": reason} if reason else {})}
-        self.client.publish(f"pkr/v1/sim/tables/{self.name}/events", json.dumps({
+        envelope = json.dumps({
             "v": 1, "event_id": f"{self.name}:{self.seq}", "venue": "sim", "table": self.name,
             "seq": self.seq, "boot": 1, "type": "ruling", "ts": int(time.time() * 1000),
-            "hand": self.seq, "dealer": None, "historical": False, "data": data}),
-            qos=1).wait_for_publish(5)
+            "hand": self.seq, "dealer": None, "historical": False, "data": data})
+        for leaf in ("events", "private") if recorded else ("events",):
+            self.client.publish(f"pkr/v1/sim/tables/{self.name}/{leaf}", envelope,
+                                qos=1).wait_for_publish(5)
 
     def close(self):
         self.client.loop_stop()
@@ -852,3 +865,40 @@ def test_no_trap_for_a_tired_finger(venue, tmp_path):
                 hub.acknowledge_table(sam, table.name)
             table.close()
         maria.context.close()
+
+
+def test_a_phone_keeps_the_first_alert_and_a_panels_close_on_screen(venue, tmp_path):
+    """At 390x844 (a phone held upright): the first alert is on the first screen without
+    scrolling, and a table panel's Close is on screen when it opens, however many seats and
+    hands it holds."""
+    t13 = _RawTable(venue, "t13")
+    phone = _page(venue, "maria", viewport={"width": 390, "height": 844})
+    try:
+        for _ in range(20):  # twenty hands in its history, each with its ruling
+            t13.ruling("call_floor", "SHORT FLOP: call the floor", reason="wrong_card_count",
+                       recorded=True)
+        alert = phone.locator("#alerts .alert-group[data-table=t13] .alert").first
+        expect(alert).to_be_visible(timeout=10000)
+        # The first alert whole, its Acknowledge in reach, inside the alerts' own scrolling
+        # panel as it opens; and the tables still begin on the first screen.
+        panel = _box(phone.locator("#alerts-panel"))
+        for part in (alert, alert.locator("button.ack")):
+            box = _box(part)
+            assert panel["y"] <= box["y"] and box["y"] + box["height"] <= min(
+                panel["y"] + panel["height"], 844), (box, panel)
+        assert _box(phone.locator("#tables-panel h2"))["y"] < 844 - 44
+        assert wait_for(lambda: len(venue["hub"].recorder.envelopes("t13")) == 20, 10)
+        phone.click(".table[data-table=t13]")
+        expect(phone.locator("#table-dialog .hand")).to_have_count(20)
+        close = phone.locator("#table-dialog .close")
+        expect(close).to_be_visible()
+        spot = _box(close)
+        assert spot["y"] >= 0 and spot["y"] + spot["height"] <= 844, spot
+        assert spot["x"] >= 0 and spot["x"] + spot["width"] <= 390, spot
+        _shoot(phone, "dashboard-phone-panel", tmp_path)
+        phone.click("#table-dialog .close")
+        expect(phone.locator("#table-dialog")).not_to_have_attribute("open", "")
+        venue["hub"].acknowledge_table(auth.User("sam", "supervisor", ""), "t13")
+    finally:
+        t13.close()
+        phone.context.close()

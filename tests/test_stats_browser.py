@@ -98,6 +98,12 @@ def test_a_viewer_sees_the_nights_figures_as_charts_and_takes_them_as_csv(night,
         "labels": ["t1", "t2"], "sets": [["boxed card", [0, 1]], ["exposed card", [1, 0]],
                                          ["exposed two cards", [1, 0]]]}
     assert _chart(page, "chart-irregular-dealers")["sets"][0] == ["boxed card", [0, 1]]
+    # Each kind its own colour, the same in both charts (one kind here is not the contract's).
+    colours = {canvas: page.locator(f"#{canvas}").evaluate(
+        "c => window.Chart.getChart(c).data.datasets.map(d => d.backgroundColor)")
+        for canvas in ("chart-irregular-tables", "chart-irregular-dealers")}
+    assert len(set(colours["chart-irregular-tables"])) == 3
+    assert colours["chart-irregular-tables"] == colours["chart-irregular-dealers"]
     durations = _chart(page, "chart-durations")
     assert durations["labels"][4] == "120-180 s" and durations["sets"][0][1][4] == 5
     expect(page.locator("#stats-summary")).to_contain_text("a hand takes 120 s (median)")
@@ -148,3 +154,15 @@ def test_chart_labels_show_bidirectional_controls_as_everything_else_does(night)
         "c => !!window.Chart.getChart(c)"), 10)
     assert "ev[U+202E]lid" in _chart(page, "chart-dealers")["labels"]
     context.close()
+
+
+def test_every_irregularity_kind_has_a_colour_of_its_own():
+    """The charts once cycled eight colours over thirteen kinds: two kinds looked alike."""
+    from contract.schema import document
+
+    source = (STATIC / "dashboard.js").read_text(encoding="utf-8")
+    block = source.split("const KIND_COLOURS = {", 1)[1].split("};", 1)[0]
+    colours = dict(re.findall(r'(\w+): "(#[0-9a-f]{6})"', block))
+    kinds = document()["components"]["schemas"]["IrregularityData"]["properties"]["kind"]["enum"]
+    assert sorted(colours) == sorted(kinds)
+    assert len(set(colours.values())) == len(colours)

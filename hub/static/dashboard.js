@@ -32,6 +32,19 @@ const UNDO_SECONDS = 120;  // a seating change can be undone this long after the
 let audio = null;
 
 function serverNow() { return Date.now() + state.offset; }
+// Times and dates as the venue writes them (the hub's --locale and --time-zone; a browser's own
+// without them).
+let venueTime = (ms) => new Date(ms).toLocaleTimeString();
+let venueDate = (ms) => new Date(ms).toLocaleString();
+function useVenueLocale(locale, timeZone) {
+  const options = timeZone ? { timeZone } : {};
+  try {
+    const time = new Intl.DateTimeFormat(locale || undefined, { ...options, timeStyle: "medium" });
+    const date = new Intl.DateTimeFormat(locale || undefined, { ...options, dateStyle: "medium", timeStyle: "short" });
+    venueTime = (ms) => time.format(new Date(ms));
+    venueDate = (ms) => date.format(new Date(ms));
+  } catch (e) { /* a tag this browser does not know: its own */ }
+}
 
 function ago(ms) {
   if (ms === null || ms === undefined) return "";
@@ -348,7 +361,7 @@ function drawBustouts() {
   const newest = [...state.bustouts].reverse();
   list.replaceChildren(...newest.map((b) => {
     const li = el("li", b.undone_by ? "undone" : null,
-      `${new Date(b.ts).toLocaleTimeString()} table ${b.table} seat ${b.seat}` +
+      `${venueTime(b.ts)} table ${b.table} seat ${b.seat}` +
       `${b.hand ? ` after hand ${b.hand}` : ""} (by ${b.by})`);
     li.dataset.bustout = b.id;
     if (b.undone_by) {
@@ -392,7 +405,7 @@ function drawBalance() {
   const box = $("#balance");
   const recent = (b && b.recent) || [];
   $("#moves").replaceChildren(...[...recent].reverse().map((m) => el("li", null,
-    `${new Date(m.ts).toLocaleTimeString()} ${moveText(m)} (${m.kind}, by ${m.by})`)));
+    `${venueTime(m.ts)} ${moveText(m)} (${m.kind}, by ${m.by})`)));
   $("#move-count").textContent = `(${recent.length})`;
   const p = b && b.proposal;
   box.hidden = !p;
@@ -502,10 +515,20 @@ function drawChart(Chart, id, labels, datasets, stacked) {
   });
 }
 
+// One colour per irregularity kind (every kind of the contract's IrregularityData, a test
+// holds them to it), the same in every chart and period.
+const KIND_COLOURS = {
+  exposed_card: "#4c9be8", boxed_card: "#e6a23c", joker: "#3fb96b", extra_card: "#e5484d",
+  missing_card: "#b07ce8", premature_card: "#4cc9c0", too_many_board_cards: "#d9d36a",
+  missing_burn: "#f07cc0", duplicate_card: "#8fd14f", foreign_card: "#c08552",
+  unknown_tag: "#9aa8b5", shoe_fault: "#f5f5f5", wrong_game: "#5b6ee1",
+};
 function byKind(rows, key, kinds) {
   const names = [...new Set(rows.map((r) => r[key]))].sort();
+  const unknown = kinds.filter((kind) => !KIND_COLOURS[kind]);  // a newer table's: spread apart
   return { labels: names, datasets: kinds.map((kind) => ({
     label: kind.replaceAll("_", " "),
+    backgroundColor: KIND_COLOURS[kind] || `hsl(${(unknown.indexOf(kind) * 137.5 + 20) % 360} 65% 62%)`,
     data: names.map((n) => (rows.find((r) => r[key] === n && r.kind === kind) || { count: 0 }).count),
   })) };
 }
@@ -522,7 +545,7 @@ async function loadStats() {
     summary.textContent = shown(`statistics: ${e.message}`);
     return;
   }
-  const when = (ms) => new Date(ms).toLocaleString();
+  const when = venueDate;
   summary.className = "reply";
   summary.textContent = `${stats.hands} hands from ${when(stats.from)} to ${when(stats.to)}` +
     (stats.durations.median !== null ? `; a hand takes ${stats.durations.median} s (median), ` +
@@ -896,7 +919,7 @@ function logSentence(line) {
 function drawLog() {
   const list = $("#log");
   list.replaceChildren(...state.log.map((line) =>
-    el("li", null, `${new Date(line.ts).toLocaleTimeString()} ${logSentence(line)}`)));
+    el("li", null, `${venueTime(line.ts)} ${logSentence(line)}`)));
   if (!state.log.length) list.textContent = "nothing yet";
 }
 
@@ -943,6 +966,7 @@ async function startDashboard() {
     state.me = await api("/api/me");
   } catch (e) { window.location = "/login"; return; }
   $("#me").textContent = `${state.me.user} (${state.me.role})`;
+  useVenueLocale(state.me.locale, state.me.time_zone);
   for (const permission of state.me.may) document.body.classList.add(`may-${permission}`);
   for (const button of document.querySelectorAll("[data-clock]")) {
     button.addEventListener("click", async () => {
