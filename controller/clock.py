@@ -38,7 +38,10 @@ SYNC_DRIFT_SECONDS = 1.0  # less than this between the table's clock and the hub
 LATE_READING_SECONDS = 0.5
 _LEVEL_KEYS = {"level", "sb", "bb", "ante", "minutes", "note", "color_up", "announce"}
 _BREAK_KEYS = {"break_minutes", "note", "color_up", "announce"}
-_TOP_KEYS = {"name", "title", "source", "schedule", "starting_stack", "note"}
+# The tournament's figures a structure may give (the TV's average stack and prize pool, the
+# desk's add-on limit); each a whole number, the payouts a list of percentages by place.
+_FIGURES = ("starting_stack", "add_on_stack", "add_on_most", "buy_in", "add_on_price")
+_TOP_KEYS = {"name", "title", "source", "schedule", "note", "currency", "payouts", *_FIGURES}
 
 
 class StructureError(ProblemsError):
@@ -68,6 +71,13 @@ class Structure:
     title: str
     source: str
     periods: tuple[Period, ...]
+    starting_stack: int | None = None  # chips a buy-in (and a re-entry) buys
+    add_on_stack: int | None = None  # chips an add-on buys
+    add_on_most: int | None = None  # add-ons a player may take
+    buy_in: int | None = None  # what an entry costs (prize pool), in ``currency``
+    add_on_price: int | None = None
+    currency: str = ""
+    payouts: tuple[float, ...] = ()  # percent of the prize pool by place, first place first
 
     def starts(self) -> list[float]:
         """The clock seconds at which each period begins."""
@@ -154,10 +164,30 @@ def structure_from_data(data: Mapping[str, Any], origin: str) -> Structure:
         minutes = _number(entry.get("minutes", 0), f"{where}.minutes", problems, positive=True)
         periods.append(Period(minutes * 60.0, int(level) if isinstance(level, int) else 0,
                               int(sb), int(bb), int(ante), note, announcements))
+    figures: dict[str, int] = {}
+    for key in _FIGURES:
+        if key in data:
+            value = data[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                problems.append(f"{key}: must be a whole number, 0 or more")
+            else:
+                figures[key] = value
+    payouts = data.get("payouts", [])
+    if (not isinstance(payouts, list) or any(isinstance(p, bool) or not isinstance(
+            p, int | float) or not 0 < p <= 100 for p in payouts)
+            or sum(payouts or [0]) > 100.0001):
+        problems.append("payouts: a list of percentages of the prize pool by place (each "
+                        "over 0, together at most 100)")
+        payouts = []
+    currency = data.get("currency", "")
+    if not isinstance(currency, str) or len(currency) > 8:
+        problems.append("currency: a short text ($, EUR)")
+        currency = ""
     if problems:
         raise StructureError(origin, problems)
     return Structure(str(name), str(data.get("title", name)), str(data.get("source", "")),
-                     tuple(periods))
+                     tuple(periods), currency=currency,
+                     payouts=tuple(float(p) for p in payouts), **figures)
 
 
 STRUCTURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")

@@ -84,11 +84,15 @@ class SeatMove:
     leaves: bool
     table: str
     other_seat: int
+    player: str | None = None  # the player's name, when the hub keeps a roster
 
     def to_json(self) -> dict[str, Any]:
+        named = {"player": self.player} if self.player is not None else {}
         if self.leaves:
-            return {"seat": self.seat, "to_table": self.table, "to_seat": self.other_seat}
-        return {"seat": self.seat, "from_table": self.table, "from_seat": self.other_seat}
+            return {"seat": self.seat, "to_table": self.table, "to_seat": self.other_seat,
+                    **named}
+        return {"seat": self.seat, "from_table": self.table, "from_seat": self.other_seat,
+                **named}
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +327,7 @@ _SEAT_NUMBER = range(SEAT_MIN, SEAT_MAX + 1)
 # A table's id as the contract allows it (contract/schema.py NAME, a topic level: the core
 # imports no contract; tests/test_contract.py holds the two the same).
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+PLAYER_NAME = re.compile(r"^[\x20-\x7e]{1,16}$")  # as the 20-column display shows it
 
 
 def _moves(items: Any, seats: tuple[int, ...],
@@ -338,11 +343,17 @@ def _moves(items: Any, seats: tuple[int, ...],
         leaves = isinstance(item, dict) and "to_table" in item
         keys = ("seat", "to_table", "to_seat") if leaves else ("seat", "from_table",
                                                                  "from_seat")
-        if not isinstance(item, dict) or set(item) != set(keys):
+        if not isinstance(item, dict) or set(item) - {"player"} != set(keys):
             problems.append(f"{where}: must be {{seat, to_table, to_seat}} or "
-                            "{seat, from_table, from_seat}")
+                            "{seat, from_table, from_seat}, and a player's name")
             continue
         seat, table, other = (item[k] for k in keys)
+        player = item.get("player")
+        if player is not None and not (isinstance(player, str)
+                                       and PLAYER_NAME.match(player)):
+            problems.append(f"{where}: player must be 1-16 printable ASCII characters (the "
+                            "display's)")
+            continue
         numbers_ok = all(not isinstance(n, bool) and isinstance(n, int) and n in _SEAT_NUMBER
                          for n in (seat, other))
         if not numbers_ok:
@@ -355,7 +366,7 @@ def _moves(items: Any, seats: tuple[int, ...],
                                                         else "is not in the seats: a player "
                                                         "who arrives takes a seat"))
         else:
-            moves.append(SeatMove(seat, leaves, table, other))
+            moves.append(SeatMove(seat, leaves, table, other, player))
     if len({m.seat for m in moves}) != len(moves):
         problems.append("moves: a seat moves twice")
     return tuple(moves) if len(moves) == len(items) and not problems else None

@@ -174,8 +174,12 @@ def seating_notice(moves: list[dict[str, Any]], seats: list[int],
         title = "PLAYER MOVES" if len(leaving) == 1 else "PLAYERS MOVE"
     else:
         title = "NEW PLAYER" if len(arriving) == 1 else "NEW PLAYERS"
-    parts = [f"Seat {m['seat']} to table {m['to_table']} seat {m['to_seat']}." for m in leaving]
-    parts += [f"Seat {m['seat']} new from {m['from_table']} seat {m['from_seat']}."
+    def who(m: dict[str, Any]) -> str:  # the roster's name first, when the hub sent one
+        return f"{m['player']}: seat" if m.get("player") else "Seat"
+
+    parts = [f"{who(m)} {m['seat']} to table {m['to_table']} seat {m['to_seat']}."
+             for m in leaving]
+    parts += [f"{who(m)} {m['seat']} new from {m['from_table']} seat {m['from_seat']}."
               for m in arriving]
     if effective == "next_hand":
         parts.append("After this hand.")
@@ -367,9 +371,10 @@ SAMPLE_RULINGS = {
     "alert-reads-lost": ("call_floor", "12 CARD READS LOST: call the floor; check every seat "
                          "and the board"),
 }
-# Players moved by the floor, for the sample screens: one leaving, one arriving.
+# Players moved by the floor, for the sample screens: one leaving (named by the hub's
+# roster), one arriving.
 SAMPLE_MOVES = {
-    "seating-player-moves": ([{"seat": 6, "to_table": "t2", "to_seat": 5}],
+    "seating-player-moves": ([{"seat": 6, "to_table": "t2", "to_seat": 5, "player": "Anna"}],
                              [1, 2, 3, 4, 5, 7, 8, 9]),
     "seating-new-player": ([{"seat": 5, "from_table": "t1", "from_seat": 6}],
                            [1, 2, 3, 4, 5, 6, 7, 8]),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.seating import SEAT_MAX
 from hub.balance_desk import COUNTED
+from hub.roster import Roster
 
 if TYPE_CHECKING:
     from controller.clock import Structure
@@ -217,6 +218,7 @@ class CommandView:
     replied_at: int | None = None
     seats_before: list[int] | None = None  # a seating command: the table's seats when sent
     undoes: str | None = None  # the bust-out this seating command gives back
+    drawn: list[int] | None = None  # the roster's players this command seats (a draw)
 
 
 UNDO_BUSTOUT_MS = 120_000  # a bust-out can be undone this long after the table applied it
@@ -234,6 +236,8 @@ class BustOut:
     by: str
     undone_by: str | None = None  # the seat was given back (the table applied it)
     undone_at: int | None = None
+    player: str | None = None  # who sat there, by the roster (None: no roster)
+    place: int | None = None  # their finishing place when it happened
     id: str = field(init=False, default="")
     undo_until: int = field(init=False, default=0)
 
@@ -253,6 +257,7 @@ class FloorView:
     broker_since: int | None = None
     next_alert: int = 1
     bustouts: list[BustOut] = field(default_factory=list)  # newest last, MAX_BUSTOUTS kept
+    roster: Roster = field(default_factory=Roster)  # the entrants (empty: seats by number)
     balance: BalanceDesk | None = None  # the house's balancing rule (None: not proposed)
     balance_stale: bool = True  # seats, blinds, hands or a status changed since the review
     # (table, seq) of events that raised an alert, oldest first: each raises one, however it
@@ -409,21 +414,57 @@ class FloorView:
         command.reply, command.replied_at = payload, now
         updates: list[Update] = [{"kind": "command", "command": asdict(command)}]
         seats = command.args.get("seats")
+        roster_changed = False
+        if command.drawn and not payload.get("ok"):
+            self.roster.unseat(command.drawn)  # they wait for the next draw
+            roster_changed = True
         undone = next((b for b in self.bustouts if b.id == command.undoes), None)
         if undone is not None and payload.get("ok") and undone.undone_by is None:
             undone.undone_by, undone.undone_at = command.sent_by, now
             updates.append({"kind": "bustout", "bustout": asdict(undone)})
+            roster_changed |= self.roster.back_in(undone.table, undone.seat,
+                                                  undone.ts) is not None
         if (command.command == "seating" and payload.get("ok") and isinstance(seats, list)
                 and command.seats_before is not None):
             view = self.table(name)
-            moved = {m.get("seat") for m in command.args.get("moves") or ()
-                     if isinstance(m, dict) and "to_table" in m}
+            leaving = [m for m in command.args.get("moves") or ()
+                       if isinstance(m, dict) and "to_table" in m]
+            for move in leaving:
+                roster_changed |= self.roster.moved(name, move["seat"], move["to_table"],
+                                                    move["to_seat"]) is not None
+            moved = {m.get("seat") for m in leaving}
             for seat in sorted(set(command.seats_before) - set(seats) - moved):
-                bust = BustOut(name, seat, view.hand, now, command.sent_by)
+                player = self.roster.went_out(name, seat, now, view.hand)
+                bust = BustOut(name, seat, view.hand, now, command.sent_by,
+                               player=player.name if player else None,
+                               place=self.roster.places().get(player.id) if player else None)
+                roster_changed |= player is not None
                 self.bustouts.append(bust)
                 updates.append({"kind": "bustout", "bustout": asdict(bust)})
             del self.bustouts[:max(0, len(self.bustouts) - self.MAX_BUSTOUTS)]
+        if roster_changed:
+            updates.append(self.roster_update())
         return updates
+
+    def roster_update(self) -> Update:
+        return {"kind": "roster", "roster": self.roster.view()}
+
+    def seats_for_a_draw(self) -> tuple[dict[str, list[int]], dict[str, list[int]],
+                                        dict[str, int]]:
+        """For the roster's draw, at each online table in play or waiting for players: the
+        seats taken by nobody on the roster, the free seats (up to the table's size), and
+        how many sit there now."""
+        unnamed: dict[str, list[int]] = {}
+        free: dict[str, list[int]] = {}
+        occupied: dict[str, int] = {}
+        for name, view in sorted(self.tables.items()):
+            if view.status != "online":
+                continue
+            unnamed[name] = [s for s in view.seats if self.roster.at(name, s) is None]
+            free[name] = [s for s in range(1, self.table_size(name) + 1)
+                          if s not in view.seats]
+            occupied[name] = len(view.seats)
+        return unnamed, free, occupied
 
     # ------------------------------------------------------------------ from staff
     def command_sent(self, transaction: str, table: str, command: str, args: dict[str, Any],
@@ -538,6 +579,7 @@ class FloorView:
             "hand_for_hand": self.hand_for_hand_panel(),
             "labels": ALERT_LABELS,
             "balance": self.balance.panel(self.tables) if self.balance else None,
+            "roster": self.roster.view(),
         }
 
     def review_balance(self, now: int) -> list[Update]:

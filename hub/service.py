@@ -14,13 +14,14 @@ commands, so what the dashboard shows cannot contain hole cards.
 from __future__ import annotations
 
 import logging
+import random
 import secrets
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from contract import topics
@@ -32,7 +33,7 @@ from contract.supervise import LogOnce
 from contract.views import public_event
 from contract.wire import encode
 from controller.balancing import Proposal
-from controller.clock import StructureError
+from controller.clock import Structure, StructureError
 from controller.profiles import ProfileError
 from houses.loaders import house_structure, load_profile, structure_names
 from hub.auth import Sessions, User, UsersFile
@@ -52,6 +53,7 @@ from hub.floor import (
     room_clock_view,
 )
 from hub.recorder import Recorder
+from hub.roster import Player, Roster, RosterError, display_name
 from hub.stats import STATS_TYPES, hands_csv_rows, statistics
 from hub.storage import Storage, open_storage
 from hub.venue_clock import VenueClockService
@@ -92,6 +94,30 @@ class HubSettings:
     time_zone: str | None = None  # the venue's IANA zone for times (None: the browser's)
 
 
+def tournament_figures(roster: Roster, structure: Structure | None) -> dict[str, Any]:
+    """What players look for on the TV, from the roster and the structure that runs:
+    entrants, players left, the average stack (the starting stack for each entry and the
+    add-ons' chips, over the players left), and where the structure gives a buy-in the prize
+    pool and, with a payout table, each place's prize. Nothing without a roster."""
+    if not roster.players:
+        return {}
+    counts = roster.counts()
+    figures: dict[str, Any] = {"entrants": counts["entrants"], "entries": counts["entries"],
+                               "add_ons": counts["add_ons"], "players_left": counts["left"]}
+    if structure is None:
+        return figures
+    if structure.starting_stack and counts["left"]:
+        chips = (structure.starting_stack * counts["entries"]
+                 + (structure.add_on_stack or 0) * counts["add_ons"])
+        figures["average_stack"] = round(chips / counts["left"])
+    if structure.buy_in:
+        pool = (structure.buy_in * counts["entries"]
+                + (structure.add_on_price or 0) * counts["add_ons"])
+        figures.update(prize_pool=pool, currency=structure.currency,
+                       payouts=[int(pool * share / 100) for share in structure.payouts])
+    return figures
+
+
 @dataclass(frozen=True)
 class Call:
     """Run ``function`` on the floor's worker; its result or exception goes to ``future``."""
@@ -124,6 +150,7 @@ class Hub(MqttWorker):
         self.floor = FloorView(settings.venue, balance=BalanceDesk.of(
             self.profile, secrets.randbits(32), settings.short_tables))
         self.sessions = Sessions(UsersFile(settings.users))
+        self._rng = random.SystemRandom()  # a seat draw no one can foresee
         self._streams: list[Callable[[Update | None], None]] = []  # each viewer's sink
         self._streams_lock = threading.Lock()
         self._stopping = False
@@ -236,6 +263,11 @@ class Hub(MqttWorker):
         # The room's bust-outs of the session, as the floor made them before the restart.
         self.floor.bustouts = [BustOut(**row) for row in self._db.bustouts(
             self.now_ms() - RECENT_ALERTS_MS, FloorView.MAX_BUSTOUTS)]
+        # The tournament's roster, as the floor left it.
+        for row in self._db.roster_players():
+            player = Player(**row)
+            self.floor.roster.players[player.id] = player
+            self.floor.roster.next_id = max(self.floor.roster.next_id, player.id + 1)
         # Ids go on from the newest in the database, purged or not shown.
         self.floor.next_alert = max(self.floor.next_alert, self._db.max_alert_id() + 1)
         since = self.now_ms() - RECENT_ALERTS_MS
@@ -385,6 +417,13 @@ class Hub(MqttWorker):
                       now: int) -> list[Update]:
         commands = seating_commands(
             proposal, {name: self.floor.tables[name].seats for name in proposal.tables})
+        for name, args in commands.items():  # the dealers' displays name who moves
+            for move in args["moves"]:
+                origin = ((name, move["seat"]) if "to_table" in move
+                          else (move["from_table"], move["from_seat"]))
+                player = self.floor.roster.at(*origin)
+                if player is not None:
+                    move["player"] = display_name(player.name)
         self._log(now, by, "break table" if proposal.kind == "break" else "balance tables",
                   {"reason": proposal.reason, "moves": [m.to_json() for m in proposal.moves]})
         for name, args in commands.items():
@@ -412,9 +451,15 @@ class Hub(MqttWorker):
                                                   "detail": detail}}])
 
     def _save_alerts(self, updates: list[Update]) -> None:
-        """Alerts and bust-outs go to the database as the floor view makes them."""
+        """Alerts, bust-outs and the roster go to the database as the floor view makes
+        them."""
         alerts = [u["alert"] for u in updates if u["kind"] == "alert"]
         busts = [u["bustout"] for u in updates if u["kind"] == "bustout"]
+        if any(u["kind"] == "roster" for u in updates):
+            assert self._db is not None
+            for player in self.floor.roster.players.values():
+                self._db.save_player(asdict(player))
+            self._db.commit()
         if alerts or busts:
             assert self._db is not None
             for alert in alerts:
@@ -531,6 +576,95 @@ class Hub(MqttWorker):
             return self._send(table, name, args, user.name)
 
         return dict(self.call(run))
+
+    # ------------------------------------------------------------------ the roster
+    def _on_roster(self, user: User, action: str,
+                   change: Callable[[Roster, int], dict[str, Any]]) -> dict[str, Any]:
+        """A roster change at the desk, on the floor's worker: saved, logged (``change``
+        returns the log line's detail), on every dashboard; RosterError becomes the staff's
+        error."""
+        def run() -> dict[str, Any]:
+            now = self.now_ms()
+            try:
+                detail = change(self.floor.roster, now)
+            except RosterError as exc:
+                raise StaffError(str(exc)) from None
+            update = self.floor.roster_update()
+            self._save_alerts([update])
+            self._log(now, user.name, action, detail)
+            self._broadcast([update, *self._balance(now)])
+            return dict(update["roster"])
+
+        return dict(self.call(run))
+
+    def roster(self) -> dict[str, Any]:
+        return dict(self.call(self.floor.roster.view))
+
+    def add_player(self, user: User, name: str) -> dict[str, Any]:
+        return self._on_roster(user, "roster/add", lambda roster, now: {
+            "name": roster.add(name, now).name})
+
+    def import_players(self, user: User, text: str) -> dict[str, Any]:
+        return self._on_roster(user, "roster/import", lambda roster, now: {
+            "players": len(roster.import_csv(text, now))})
+
+    def reentry(self, user: User, player_id: int) -> dict[str, Any]:
+        return self._on_roster(user, "roster/re-entry", lambda roster, now: {
+            "player": player_id, "name": roster.reentry(player_id, now).name})
+
+    def add_on(self, user: User, player_id: int) -> dict[str, Any]:
+        most = self._structure_figure("add_on_most")
+        return self._on_roster(user, "roster/add-on", lambda roster, now: {
+            "player": player_id, "name": roster.add_on(player_id, most).name})
+
+    def clear_roster(self, user: User) -> dict[str, Any]:
+        """A new tournament: the roster emptied (take the finishing order as CSV first)."""
+        def clear(roster: Roster, now: int) -> dict[str, Any]:
+            assert self._db is not None
+            players = len(roster.players)
+            roster.players.clear()
+            self._db.clear_roster()
+            return {"players": players}
+
+        return self._on_roster(user, "roster/clear", clear)
+
+    def draw_seats(self, user: User) -> dict[str, Any]:
+        """Seats drawn for every player waiting (hub/roster.py's draw), a seating command to
+        each table that gets a new seat taken; the players are seated as the tables apply
+        it (a table that refuses, mid-hand, leaves them waiting for the next draw)."""
+        def run() -> dict[str, Any]:
+            now = self.now_ms()
+            unnamed, free, occupied = self.floor.seats_for_a_draw()
+            try:
+                drawn = self.floor.roster.draw(unnamed, free, occupied, self._rng)
+            except RosterError as exc:
+                raise StaffError(str(exc)) from None
+            update = self.floor.roster_update()
+            self._save_alerts([update])
+            self._log(now, user.name, "roster/draw", {"seats": {
+                table: [f"{p.name} seat {seat}" for seat, p in sorted(seated)]
+                for table, seated in drawn.items()}})
+            for table, seated in sorted(drawn.items()):
+                now_seats = set(self.floor.tables[table].seats)
+                new = {seat for seat, _ in seated} - now_seats
+                if new:
+                    sent = self._send(table, "seating", {"seats": sorted(now_seats | new)},
+                                      user.name)
+                    self.floor.commands[sent["transaction"]].drawn = [
+                        p.id for seat, p in seated if seat in new]
+            self._broadcast([update])
+            return {"drawn": {table: [{"seat": seat, "player": p.name} for seat, p in
+                                      sorted(seated)] for table, seated in drawn.items()},
+                    "roster": update["roster"]}
+
+        return dict(self.call(run))
+
+    def finishing_csv(self) -> str:
+        return str(self.call(self.floor.roster.finishing_csv))
+
+    def _structure_figure(self, key: str) -> Any:
+        """A figure of the structure the venue clock runs (starting stack, buy-in...)."""
+        return getattr(self.clock.reading()[0], key, None)
 
     def undo_bustout(self, user: User, bust_id: str) -> dict[str, Any]:
         """Give a bust-out's seat back (a seating command with it); the bust-out shows as
@@ -695,9 +829,10 @@ class Hub(MqttWorker):
 
         def read() -> dict[str, Any]:
             in_play = self.floor.tables_in_play()
-            return {"venue": self.venue, "now": self.now_ms(),
-                    **room_clock_view(*self.clock.reading()),
-                    "tables": len(in_play), "players": sum(len(t.seats) for t in in_play)}
+            reading = self.clock.reading()
+            return {"venue": self.venue, "now": self.now_ms(), **room_clock_view(*reading),
+                    "tables": len(in_play), "players": sum(len(t.seats) for t in in_play),
+                    **tournament_figures(self.floor.roster, reading[0])}
 
         return dict(self.call(read))
 

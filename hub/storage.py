@@ -57,7 +57,18 @@ MIGRATIONS = [
         "ALTER TABLE bustouts ADD COLUMN undone_by TEXT",
         "ALTER TABLE bustouts ADD COLUMN undone_at BIGINT",
     ],
+    [
+        # The tournament's roster (hub/roster.py), and who each bust-out put out in what place.
+        "CREATE TABLE IF NOT EXISTS roster_players (id BIGINT PRIMARY KEY, name TEXT NOT NULL,"
+        " registered_at BIGINT NOT NULL, entries INTEGER NOT NULL, add_ons INTEGER NOT NULL,"
+        " tbl TEXT, seat INTEGER, out_at BIGINT, out_hand BIGINT)",
+        "ALTER TABLE bustouts ADD COLUMN player TEXT",
+        "ALTER TABLE bustouts ADD COLUMN place INTEGER",
+    ],
 ]
+
+ROSTER_COLUMNS = ("id", "name", "registered_at", "entries", "add_ons", "table", "seat",
+                  "out_at", "out_hand")
 
 # The events a hand-history view is made of.
 HISTORY_TYPES = ("hand.started", "hand.ended", "hand.record", "ruling", "irregularity")
@@ -194,9 +205,10 @@ class Storage:
             yield json.loads(raw)
 
     def save_bustout(self, bust: dict[str, Any]) -> None:
-        self.execute("INSERT INTO bustouts (tbl, seat, hand, ts, username) "
-                     "VALUES (?, ?, ?, ?, ?)",
-                     (bust["table"], bust["seat"], bust["hand"], bust["ts"], bust["by"]))
+        self.execute("INSERT INTO bustouts (tbl, seat, hand, ts, username, player, place) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     (bust["table"], bust["seat"], bust["hand"], bust["ts"], bust["by"],
+                      bust.get("player"), bust.get("place")))
 
     def bustout_undone(self, bust: dict[str, Any]) -> None:
         self.execute("UPDATE bustouts SET undone_by = ?, undone_at = ? WHERE tbl = ? AND "
@@ -205,13 +217,32 @@ class Storage:
 
     def bustouts(self, since_ts: int, limit: int) -> list[dict[str, Any]]:
         """The newest ``limit`` bust-outs since ``since_ts``, oldest first."""
-        rows = self.execute("SELECT tbl, seat, hand, ts, username, undone_by, undone_at FROM "
-                            "bustouts WHERE ts >= ? ORDER BY ts DESC LIMIT ?",
-                            (since_ts, limit)).fetchall()
+        rows = self.execute("SELECT tbl, seat, hand, ts, username, undone_by, undone_at, "
+                            "player, place FROM bustouts WHERE ts >= ? ORDER BY ts DESC "
+                            "LIMIT ?", (since_ts, limit)).fetchall()
         return [{"table": t, "seat": int(s), "hand": None if h is None else int(h),
                  "ts": int(ts), "by": u, "undone_by": ub,
-                 "undone_at": None if ua is None else int(ua)}
-                for t, s, h, ts, u, ub, ua in reversed(rows)]
+                 "undone_at": None if ua is None else int(ua), "player": pl,
+                 "place": None if pc is None else int(pc)}
+                for t, s, h, ts, u, ub, ua, pl, pc in reversed(rows)]
+
+    def save_player(self, player: dict[str, Any]) -> None:
+        """One roster player as it is now (added or changed)."""
+        values = tuple(player[k] for k in ROSTER_COLUMNS)
+        self.execute(
+            "INSERT INTO roster_players (id, name, registered_at, entries, add_ons, tbl, seat,"
+            " out_at, out_hand) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE"
+            " SET entries = excluded.entries, add_ons = excluded.add_ons, tbl = excluded.tbl,"
+            " seat = excluded.seat, out_at = excluded.out_at, out_hand = excluded.out_hand",
+            values)
+
+    def roster_players(self) -> list[dict[str, Any]]:
+        rows = self.execute("SELECT id, name, registered_at, entries, add_ons, tbl, seat, "
+                            "out_at, out_hand FROM roster_players ORDER BY id").fetchall()
+        return [dict(zip(ROSTER_COLUMNS, row, strict=True)) for row in rows]
+
+    def clear_roster(self) -> int:
+        return max(0, int(self.execute("DELETE FROM roster_players").rowcount))
 
     def save_clock(self, saved: dict[str, Any], now_ms: int) -> None:
         self.execute("INSERT INTO venue_clock VALUES (1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO "

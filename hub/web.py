@@ -152,7 +152,16 @@ class RoomClock(BaseModel):
     announcements: list[str] = []
     next_announcements: list[str] = []
     tables: int
-    players: int
+    players: int  # seated at the tables in play
+    # With a roster: who entered, who is left, and the figures the structure gives.
+    entrants: int | None = None
+    entries: int | None = None  # buy-ins and re-entries
+    add_ons: int | None = None
+    players_left: int | None = None
+    average_stack: int | None = None  # (starting stack x entries + add-on chips) / left
+    prize_pool: int | None = None  # buy-ins and add-ons paid, in ``currency``
+    currency: str = ""
+    payouts: list[int] = []  # the prize of each place paid, first place first
 
 
 class TvLink(BaseModel):
@@ -171,6 +180,38 @@ class StructureChoice(BaseModel):
 class AcknowledgedAll(BaseModel):
     table: str
     acknowledged: list[int]  # the ids of the alerts the dashboards showed
+
+
+class NewPlayer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=40)
+
+
+class RosterCsv(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    csv: str = Field(max_length=200_000)
+
+
+class RosterPlayer(BaseModel):
+    id: int
+    name: str
+    registered_at: int
+    entries: int
+    add_ons: int
+    table: str | None
+    seat: int | None
+    out_at: int | None
+    out_hand: int | None
+    place: int | None  # the finishing place once out
+
+
+class RosterView(BaseModel):
+    players: list[RosterPlayer]
+    entrants: int
+    entries: int
+    add_ons: int
+    left: int
+    waiting: int  # in the game without a seat: the next draw seats them
 
 
 class ShownAlerts(BaseModel):
@@ -266,6 +307,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
                        (413, "the body is too large"), (415, "send JSON"),
                        (503, "the hub is busy or stopping"))}
 TABLE = Annotated[str, Path(pattern=NAME.pattern, description="a table id")]
+PLAYER = Annotated[int, Path(ge=1, le=2**31 - 1, description="a roster player's id")]
 BUSTOUT = Annotated[str, Path(pattern=NAME.pattern[:-1] + r":\d{1,2}:\d{1,16}$",
                               description="a bust-out: table:seat:when (ms)")]
 PERIOD_FROM = Annotated[int | None, Query(alias="from", ge=0, le=2**53 - 1,
@@ -485,6 +527,56 @@ def create_app(hub: Hub) -> FastAPI:
         pieces = staff_error(lambda: hub.hands_csv_stream(start, to))  # the period checked
         return StreamingResponse(pieces, media_type="text/csv; charset=utf-8", headers={
             "Content-Disposition": f'attachment; filename="hands-{hub.venue}.csv"'})
+
+    @app.get("/api/roster", response_model=RosterView, responses=_ERRORS, tags=["roster"],
+             summary="the tournament's entrants: seats, entries, add-ons, finishing places")
+    def roster(user: User = see) -> dict[str, Any]:
+        return dict(staff_error(hub.roster))
+
+    @app.post("/api/roster/players", response_model=RosterView, responses=_ERRORS,
+              tags=["roster"], summary="enter a player at the desk (waits for a drawn seat)")
+    def roster_add(body: NewPlayer, user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.add_player(user, body.name)))
+
+    @app.post("/api/roster/import", response_model=RosterView, responses=_ERRORS,
+              tags=["roster"], summary="entrants from a CSV (a name column; entries and "
+                                       "add_ons optional): all or none")
+    def roster_import(body: RosterCsv, user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.import_players(user, body.csv)))
+
+    @app.post("/api/roster/players/{player}/re-entry", response_model=RosterView,
+              responses=_ERRORS, tags=["roster"],
+              summary="a player out buys in again (waits for a drawn seat)")
+    def roster_reentry(player: PLAYER, body: Empty | None = None,
+                       user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.reentry(user, player)))
+
+    @app.post("/api/roster/players/{player}/add-on", response_model=RosterView,
+              responses=_ERRORS, tags=["roster"],
+              summary="an add-on for a player in the game (the structure's limit)")
+    def roster_add_on(player: PLAYER, body: Empty | None = None,
+                      user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.add_on(user, player)))
+
+    @app.post("/api/roster/draw", responses=_ERRORS, tags=["roster"],
+              summary="draw seats for every player waiting: the seating sent to the tables")
+    def roster_draw(body: Empty | None = None, user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.draw_seats(user)))
+
+    @app.post("/api/roster/clear", response_model=RosterView, responses=_ERRORS,
+              tags=["roster"], summary="a new tournament: the roster emptied")
+    def roster_clear(body: Empty | None = None, user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.clear_roster(user)))
+
+    @app.get("/api/roster/finishing.csv", responses={200: {"content": {"text/csv": {}},
+                                                           "description": "one row a place"},
+                                                     **_ERRORS},
+             tags=["roster"], response_class=Response,
+             summary="the finishing order as CSV (place, name, entries, add-ons, when out)")
+    def roster_csv(user: User = see) -> Response:
+        return Response(staff_error(hub.finishing_csv), media_type="text/csv; charset=utf-8",
+                        headers={"Content-Disposition":
+                                 f'attachment; filename="finishing-{hub.venue}.csv"'})
 
     @app.post("/api/balance/confirm", response_model=BalancePanel, responses=_ERRORS,
               tags=["floor"], summary="confirm the balancing move or table break the house's "

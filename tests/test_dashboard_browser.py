@@ -5,6 +5,8 @@ hand-for-hand, hand histories per role, and last a table whose daemon is killed.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -902,3 +904,84 @@ def test_a_phone_keeps_the_first_alert_and_a_panels_close_on_screen(venue, tmp_p
     finally:
         t13.close()
         phone.context.close()
+
+
+def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
+        venue, tmp_path):
+    """The floor imports the entrants (one more than t1 seats), draws their seats (t1's
+    players get names, the extra one a free seat the table is sent), sees names on the seat
+    map, the panel and the seating chart, busts a named player (a place), and the TV counts
+    the field and its average stack; the chart prints alone; the finishing order is a CSV."""
+    hub = venue["hub"]
+    t1 = hub.floor.tables["t1"]
+    seated = len(t1.seats)
+    assert seated >= 2 and t1.status == "online"
+    maria = _page(venue, "maria", viewport={"width": 1440, "height": 900})
+    try:
+        names = [f"Player {chr(65 + i)}" for i in range(seated + 1)]
+        csv_file = tmp_path / "entrants.csv"
+        csv_file.write_text("name,add_ons\n" + "\n".join(f"{n},{i % 2}" for i, n in
+                                                         enumerate(names)) + "\n")
+        maria.set_input_files("#roster-csv", str(csv_file))
+        expect(maria.locator("#roster-summary")).to_contain_text(
+            f"{len(names)} entrants \u00b7 {len(names)} left")
+        expect(maria.locator("#roster-draw")).to_have_text(
+            f"Draw seats for {len(names)} players")
+        maria.click("#roster-draw")
+        maria.click("#confirm .yes")
+        expect(maria.locator("#roster-reply")).to_contain_text("Seats drawn: table t1")
+        expect(maria.locator("#log li", has_text="maria drew seats: table t1 ")).to_have_count(1)
+        # The one without a seat at t1 got a free one: the table was sent it and applied it.
+        assert wait_for(lambda: len(hub.floor.tables["t1"].seats) == seated + 1, 15)
+        roster = hub.roster()
+        assert roster["waiting"] == 0 and {p["table"] for p in roster["players"]} == {"t1"}
+        by_seat = {p["seat"]: p["name"] for p in roster["players"]}
+        assert sorted(by_seat) == hub.floor.tables["t1"].seats
+        chart = maria.locator("#seating-chart .chart-table[data-table=t1] li")
+        expect(chart).to_have_count(seated + 1)
+        first_seat = min(by_seat)
+        expect(chart.first).to_have_text(f"Seat {first_seat}: {by_seat[first_seat]}")
+        spot = maria.locator(f".table[data-table=t1] .seat[data-seat='{first_seat}']")
+        expect(spot).to_have_attribute("title", re.compile(by_seat[first_seat]))
+        _shoot(maria, "dashboard-roster", tmp_path)
+        # Printed, the seating chart is all there is.
+        maria.emulate_media(media="print")
+        assert maria.locator("#seating-chart").is_visible()
+        assert not maria.locator("#tables-panel").is_visible()
+        assert not maria.locator("#roster-draw").is_visible()
+        maria.emulate_media(media="screen")
+
+        # Bust the named player in the last seat: the bust-out names them and their place.
+        last_seat = max(by_seat)
+        maria.wait_for_function("() => performance.now() >= settledAt")  # a dialog closed
+        maria.click(".table[data-table=t1]")
+        button = maria.locator(f"#table-dialog .seat-bust[data-seat='{last_seat}']")
+        expect(button).to_have_text(f"{last_seat} {by_seat[last_seat]} bust")
+        button.click()
+        maria.click("#confirm .yes")
+        maria.click("#table-dialog .close")
+        place = len(names)
+        expect(maria.locator("#bustouts li").first).to_contain_text(
+            f"table t1 seat {last_seat} {by_seat[last_seat]}, {place}th", timeout=15000)
+        expect(maria.locator("#roster-summary")).to_contain_text(f"{len(names) - 1} left")
+        finishing = maria.request.get(hub.url + "/api/roster/finishing.csv")
+        rows = list(csv.reader(io.StringIO(finishing.text())))
+        assert rows[1][:2] == [str(place), by_seat[last_seat]]
+
+        # The TV: entrants, players left, the average stack of the structure that runs.
+        figures = hub.room_clock(hub.tv_key)
+        structure = hub.clock.reading()[0]
+        add_ons = sum(i % 2 for i in range(len(names)))
+        assert figures["entrants"] == len(names) and figures["players_left"] == place - 1
+        assert figures["average_stack"] == round(
+            (structure.starting_stack * len(names) + (structure.add_on_stack or 0) * add_ons)
+            / (place - 1))
+        tv = venue["browser"].new_context(viewport={"width": 1920, "height": 1080}).new_page()
+        tv.goto(hub.url + "/tv#" + hub.tv_key)
+        expect(tv.locator("#field")).to_contain_text(
+            f"{len(names)} entrants \u00b7 {place - 1} left \u00b7 {add_ons} add-ons \u00b7 "
+            f"average stack {figures['average_stack']:,}", timeout=15000)
+        _shoot(tv, "tv-clock-roster", tmp_path)
+        tv.context.close()
+    finally:
+        maria.context.close()

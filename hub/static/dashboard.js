@@ -133,6 +133,7 @@ function applySnapshot(snap) {
   state.hub = snap.hub;
   state.bustouts = snap.bustouts || [];
   state.balance = snap.balance;
+  state.roster = snap.roster || { players: [] };
   $("#venue").textContent = snap.venue;
 }
 
@@ -158,6 +159,8 @@ function applyUpdate(update) {
     drawBustouts();
   } else if (update.kind === "balance") {
     state.balance = update.balance;
+  } else if (update.kind === "roster") {
+    state.roster = update.roster;
   } else if (update.kind === "log") {
     state.log.unshift(update.line);
     state.log.length = Math.min(state.log.length, 100);
@@ -174,6 +177,7 @@ function draw() {
 }
 
 function drawAll() {
+  drawRoster();
   drawBustouts();
   drawBalance();
   drawLink();
@@ -347,11 +351,130 @@ function seatMap(t) {
     const spot = el("span", "seat" + (taken.has(seat) ? " taken" : ""), role || String(seat));
     spot.dataset.seat = seat;
     if (role) spot.classList.add(role === "D" ? "button" : "blind");
-    spot.title = `seat ${seat}${taken.has(seat) ? "" : ": empty"}` +
+    const who = taken.has(seat) ? playerAt(t.name, seat) : null;
+    spot.title = `seat ${seat}${taken.has(seat) ? (who ? `: ${who.name}` : "") : ": empty"}` +
       ({ D: ", the button", SB: ", small blind", BB: ", big blind" }[role] || "");
     map.append(spot);
   }
   return map;
+}
+
+// ------------------------------------------------------------------ the roster
+// Who sits where by name, when the hub keeps a roster; without one, seats by number.
+function playerAt(table, seat) {
+  return ((state.roster || {}).players || []).find((p) =>
+    p.out_at == null && p.table === table && p.seat === seat) || null;
+}
+function ordinal(n) {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
+  return `${n}${suffix}`;
+}
+
+function drawRoster() {
+  const r = state.roster || { players: [] };
+  const panel = $("#roster-panel");
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  $("#roster-count").textContent = r.players.length ? `(${r.left} of ${r.entrants} left)` : "";
+  $("#roster-summary").textContent = r.players.length
+    ? [plural(r.entrants, "entrant"), `${r.left} left`,
+       r.entries > r.entrants ? plural(r.entries - r.entrants, "re-entry").replace("re-entrys", "re-entries") : null,
+       r.add_ons ? plural(r.add_ons, "add-on") : null,
+       r.waiting ? `${r.waiting} waiting for a seat` : null].filter(Boolean).join(" \u00b7 ")
+    : "No roster: the tables work by seat number. Enter players or import a CSV to use names.";
+  $("#roster-draw").disabled = !r.waiting;
+  $("#roster-draw").textContent = r.waiting ? `Draw seats for ${plural(r.waiting, "player")}` : "Draw seats";
+  // The seating chart: each table's seats by name, then who waits (printable).
+  const tables = {};
+  for (const p of r.players) {
+    if (p.out_at == null && p.table) (tables[p.table] = tables[p.table] || []).push(p);
+  }
+  const chart = $("#seating-chart");
+  chart.replaceChildren(...Object.keys(tables).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }))
+    .map((table) => {
+      const box = el("div", "chart-table");
+      box.dataset.table = table;
+      box.append(el("h3", null, `Table ${table}`));
+      const list = el("ol");
+      for (const p of tables[table].sort((a, b) => a.seat - b.seat)) {
+        const li = el("li", null, `Seat ${p.seat}: ${p.name}`);
+        li.dataset.seat = p.seat;
+        list.append(li);
+      }
+      box.append(list);
+      return box;
+    }));
+  const waiting = r.players.filter((p) => p.out_at == null && !p.table);
+  if (waiting.length) chart.append(el("p", "waiting", `Waiting for a seat: ${waiting.map((p) => p.name).join(", ")}`));
+  const list = $("#roster-players");
+  list.replaceChildren(...r.players.map((p) => {
+    const li = el("li", p.out_at == null ? "in" : "out");
+    li.dataset.player = p.id;
+    const where = p.out_at != null ? `out, ${ordinal(p.place)}${p.out_hand ? ` (hand ${p.out_hand})` : ""}`
+      : p.table ? `table ${p.table} seat ${p.seat}` : "waiting for a seat";
+    li.append(el("b", null, p.name), ` ${where}`,
+              p.entries > 1 ? ` \u00b7 ${p.entries} entries` : "", p.add_ons ? ` \u00b7 ${plural(p.add_ons, "add-on")}` : "");
+    const act = (cls, label, path, question) => {
+      const button = el("button", cls, label);
+      button.addEventListener("click", async (event) => {
+        if (event.detail > 1) return;
+        if (!(await confirmed(question, label))) return;
+        rosterAction(`/api/roster/players/${p.id}/${path}`, {});
+      });
+      li.append(" ", button);
+    };
+    if (p.out_at != null) act("reentry", "Re-entry", "re-entry", `${p.name} buys in again (entry ${p.entries + 1})?`);
+    else act("addon", "Add-on", "add-on", `An add-on for ${p.name}?`);
+    return li;
+  }));
+  panel.dataset.players = r.players.length;
+}
+
+async function rosterAction(path, body) {
+  const reply = $("#roster-reply");
+  try {
+    const answer = await api(path, body);
+    if (answer.players) state.roster = answer;
+    else if (answer.roster) state.roster = answer.roster;
+    reply.className = "reply ok";
+    reply.textContent = answer.drawn ? "Seats drawn: " + Object.entries(answer.drawn).map(([table, seats]) =>
+      `table ${table} ${seats.map((s) => `${s.player} seat ${s.seat}`).join(", ")}`).join("; ") : "done";
+    draw();
+  } catch (e) {
+    reply.className = "reply error";
+    reply.textContent = shown(e.message);
+  }
+}
+
+function setUpRoster() {
+  $("#roster-add").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = $("#roster-name").value.trim();
+    if (!name) return;
+    rosterAction("/api/roster/players", { name }).then(() => { $("#roster-name").value = ""; });
+  });
+  $("#roster-csv").addEventListener("change", async () => {
+    const file = $("#roster-csv").files[0];
+    if (!file) return;
+    const text = await file.text();
+    $("#roster-csv").value = "";
+    rosterAction("/api/roster/import", { csv: text });
+  });
+  $("#roster-draw").addEventListener("click", async (event) => {
+    if (event.detail > 1) return;
+    const r = state.roster;
+    if (await confirmed(`Draw seats for the ${r.waiting} waiting? Each goes to a random seat, ` +
+                        "the tables kept even; the tables are sent their seating.", "Draw seats")) {
+      rosterAction("/api/roster/draw", {});
+    }
+  });
+  $("#roster-print").addEventListener("click", () => window.print());
+  $("#roster-clear").addEventListener("click", async () => {
+    if (await confirmed("Clear the roster for a new tournament? Every player and finishing " +
+                        "place goes (take the finishing order as CSV first).", "Clear roster")) {
+      rosterAction("/api/roster/clear", {});
+    }
+  });
 }
 
 // The bust-outs, newest first. A recent one has its Undo, kept by the hub: every tablet shows
@@ -362,6 +485,7 @@ function drawBustouts() {
   list.replaceChildren(...newest.map((b) => {
     const li = el("li", b.undone_by ? "undone" : null,
       `${venueTime(b.ts)} table ${b.table} seat ${b.seat}` +
+      `${b.player ? ` ${b.player}${b.place ? `, ${ordinal(b.place)}` : ""}` : ""}` +
       `${b.hand ? ` after hand ${b.hand}` : ""} (by ${b.by})`);
     li.dataset.bustout = b.id;
     if (b.undone_by) {
@@ -399,7 +523,11 @@ async function undoBustout(b, button, event) {
 
 // The house's rule proposes a move (or a table break); the floor confirms it, and the hub
 // makes it when those tables are between hands.
-const moveText = (m) => `table ${m.from_table} seat ${m.from_seat} \u2192 table ${m.to_table} seat ${m.to_seat}`;
+// A move as the floor says it: "Anna, t2 seat 6 → t4 seat 3" (the name when a roster has it).
+function moveText(m) {
+  const who = playerAt(m.from_table, m.from_seat) || playerAt(m.to_table, m.to_seat);
+  return `${who ? who.name + ", " : ""}table ${m.from_table} seat ${m.from_seat} \u2192 table ${m.to_table} seat ${m.to_seat}`;
+}
 function drawBalance() {
   const b = state.balance;
   const box = $("#balance");
@@ -755,7 +883,8 @@ async function tableCommand(name, command, body, undo) {
 function drawSeats(seats) {
   const box = $("#table-dialog .seats");
   box.replaceChildren(...seats.map((seat) => {
-    const button = el("button", "seat-bust", `${seat} bust`);
+    const who = playerAt(state.openTable, seat);
+    const button = el("button", "seat-bust", `${seat}${who ? " " + who.name : ""} bust`);
     button.dataset.seat = seat;
     button.addEventListener("click", async () => {
       const table = state.openTable;
@@ -878,7 +1007,7 @@ const CLOCK_SAID = {
   resume: () => "resumed the clock", add: (v) => `added ${Math.round((Number(v) || 60) / 60)} min to the clock`,
   level: (v) => `jumped the clock to level ${v}`, stop: () => "stopped the clock",
   break: (v) => (v === "end" ? "ended the break" : "started a break"),
-  "hand-for-hand": (v) => `turned hand-for-hand ${v ? "on" : "off"}`,
+  "hand-for-hand": (v) => `turned hand-for-hand ${v === "off" || v === false ? "off" : "on"}`,
 };
 function logSentence(line) {
   const d = line.detail || {};
@@ -894,6 +1023,17 @@ function logSentence(line) {
   if (line.action === "break table" || line.action === "balance tables") {
     const moves = (d.moves || []).map(moveText).join("; ");
     return `${who} ${line.action === "break table" ? "broke a table" : "balanced the tables"}: ${moves || "no moves"}`;
+  }
+  if (area === "roster") {
+    if (name === "add") return `${who} entered ${d.name}`;
+    if (name === "import") return `${who} imported ${d.players} entrants from a CSV`;
+    if (name === "re-entry") return `${who} recorded a re-entry for ${d.name}`;
+    if (name === "add-on") return `${who} recorded an add-on for ${d.name}`;
+    if (name === "clear") return `${who} cleared the roster (${d.players} players) for a new tournament`;
+    if (name === "draw") {
+      return `${who} drew seats: ` + Object.entries(d.seats || {}).map(([table, seats]) =>
+        `table ${table} ${seats.join(", ")}`).join("; ");
+    }
   }
   if (area === "clock" && CLOCK_SAID[name]) {
     const said = `${who} ${CLOCK_SAID[name](d.value)}`;
@@ -981,6 +1121,7 @@ async function startDashboard() {
     });
   }
   $("#structure").addEventListener("change", () => { $("#structure").dataset.picked = "1"; });
+  setUpRoster();
   loadStructures();
   if (state.me.may.includes("clock")) {
     api("/api/tv-link").then((link) => {

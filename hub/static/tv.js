@@ -31,7 +31,7 @@ function draw() {
   $("#title").textContent = r.title ? `\u00b7 ${r.title}` : "";
   if (!r.structure) {
     $("#level").textContent = "No clock running";
-    for (const id of ["#time", "#blinds", "#next", "#break", "#players"]) $(id).textContent = "";
+    for (const id of ["#time", "#blinds", "#next", "#break", "#players", "#field", "#prizes"]) $(id).textContent = "";
     $("#announcements").replaceChildren();
     return;
   }
@@ -60,6 +60,20 @@ function draw() {
   }
   const average = r.tables ? (r.players / r.tables).toFixed(1) : "-";
   $("#players").textContent = `${r.players} players \u00b7 ${r.tables} tables \u00b7 ${average} a table`;
+  // With the hub's roster: the field and, where the structure sets a buy-in, the prizes.
+  const field = [];
+  if (r.entrants != null) field.push(`${amount(r.entrants)} entrants`, `${amount(r.players_left)} left`);
+  if (r.entries != null && r.entries > r.entrants) field.push(`${amount(r.entries - r.entrants)} re-entries`);
+  if (r.add_ons) field.push(`${amount(r.add_ons)} add-ons`);
+  if (r.average_stack != null) field.push(`average stack ${amount(r.average_stack)}`);
+  $("#field").textContent = field.join(" \u00b7 ");
+  const prizes = [];
+  if (r.prize_pool != null) prizes.push(`Prize pool ${r.currency || ""}${amount(r.prize_pool)}`);
+  if (r.payouts && r.payouts.length) {
+    prizes.push(`${r.payouts.length} place${r.payouts.length === 1 ? "" : "s"} paid: ` +
+                r.payouts.map((p, i) => `${i + 1}. ${r.currency || ""}${amount(p)}`).join("  "));
+  }
+  $("#prizes").textContent = prizes.join(" \u00b7 ");
   const notes = [...r.announcements, ...r.next_announcements.map((a) => `Next level: ${a}`)];
   $("#announcements").replaceChildren(...notes.map((text) => {
     const li = document.createElement("li");

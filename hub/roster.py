@@ -1,0 +1,277 @@
+"""The tournament's roster: who entered, where each sits, who went out in what place.
+
+Pure: names, seats and times in, players and seating out; the floor view feeds it what the
+tables applied (bust-outs, moves, drawn seats) and the hub keeps it in its database. Without
+a roster everything works by seat number, as a table knows its players.
+
+Finishing places follow the order of bust-outs (seeds 003 and 004: "The last player
+eliminated will be the second prize winner ..."); two players out on the same hand are placed
+in the order the floor busts them: the floor busts first the one who started the hand with
+fewer chips (the seeds' tie rule), which the shoe cannot see.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+MAX_PLAYERS = 2000
+MAX_NAME = 40
+CSV_COLUMNS = ("name", "entries", "add_ons")
+
+
+class RosterError(ValueError):
+    """A roster change refused: the message says what to do instead."""
+
+
+@dataclass
+class Player:
+    id: int
+    name: str
+    registered_at: int
+    entries: int = 1  # the first buy-in and each re-entry
+    add_ons: int = 0
+    table: str | None = None
+    seat: int | None = None
+    out_at: int | None = None  # when the table applied the bust-out (None: in the game)
+    out_hand: int | None = None
+
+    @property
+    def playing(self) -> bool:
+        return self.out_at is None
+
+
+def check_name(name: Any) -> str:
+    """A player's name as the floor typed it: trimmed, 1 to 40 printable characters."""
+    if not isinstance(name, str):
+        raise RosterError("a player's name is text")
+    said = " ".join(name.split())
+    if not said or len(said) > MAX_NAME:
+        raise RosterError(f"a player's name has 1 to {MAX_NAME} characters")
+    if any(unicodedata.category(c)[0] == "C" for c in said):
+        raise RosterError("a player's name holds no control characters")
+    return said
+
+
+def display_name(name: str, width: int = 16) -> str:
+    """The name as a table's 20-column LCD shows it: ASCII (accents dropped), at most
+    ``width`` characters."""
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    plain = "".join(c for c in plain if c.isprintable()).strip()
+    return (plain or "player")[:width]
+
+
+@dataclass
+class Roster:
+    players: dict[int, Player] = field(default_factory=dict)
+    next_id: int = 1
+
+    # ------------------------------------------------------------------ entering
+    def _named(self, name: str) -> Player | None:
+        folded = name.casefold()
+        return next((p for p in self.players.values() if p.name.casefold() == folded), None)
+
+    def add(self, name: Any, now: int, entries: int = 1, add_ons: int = 0) -> Player:
+        name = check_name(name)
+        known = self._named(name)
+        if known is not None:
+            raise RosterError(f"{known.name} has entered already: a second buy-in is a "
+                              "re-entry (once out)")
+        if len(self.players) >= MAX_PLAYERS:
+            raise RosterError(f"a roster holds at most {MAX_PLAYERS} players")
+        player = Player(self.next_id, name, now, entries=entries, add_ons=add_ons)
+        self.players[player.id] = player
+        self.next_id += 1
+        return player
+
+    def import_csv(self, text: str, now: int) -> list[Player]:
+        """Entrants from a CSV with a ``name`` column (``entries`` and ``add_ons`` optional):
+        all or none, every bad line listed at once."""
+        reader = csv.DictReader(io.StringIO(text))
+        columns = {c.strip().lower() for c in (reader.fieldnames or ()) if c}
+        rows = list(reader)
+        problems = []
+        if "name" not in columns:
+            raise RosterError("the CSV needs a header line with a 'name' column "
+                              "(entries and add_ons are optional)")
+        unknown = columns - set(CSV_COLUMNS)
+        if unknown:
+            problems.append(f"unknown columns {', '.join(sorted(unknown))} (known: "
+                            f"{', '.join(CSV_COLUMNS)})")
+        wanted: list[tuple[str, int, int]] = []
+        seen: dict[str, int] = {}
+        for number, row in enumerate(rows, start=2):
+            values = {str(k).strip().lower(): (v or "").strip() for k, v in row.items() if k}
+            try:
+                name = check_name(values.get("name", ""))
+                entries = _count(values.get("entries") or "1", "entries", minimum=1)
+                add_ons = _count(values.get("add_ons") or "0", "add_ons", minimum=0)
+            except RosterError as exc:
+                problems.append(f"line {number}: {exc}")
+                continue
+            folded = name.casefold()
+            if folded in seen:
+                problems.append(f"line {number}: {name} is on line {seen[folded]} too")
+            elif self._named(name) is not None:
+                problems.append(f"line {number}: {name} has entered already")
+            seen[folded] = number
+            wanted.append((name, entries, add_ons))
+        if len(self.players) + len(wanted) > MAX_PLAYERS:
+            problems.append(f"a roster holds at most {MAX_PLAYERS} players")
+        if problems:
+            raise RosterError("; ".join(problems[:20]) + (
+                f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""))
+        return [self.add(name, now, entries, add_ons) for name, entries, add_ons in wanted]
+
+    def reentry(self, player_id: int, now: int) -> Player:
+        player = self.player(player_id)
+        if player.playing:
+            raise RosterError(f"{player.name} is still in the game: a re-entry follows a "
+                              "bust-out")
+        player.entries += 1
+        player.out_at = player.out_hand = None
+        player.table = player.seat = None  # waiting for a seat: the next draw
+        return player
+
+    def add_on(self, player_id: int, most: int | None = None) -> Player:
+        player = self.player(player_id)
+        if not player.playing:
+            raise RosterError(f"{player.name} is out: an add-on is for a player in the game")
+        if most is not None and player.add_ons >= most:
+            raise RosterError(f"{player.name} has had {player.add_ons} add-on"
+                              f"{'s' if player.add_ons != 1 else ''}: the house allows "
+                              f"{most}")
+        player.add_ons += 1
+        return player
+
+    def player(self, player_id: int) -> Player:
+        try:
+            return self.players[player_id]
+        except KeyError:
+            raise RosterError(f"no player {player_id} on the roster") from None
+
+    # ------------------------------------------------------------------ what the tables did
+    def at(self, table: str, seat: int) -> Player | None:
+        return next((p for p in self.players.values()
+                     if p.playing and p.table == table and p.seat == seat), None)
+
+    def went_out(self, table: str, seat: int, now: int, hand: int | None) -> Player | None:
+        """A bust-out the table applied: the player in that seat is out."""
+        player = self.at(table, seat)
+        if player is not None:
+            player.out_at, player.out_hand = now, hand
+        return player
+
+    def back_in(self, table: str, seat: int, out_at: int) -> Player | None:
+        """A bust-out undone: the player it put out is in the game again, in that seat."""
+        player = next((p for p in self.players.values() if p.table == table
+                       and p.seat == seat and p.out_at == out_at), None)
+        if player is not None:
+            player.out_at = player.out_hand = None
+        return player
+
+    def moved(self, table: str, seat: int, to_table: str, to_seat: int) -> Player | None:
+        player = self.at(table, seat)
+        if player is not None:
+            player.table, player.seat = to_table, to_seat
+        return player
+
+    def unseat(self, player_ids: list[int]) -> None:
+        """Drawn seats a table refused: those players wait for the next draw."""
+        for player_id in player_ids:
+            player = self.players.get(player_id)
+            if player is not None and player.playing:
+                player.table = player.seat = None
+
+    # ------------------------------------------------------------------ seating
+    def waiting(self) -> list[Player]:
+        return [p for p in self.players.values() if p.playing and p.table is None]
+
+    def draw(self, unnamed: Mapping[str, list[int]], free: Mapping[str, list[int]],
+             occupied: Mapping[str, int],
+             rng: random.Random) -> dict[str, list[tuple[int, Player]]]:
+        """Seats drawn for every player waiting, at random. First the seats a table reports
+        taken by nobody on the roster (``unnamed``: tables set up before the roster, whose
+        players are waiting for their names); then the free seats (``free``), keeping the
+        tables even: each player in turn goes to a table with the fewest players
+        (``occupied`` now), at a random free seat there. RosterError when more players wait
+        than there are seats."""
+        waiting = self.waiting()
+        places = [(table, seat) for table, seats in sorted(unnamed.items()) for seat in seats]
+        spare = {name: list(seats) for name, seats in free.items()}
+        room = len(places) + sum(len(s) for s in spare.values())
+        if len(waiting) > room:
+            raise RosterError(f"{len(waiting)} players wait and the tables in play have "
+                              f"{room} seats for them: open a table first")
+        rng.shuffle(waiting)
+        rng.shuffle(places)
+        count = {name: occupied.get(name, 0) for name in spare}
+        drawn: dict[str, list[tuple[int, Player]]] = {}
+        for player in waiting:
+            if places:
+                table, seat = places.pop()
+            else:
+                fewest = min(count[name] for name in spare if spare[name])
+                table = rng.choice(sorted(name for name in spare
+                                          if spare[name] and count[name] == fewest))
+                seat = spare[table].pop(rng.randrange(len(spare[table])))
+                count[table] += 1
+            player.table, player.seat = table, seat
+            drawn.setdefault(table, []).append((seat, player))
+        return drawn
+
+    # ------------------------------------------------------------------ views
+    def left(self) -> int:
+        return sum(1 for p in self.players.values() if p.playing)
+
+    def places(self) -> dict[int, int]:
+        """Each player out and their finishing place: the last one out is placed just below
+        those still playing."""
+        out = sorted((p for p in self.players.values() if not p.playing),
+                     key=lambda p: (p.out_at or 0, p.id), reverse=True)
+        first = self.left() + 1
+        return {p.id: first + index for index, p in enumerate(out)}
+
+    def finishing(self) -> list[tuple[int, Player]]:
+        """(place, player) for everyone out, first place up; the players still in have none."""
+        places = self.places()
+        return sorted(((places[p.id], p) for p in self.players.values() if p.id in places),
+                      key=lambda item: item[0])
+
+    def counts(self) -> dict[str, int]:
+        players = list(self.players.values())
+        return {"entrants": len(players), "entries": sum(p.entries for p in players),
+                "add_ons": sum(p.add_ons for p in players), "left": self.left(),
+                "waiting": len(self.waiting())}
+
+    def view(self) -> dict[str, Any]:
+        places = self.places()
+        return {"players": [{**asdict(p), "place": places.get(p.id)}
+                            for p in sorted(self.players.values(), key=lambda p: p.id)],
+                **self.counts()}
+
+    def finishing_csv(self) -> str:
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(["place", "name", "entries", "add_ons", "out_at_ms", "table", "seat",
+                         "hand"])
+        for place, p in self.finishing():
+            writer.writerow([place, _csv_safe(p.name), p.entries, p.add_ons, p.out_at,
+                             p.table, p.seat, p.out_hand])
+        return out.getvalue()
+
+
+def _count(text: str, what: str, *, minimum: int) -> int:
+    if not text.isdigit() or not minimum <= int(text) <= 99:
+        raise RosterError(f"{what} {text!r} is a whole number from {minimum} to 99")
+    return int(text)
+
+
+def _csv_safe(text: str) -> str:
+    """A name a spreadsheet will not run as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

@@ -1,0 +1,178 @@
+"""The tournament's roster (hub/roster.py): entrants, drawn seats, finishing places, and the
+floor view keeping it to what the tables applied; the TV's figures from it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.clock import structure_from_data
+from houses.loaders import load_structure
+from hub.floor import FloorView
+from hub.roster import Roster, RosterError, display_name
+from hub.service import tournament_figures
+
+VENUE = "v"
+
+
+def test_players_enter_once_by_name_and_a_csv_is_taken_whole_or_not_at_all():
+    roster = Roster()
+    anna = roster.add("  Anna   Berg ", 1)
+    assert anna.name == "Anna Berg" and anna.entries == 1
+    with pytest.raises(RosterError, match="has entered already: a second buy-in is a re-entry"):
+        roster.add("anna berg", 2)
+    bad = "name,entries,chips\nBob,1,\n,2,\nCarl,x,\nbob,1,\nAnna Berg,1,\n"
+    with pytest.raises(RosterError) as refused:
+        roster.import_csv(bad, 3)
+    said = str(refused.value)
+    for needle in ("unknown columns chips", "line 3: a player's name has 1 to 40",
+                   "line 4: entries 'x'", "line 5: bob is on line 2 too",
+                   "line 6: Anna Berg has entered already"):
+        assert needle in said, said
+    assert len(roster.players) == 1  # none of it taken
+    added = roster.import_csv("Name,add_ons\nBob,1\nZoë,0\n", 4)
+    assert [(p.name, p.add_ons) for p in added] == [("Bob", 1), ("Zoë", 0)]
+    with pytest.raises(RosterError, match="a header line with a 'name' column"):
+        roster.import_csv("player\nDan\n", 5)
+    assert display_name("Zoë Ångström-Łukasz") == "Zoe Angstrom-uka"  # the LCD's ASCII
+
+
+def test_places_follow_the_bust_outs_and_an_undo_or_a_re_entry_gives_them_back():
+    roster = Roster()
+    for seat, name in enumerate(("Anna", "Bob", "Carl", "Dora"), start=1):
+        player = roster.add(name, 0)
+        player.table, player.seat = "t1", seat
+    roster.went_out("t1", 2, 100, 7)  # Bob first: 4th
+    roster.went_out("t1", 4, 200, 9)  # Dora next: 3rd
+    assert [(place, p.name) for place, p in roster.finishing()] == [(3, "Dora"), (4, "Bob")]
+    assert roster.back_in("t1", 4, 200).name == "Dora"  # the bust undone
+    assert [(place, p.name) for place, p in roster.finishing()] == [(4, "Bob")]
+    bob = roster.players[2]
+    with pytest.raises(RosterError, match="still in the game"):
+        roster.reentry(roster.players[1].id, 300)
+    roster.reentry(bob.id, 300)
+    assert bob.entries == 2 and bob.playing and bob.table is None  # waits for a seat
+    assert roster.finishing() == []
+    roster.add_on(1, most=1)
+    with pytest.raises(RosterError, match="the house allows 1"):
+        roster.add_on(1, most=1)
+    rows = list(csv.reader(io.StringIO(Roster().finishing_csv())))
+    assert rows == [["place", "name", "entries", "add_ons", "out_at_ms", "table", "seat",
+                     "hand"]]
+
+
+def test_a_name_that_a_spreadsheet_would_run_is_written_as_text():
+    roster = Roster()
+    player = roster.add("=HYPERLINK(\"x\")", 0)
+    player.table, player.seat = "t1", 1
+    roster.went_out("t1", 1, 5, 1)
+    [_, row] = list(csv.reader(io.StringIO(roster.finishing_csv())))
+    assert row[1].startswith("'=")
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables=st.lists(st.tuples(st.integers(0, 6), st.integers(6, 10)), min_size=1,
+                       max_size=6),
+       waiting=st.integers(0, 40), seed=st.integers(0, 2**32))
+def test_a_draw_seats_everyone_waiting_once_and_keeps_the_tables_even(tables, waiting, seed):
+    roster = Roster()
+    free, occupied = {}, {}
+    for index, (seated, size) in enumerate(tables):
+        name = f"t{index + 1}"
+        free[name] = list(range(seated + 1, size + 1))
+        occupied[name] = seated
+    for number in range(waiting):
+        roster.add(f"p{number}", 0)
+    room = sum(len(s) for s in free.values())
+    if waiting > room:
+        with pytest.raises(RosterError, match="open a table first"):
+            roster.draw({}, free, occupied, random.Random(seed))
+        return
+    drawn = roster.draw({}, free, occupied, random.Random(seed))
+    seats = [(table, seat) for table, pairs in drawn.items() for seat, _ in pairs]
+    assert len(seats) == len(set(seats)) == waiting
+    assert all(seat in free[table] for table, seat in seats)
+    assert not roster.waiting()
+    after = {name: occupied[name] + len(drawn.get(name, [])) for name in free}
+    # Even: a table that got a player ends at most one above any table left with a free seat
+    # (each player went to a table with the fewest).
+    for name, count in after.items():
+        if len(drawn.get(name, [])) < len(free[name]):  # a seat still free here
+            for other, more in after.items():
+                if drawn.get(other):
+                    assert more <= count + 1, (after, drawn)
+
+
+def test_a_draw_names_the_seats_a_table_set_up_before_the_roster_first():
+    roster = Roster()
+    for name in ("Anna", "Bob", "Carl"):
+        roster.add(name, 0)
+    drawn = roster.draw({"t1": [1, 4]}, {"t1": [2, 3], "t2": [1, 2]}, {"t1": 2, "t2": 0},
+                        random.Random(1))
+    named = sorted((table, seat) for table, pairs in drawn.items() for seat, _ in pairs)
+    assert ("t1", 1) in named and ("t1", 4) in named  # the players already sitting there
+    assert len(named) == 3
+
+
+def _online(floor: FloorView, name: str, seats: list[int]) -> None:
+    floor.on_status(name, {"state": "online", "boot": 1, "ts": 1}, 1)
+    floor.on_state(name, {"seats": seats}, 1)
+
+
+def test_the_floor_view_keeps_the_roster_to_what_the_tables_applied():
+    floor = FloorView(VENUE)
+    _online(floor, "t1", [1, 2, 3])
+    _online(floor, "t2", [1, 2])
+    for name, table, seat in (("Anna", "t1", 1), ("Bob", "t1", 2), ("Carl", "t1", 3),
+                              ("Dora", "t2", 1), ("Emil", "t2", 2)):
+        player = floor.roster.add(name, 0)
+        player.table, player.seat = table, seat
+    # A bust-out names the player and their place.
+    floor.command_sent("b1", "t1", "seating", {"seats": [1, 3]}, "maria", 10)
+    updates = floor.on_command_response("t1", {"transaction": "b1", "ok": True}, 20)
+    [bust] = [u["bustout"] for u in updates if u["kind"] == "bustout"]
+    assert (bust["player"], bust["place"]) == ("Bob", 5)
+    assert any(u["kind"] == "roster" for u in updates)
+    # A move: Carl follows it once the table he leaves applies it.
+    floor.on_state("t1", {"seats": [1, 3]}, 21)
+    floor.command_sent("m1", "t1", "seating", {"seats": [1], "moves": [
+        {"seat": 3, "to_table": "t2", "to_seat": 5, "player": "Carl"}]}, "maria", 30)
+    floor.on_command_response("t1", {"transaction": "m1", "ok": True}, 40)
+    carl = next(p for p in floor.roster.players.values() if p.name == "Carl")
+    assert (carl.table, carl.seat) == ("t2", 5)
+    assert not any(b.player == "Carl" for b in floor.bustouts)  # a move is no bust-out
+    # A drawn seat the table refuses: the player waits for the next draw.
+    fred = floor.roster.add("Fred", 50)
+    fred.table, fred.seat = "t1", 6
+    floor.command_sent("d1", "t1", "seating", {"seats": [1, 6]}, "maria", 60)
+    floor.commands["d1"].drawn = [fred.id]
+    floor.on_command_response("t1", {"transaction": "d1", "ok": False,
+                                     "error": "in the middle of a hand"}, 70)
+    assert fred.table is None and fred in floor.roster.waiting()
+
+
+def test_the_tv_figures_come_from_the_roster_and_the_structure_that_runs():
+    assert tournament_figures(Roster(), load_structure("dealers-choice")) == {}
+    roster = Roster()
+    for number in range(10):
+        roster.add(f"p{number}", 0)
+    roster.players[1].entries = 2  # a re-entry
+    roster.players[2].add_ons = roster.players[3].add_ons = 1
+    for player_id in (4, 5):
+        roster.players[player_id].out_at = 100
+    # Seed 004: $50 buys 4,000 chips, a $25 add-on 2,000.
+    figures = tournament_figures(roster, load_structure("dealers-choice"))
+    assert figures == {"entrants": 10, "entries": 11, "add_ons": 2, "players_left": 8,
+                       "average_stack": (4000 * 11 + 2000 * 2) // 8, "prize_pool": 600,
+                       "currency": "$", "payouts": []}
+    paid = structure_from_data({"schedule": [{"level": 1, "sb": 1, "bb": 2, "minutes": 10}],
+                                "buy_in": 100, "payouts": [50, 30, 20]}, "house")
+    assert tournament_figures(roster, paid)["payouts"] == [550, 330, 220]
+    with pytest.raises(ValueError, match="payouts: a list of percentages"):
+        structure_from_data({"schedule": [{"level": 1, "sb": 1, "bb": 2, "minutes": 10}],
+                             "payouts": [70, 40]}, "house")
