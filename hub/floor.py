@@ -9,9 +9,11 @@ and hand records with hole cards come from the recorder's storage, for roles all
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from controller.inputs import dealer_id_problem
 from controller.seating import SEAT_MAX
 from hub.balance_desk import COUNTED
 from hub.roster import Roster
@@ -169,6 +171,8 @@ class TableView:
     street: str | None = None
     dealer: str | None = None
     hands_per_hour: float | None = None
+    dealer_hands: int | None = None  # the dealer's hands at this table since signing in
+    dealer_minutes: float | None = None  # their time in the box, at ``state_ts``
     level: int | None = None
     on_break: bool = False
     clock_running: bool = False
@@ -221,6 +225,7 @@ class CommandView:
     drawn: list[int] | None = None  # the roster's players this command seats (a draw)
 
 
+MAX_DEALER_NAMES = 500
 UNDO_BUSTOUT_MS = 120_000  # a bust-out can be undone this long after the table applied it
 
 
@@ -258,6 +263,7 @@ class FloorView:
     next_alert: int = 1
     bustouts: list[BustOut] = field(default_factory=list)  # newest last, MAX_BUSTOUTS kept
     roster: Roster = field(default_factory=Roster)  # the entrants (empty: seats by number)
+    dealer_names: dict[str, str] = field(default_factory=dict)  # badge id -> the dealer's name
     balance: BalanceDesk | None = None  # the house's balancing rule (None: not proposed)
     balance_stale: bool = True  # seats, blinds, hands or a status changed since the review
     # (table, seq) of events that raised an alert, oldest first: each raises one, however it
@@ -307,6 +313,8 @@ class FloorView:
         view.street = payload.get("street")
         view.dealer = payload.get("dealer")
         view.hands_per_hour = stats.get("hands_per_hour")
+        view.dealer_hands = stats.get("hands")
+        view.dealer_minutes = stats.get("minutes")
         view.level = clock.get("level")
         view.on_break = bool(clock.get("on_break"))
         view.clock_running = bool(clock.get("running"))
@@ -446,6 +454,23 @@ class FloorView:
             updates.append(self.roster_update())
         return updates
 
+    def name_dealer(self, badge: str, name: str) -> list[Update]:
+        """A dealer's badge named ("" takes the name off); StaffError for a badge or name the
+        tables and the dashboard could not show."""
+        problem = dealer_id_problem(badge) if badge else "a badge id is needed"
+        if problem:
+            raise StaffError(f"badge: {problem}")
+        said = " ".join(name.split())
+        if len(said) > 40 or any(unicodedata.category(c)[0] == "C" for c in said):
+            raise StaffError("a dealer's name has at most 40 printable characters")
+        if said:
+            if len(self.dealer_names) >= MAX_DEALER_NAMES and badge not in self.dealer_names:
+                raise StaffError(f"at most {MAX_DEALER_NAMES} dealers are named")
+            self.dealer_names[badge] = said
+        else:
+            self.dealer_names.pop(badge, None)
+        return [{"kind": "dealers", "dealers": dict(self.dealer_names)}]
+
     def roster_update(self) -> Update:
         return {"kind": "roster", "roster": self.roster.view()}
 
@@ -580,6 +605,7 @@ class FloorView:
             "labels": ALERT_LABELS,
             "balance": self.balance.panel(self.tables) if self.balance else None,
             "roster": self.roster.view(),
+            "dealers": dict(self.dealer_names),
         }
 
     def review_balance(self, now: int) -> list[Update]:

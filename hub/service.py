@@ -263,6 +263,7 @@ class Hub(MqttWorker):
         # The room's bust-outs of the session, as the floor made them before the restart.
         self.floor.bustouts = [BustOut(**row) for row in self._db.bustouts(
             self.now_ms() - RECENT_ALERTS_MS, FloorView.MAX_BUSTOUTS)]
+        self.floor.dealer_names = self._db.dealer_names()
         # The tournament's roster, as the floor left it.
         for row in self._db.roster_players():
             player = Player(**row)
@@ -656,6 +657,20 @@ class Hub(MqttWorker):
             return {"drawn": {table: [{"seat": seat, "player": p.name} for seat, p in
                                       sorted(seated)] for table, seated in drawn.items()},
                     "roster": update["roster"]}
+
+        return dict(self.call(run))
+
+    def name_dealer(self, user: User, badge: str, name: str) -> dict[str, str]:
+        """The badge-to-name list: a dealer's badge named (or, with "", unnamed)."""
+        def run() -> dict[str, str]:
+            assert self._db is not None
+            updates = self.floor.name_dealer(badge, name)
+            self._db.name_dealer(badge, self.floor.dealer_names.get(badge, ""))
+            self._db.commit()
+            self._log(self.now_ms(), user.name, "dealers/name",
+                      {"badge": badge, "name": self.floor.dealer_names.get(badge)})
+            self._broadcast(updates)
+            return dict(self.floor.dealer_names)
 
         return dict(self.call(run))
 

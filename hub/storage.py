@@ -65,6 +65,10 @@ MIGRATIONS = [
         "ALTER TABLE bustouts ADD COLUMN player TEXT",
         "ALTER TABLE bustouts ADD COLUMN place INTEGER",
     ],
+    [
+        # Dealers by name: the badge-to-name list the floor keeps at the hub.
+        "CREATE TABLE IF NOT EXISTS dealer_names (badge TEXT PRIMARY KEY, name TEXT NOT NULL)",
+    ],
 ]
 
 ROSTER_COLUMNS = ("id", "name", "registered_at", "entries", "add_ons", "table", "seat",
@@ -240,6 +244,17 @@ class Storage:
         rows = self.execute("SELECT id, name, registered_at, entries, add_ons, tbl, seat, "
                             "out_at, out_hand FROM roster_players ORDER BY id").fetchall()
         return [dict(zip(ROSTER_COLUMNS, row, strict=True)) for row in rows]
+
+    def name_dealer(self, badge: str, name: str) -> None:
+        if name:
+            self.execute("INSERT INTO dealer_names VALUES (?, ?) ON CONFLICT (badge) DO UPDATE "
+                         "SET name = excluded.name", (badge, name))
+        else:
+            self.execute("DELETE FROM dealer_names WHERE badge = ?", (badge,))
+
+    def dealer_names(self) -> dict[str, str]:
+        return {str(b): str(n) for b, n in
+                self.execute("SELECT badge, name FROM dealer_names").fetchall()}
 
     def clear_roster(self) -> int:
         return max(0, int(self.execute("DELETE FROM roster_players").rowcount))

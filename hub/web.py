@@ -182,6 +182,12 @@ class AcknowledgedAll(BaseModel):
     acknowledged: list[int]  # the ids of the alerts the dashboards showed
 
 
+class DealerName(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    badge: str = Field(min_length=1, max_length=64)
+    name: str = Field(max_length=40)  # "" takes the name off
+
+
 class NewPlayer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=40)
@@ -577,6 +583,16 @@ def create_app(hub: Hub) -> FastAPI:
         return Response(staff_error(hub.finishing_csv), media_type="text/csv; charset=utf-8",
                         headers={"Content-Disposition":
                                  f'attachment; filename="finishing-{hub.venue}.csv"'})
+
+    @app.get("/api/dealers", responses=_ERRORS, tags=["dealers"],
+             summary="the badge-to-name list of the venue's dealers")
+    def dealers(user: User = see) -> dict[str, str]:
+        return dict(staff_error(lambda: hub.snapshot()["dealers"]))
+
+    @app.post("/api/dealers", responses=_ERRORS, tags=["dealers"],
+              summary="name a dealer's badge (an empty name takes it off): the list")
+    def dealers_name(body: DealerName, user: User = command) -> dict[str, str]:
+        return dict(staff_error(lambda: hub.name_dealer(user, body.badge, body.name)))
 
     @app.post("/api/balance/confirm", response_model=BalancePanel, responses=_ERRORS,
               tags=["floor"], summary="confirm the balancing move or table break the house's "

@@ -985,3 +985,33 @@ def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
         tv.context.close()
     finally:
         maria.context.close()
+
+
+def test_dealers_by_name_with_their_table_time_in_the_box_and_pace(venue):
+    """A dealer taps their badge at t1's shoe; the floor names the badge at the desk: the
+    dealer list shows the name, the table, the time in the box and the pace, and the table's
+    card names the dealer; a badge that no dashboard could show is refused."""
+    hub = venue["hub"]
+    t1 = next(t for t in venue["tables"].tables if t.name == "t1")
+    perform({"type": "dealer", "dealer": "D17"}, t1.shoe, lambda _line, _at: None)
+    assert wait_for(lambda: hub.floor.tables["t1"].dealer == "D17", 15)
+    maria = _page(venue, "maria", viewport={"width": 1440, "height": 900})
+    try:
+        row = maria.locator("#dealers-on tr[data-badge=D17]")
+        expect(row).to_contain_text("(no name)")
+        maria.fill("#dealer-badge", "D17")
+        maria.fill("#dealer-name", "Maria  Lopez")
+        maria.click("#dealer-form button[type=submit]")
+        expect(maria.locator("#dealer-reply")).to_have_text("badge D17 is Maria Lopez")
+        for text in ("Maria Lopez", "table t1", " min"):
+            expect(row).to_contain_text(text)
+        expect(maria.locator(".table[data-table=t1]")).to_contain_text("Maria Lopez (D17)")
+        maria.reload()  # the list lives at the hub
+        expect(maria.locator("#dealers-on tr[data-badge=D17]")).to_contain_text("Maria Lopez")
+        maria.fill("#dealer-badge", "D\u202e17")
+        maria.fill("#dealer-name", "Trick")
+        maria.click("#dealer-form button[type=submit]")
+        expect(maria.locator("#dealer-reply")).to_contain_text("no control or format characters")
+        assert hub.snapshot()["dealers"] == {"D17": "Maria Lopez"}
+    finally:
+        maria.context.close()

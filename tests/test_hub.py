@@ -919,3 +919,20 @@ def test_the_hub_refuses_a_seat_past_the_houses_table_size_or_a_short_tables(tmp
         assert hub.floor.balance.panel(hub.floor.tables)["table_size"] == 9
     finally:
         hub.stop()
+
+
+def test_dealer_names_and_the_roster_outlive_a_hub_restart(hub):
+    maria = auth.User("maria", "floor", "")
+    hub.name_dealer(maria, "D17", "Maria Lopez")
+    hub.name_dealer(maria, "D9", "Ian")
+    hub.name_dealer(maria, "D9", "")  # the name taken off
+    with pytest.raises(StaffError, match="at most 40 printable"):
+        hub.name_dealer(maria, "D3", "x" * 41)
+    hub.import_players(maria, "name,entries\nAnna,1\nBob,2\n")
+    with _restarted(hub) as again:
+        assert again.snapshot()["dealers"] == {"D17": "Maria Lopez"}
+        roster = again.roster()
+        assert [(p["name"], p["entries"]) for p in roster["players"]] == [("Anna", 1),
+                                                                          ("Bob", 2)]
+        again.add_player(maria, "Carl")  # ids go on after the restart
+        assert [p["id"] for p in again.roster()["players"]] == [1, 2, 3]

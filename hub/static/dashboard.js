@@ -134,6 +134,7 @@ function applySnapshot(snap) {
   state.bustouts = snap.bustouts || [];
   state.balance = snap.balance;
   state.roster = snap.roster || { players: [] };
+  state.dealers = snap.dealers || {};
   $("#venue").textContent = snap.venue;
 }
 
@@ -161,6 +162,8 @@ function applyUpdate(update) {
     state.balance = update.balance;
   } else if (update.kind === "roster") {
     state.roster = update.roster;
+  } else if (update.kind === "dealers") {
+    state.dealers = update.dealers;
   } else if (update.kind === "log") {
     state.log.unshift(update.line);
     state.log.length = Math.min(state.log.length, 100);
@@ -178,6 +181,7 @@ function draw() {
 
 function drawAll() {
   drawRoster();
+  drawDealers();
   drawBustouts();
   drawBalance();
   drawLink();
@@ -313,7 +317,7 @@ function drawTables() {
     card.append(seatMap(t));
     card.append(line("", [level, left === null ? "" : ` ${clockText(left)}`]),
                 line("hand ", [t.hand ?? "-", t.in_progress && t.street ? ` ${t.street}` : (t.hand ? " ended" : "")]),
-                line("dealer ", [t.dealer ?? "-", t.hands_per_hour ? `, ${t.hands_per_hour} hands/h` : ""]),
+                line("dealer ", [t.dealer ? dealerName(t.dealer) : "-", t.hands_per_hour ? `, ${t.hands_per_hour} hands/h` : ""]),
                 line("shoe ", [t.shoe ?? "?", "  hub link ", online ? (t.hub_link ?? "?") : t.status]));
     if (t.hand_for_hand !== "off") card.append(line("hand for hand: ", [t.hand_for_hand]));
     card.addEventListener("click", (event) => { if (!unsettled(event)) openTable(name); });
@@ -357,6 +361,58 @@ function seatMap(t) {
     map.append(spot);
   }
   return map;
+}
+
+// ------------------------------------------------------------------ dealers
+// A dealer by name where the hub's badge-to-name list has one: "Maria Lopez (D17)".
+function dealerName(badge) {
+  const name = (state.dealers || {})[badge];
+  return name ? `${name} (${badge})` : badge;
+}
+
+// Who deals where: each online table's dealer with their time in the box and pace, then the
+// named dealers not in a box.
+function drawDealers() {
+  const body = $("#dealers-on tbody");
+  const on = Object.values(state.tables).filter((t) => t.status === "online" && t.dealer)
+    .sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true }));
+  body.replaceChildren(...on.map((t) => {
+    const row = el("tr");
+    row.dataset.badge = t.dealer;
+    const minutes = t.dealer_minutes == null ? null
+      : t.dealer_minutes + Math.max(0, serverNow() - (t.state_ts || serverNow())) / 60000;
+    const box = minutes == null ? "-" : minutes >= 60
+      ? `${Math.floor(minutes / 60)} h ${String(Math.floor(minutes % 60)).padStart(2, "0")} min` : `${Math.floor(minutes)} min`;
+    for (const text of [(state.dealers || {})[t.dealer] || "(no name)", t.dealer, `table ${t.name}`, box,
+                        t.dealer_hands ?? "-", t.hands_per_hour ?? "-"]) row.append(el("td", null, String(text)));
+    return row;
+  }));
+  $("#dealers-on").hidden = !on.length;
+  $("#dealers-none").hidden = !!on.length;
+  const busy = new Set(on.map((t) => t.dealer));
+  const off = Object.entries(state.dealers || {}).filter(([badge]) => !busy.has(badge))
+    .sort((a, b) => a[1].localeCompare(b[1]));
+  $("#dealers-off").textContent = off.length
+    ? "Not in a box: " + off.map(([badge, name]) => `${name} (${badge})`).join(", ") : "";
+}
+
+function setUpDealers() {
+  $("#dealer-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const reply = $("#dealer-reply");
+    const badge = $("#dealer-badge").value.trim();
+    const name = $("#dealer-name").value.trim();
+    try {
+      state.dealers = await api("/api/dealers", { badge, name });
+      reply.className = "reply ok";
+      reply.textContent = name ? `badge ${badge} is ${name}` : `badge ${badge} has no name now`;
+      $("#dealer-badge").value = $("#dealer-name").value = "";
+      draw();
+    } catch (e) {
+      reply.className = "reply error";
+      reply.textContent = shown(e.message);
+    }
+  });
 }
 
 // ------------------------------------------------------------------ the roster
@@ -681,7 +737,7 @@ async function loadStats() {
   $("#stats-panel .charts").hidden = false;
   drawChart(Chart, "chart-tables", stats.tables.map((t) => t.table),
             [{ label: "hands per hour", data: stats.tables.map((t) => t.hands_per_hour) }], false);
-  drawChart(Chart, "chart-dealers", stats.dealers.map((d) => d.dealer),
+  drawChart(Chart, "chart-dealers", stats.dealers.map((d) => dealerName(d.dealer)),
             [{ label: "hands per hour", data: stats.dealers.map((d) => d.hands_per_hour) }], false);
   const irregular = stats.irregularities;
   const tables = byKind(irregular.by_table, "table", irregular.kinds);
@@ -1024,6 +1080,9 @@ function logSentence(line) {
     const moves = (d.moves || []).map(moveText).join("; ");
     return `${who} ${line.action === "break table" ? "broke a table" : "balanced the tables"}: ${moves || "no moves"}`;
   }
+  if (line.action === "dealers/name") {
+    return d.name ? `${who} named badge ${d.badge}: ${d.name}` : `${who} took the name off badge ${d.badge}`;
+  }
   if (area === "roster") {
     if (name === "add") return `${who} entered ${d.name}`;
     if (name === "import") return `${who} imported ${d.players} entrants from a CSV`;
@@ -1122,6 +1181,7 @@ async function startDashboard() {
   }
   $("#structure").addEventListener("change", () => { $("#structure").dataset.picked = "1"; });
   setUpRoster();
+  setUpDealers();
   loadStructures();
   if (state.me.may.includes("clock")) {
     api("/api/tv-link").then((link) => {
