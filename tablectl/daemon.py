@@ -25,7 +25,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -40,6 +40,7 @@ from controller.inputs import (
     ClockCommand,
     Gesture,
     Input,
+    SeatsChange,
     Setup,
     input_to_dict,
     parse_input,
@@ -227,6 +228,10 @@ class Daemon:
             self._resume(journal)
             self._report_quarantine()
         self.table.config.evaluate = True
+        past = self._past_house_size(config.seats)
+        if past:
+            raise ConfigError(str(self.config_path or "the configuration"),
+                              [f"seats: {past}"])
         if not journal:
             self.feed(Setup(config.game, tuple(sorted(config.seats)), config.button_seat,
                             t=self.now()))
@@ -583,11 +588,25 @@ class Daemon:
             item = parse_input({**line, "t": self.now()})
         except ValueError as exc:
             return str(exc)
+        seats = item.seats if isinstance(item, SeatsChange | Setup) else None
+        past = self._past_house_size(seats or ())
+        if past:
+            return past  # a command from a tool that is not the hub (which checks it too)
         try:
             self._handle(item)
         except TableUsageError as exc:
             return str(exc)  # the floor's command was refused: the answer says why
         return None
+
+    def _past_house_size(self, seats: Iterable[int]) -> str | None:
+        """Why these seats cannot be this house's (a seat past its table size), or None."""
+        rule = self.table.profile.rules["table_size"]
+        size = int(rule.value)
+        past = sorted(seat for seat in seats if seat > size)
+        if not past:
+            return None
+        return (f"seat {', '.join(map(str, past))}: {self.table.profile.name} seats {size} a "
+                f"table ({rule.source}); no seat past {size}")
 
     def reload(self) -> None:
         if self.config_path is None:

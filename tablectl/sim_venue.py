@@ -90,7 +90,8 @@ class SimTable:
         self.venue = venue
         self.name = f"t{venue.first_table + index - 1}"
         rng = random.Random(venue.seed * 1000 + index)
-        seats = tuple(sorted(rng.sample(range(1, 11), rng.randint(4, 9))))
+        size = int(venue.profile.value("table_size"))  # the house's seats (Mike's nine)
+        seats = tuple(sorted(rng.sample(range(1, size + 1), rng.randint(4, min(9, size)))))
         # Two dealers take turns at each table (a push every four hands), badges on the shoe,
         # so hands per hour per dealer show on the dashboard.
         self.lines, self.expected = session(

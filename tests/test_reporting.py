@@ -487,3 +487,35 @@ def test_a_recorder_started_after_the_tables_gets_what_they_sent_before(tmp_path
             again.stop()
     finally:
         link.stop()
+
+
+def test_a_table_takes_no_seat_past_its_house_size_from_its_configuration_or_a_command(
+        tmp_path):
+    """Mike's seats nine a table (seed 003): a table configured with seat 10 does not start,
+    and a seating command with seat 10 from a tool other than the hub is refused, saying
+    why."""
+    import io
+
+    from contract.commands import Command
+    from simulators.broker import free_port
+    from tablectl.config import ConfigError, config_from_data
+    from tablectl.daemon import Daemon
+
+    def config(seats):
+        return config_from_data({
+            "table": {"venue": "v", "id": "t1", "profile": "mikes-poker-tables",
+                      "seats": seats, "button": seats[0]},
+            "shoe": {"backend": "none"}, "button": {"backend": "none"},
+            "display": {"backend": "none"}, "buzzer": {"backend": "none"},
+            "mqtt": {"port": free_port()}, "storage": {"data_dir": str(tmp_path)}}, "test")
+
+    with pytest.raises(ConfigError, match="seat 10: mikes-poker-tables seats 9 a table"):
+        Daemon(config([1, 5, 10]), out=io.StringIO()).start()
+    daemon = Daemon(config([1, 5, 9]), out=io.StringIO()).start()
+    try:
+        refused = daemon._apply_command_committed(Command("seating", "tx", {"seats": [1, 10]}))
+        assert refused is not None and "no seat past 9" in refused
+        assert daemon._apply_command_committed(Command("seating", "tx2", {"seats": [1, 2]})) is None
+        assert daemon.table.seats == (1, 2)
+    finally:
+        daemon.stop()
