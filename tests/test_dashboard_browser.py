@@ -126,10 +126,10 @@ def _page(venue, user, viewport=None, sound=None):
     return page
 
 
-def _shoot(page, name, tmp_path):
+def _shoot(page, name, tmp_path, full_page=True):
     target = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
     target.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(target / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(target / f"{name}.png"), full_page=full_page)
 
 
 def _box(locator):
@@ -897,7 +897,7 @@ def test_a_phone_keeps_the_first_alert_and_a_panels_close_on_screen(venue, tmp_p
         spot = _box(close)
         assert spot["y"] >= 0 and spot["y"] + spot["height"] <= 844, spot
         assert spot["x"] >= 0 and spot["x"] + spot["width"] <= 390, spot
-        _shoot(phone, "dashboard-phone-panel", tmp_path)
+        _shoot(phone, "dashboard-phone-panel", tmp_path, full_page=False)
         phone.click("#table-dialog .close")
         expect(phone.locator("#table-dialog")).not_to_have_attribute("open", "")
         venue["hub"].acknowledge_table(auth.User("sam", "supervisor", ""), "t13")
@@ -943,7 +943,9 @@ def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
         expect(chart.first).to_have_text(f"Seat {first_seat}: {by_seat[first_seat]}")
         spot = maria.locator(f".table[data-table=t1] .seat[data-seat='{first_seat}']")
         expect(spot).to_have_attribute("title", re.compile(by_seat[first_seat]))
-        _shoot(maria, "dashboard-roster", tmp_path)
+        if SCREENSHOTS:  # the panel, not the whole page
+            maria.locator("#roster-panel").screenshot(
+                path=str(Path(SCREENSHOTS) / "dashboard-roster.png"))
         # Printed, the seating chart is all there is.
         maria.emulate_media(media="print")
         assert maria.locator("#seating-chart").is_visible()
@@ -979,15 +981,16 @@ def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
         tv = venue["browser"].new_context(viewport={"width": 1920, "height": 1080}).new_page()
         tv.goto(hub.url + "/tv#" + hub.tv_key)
         expect(tv.locator("#field")).to_contain_text(
-            f"{len(names)} entrants \u00b7 {place - 1} left \u00b7 {add_ons} add-ons \u00b7 "
+            f"{len(names)} entrants \u00b7 {add_ons} add-ons \u00b7 "
             f"average stack {figures['average_stack']:,}", timeout=15000)
+        expect(tv.locator("#players")).to_contain_text(f"{place - 1} players left \u00b7 ")
         _shoot(tv, "tv-clock-roster", tmp_path)
         tv.context.close()
     finally:
         maria.context.close()
 
 
-def test_dealers_by_name_with_their_table_time_in_the_box_and_pace(venue):
+def test_dealers_by_name_with_their_table_time_in_the_box_and_pace(venue, tmp_path):
     """A dealer taps their badge at t1's shoe; the floor names the badge at the desk: the
     dealer list shows the name, the table, the time in the box and the pace, and the table's
     card names the dealer; a badge that no dashboard could show is refused."""
@@ -1015,3 +1018,11 @@ def test_dealers_by_name_with_their_table_time_in_the_box_and_pace(venue):
         assert hub.snapshot()["dealers"] == {"D17": "Maria Lopez"}
     finally:
         maria.context.close()
+    # What a floor manager sees first, on a laptop and on a tablet held sideways.
+    for (width, height), name in (((1440, 900), "dashboard-1440"),
+                                  ((1024, 768), "dashboard-1024")):
+        page = _page(venue, "maria", viewport={"width": width, "height": height})
+        expect(page.locator(".table[data-table=t1]")).to_be_visible()
+        assert _box(page.locator("#tables-panel h2"))["y"] < height - 44  # the first screen
+        _shoot(page, name, tmp_path, full_page=False)
+        page.context.close()

@@ -58,11 +58,14 @@ function draw() {
     b.textContent = clockText(r.break_in - gone);
     brk.append(b);
   }
-  const average = r.tables ? (r.players / r.tables).toFixed(1) : "-";
-  $("#players").textContent = `${r.players} players \u00b7 ${r.tables} tables \u00b7 ${average} a table`;
+  // With the hub's roster, players left are the roster's (one count on the screen, not two).
+  const players = r.players_left != null ? r.players_left : r.players;
+  const average = r.tables ? (players / r.tables).toFixed(1) : "-";
+  $("#players").textContent = `${players} players${r.players_left != null ? " left" : ""} \u00b7 ` +
+    `${r.tables} tables \u00b7 ${average} a table`;
   // With the hub's roster: the field and, where the structure sets a buy-in, the prizes.
   const field = [];
-  if (r.entrants != null) field.push(`${amount(r.entrants)} entrants`, `${amount(r.players_left)} left`);
+  if (r.entrants != null) field.push(`${amount(r.entrants)} entrants`);
   if (r.entries != null && r.entries > r.entrants) field.push(`${amount(r.entries - r.entrants)} re-entries`);
   if (r.add_ons) field.push(`${amount(r.add_ons)} add-ons`);
   if (r.average_stack != null) field.push(`average stack ${amount(r.average_stack)}`);
