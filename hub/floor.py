@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from controller.inputs import dealer_id_problem
 from controller.seating import SEAT_MAX
 from hub.balance_desk import COUNTED
-from hub.roster import Roster
+from hub.roster import Roster, display_name
 
 if TYPE_CHECKING:
     from controller.clock import Structure
@@ -223,6 +223,7 @@ class CommandView:
     seats_before: list[int] | None = None  # a seating command: the table's seats when sent
     undoes: str | None = None  # the bust-out this seating command gives back
     drawn: list[int] | None = None  # the roster's players this command seats (a draw)
+    final_draw: bool = False  # the final table's draw: the roster is seated already
 
 
 MAX_DEALER_NAMES = 500
@@ -433,7 +434,7 @@ class FloorView:
             roster_changed |= self.roster.back_in(undone.table, undone.seat,
                                                   undone.ts) is not None
         if (command.command == "seating" and payload.get("ok") and isinstance(seats, list)
-                and command.seats_before is not None):
+                and command.seats_before is not None and not command.final_draw):
             view = self.table(name)
             leaving = [m for m in command.args.get("moves") or ()
                        if isinstance(m, dict) and "to_table" in m]
@@ -473,6 +474,54 @@ class FloorView:
 
     def roster_update(self) -> Update:
         return {"kind": "roster", "roster": self.roster.view()}
+
+    def final_table_draw(self, final: str, rng: Any) -> dict[str, dict[str, Any]]:
+        """Every player left draws a seat at the final table (seed 002: "Before the start of
+        any final table players seating positions are to be decided by use of the Ace - 8
+        card system"; seed 001: "all players, including those already seated at the table,
+        draw for their seat"): the seating command of each table with players, the final
+        table's naming who arrives from where. The roster is seated at once: the hub sends it
+        only when every table is between hands. StaffError says why not."""
+        roster = self.roster
+        view = self.tables.get(final)
+        if view is None or view.status != "online":
+            raise StaffError(f"table {final} is not online: the final table must take its seats")
+        players = [p for p in roster.players.values() if p.playing]
+        if not players:
+            raise StaffError("no roster: the final table's draw is among the players entered")
+        size = self.table_size(final)
+        if len(players) > size:
+            raise StaffError(f"{len(players)} players are left and table {final} seats {size}:"
+                             " break down to the final table first")
+        seated = {n: t for n, t in self.tables.items() if t.status in COUNTED and t.seats}
+        for name, table in sorted(seated.items()):
+            if table.status != "online":
+                raise StaffError(f"table {name} is lost: its players' seats are not known "
+                                 "for sure; draw when it is back")
+            if table.in_progress:
+                raise StaffError(f"table {name} is in the middle of a hand: draw when every "
+                                 "table is between hands")
+            unnamed = [s for s in table.seats if roster.at(name, s) is None]
+            if unnamed:
+                raise StaffError(f"table {name} seat {unnamed[0]} has no one on the roster: "
+                                 "enter them first")
+        new_seats = rng.sample(range(1, size + 1), len(players))
+        commands: dict[str, dict[str, Any]] = {name: {"seats": [], "moves": []}
+                                               for name in seated if name != final}
+        commands[final] = {"seats": sorted(new_seats), "moves": []}
+        rng.shuffle(players)
+        for player, seat in zip(players, new_seats, strict=True):
+            shown = display_name(player.name)
+            if player.table is not None and player.seat is not None and (
+                    player.table, player.seat) != (final, seat):
+                commands[final]["moves"].append({"seat": seat, "from_table": player.table,
+                                                 "from_seat": player.seat, "player": shown})
+                if player.table != final:
+                    commands[player.table]["moves"].append(
+                        {"seat": player.seat, "to_table": final, "to_seat": seat,
+                         "player": shown})
+            player.table, player.seat = final, seat
+        return commands
 
     def seats_for_a_draw(self) -> tuple[dict[str, list[int]], dict[str, list[int]],
                                         dict[str, int]]:

@@ -674,6 +674,29 @@ class Hub(MqttWorker):
 
         return dict(self.call(run))
 
+    def final_table_draw(self, user: User, final: str) -> dict[str, Any]:
+        """The final table: every player left draws a seat at ``final`` (the floor view's
+        final_table_draw), and each table is sent its seating at once."""
+        def run() -> dict[str, Any]:
+            now = self.now_ms()
+            commands = self.floor.final_table_draw(final, self._rng)
+            update = self.floor.roster_update()
+            self._save_alerts([update])
+            seats = {p.seat: p.name for p in self.floor.roster.players.values()
+                     if p.playing and p.table == final}
+            self._log(now, user.name, "roster/final-draw", {
+                "table": final, "seats": [f"{name} seat {seat}"
+                                          for seat, name in sorted(seats.items())]})
+            for table, args in sorted(commands.items()):
+                sent = self._send(table, "seating", args, user.name)
+                self.floor.commands[sent["transaction"]].final_draw = True
+            self._broadcast([update, *self._balance(now)])
+            return {"drawn": {final: [{"seat": seat, "player": name}
+                                      for seat, name in sorted(seats.items())]},
+                    "roster": update["roster"]}
+
+        return dict(self.call(run))
+
     def finishing_csv(self) -> str:
         return str(self.call(self.floor.roster.finishing_csv))
 

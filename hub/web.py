@@ -188,6 +188,11 @@ class DealerName(BaseModel):
     name: str = Field(max_length=40)  # "" takes the name off
 
 
+class FinalTable(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    table: str = Field(pattern=NAME.pattern)
+
+
 class NewPlayer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=40)
@@ -568,6 +573,12 @@ def create_app(hub: Hub) -> FastAPI:
               summary="draw seats for every player waiting: the seating sent to the tables")
     def roster_draw(body: Empty | None = None, user: User = command) -> dict[str, Any]:
         return dict(staff_error(lambda: hub.draw_seats(user)))
+
+    @app.post("/api/roster/final-table", responses=_ERRORS, tags=["roster"],
+              summary="the final table: every player left draws a seat there (seeds 001, "
+                      "002); every table between hands")
+    def roster_final(body: FinalTable, user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.final_table_draw(user, body.table)))
 
     @app.post("/api/roster/clear", response_model=RosterView, responses=_ERRORS,
               tags=["roster"], summary="a new tournament: the roster emptied")

@@ -119,19 +119,20 @@ def test_a_draw_names_the_seats_a_table_set_up_before_the_roster_first():
     assert len(named) == 3
 
 
-def _online(floor: FloorView, name: str, seats: list[int]) -> None:
-    floor.on_status(name, {"state": "online", "boot": 1, "ts": 1}, 1)
-    floor.on_state(name, {"seats": seats}, 1)
+def _seated_floor(tables: dict[str, dict[int, str]]) -> FloorView:
+    """A floor whose online tables seat these players, each on the roster in their seat."""
+    floor = FloorView(VENUE)
+    for table, seats in tables.items():
+        floor.on_status(table, {"state": "online", "boot": 1, "ts": 1}, 1)
+        floor.on_state(table, {"seats": sorted(seats)}, 1)
+        for seat, name in seats.items():
+            player = floor.roster.add(name, 0)
+            player.table, player.seat = table, seat
+    return floor
 
 
 def test_the_floor_view_keeps_the_roster_to_what_the_tables_applied():
-    floor = FloorView(VENUE)
-    _online(floor, "t1", [1, 2, 3])
-    _online(floor, "t2", [1, 2])
-    for name, table, seat in (("Anna", "t1", 1), ("Bob", "t1", 2), ("Carl", "t1", 3),
-                              ("Dora", "t2", 1), ("Emil", "t2", 2)):
-        player = floor.roster.add(name, 0)
-        player.table, player.seat = table, seat
+    floor = _seated_floor({"t1": {1: "Anna", 2: "Bob", 3: "Carl"}, "t2": {1: "Dora", 2: "Emil"}})
     # A bust-out names the player and their place.
     floor.command_sent("b1", "t1", "seating", {"seats": [1, 3]}, "maria", 10)
     updates = floor.on_command_response("t1", {"transaction": "b1", "ok": True}, 20)
@@ -176,3 +177,45 @@ def test_the_tv_figures_come_from_the_roster_and_the_structure_that_runs():
     with pytest.raises(ValueError, match="payouts: a list of percentages"):
         structure_from_data({"schedule": [{"level": 1, "sb": 1, "bb": 2, "minutes": 10}],
                              "payouts": [70, 40]}, "house")
+
+
+def test_the_final_table_draw_seats_everyone_left_there_and_breaks_the_others():
+    from contract.commands import command_input, parse_command
+    from contract.wire import encode
+    from controller.inputs import parse_input
+    from hub.floor import StaffError
+
+    floor = _seated_floor({"t1": {2: "Anna", 5: "Bob", 7: "Carl"}, "t2": {1: "Dora", 4: "Emil"}})
+    floor.tables["t2"].in_progress = True
+    with pytest.raises(StaffError, match="t2 is in the middle of a hand"):
+        floor.final_table_draw("t1", random.Random(3))
+    floor.tables["t2"].in_progress = False
+    floor.tables["t2"].seats = [1, 4, 6]  # someone nobody entered
+    with pytest.raises(StaffError, match="t2 seat 6 has no one on the roster"):
+        floor.final_table_draw("t1", random.Random(3))
+    floor.tables["t2"].seats = [1, 4]
+    commands = floor.final_table_draw("t1", random.Random(3))
+    assert set(commands) == {"t1", "t2"} and commands["t2"]["seats"] == []
+    players = list(floor.roster.players.values())
+    assert {p.table for p in players} == {"t1"}
+    assert sorted(p.seat for p in players) == commands["t1"]["seats"]
+    assert len(commands["t1"]["seats"]) == 5
+    # Dora and Emil leave t2 for their drawn seats, named on both tables' displays.
+    leaving = {m["player"]: m for m in commands["t2"]["moves"]}
+    assert set(leaving) == {"Dora", "Emil"}
+    for name, move in leaving.items():
+        seat = next(p.seat for p in players if p.name == name)
+        assert move["to_table"] == "t1" and move["to_seat"] == seat
+    # Each command is one the table takes.
+    for args in commands.values():
+        parsed = parse_command("seating", encode({"transaction": "x", **args}).encode())
+        parse_input({**command_input(parsed), "t": 1.0})
+    # Applied, it is no bust-out.
+    for table, args in commands.items():
+        floor.command_sent(f"f-{table}", table, "seating", args, "maria", 10)
+        floor.commands[f"f-{table}"].final_draw = True
+        updates = floor.on_command_response(table, {"transaction": f"f-{table}", "ok": True}, 20)
+        assert not [u for u in updates if u["kind"] == "bustout"]
+    with pytest.raises(StaffError, match="5 players are left and table t2 seats 4"):
+        floor.table_size = lambda name: 4  # type: ignore[method-assign]
+        floor.final_table_draw("t2", random.Random(3))

@@ -439,6 +439,18 @@ function drawRoster() {
        r.waiting ? `${r.waiting} waiting for a seat` : null].filter(Boolean).join(" \u00b7 ")
     : "No roster: the tables work by seat number. Enter players or import a CSV to use names.";
   $("#roster-draw").disabled = !r.waiting;
+  // The final table: offered among the online tables, the one with the most players first.
+  const finalSelect = $("#roster-final-table");
+  const online = Object.values(state.tables).filter((t) => t.status === "online")
+    .sort((a, b) => (b.seats || []).length - (a.seats || []).length || a.name.localeCompare(b.name));
+  const chosen = finalSelect.value;
+  const names = online.map((t) => t.name);
+  if (names.join() !== finalSelect.dataset.names) {
+    finalSelect.replaceChildren(...names.map((n) => { const o = el("option", null, n); o.value = n; return o; }));
+    finalSelect.dataset.names = names.join();
+    if (names.includes(chosen)) finalSelect.value = chosen;
+  }
+  $("#roster-final").disabled = !r.left || !names.length;
   $("#roster-draw").textContent = r.waiting ? `Draw seats for ${plural(r.waiting, "player")}` : "Draw seats";
   // The seating chart: each table's seats by name, then who waits (printable).
   const tables = {};
@@ -525,6 +537,15 @@ function setUpRoster() {
     }
   });
   $("#roster-print").addEventListener("click", () => window.print());
+  $("#roster-final").addEventListener("click", async (event) => {
+    if (event.detail > 1) return;
+    const table = $("#roster-final-table").value;
+    const r = state.roster;
+    if (await confirmed(`Draw the final table at ${table}? All ${r.left} players left draw a seat ` +
+                        `there, those already at ${table} too; the other tables break.`, "Draw the final table")) {
+      rosterAction("/api/roster/final-table", { table });
+    }
+  });
   $("#roster-clear").addEventListener("click", async () => {
     if (await confirmed("Clear the roster for a new tournament? Every player and finishing " +
                         "place goes (take the finishing order as CSV first).", "Clear roster")) {
@@ -1089,6 +1110,7 @@ function logSentence(line) {
     if (name === "re-entry") return `${who} recorded a re-entry for ${d.name}`;
     if (name === "add-on") return `${who} recorded an add-on for ${d.name}`;
     if (name === "clear") return `${who} cleared the roster (${d.players} players) for a new tournament`;
+    if (name === "final-draw") return `${who} drew the final table at table ${d.table}: ${(d.seats || []).join(", ")}`;
     if (name === "draw") {
       return `${who} drew seats: ` + Object.entries(d.seats || {}).map(([table, seats]) =>
         `table ${table} ${seats.join(", ")}`).join("; ");
