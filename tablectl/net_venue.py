@@ -99,22 +99,29 @@ class Probe:
             time.sleep(0.02)
         raise TimeoutError(f"the hub did not answer the clock command {action}")
 
-    def clock_gap(self, table: str, since: float) -> tuple[float | None, float]:
-        """When ``table``'s clock came to agree with the hub's after ``since`` (wall time;
-        None if it has not, or disagreed again later), and the largest difference after."""
+    def clock_gaps(self, table: str, since: float) -> list[tuple[float, float]]:
+        """(wall time, seconds apart) of each of ``table``'s snapshots after ``since`` that
+        can be compared with the hub's clock, in order."""
         with self.lock:
             states = [s for s in self.states.get(table, []) if s.get("ts", 0) / 1000 >= since]
             clock = list(self.clock)
-        agreed_at: float | None = None
-        worst = 0.0
+        gaps = []
         for state in sorted(states, key=lambda s: s["ts"]):
             at = state["ts"] / 1000
             hub = hub_period_end(clock, at)
             if hub is None or not isinstance(state.get("clock"), dict):
                 continue
             gap = clock_difference(state["clock"], at, *hub)
-            if gap is None:
-                continue
+            if gap is not None:
+                gaps.append((at, gap))
+        return gaps
+
+    def clock_gap(self, table: str, since: float) -> tuple[float | None, float]:
+        """When ``table``'s clock came to agree with the hub's after ``since`` (wall time;
+        None if it has not, or disagreed again later), and the largest difference after."""
+        agreed_at: float | None = None
+        worst = 0.0
+        for at, gap in self.clock_gaps(table, since):
             if gap > CLOCK_TOLERANCE:
                 agreed_at, worst = None, 0.0  # the agreement that counts is the last one
             elif agreed_at is None:
@@ -534,7 +541,12 @@ def check(venue: NetworkVenue) -> dict[str, Any]:
         agreed, worst = venue.probe.clock_gap(name, last_heal) if venue.probe else (None, 0.0)
         found["clock_difference_at_end_s"] = round(worst, 3) if agreed is not None else None
         if agreed is None:
-            problems.append(f"{name}: its clock did not agree with the hub's at the end")
+            # What the checker saw, so that a failure on a loaded machine says which way.
+            seen = venue.probe.clock_gaps(name, last_heal) if venue.probe else []
+            last = ", ".join(f"{gap:.2f} s at +{at - last_heal:.1f} s" for at, gap in seen[-4:])
+            problems.append(f"{name}: its clock did not agree with the hub's at the end "
+                            f"({len(seen)} comparable snapshots since the last heal; the last: "
+                            f"{last or 'none'})")
     for heal in venue.heals:
         if heal.delivered_after is None:
             problems.append(f"after {heal.what}: the recorder did not catch up")
