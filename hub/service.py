@@ -151,6 +151,7 @@ class Hub(MqttWorker):
             self.profile, secrets.randbits(32), settings.short_tables))
         self.sessions = Sessions(UsersFile(settings.users))
         self._rng = random.SystemRandom()  # a seat draw no one can foresee
+        self._saved_players: dict[int, dict[str, Any]] = {}  # the roster as stored
         self._streams: list[Callable[[Update | None], None]] = []  # each viewer's sink
         self._streams_lock = threading.Lock()
         self._stopping = False
@@ -267,6 +268,7 @@ class Hub(MqttWorker):
         # The tournament's roster, as the floor left it.
         for row in self._db.roster_players():
             player = Player(**row)
+            self._saved_players[player.id] = dict(row)
             self.floor.roster.players[player.id] = player
             self.floor.roster.next_id = max(self.floor.roster.next_id, player.id + 1)
         # Ids go on from the newest in the database, purged or not shown.
@@ -459,7 +461,10 @@ class Hub(MqttWorker):
         if any(u["kind"] == "roster" for u in updates):
             assert self._db is not None
             for player in self.floor.roster.players.values():
-                self._db.save_player(asdict(player))
+                row = asdict(player)
+                if self._saved_players.get(player.id) != row:  # only who changed
+                    self._db.save_player(row)
+                    self._saved_players[player.id] = row
             self._db.commit()
         if alerts or busts:
             assert self._db is not None
@@ -624,6 +629,7 @@ class Hub(MqttWorker):
             assert self._db is not None
             players = len(roster.players)
             roster.players.clear()
+            self._saved_players.clear()
             self._db.clear_roster()
             return {"players": players}
 
