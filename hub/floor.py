@@ -171,6 +171,7 @@ class TableView:
     street: str | None = None
     dealer: str | None = None
     hands_per_hour: float | None = None
+    redeal_pending: bool = False  # the last hand was a misdeal: its redeal comes next
     dealer_hands: int | None = None  # the dealer's hands at this table since signing in
     dealer_minutes: float | None = None  # their time in the box, at ``state_ts``
     level: int | None = None
@@ -243,7 +244,8 @@ class BustOut:
     undone_by: str | None = None  # the seat was given back (the table applied it)
     undone_at: int | None = None
     player: str | None = None  # who sat there, by the roster (None: no roster)
-    place: int | None = None  # their finishing place when it happened
+    place: int | None = None  # their finishing place when it happened (the roster's is live)
+    player_id: int | None = None
     id: str = field(init=False, default="")
     undo_until: int = field(init=False, default=0)
 
@@ -386,11 +388,14 @@ class FloorView:
             case "hand.started":
                 view.hand, view.in_progress, view.street = envelope.get("hand"), True, "preflop"
                 view.level = data.get("level", view.level)
+                view.redeal_pending = False
                 self.balance_stale = True
             case "card" if data.get("street"):
                 view.street = data["street"]
             case "hand.ended":
                 view.in_progress, view.street = False, None
+                # A misdeal is dealt again with the same players: the hand is not over.
+                view.redeal_pending = data.get("outcome") == "misdeal"
                 self.balance_stale = True
             case "dealer":
                 view.dealer = envelope.get("dealer")
@@ -446,7 +451,8 @@ class FloorView:
                 player = self.roster.went_out(name, seat, now, view.hand)
                 bust = BustOut(name, seat, view.hand, now, command.sent_by,
                                player=player.name if player else None,
-                               place=self.roster.places().get(player.id) if player else None)
+                               place=self.roster.places().get(player.id) if player else None,
+                               player_id=player.id if player else None)
                 roster_changed |= player is not None
                 self.bustouts.append(bust)
                 updates.append({"kind": "bustout", "bustout": asdict(bust)})
@@ -461,6 +467,9 @@ class FloorView:
         problem = dealer_id_problem(badge) if badge else "a badge id is needed"
         if problem:
             raise StaffError(f"badge: {problem}")
+        # As a table spells it: "d31" typed at the desk is the D31 signed in at a table.
+        seen = {t.dealer for t in self.tables.values() if t.dealer} | set(self.dealer_names)
+        badge = next((b for b in sorted(seen) if b.casefold() == badge.casefold()), badge)
         said = " ".join(name.split())
         if len(said) > 40 or any(unicodedata.category(c)[0] == "C" for c in said):
             raise StaffError("a dealer's name has at most 40 printable characters")
@@ -498,9 +507,10 @@ class FloorView:
             if table.status != "online":
                 raise StaffError(f"table {name} is lost: its players' seats are not known "
                                  "for sure; draw when it is back")
-            if table.in_progress:
-                raise StaffError(f"table {name} is in the middle of a hand: draw when every "
-                                 "table is between hands")
+            if table.in_progress or table.redeal_pending:
+                again = " (its misdeal is dealt again)" if table.redeal_pending else ""
+                raise StaffError(f"table {name} is in the middle of a hand{again}: draw when "
+                                 "every table is between hands")
             unnamed = [s for s in table.seats if roster.at(name, s) is None]
             if unnamed:
                 raise StaffError(f"table {name} seat {unnamed[0]} has no one on the roster: "

@@ -15,12 +15,17 @@ from __future__ import annotations
 import csv
 import io
 import random
+import time
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 MAX_PLAYERS = 2000
+# Letters that have no decomposition into a base letter and an accent.
+_NOT_DECOMPOSED = str.maketrans({"ß": "ss", "Ł": "L", "ł": "l", "Ø": "O", "ø": "o",
+                                 "Æ": "AE", "æ": "ae", "Œ": "OE", "œ": "oe", "Đ": "D",
+                                 "đ": "d", "Þ": "Th", "þ": "th", "ı": "i"})
 MAX_NAME = 40
 CSV_COLUMNS = ("name", "entries", "add_ons")
 
@@ -40,6 +45,8 @@ class Player:
     seat: int | None = None
     out_at: int | None = None  # when the table applied the bust-out (None: in the game)
     out_hand: int | None = None
+    last_out_at: int | None = None  # the bust-out a re-entry followed (for its take-back)
+    last_out_hand: int | None = None
 
     @property
     def playing(self) -> bool:
@@ -61,7 +68,8 @@ def check_name(name: Any) -> str:
 def display_name(name: str, width: int = 16) -> str:
     """The name as a table's 20-column LCD shows it: ASCII (accents dropped), at most
     ``width`` characters."""
-    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    plain = unicodedata.normalize("NFKD", name.translate(_NOT_DECOMPOSED))
+    plain = plain.encode("ascii", "ignore").decode()
     plain = "".join(c for c in plain if c.isprintable()).strip()
     return (plain or "player")[:width]
 
@@ -106,6 +114,9 @@ class Roster:
         wanted: list[tuple[str, int, int]] = []
         seen: dict[str, int] = {}
         for number, row in enumerate(rows, start=2):
+            if row.get(None):  # type: ignore[call-overload,unused-ignore]
+                problems.append(f"line {number}: more values than the header has columns")
+                continue
             values = {str(k).strip().lower(): (v or "").strip() for k, v in row.items() if k}
             try:
                 name = check_name(values.get("name", ""))
@@ -134,12 +145,40 @@ class Roster:
             raise RosterError(f"{player.name} is still in the game: a re-entry follows a "
                               "bust-out")
         player.entries += 1
+        player.last_out_at, player.last_out_hand = player.out_at, player.out_hand
         player.out_at = player.out_hand = None
         player.table = player.seat = None  # waiting for a seat: the next draw
         return player
 
-    def add_on(self, player_id: int, most: int | None = None) -> Player:
+    def take_back_reentry(self, player_id: int) -> Player:
+        """A re-entry tapped by mistake: the player is out again, in their place, while they
+        wait for a seat (once seated, the floor busts them instead)."""
         player = self.player(player_id)
+        if player.last_out_at is None or not player.playing:
+            raise RosterError(f"{player.name} has no re-entry to take back")
+        if player.table is not None:
+            raise RosterError(f"{player.name} is seated at table {player.table} since the "
+                              "re-entry: bust the seat instead")
+        player.entries -= 1
+        player.out_at, player.out_hand = player.last_out_at, player.last_out_hand
+        player.last_out_at = player.last_out_hand = None
+        return player
+
+    def take_back_add_on(self, player_id: int) -> Player:
+        player = self.player(player_id)
+        if not player.add_ons:
+            raise RosterError(f"{player.name} has no add-on to take back")
+        player.add_ons -= 1
+        return player
+
+    def add_on(self, player_id: int, most: int | None = None,
+               sold: bool = True) -> Player:
+        """One more add-on; ``most``: the structure's limit a player; ``sold``: whether the
+        structure that runs sells add-ons at all (its add-on chips)."""
+        player = self.player(player_id)
+        if not sold:
+            raise RosterError("the structure that runs sells no add-ons (it gives no "
+                              "add_on_stack): no add-on to count")
         if not player.playing:
             raise RosterError(f"{player.name} is out: an add-on is for a player in the game")
         if most is not None and player.add_ons >= most:
@@ -258,10 +297,11 @@ class Roster:
     def finishing_csv(self) -> str:
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(["place", "name", "entries", "add_ons", "out_at_ms", "table", "seat",
-                         "hand"])
+        writer.writerow(["place", "name", "entries", "add_ons", "out_utc", "out_at_ms",
+                         "table", "seat", "hand"])
         for place, p in self.finishing():
-            writer.writerow([place, _csv_safe(p.name), p.entries, p.add_ons, p.out_at,
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime((p.out_at or 0) / 1000))
+            writer.writerow([place, _csv_safe(p.name), p.entries, p.add_ons, when, p.out_at,
                              p.table, p.seat, p.out_hand])
         return out.getvalue()
 

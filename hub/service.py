@@ -389,6 +389,10 @@ class Hub(MqttWorker):
                 updates = self.floor.on_state(table, body, now)
             else:
                 updates = self.floor.on_command_response(table, body, now)
+                for bust in (u["bustout"] for u in updates if u["kind"] == "bustout"):
+                    if bust["undone_by"] is None:  # the floor log names who went out
+                        self._log(now, bust["by"], "bust-out", {
+                            k: bust[k] for k in ("table", "seat", "player", "place")})
         self._save_alerts(updates)
         return updates + self._balance(now)
 
@@ -620,8 +624,18 @@ class Hub(MqttWorker):
 
     def add_on(self, user: User, player_id: int) -> dict[str, Any]:
         most = self._structure_figure("add_on_most")
+        sold = bool(self._structure_figure("add_on_stack"))
         return self._on_roster(user, "roster/add-on", lambda roster, now: {
-            "player": player_id, "name": roster.add_on(player_id, most).name})
+            "player": player_id, "name": roster.add_on(player_id, most, sold).name})
+
+    def take_back(self, user: User, player_id: int, what: str) -> dict[str, Any]:
+        """A re-entry or an add-on tapped by mistake, taken back."""
+        def change(roster: Roster, now: int) -> dict[str, Any]:
+            player = (roster.take_back_reentry(player_id) if what == "re-entry"
+                      else roster.take_back_add_on(player_id))
+            return {"player": player_id, "name": player.name, "what": what}
+
+        return self._on_roster(user, "roster/take-back", change)
 
     def clear_roster(self, user: User) -> dict[str, Any]:
         """A new tournament: the roster emptied (take the finishing order as CSV first)."""
@@ -648,8 +662,10 @@ class Hub(MqttWorker):
                 raise StaffError(str(exc)) from None
             update = self.floor.roster_update()
             self._save_alerts([update])
+            taken = {table: set(self.floor.tables[table].seats) for table in drawn}
             self._log(now, user.name, "roster/draw", {"seats": {
-                table: [f"{p.name} seat {seat}" for seat, p in sorted(seated)]
+                table: [f"{p.name} seat {seat}" + (" (sitting there)" if seat in taken[table]
+                                                   else "") for seat, p in sorted(seated)]
                 for table, seated in drawn.items()}})
             for table, seated in sorted(drawn.items()):
                 now_seats = set(self.floor.tables[table].seats)
@@ -660,8 +676,10 @@ class Hub(MqttWorker):
                     self.floor.commands[sent["transaction"]].drawn = [
                         p.id for seat, p in seated if seat in new]
             self._broadcast([update])
-            return {"drawn": {table: [{"seat": seat, "player": p.name} for seat, p in
-                                      sorted(seated)] for table, seated in drawn.items()},
+            return {"drawn": {table: [{"seat": seat, "player": p.name,
+                                       "named": seat in taken[table]}
+                                      for seat, p in sorted(seated)]
+                              for table, seated in drawn.items()},
                     "roster": update["roster"]}
 
         return dict(self.call(run))

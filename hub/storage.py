@@ -61,9 +61,11 @@ MIGRATIONS = [
         # The tournament's roster (hub/roster.py), and who each bust-out put out in what place.
         "CREATE TABLE IF NOT EXISTS roster_players (id BIGINT PRIMARY KEY, name TEXT NOT NULL,"
         " registered_at BIGINT NOT NULL, entries INTEGER NOT NULL, add_ons INTEGER NOT NULL,"
-        " tbl TEXT, seat INTEGER, out_at BIGINT, out_hand BIGINT)",
+        " tbl TEXT, seat INTEGER, out_at BIGINT, out_hand BIGINT, last_out_at BIGINT,"
+        " last_out_hand BIGINT)",
         "ALTER TABLE bustouts ADD COLUMN player TEXT",
         "ALTER TABLE bustouts ADD COLUMN place INTEGER",
+        "ALTER TABLE bustouts ADD COLUMN player_id BIGINT",
     ],
     [
         # Dealers by name: the badge-to-name list the floor keeps at the hub.
@@ -72,7 +74,7 @@ MIGRATIONS = [
 ]
 
 ROSTER_COLUMNS = ("id", "name", "registered_at", "entries", "add_ons", "table", "seat",
-                  "out_at", "out_hand")
+                  "out_at", "out_hand", "last_out_at", "last_out_hand")
 
 # The events a hand-history view is made of.
 HISTORY_TYPES = ("hand.started", "hand.ended", "hand.record", "ruling", "irregularity")
@@ -209,10 +211,10 @@ class Storage:
             yield json.loads(raw)
 
     def save_bustout(self, bust: dict[str, Any]) -> None:
-        self.execute("INSERT INTO bustouts (tbl, seat, hand, ts, username, player, place) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        self.execute("INSERT INTO bustouts (tbl, seat, hand, ts, username, player, place, "
+                     "player_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                      (bust["table"], bust["seat"], bust["hand"], bust["ts"], bust["by"],
-                      bust.get("player"), bust.get("place")))
+                      bust.get("player"), bust.get("place"), bust.get("player_id")))
 
     def bustout_undone(self, bust: dict[str, Any]) -> None:
         self.execute("UPDATE bustouts SET undone_by = ?, undone_at = ? WHERE tbl = ? AND "
@@ -222,27 +224,31 @@ class Storage:
     def bustouts(self, since_ts: int, limit: int) -> list[dict[str, Any]]:
         """The newest ``limit`` bust-outs since ``since_ts``, oldest first."""
         rows = self.execute("SELECT tbl, seat, hand, ts, username, undone_by, undone_at, "
-                            "player, place FROM bustouts WHERE ts >= ? ORDER BY ts DESC "
-                            "LIMIT ?", (since_ts, limit)).fetchall()
+                            "player, place, player_id FROM bustouts WHERE ts >= ? ORDER BY "
+                            "ts DESC LIMIT ?", (since_ts, limit)).fetchall()
         return [{"table": t, "seat": int(s), "hand": None if h is None else int(h),
                  "ts": int(ts), "by": u, "undone_by": ub,
                  "undone_at": None if ua is None else int(ua), "player": pl,
-                 "place": None if pc is None else int(pc)}
-                for t, s, h, ts, u, ub, ua, pl, pc in reversed(rows)]
+                 "place": None if pc is None else int(pc),
+                 "player_id": None if pid is None else int(pid)}
+                for t, s, h, ts, u, ub, ua, pl, pc, pid in reversed(rows)]
 
     def save_player(self, player: dict[str, Any]) -> None:
         """One roster player as it is now (added or changed)."""
         values = tuple(player[k] for k in ROSTER_COLUMNS)
         self.execute(
             "INSERT INTO roster_players (id, name, registered_at, entries, add_ons, tbl, seat,"
-            " out_at, out_hand) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE"
-            " SET entries = excluded.entries, add_ons = excluded.add_ons, tbl = excluded.tbl,"
-            " seat = excluded.seat, out_at = excluded.out_at, out_hand = excluded.out_hand",
+            " out_at, out_hand, last_out_at, last_out_hand) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+            " ?, ?) ON CONFLICT (id) DO UPDATE SET entries = excluded.entries, add_ons ="
+            " excluded.add_ons, tbl = excluded.tbl, seat = excluded.seat, out_at ="
+            " excluded.out_at, out_hand = excluded.out_hand, last_out_at ="
+            " excluded.last_out_at, last_out_hand = excluded.last_out_hand",
             values)
 
     def roster_players(self) -> list[dict[str, Any]]:
         rows = self.execute("SELECT id, name, registered_at, entries, add_ons, tbl, seat, "
-                            "out_at, out_hand FROM roster_players ORDER BY id").fetchall()
+                            "out_at, out_hand, last_out_at, last_out_hand FROM roster_players "
+                            "ORDER BY id").fetchall()
         return [dict(zip(ROSTER_COLUMNS, row, strict=True)) for row in rows]
 
     def name_dealer(self, badge: str, name: str) -> None:

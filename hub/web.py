@@ -188,6 +188,11 @@ class DealerName(BaseModel):
     name: str = Field(max_length=40)  # "" takes the name off
 
 
+class TakeBack(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    what: Literal["re-entry", "add-on"]
+
+
 class FinalTable(BaseModel):
     model_config = ConfigDict(extra="forbid")
     table: str = Field(pattern=NAME.pattern)
@@ -213,6 +218,8 @@ class RosterPlayer(BaseModel):
     seat: int | None
     out_at: int | None
     out_hand: int | None
+    last_out_at: int | None = None  # the bust-out a re-entry followed
+    last_out_hand: int | None = None
     place: int | None  # the finishing place once out
 
 
@@ -568,6 +575,13 @@ def create_app(hub: Hub) -> FastAPI:
     def roster_add_on(player: PLAYER, body: Empty | None = None,
                       user: User = command) -> dict[str, Any]:
         return dict(staff_error(lambda: hub.add_on(user, player)))
+
+    @app.post("/api/roster/players/{player}/take-back", response_model=RosterView,
+              responses=_ERRORS, tags=["roster"],
+              summary="take back a re-entry (while the player waits for a seat) or an add-on")
+    def roster_take_back(player: PLAYER, body: TakeBack,
+                         user: User = command) -> dict[str, Any]:
+        return dict(staff_error(lambda: hub.take_back(user, player, body.what)))
 
     @app.post("/api/roster/draw", responses=_ERRORS, tags=["roster"],
               summary="draw seats for every player waiting: the seating sent to the tables")

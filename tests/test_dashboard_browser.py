@@ -304,6 +304,15 @@ def test_a_hand_history_reads_as_the_floor_says_it(venue, tmp_path):
         winners = " and ".join(f"seat {s}" for s in record["best_hand"]["high"])
         assert f"best hand {winners}" in text, text
         assert not re.search(r"([2-9TJQKA][shdc]){5}", text), text
+        sam.click("#table-dialog .close")
+        # The real daemon broken by the floor (no seats): nobody of it is counted any more.
+        hub = venue["hub"]
+        assert wait_for(lambda: any(t.name == "t6" for t in hub.floor.tables_in_play()), 10)
+        counted = sum(len(t.seats) for t in hub.floor.tables_in_play() if t.name != "t6")
+        hub.table_command(auth.User("sam", "supervisor", ""), "t6", "seating", {"seats": []})
+        assert wait_for(lambda: hub.floor.tables["t6"].seats == [], 15)
+        assert all(t.name != "t6" for t in hub.floor.tables_in_play())
+        expect(sam.locator("#totals")).to_contain_text(f"{counted} players left at ")
     finally:
         dealt.stop()
         sam.context.close()
@@ -336,7 +345,8 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
     assert maria.locator("#bustouts li").first.text_content().startswith(said)
     expect(maria.locator(f".table[data-table=t1] .seat[data-seat='{seats[0]}']")).not_to_have_class(
         "seat taken")
-    seating = [line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"]
+    seating = [line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"
+               and line["detail"]["table"] == "t1"]
     assert [line["detail"]["seats"] for line in seating] == [seats[1:]]  # not the cancelled
     # The Undo lives at the hub: another tablet, opened after the bust, has it too; after a
     # refresh, so does this one. Between hands the table takes the seat back.
@@ -355,7 +365,8 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
         expect(page.locator("#bustouts li").first).to_contain_text(
             "undone by sam: back in the game", timeout=10000)
         expect(page.locator("#bustouts li").first.locator("button.undo")).to_have_count(0)
-    assert len([line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"]) == 2
+    assert len([line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"
+                and line["detail"]["table"] == "t1"]) == 2
     expect(maria.locator("#log li").first).to_contain_text(
         f"sam set table t1's seats to {', '.join(map(str, seats))}")
     assert "{" not in maria.inner_text("#log")  # sentences, not JSON
@@ -640,14 +651,27 @@ def test_each_irregularity_a_table_daemon_rules_on_reaches_the_floor_as_its_aler
 
 def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):
     maria = _page(venue, "maria")
+    hub = venue["hub"]
     t2 = venue["tables"].tables[1]
     maria.wait_for_selector(".table[data-table=t2].online")
+
+    def room() -> tuple[int, int]:
+        in_play = hub.floor.tables_in_play()
+        return sum(len(t.seats) for t in in_play), len(in_play)
+
+    players, tables = room()
+    assert hub.floor.tables["t2"].seats, "t2 seats its players"
     t2.kill_daemon()
     # The broker sends the table's Last Will when its keep-alive (10 s) runs out x 1.5.
     maria.wait_for_selector(".table[data-table=t2].lost", timeout=30000)
     # The table's status and its alert are two updates: the alert may be drawn a moment later.
     expect(maria.locator("#alerts [data-kind=table_lost][data-table=t2]")).to_have_count(1)
     expect(maria.locator(".table[data-table=t2] .status")).to_contain_text("lost")
+    # A real daemon gone: its players are still counted, its seats as last known.
+    assert room() == (players, tables)
+    expect(maria.locator("#totals")).to_contain_text(
+        f"{players} players left at {tables} tables in play")
+    expect(maria.locator("#totals")).to_contain_text("t2: seats as last known")
     _shoot(maria, "dashboard-table-lost", tmp_path)
     maria.context.close()
 
@@ -928,8 +952,13 @@ def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
         expect(maria.locator("#roster-draw")).to_have_text(
             f"Draw seats for {len(names)} players")
         maria.click("#roster-draw")
+        expect(maria.locator("#confirm .question")).to_contain_text(
+            f"{seated} seats are taken by players not on the roster")
         maria.click("#confirm .yes")
-        expect(maria.locator("#roster-reply")).to_contain_text("Seats drawn: table t1")
+        expect(maria.locator("#roster-reply")).to_contain_text("Seats drawn \u2014 table t1: ")
+        # Who walks and who was named where they sit, told apart.
+        expect(maria.locator("#roster-reply")).to_contain_text("is the player already in seat")
+        expect(maria.locator("#roster-reply")).to_contain_text(" goes to seat ")
         expect(maria.locator("#log li", has_text="maria drew seats: table t1 ")).to_have_count(1)
         # The one without a seat at t1 got a free one: the table was sent it and applied it.
         assert wait_for(lambda: len(hub.floor.tables["t1"].seats) == seated + 1, 15)
@@ -1002,7 +1031,7 @@ def test_dealers_by_name_with_their_table_time_in_the_box_and_pace(venue, tmp_pa
     try:
         row = maria.locator("#dealers-on tr[data-badge=D17]")
         expect(row).to_contain_text("(no name)")
-        maria.fill("#dealer-badge", "D17")
+        maria.fill("#dealer-badge", "d17")  # typed as it comes: the table's spelling is kept
         maria.fill("#dealer-name", "Maria  Lopez")
         maria.click("#dealer-form button[type=submit]")
         expect(maria.locator("#dealer-reply")).to_have_text("badge D17 is Maria Lopez")

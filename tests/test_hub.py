@@ -809,7 +809,8 @@ def test_the_room_at_a_glance_follows_seats_button_blinds_and_bust_outs():
     updates = floor.on_command_response("t1", {"transaction": "tx1", "ok": True}, 3000)
     assert [u["bustout"] for u in updates if u["kind"] == "bustout"] == [
         {"table": "t1", "seat": 5, "hand": 7, "ts": 3000, "by": "maria", "undone_by": None,
-         "undone_at": None, "player": None, "place": None, "id": "t1:5:3000",
+         "undone_at": None, "player": None, "place": None, "player_id": None,
+         "id": "t1:5:3000",
          "undo_until": 3000 + UNDO_BUSTOUT_MS}]
     refused = floor.on_command_response("t1", {"transaction": "tx2", "ok": False,
                                                "error": "mid-hand"}, 3001)

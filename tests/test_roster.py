@@ -39,7 +39,10 @@ def test_players_enter_once_by_name_and_a_csv_is_taken_whole_or_not_at_all():
     assert [(p.name, p.add_ons) for p in added] == [("Bob", 1), ("Zoë", 0)]
     with pytest.raises(RosterError, match="a header line with a 'name' column"):
         roster.import_csv("player\nDan\n", 5)
-    assert display_name("Zoë Ångström-Łukasz") == "Zoe Angstrom-uka"  # the LCD's ASCII
+    assert display_name("Zoë Ångström-Łukasz") == "Zoe Angstrom-Luk"  # the LCD's ASCII
+    assert display_name("Julia Weiß") == "Julia Weiss"
+    with pytest.raises(RosterError, match="line 2: more values than the header has columns"):
+        roster.import_csv("name\nEve,1\n", 6)
 
 
 def test_places_follow_the_bust_outs_and_an_undo_or_a_re_entry_gives_them_back():
@@ -58,12 +61,22 @@ def test_places_follow_the_bust_outs_and_an_undo_or_a_re_entry_gives_them_back()
     roster.reentry(bob.id, 300)
     assert bob.entries == 2 and bob.playing and bob.table is None  # waits for a seat
     assert roster.finishing() == []
+    roster.take_back_reentry(bob.id)  # tapped by mistake: out again, in his place
+    assert bob.entries == 1 and not bob.playing
+    assert [(place, p.name) for place, p in roster.finishing()] == [(4, "Bob")]
+    with pytest.raises(RosterError, match="no re-entry to take back"):
+        roster.take_back_reentry(bob.id)
+    roster.reentry(bob.id, 310)
     roster.add_on(1, most=1)
     with pytest.raises(RosterError, match="the house allows 1"):
         roster.add_on(1, most=1)
+    roster.take_back_add_on(1)
+    assert roster.players[1].add_ons == 0
+    with pytest.raises(RosterError, match="sells no add-ons"):
+        roster.add_on(1, sold=False)
     rows = list(csv.reader(io.StringIO(Roster().finishing_csv())))
-    assert rows == [["place", "name", "entries", "add_ons", "out_at_ms", "table", "seat",
-                     "hand"]]
+    assert rows == [["place", "name", "entries", "add_ons", "out_utc", "out_at_ms", "table",
+                     "seat", "hand"]]
 
 
 def test_a_name_that_a_spreadsheet_would_run_is_written_as_text():
@@ -190,6 +203,12 @@ def test_the_final_table_draw_seats_everyone_left_there_and_breaks_the_others():
     with pytest.raises(StaffError, match="t2 is in the middle of a hand"):
         floor.final_table_draw("t1", random.Random(3))
     floor.tables["t2"].in_progress = False
+    floor.on_event("t2", {"v": 1, "event_id": "t2:9", "venue": VENUE, "table": "t2", "seq": 9,
+                          "boot": 1, "type": "hand.ended", "ts": 5, "hand": 3, "dealer": None,
+                          "historical": False, "data": {"outcome": "misdeal"}}, 5)
+    with pytest.raises(StaffError, match="its misdeal is dealt again"):
+        floor.final_table_draw("t1", random.Random(3))  # the redeal is the same hand
+    floor.tables["t2"].redeal_pending = False
     floor.tables["t2"].seats = [1, 4, 6]  # someone nobody entered
     with pytest.raises(StaffError, match="t2 seat 6 has no one on the roster"):
         floor.final_table_draw("t1", random.Random(3))

@@ -351,7 +351,8 @@ function seatMap(t) {
   const blinds = t.blind_seats || {};
   const size = Math.max(tableSize(t.name), ...taken);
   for (let seat = 1; seat <= size; seat += 1) {
-    const role = seat === t.button ? "D" : seat === blinds.small ? "SB" : seat === blinds.big ? "BB" : null;
+    // A table with nobody (broken) has no button or blinds left to show.
+    const role = !taken.size ? null : seat === t.button ? "D" : seat === blinds.small ? "SB" : seat === blinds.big ? "BB" : null;
     const spot = el("span", "seat" + (taken.has(seat) ? " taken" : ""), role || String(seat));
     spot.dataset.seat = seat;
     if (role) spot.classList.add(role === "D" ? "button" : "blind");
@@ -374,7 +375,7 @@ function dealerName(badge) {
 // named dealers not in a box.
 function drawDealers() {
   const body = $("#dealers-on tbody");
-  const on = Object.values(state.tables).filter((t) => t.status === "online" && t.dealer)
+  const on = Object.values(state.tables).filter((t) => t.status === "online" && t.dealer && (t.seats || []).length)
     .sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true }));
   body.replaceChildren(...on.map((t) => {
     const row = el("tr");
@@ -404,8 +405,10 @@ function setUpDealers() {
     const name = $("#dealer-name").value.trim();
     try {
       state.dealers = await api("/api/dealers", { badge, name });
+      // The hub spells the badge as a table does (d31 typed, D31 signed in).
+      const spelled = Object.keys(state.dealers).find((b) => b.toLowerCase() === badge.toLowerCase()) || badge;
       reply.className = "reply ok";
-      reply.textContent = name ? `badge ${badge} is ${name}` : `badge ${badge} has no name now`;
+      reply.textContent = name ? `badge ${spelled} is ${state.dealers[spelled] || name}` : `badge ${badge} has no name now`;
       $("#dealer-badge").value = $("#dealer-name").value = "";
       draw();
     } catch (e) {
@@ -474,6 +477,11 @@ function drawRoster() {
     }));
   const waiting = r.players.filter((p) => p.out_at == null && !p.table);
   if (waiting.length) chart.append(el("p", "waiting", `Waiting for a seat: ${waiting.map((p) => p.name).join(", ")}`));
+  // On paper: a title with the time, and every player by name to find their seat.
+  $("#chart-title").textContent = `Seating \u2014 ${$("#venue").textContent} \u2014 ${venueDate(serverNow())}`;
+  const seatedNow = r.players.filter((p) => p.out_at == null && p.table)
+    .sort((a, b) => a.name.localeCompare(b.name));
+  $("#chart-by-name").replaceChildren(...seatedNow.map((p) => el("li", null, `${p.name}: table ${p.table} seat ${p.seat}`)));
   const list = $("#roster-players");
   list.replaceChildren(...r.players.map((p) => {
     const li = el("li", p.out_at == null ? "in" : "out");
@@ -493,24 +501,45 @@ function drawRoster() {
     };
     if (p.out_at != null) act("reentry", "Re-entry", "re-entry", `${p.name} buys in again (entry ${p.entries + 1})?`);
     else act("addon", "Add-on", "add-on", `An add-on for ${p.name}?`);
+    // A tap by mistake is taken back: a re-entry while its player waits, an add-on.
+    const takeBack = (cls, label, what, question) => {
+      const button = el("button", `take-back ${cls}`, label);
+      button.addEventListener("click", async (event) => {
+        if (event.detail > 1 || !(await confirmed(question, label))) return;
+        rosterAction(`/api/roster/players/${p.id}/take-back`, { what });
+      });
+      li.append(" ", button);
+    };
+    if (p.out_at == null && p.last_out_at != null && !p.table) {
+      takeBack("reentry", "Take back re-entry", "re-entry", `Take back ${p.name}'s re-entry? They are out again, in their place.`);
+    }
+    if (p.add_ons) takeBack("addon", "Take back add-on", "add-on", `Take back one of ${p.name}'s add-ons?`);
     return li;
   }));
   panel.dataset.players = r.players.length;
 }
 
-async function rosterAction(path, body) {
+// What a draw did, so the floor knows who walks: a new seat, or a seat already taken by a
+// player the roster did not know, now named (the floor checks the name at the table).
+function drawnText(answer) {
+  const parts = Object.entries(answer.drawn).map(([table, seats]) => `table ${table}: ` +
+    seats.map((s) => `${s.player} ${s.named ? "is the player already in seat" : "goes to seat"} ${s.seat}`).join(", "));
+  return "Seats drawn \u2014 " + parts.join("; ");
+}
+
+async function rosterAction(path, body, said) {
   const reply = $("#roster-reply");
   try {
     const answer = await api(path, body);
     if (answer.players) state.roster = answer;
     else if (answer.roster) state.roster = answer.roster;
     reply.className = "reply ok";
-    reply.textContent = answer.drawn ? "Seats drawn: " + Object.entries(answer.drawn).map(([table, seats]) =>
-      `table ${table} ${seats.map((s) => `${s.player} seat ${s.seat}`).join(", ")}`).join("; ") : "done";
+    reply.textContent = answer.drawn ? drawnText(answer) : (said || "done");
     draw();
   } catch (e) {
     reply.className = "reply error";
-    reply.textContent = shown(e.message);
+    // A CSV's problems, one a line.
+    reply.replaceChildren(...shown(e.message).split("; ").map((part) => el("div", null, part)));
   }
 }
 
@@ -519,20 +548,25 @@ function setUpRoster() {
     event.preventDefault();
     const name = $("#roster-name").value.trim();
     if (!name) return;
-    rosterAction("/api/roster/players", { name }).then(() => { $("#roster-name").value = ""; });
+    rosterAction("/api/roster/players", { name }, `${name} entered: waiting for a seat`)
+      .then(() => { $("#roster-name").value = ""; });
   });
   $("#roster-csv").addEventListener("change", async () => {
     const file = $("#roster-csv").files[0];
     if (!file) return;
     const text = await file.text();
     $("#roster-csv").value = "";
-    rosterAction("/api/roster/import", { csv: text });
+    rosterAction("/api/roster/import", { csv: text }, `entrants imported from ${file.name}`);
   });
   $("#roster-draw").addEventListener("click", async (event) => {
     if (event.detail > 1) return;
     const r = state.roster;
+    const unnamed = Object.values(state.tables).filter((t) => t.status === "online")
+      .reduce((n, t) => n + (t.seats || []).filter((seat) => !playerAt(t.name, seat)).length, 0);
+    const naming = unnamed ? ` ${unnamed} seat${unnamed === 1 ? " is" : "s are"} taken by players ` +
+      "not on the roster: the draw names those first (check each name at the table)." : "";
     if (await confirmed(`Draw seats for the ${r.waiting} waiting? Each goes to a random seat, ` +
-                        "the tables kept even; the tables are sent their seating.", "Draw seats")) {
+                        `the tables kept even; the tables are sent their seating.${naming}`, "Draw seats")) {
       rosterAction("/api/roster/draw", {});
     }
   });
@@ -560,9 +594,14 @@ function drawBustouts() {
   const list = $("#bustouts");
   const newest = [...state.bustouts].reverse();
   list.replaceChildren(...newest.map((b) => {
+    // The place as the roster has it now: an undo or a late entry moves the places after it.
+    const player = b.player_id == null ? null
+      : ((state.roster || {}).players || []).find((p) => p.id === b.player_id);
+    const place = player ? (player.place ? `, ${ordinal(player.place)}` : ", back in the game")
+      : (b.place ? `, ${ordinal(b.place)}` : "");
     const li = el("li", b.undone_by ? "undone" : null,
       `${venueTime(b.ts)} table ${b.table} seat ${b.seat}` +
-      `${b.player ? ` ${b.player}${b.place ? `, ${ordinal(b.place)}` : ""}` : ""}` +
+      `${b.player ? ` ${b.player}${place}` : ""}` +
       `${b.hand ? ` after hand ${b.hand}` : ""} (by ${b.by})`);
     li.dataset.bustout = b.id;
     if (b.undone_by) {
@@ -583,8 +622,8 @@ function drawBustouts() {
 
 async function undoBustout(b, button, event) {
   if (event && event.detail > 1) return;
-  if (!await confirmed(`Undo the bust-out of table ${b.table} seat ${b.seat}? The table takes ` +
-                       `seat ${b.seat} back into the game.`, "Undo")) return;
+  if (!await confirmed(`Undo the bust-out of ${b.player ? b.player + ", " : ""}table ${b.table} ` +
+                       `seat ${b.seat}? The table takes seat ${b.seat} back into the game.`, "Undo")) return;
   button.disabled = true;
   const reply = $("#bustout-reply");
   try {
@@ -965,7 +1004,8 @@ function drawSeats(seats) {
     button.dataset.seat = seat;
     button.addEventListener("click", async () => {
       const table = state.openTable;
-      if (await confirmed(`Bust seat ${seat} at table ${table}? The table takes seat ${seat} out ` +
+      const named = who ? `${who.name} (seat ${seat})` : `seat ${seat}`;
+      if (await confirmed(`Bust ${named} at table ${table}? The table takes seat ${seat} out ` +
                           "of the game (Undo, in the bust-outs, brings it back).", `Bust seat ${seat}`)) {
         tableCommand(table, "seating", { seats: seats.filter((s) => s !== seat) });
       }
@@ -1042,7 +1082,8 @@ function showdownText(e) {
     const low = madeText(made.low_name, made.low_cards, made.low);
     return `seat ${seat} ${[high || "no hand", low ? "low " + low : null].filter(Boolean).join(", ")}`;
   });
-  if (!lines.length) return "no showdown";
+  const anyHand = Object.values(e.best || {}).some((made) => made.high || made.high_name);
+  if (!lines.length || !anyHand) return "no showdown";
   const best = e.best_hand || {};
   const seatsOf = (list) => list.map((s) => `seat ${s}`).join(" and ");
   const winners = [best.high && best.high.length ? `best hand ${seatsOf(best.high)}` : null,
@@ -1101,11 +1142,16 @@ function logSentence(line) {
     const moves = (d.moves || []).map(moveText).join("; ");
     return `${who} ${line.action === "break table" ? "broke a table" : "balanced the tables"}: ${moves || "no moves"}`;
   }
+  if (line.action === "bust-out") {
+    return `${who} busted ${d.player ? d.player + " at " : ""}table ${d.table} seat ${d.seat}` +
+      (d.place ? ` (${ordinal(d.place)})` : "");
+  }
   if (line.action === "dealers/name") {
     return d.name ? `${who} named badge ${d.badge}: ${d.name}` : `${who} took the name off badge ${d.badge}`;
   }
   if (area === "roster") {
     if (name === "add") return `${who} entered ${d.name}`;
+    if (name === "take-back") return `${who} took back ${d.name}'s ${d.what}`;
     if (name === "import") return `${who} imported ${d.players} entrants from a CSV`;
     if (name === "re-entry") return `${who} recorded a re-entry for ${d.name}`;
     if (name === "add-on") return `${who} recorded an add-on for ${d.name}`;

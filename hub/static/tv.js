@@ -61,8 +61,9 @@ function draw() {
   // With the hub's roster, players left are the roster's (one count on the screen, not two).
   const players = r.players_left != null ? r.players_left : r.players;
   const average = r.tables ? (players / r.tables).toFixed(1) : "-";
-  $("#players").textContent = `${players} players${r.players_left != null ? " left" : ""} \u00b7 ` +
-    `${r.tables} tables \u00b7 ${average} a table`;
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  $("#players").textContent = `${plural(players, "player")}${r.players_left != null ? " left" : ""} \u00b7 ` +
+    `${plural(r.tables, "table")} \u00b7 ${average} a table`;
   // With the hub's roster: the field and, where the structure sets a buy-in, the prizes.
   const field = [];
   if (r.entrants != null) field.push(`${amount(r.entrants)} entrants`);
