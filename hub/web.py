@@ -926,6 +926,12 @@ class DeadlineH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        # An answer goes out as its head and its body: with Nagle's algorithm on, the body
+        # waited for the client's delayed ACK, 40 ms an answer (48 ms a request measured,
+        # 3-5 ms without).
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         address = self.client[0] if self.client else "?"
         counts = _address_counts(self.server_state)
         if len(self.server_state.connections) > MAX_CONNECTIONS or (
