@@ -9,6 +9,7 @@ and hand records with hole cards come from the recorder's storage, for roles all
 
 from __future__ import annotations
 
+import random
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -484,7 +485,8 @@ class FloorView:
     def roster_update(self) -> Update:
         return {"kind": "roster", "roster": self.roster.view()}
 
-    def final_table_draw(self, final: str, rng: Any) -> dict[str, dict[str, Any]]:
+    def final_table_draw(self, final: str,
+                         rng: random.Random) -> dict[str, dict[str, Any]]:
         """Every player left draws a seat at the final table (seed 002: "Before the start of
         any final table players seating positions are to be decided by use of the Ace - 8
         card system"; seed 001: "all players, including those already seated at the table,

@@ -220,6 +220,18 @@ class Roster:
             player.table, player.seat = to_table, to_seat
         return player
 
+    def name_moves(self, commands: Mapping[str, dict[str, Any]]) -> None:
+        """Each move of these seating commands (table -> {seats, moves}) given the name of
+        the player it moves, as a table's display shows it, where the roster has them: the
+        one leaving a table's seat, or arriving from another's."""
+        for table, args in commands.items():
+            for move in args["moves"]:
+                origin = ((table, move["seat"]) if "to_table" in move
+                          else (move["from_table"], move["from_seat"]))
+                player = self.at(*origin)
+                if player is not None:
+                    move["player"] = display_name(player.name)
+
     def unseat(self, player_ids: list[int]) -> None:
         """Drawn seats a table refused: those players wait for the next draw."""
         for player_id in player_ids:

@@ -53,7 +53,7 @@ from hub.floor import (
     room_clock_view,
 )
 from hub.recorder import Recorder
-from hub.roster import Player, Roster, RosterError, display_name
+from hub.roster import Player, Roster, RosterError
 from hub.stats import STATS_TYPES, hands_csv_rows, statistics
 from hub.storage import Storage, open_storage
 from hub.venue_clock import VenueClockService
@@ -424,13 +424,7 @@ class Hub(MqttWorker):
                       now: int) -> list[Update]:
         commands = seating_commands(
             proposal, {name: self.floor.tables[name].seats for name in proposal.tables})
-        for name, args in commands.items():  # the dealers' displays name who moves
-            for move in args["moves"]:
-                origin = ((name, move["seat"]) if "to_table" in move
-                          else (move["from_table"], move["from_seat"]))
-                player = self.floor.roster.at(*origin)
-                if player is not None:
-                    move["player"] = display_name(player.name)
+        self.floor.roster.name_moves(commands)  # the dealers' displays name who moves
         self._log(now, by, "break table" if proposal.kind == "break" else "balance tables",
                   {"reason": proposal.reason, "moves": [m.to_json() for m in proposal.moves]})
         for name, args in commands.items():

@@ -238,3 +238,18 @@ def test_the_final_table_draw_seats_everyone_left_there_and_breaks_the_others():
     with pytest.raises(StaffError, match="5 players are left and table t2 seats 4"):
         floor.table_size = lambda name: 4  # type: ignore[method-assign]
         floor.final_table_draw("t2", random.Random(3))
+
+
+def test_a_balancing_move_names_its_player_on_both_tables_displays():
+    from controller.balancing import Move, Proposal
+    from hub.balance_desk import seating_commands
+
+    floor = _seated_floor({"t1": {1: "Anna", 4: "Zoë Weiß"}, "t2": {2: "Bob"}})
+    move = Move("t1", 4, "t2", 5)
+    proposal = Proposal("balance", ("t1", "t2"), (move,), "t1 has 2 and t2 1", ())
+    commands = seating_commands(proposal, {"t1": [1, 4], "t2": [2]})
+    floor.roster.name_moves(commands)
+    assert commands["t1"]["moves"] == [{"seat": 4, "to_table": "t2", "to_seat": 5,
+                                        "player": "Zoe Weiss"}]
+    assert commands["t2"]["moves"] == [{"seat": 5, "from_table": "t1", "from_seat": 4,
+                                        "player": "Zoe Weiss"}]
