@@ -73,19 +73,30 @@ class GestureRecogniser:
     def tick(self, t: float) -> list[GestureEvent]:
         """Time passes: settle a level that has held, announce thresholds passed."""
         out = self._settle(t)
-        if self.pressed:
-            held = t - self.pressed_at
-            if self.feedback_sent == 0 and held >= self.config.hold:
+        if self.pressed:  # the thresholds as next_deadline computes them (no rounding gap)
+            if self.feedback_sent == 0 and t >= self.pressed_at + self.config.hold:
                 self.feedback_sent = 1
                 out.append(GestureEvent("held", self.pressed_at + self.config.hold, "hold"))
-            if self.feedback_sent == 1 and held >= self.config.long_hold:
+            if self.feedback_sent == 1 and t >= self.pressed_at + self.config.long_hold:
                 self.feedback_sent = 2
                 out.append(GestureEvent("held", self.pressed_at + self.config.long_hold,
                                         "long_hold"))
         return out
 
+    def next_deadline(self) -> float | None:
+        """When ``tick`` next has something to do (a level to settle, a threshold to announce),
+        or None while nothing can happen before the next edge: a timer waits for this, not
+        polling."""
+        if self.raw != self.pressed:
+            return self.raw_since + self.config.debounce
+        if self.pressed and self.feedback_sent == 0:
+            return self.pressed_at + self.config.hold
+        if self.pressed and self.feedback_sent == 1:
+            return self.pressed_at + self.config.long_hold
+        return None
+
     def _settle(self, t: float) -> list[GestureEvent]:
-        if self.raw == self.pressed or t - self.raw_since < self.config.debounce:
+        if self.raw == self.pressed or t < self.raw_since + self.config.debounce:
             return []
         at = self.raw_since
         self.pressed = self.raw

@@ -489,6 +489,10 @@ class Table:
             events += self.hand.reads_lost(item.lost or 0, item.cards, item.detail, t)
         return events
 
+    def clock_state(self) -> dict[str, Any] | None:
+        """The clock's part of ``state`` alone (what the display reads each tick)."""
+        return self.clock.snapshot(self.now) if self.clock is not None else None
+
     def state(self) -> dict[str, Any]:
         """A snapshot for late joiners and the display's status line."""
         hand = self.hand
@@ -499,7 +503,7 @@ class Table:
             "phase": hand.phase.value if hand is not None else None,
             "dealer": self.shift.dealer,
             "shoe": self.shoe_state,
-            "clock": self.clock.snapshot(self.now) if self.clock is not None else None,
+            "clock": self.clock_state(),
             "profile": self.profile.name,
             "hand_for_hand": self.hand_for_hand.state,
             "seats": list(self.seats or ()),

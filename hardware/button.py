@@ -2,8 +2,11 @@
 
 The pin factory is injected: lgpio on a Pi (RPi.GPIO where someone installed it),
 ``MockFactory`` in tests. gpiozero's own debounce is off (its mock pins do not bounce, real
-switches do): the recogniser in ``controller.gestures`` filters bounces. gpiozero's callbacks,
-on its own thread, only record the edge; ``tick`` (a timer thread, or the test) lets time pass.
+switches do): the recogniser in ``controller.gestures`` filters bounces. The pin is a plain
+``DigitalInputDevice``: gpiozero's ``Button`` adds a hold thread that wakes ten times a second,
+and the recogniser times holds itself. gpiozero's callbacks, on its own thread, only record the
+edge; a timer thread sleeps until the recogniser's next deadline (a bounce to settle, a hold
+threshold to announce) and otherwise until the next edge: an idle button costs no wake-ups.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ class DealerButton:
         config: GestureConfig | None = None,
         pin_factory: Any = None,
         clock: Callable[[], float] = time.monotonic,
-        tick_interval: float | None = 0.01,
+        timer: bool = True,
     ) -> None:
-        from gpiozero import Button  # lazily: the core never needs it
+        """``timer=False``: nobody lets time pass but the caller's ``tick`` (tests with a
+        clock of their own)."""
+        from gpiozero import DigitalInputDevice  # lazily: the core never needs it
 
         self.clock = clock
         # The moment of the next edge when its source knows it better than our clock (the
@@ -35,36 +40,53 @@ class DealerButton:
         self.edge_time: float | None = None
         self.on_gesture = on_gesture
         self.recogniser = GestureRecogniser(config)
-        self._lock = threading.Lock()
-        self.button = Button(pin, pull_up=True, bounce_time=None, pin_factory=pin_factory)
-        self.button.when_pressed = lambda: self._edge(True)
-        self.button.when_released = lambda: self._edge(False)
-        self._stop = threading.Event()
+        self._wake = threading.Condition()
+        self._closing = False
+        self.device = DigitalInputDevice(pin, pull_up=True, bounce_time=None,
+                                         pin_factory=pin_factory)
+        self.device.when_activated = lambda: self._edge(True)
+        self.device.when_deactivated = lambda: self._edge(False)
         self._thread: threading.Thread | None = None
-        if tick_interval is not None:
-            self._thread = threading.Thread(target=self._ticker, args=(tick_interval,),
-                                            name="button-tick", daemon=True)
+        if timer:
+            self._thread = threading.Thread(target=self._timer, name="button-timer",
+                                            daemon=True)
             self._thread.start()
 
     def _edge(self, pressed: bool) -> None:
-        with self._lock:
+        with self._wake:
             at, self.edge_time = self.edge_time, None
             events = self.recogniser.edge(self.clock() if at is None else at, pressed)
+            self._wake.notify()  # a new deadline, perhaps
         for event in events:
             self.on_gesture(event)
 
     def tick(self) -> None:
-        with self._lock:
+        """Let time pass: what the recogniser settles or announces by now is reported."""
+        with self._wake:
             events = self.recogniser.tick(self.clock())
         for event in events:
             self.on_gesture(event)
 
-    def _ticker(self, interval: float) -> None:
-        while not self._stop.wait(interval):
+    def _timer(self) -> None:
+        while True:
+            with self._wake:
+                while not self._closing:
+                    deadline = self.recogniser.next_deadline()
+                    if deadline is None:
+                        self._wake.wait()  # until an edge, or close
+                        continue
+                    delay = deadline - self.clock()
+                    if delay <= 0:
+                        break
+                    self._wake.wait(delay)
+                if self._closing:
+                    return
             self.tick()
 
     def close(self) -> None:
-        self._stop.set()
+        with self._wake:
+            self._closing = True
+            self._wake.notify()
         if self._thread is not None:
             self._thread.join(timeout=2)
-        self.button.close()
+        self.device.close()

@@ -5,6 +5,10 @@ The port is opened with ``serial.serial_for_url`` (a device path such as the ude
 thread only moves bytes: the protocol is ``firmware_bridge.host.HostLink`` and every event is
 handed to ``on_event`` (the daemon's queue ``put``) together with the host's monotonic time.
 Link changes are reported as ``LinkUp`` / ``LinkDown`` events.
+
+The reader waits for bytes with a long timeout (an idle shoe costs two wake-ups a second, not
+fifty): what the host sends unprompted (a mode change) is written at once by the caller's
+thread, the link shared under a lock, and ``stop`` cancels the read where the port can.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ from firmware_bridge.host import NEED_DATA, HostLink, LinkDown, LinkUp, ShoeLink
 def _default_opener(url: str) -> Any:
     import serial  # lazily: the pure core never needs it
 
-    return serial.serial_for_url(url, baudrate=115200, timeout=0.02, write_timeout=1.0)
+    return serial.serial_for_url(url, baudrate=115200, timeout=READ_TIMEOUT, write_timeout=1.0)
+
+
+READ_TIMEOUT = 0.5  # how long a read waits for a byte: how often an idle link looks at _stop
 
 
 class SerialShoe:
@@ -40,8 +47,9 @@ class SerialShoe:
         self.reconnect_interval = reconnect_interval
         self.clock = clock
         self.link = HostLink()
-        self._commands: list[Callable[[HostLink], None]] = []
-        self._lock = threading.Lock()
+        self._commands: list[Callable[[HostLink], None]] = []  # for the next connection
+        self._lock = threading.Lock()  # the link, the commands and the port's writes
+        self._port: Any = None  # the open port, while connected
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.connected = False
@@ -53,12 +61,31 @@ class SerialShoe:
 
     def stop(self) -> None:
         self._stop.set()
+        with self._lock:
+            port = self._port
+        cancel = getattr(port, "cancel_read", None)
+        if cancel is not None:
+            with contextlib.suppress(Exception):
+                cancel()  # the reader's wait ends now, not at its timeout
         if self._thread is not None:
             self._thread.join(timeout=5)
 
     def set_mode(self, mode: int) -> None:
         with self._lock:
             self._commands.append(lambda link: link.set_mode(mode))
+            if self._port is not None:
+                # A port that fails here fails the reader's next read too: it reconnects.
+                with contextlib.suppress(Exception):
+                    self._send_commands()
+
+    def _send_commands(self) -> None:
+        """The commands waiting, to the shoe (with the lock held, while connected)."""
+        commands, self._commands = self._commands, []
+        for command in commands:
+            command(self.link)
+        out = self.link.data_to_send()
+        if out:
+            self._port.write(out)
 
     def _run(self) -> None:
         was_up = False
@@ -86,27 +113,34 @@ class SerialShoe:
 
     def _serve(self, port: Any) -> str:
         link = self.link
-        link.request_hello()
         try:
-            port.write(link.data_to_send())
+            with self._lock:
+                link.request_hello()
+                port.write(link.data_to_send())
+                self._port = port
+                self._send_commands()  # those asked for while the shoe was away
             while not self._stop.is_set():
                 # Wait (up to the port timeout) for one byte, then take all that is there: a
                 # plain read(4096) would sit out the whole timeout on every frame.
                 data = port.read(port.in_waiting or 1)
                 if data and port.in_waiting:
                     data += port.read(port.in_waiting)
+                if not data:
+                    continue
                 now = self.clock()
-                if data:
-                    link.receive_data(data)
-                    while (event := link.next_event()) is not NEED_DATA:
-                        self.on_event(event, now)  # type: ignore[arg-type]
                 with self._lock:
-                    commands, self._commands = self._commands, []
-                for command in commands:
-                    command(link)
-                out = link.data_to_send()
-                if out:
-                    port.write(out)
+                    link.receive_data(data)
+                    events = []
+                    while (event := link.next_event()) is not NEED_DATA:
+                        events.append(event)
+                    out = link.data_to_send()  # acknowledgements, requests to resend
+                    if out:
+                        port.write(out)
+                for event in events:
+                    self.on_event(event, now)  # type: ignore[arg-type]
         except Exception as exc:
             return f"{type(exc).__name__}: {exc}"
+        finally:
+            with self._lock:
+                self._port = None
         return "stopped"

@@ -51,6 +51,9 @@ from houses.loaders import house_structure, load_profile, read_toml
 from tablectl.config import Config, ConfigError, config_from_data
 
 STATE_REFRESH = 10.0  # seconds between state snapshots when only the clock moves
+# Seconds between the timer's turns (the clock's time, the display, the link's status): the
+# dealer sees the clock's second change within a quarter of a second.
+TICK = 0.25
 
 
 def load_config(path: str) -> Config:
@@ -191,6 +194,10 @@ class Daemon:
         self.quarantined: list[tuple[int, str]] = []  # (journal line id, why) at this start
         self._state_key: str | None = None
         self._state_sent = 0.0
+        # Whether the snapshot may differ from the last one sent: an input committed, a
+        # reload, the link's state (the clock's time alone is refreshed every STATE_REFRESH).
+        self._state_changed = True
+        self._state_link: bool | None = None
         self.link: Any = None
         self.buzzer: Any = None
         self.display: Any = None
@@ -363,17 +370,16 @@ class Daemon:
             os.unlink(path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         sock.bind(path)
-        sock.settimeout(0.5)
-        self.parts["control"] = sock
+        self.parts["control"] = sock  # stop() shuts it down: the blocked recv returns b""
 
         def serve() -> None:
             while not self.stopped.is_set():
                 try:
                     message = sock.recv(64)
-                except TimeoutError:
-                    continue
                 except OSError:
                     return
+                if not message:
+                    continue  # shut down (the loop ends) or an empty datagram
                 what, _, when = message.partition(b" ")
                 try:
                     stamped = float(when) + self.offset if when else None
@@ -440,6 +446,7 @@ class Daemon:
         self.outbox.record(line, [event.to_json() for event in events],
                            int(time.time() * 1000))
         self.events += len(events)
+        self._state_changed = True
         if self.link is not None and events:
             self.link.notify()
         for event in events:
@@ -460,8 +467,7 @@ class Daemon:
         if events:
             self._commit({"type": "tick", "t": t}, events)
         if self.display is not None:
-            clock = self.table.state()["clock"]
-            self.display.show(self.model.screen(t, clock, self.table.now))
+            self.display.show(self.model.screen(t, self.table.clock_state(), self.table.now))
         if self.link is not None:
             self._publish_state()
 
@@ -469,20 +475,24 @@ class Daemon:
         """The retained ``state`` snapshot for late joiners (the dashboard): published when
         something a viewer sees changes, and every STATE_REFRESH seconds for the clock."""
         assert self.link is not None
+        connected, mono = self.link.connected, self._mono()
+        if not self._state_changed and connected == self._state_link and \
+                mono - self._state_sent < STATE_REFRESH:
+            return  # nothing a viewer sees can have changed: no snapshot built
+        self._state_changed, self._state_link = False, connected
         # The snapshot describes the table at its core's time, its last input's moment (a
         # press is stamped when the finger moved, seconds back for a hold; the clock's ticks
         # are no input): ``ts`` says when that was, so that a viewer reading the clock's time
         # left against ``ts`` is right.
         behind = max(0.0, self.now() - self.table.now)
         state = state_snapshot(self.table.state(),
-                               hub_link="ok" if self.link.connected else "lost",
+                               hub_link="ok" if connected else "lost",
                                last_seq=self.outbox.last_seq,
                                ts_ms=int((time.time() - behind) * 1000))
         stats = state.get("dealer_stats") or {}
         key = json.dumps({**state, "ts": None, "last_seq": None,
                           "clock": {**(state["clock"] or {}), "remaining": None},
                           "dealer_stats": stats.get("hands")}, sort_keys=True, default=str)
-        mono = self._mono()
         if key != self._state_key or mono - self._state_sent >= STATE_REFRESH:
             self._state_key, self._state_sent = key, mono
             self.link.publish_state(state)
@@ -555,18 +565,18 @@ class Daemon:
         return 0
 
     def loop(self, until: Callable[[], bool] | None = None) -> None:
-        last_tick = 0.0
+        next_tick = self._mono()
         last_ping = 0.0
         while self.running.is_set() and not FAILED.is_set() and not (until and until()):
-            try:
-                item = self.queue.get(timeout=0.2)
+            try:  # an item, or the next tick: the loop wakes for nothing else
+                item = self.queue.get(timeout=max(0.0, next_tick - self._mono()))
             except queue.Empty:
                 item = None
             if item is not None:
                 self._dispatch(item)
             mono = self._mono()
-            if mono - last_tick >= 0.25:
-                last_tick = mono
+            if mono >= next_tick:
+                next_tick = max(next_tick + TICK, mono)  # no burst of ticks after a stall
                 self.tick()
             watchdog = self.notifier.watchdog
             if watchdog and mono - last_ping >= watchdog:
@@ -621,6 +631,7 @@ class Daemon:
         if config.profile != self.config.profile:
             self.table.profile = load_profile(config.profile)
             changed.append("profile")
+            self._state_changed = True  # the snapshot names the profile
         if config.deal_gap != self.config.deal_gap:
             self.table.config.deal_gap = config.deal_gap
             changed.append("deal_gap")
@@ -652,6 +663,8 @@ class Daemon:
         if "button" in self.parts:
             self.parts["button"].close()
         if "control" in self.parts:
+            with contextlib.suppress(OSError):
+                self.parts["control"].shutdown(socket.SHUT_RDWR)
             self.parts["control"].close()
         if self.buzzer is not None:
             self.buzzer.close()

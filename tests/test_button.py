@@ -27,7 +27,7 @@ class Finger:
         self.events = []
         self.button = DealerButton(17, self.events.append, config=config,
                                    pin_factory=self.factory, clock=self.clock,
-                                   tick_interval=None)
+                                   timer=False)
         self.pin = self.factory.pin(17)
 
     def wait(self, seconds: float, step: float = 0.01) -> None:
@@ -232,3 +232,55 @@ def test_the_simulators_control_socket_believes_only_stamps_of_this_run(tmp_path
     finally:
         finger.close()
         daemon.stop()
+
+
+def test_the_recogniser_says_when_it_next_needs_time():
+    """The timer sleeps until ``next_deadline``: none while nothing is pending, the end of the
+    debounce after an edge, then each hold threshold while the button is down."""
+    config = GestureConfig(debounce=0.03, hold=1.5, long_hold=4.0)
+    recogniser = GestureRecogniser(config)
+    assert recogniser.next_deadline() is None  # idle: no wake-up until an edge
+    recogniser.edge(10.0, True)
+    assert recogniser.next_deadline() == pytest.approx(10.03)
+    assert recogniser.tick(10.02) == [] and recogniser.next_deadline() == pytest.approx(10.03)
+    recogniser.tick(10.03)
+    assert recogniser.next_deadline() == pytest.approx(11.5)  # the hold threshold
+    assert [e.detail for e in recogniser.tick(11.5)] == ["hold"]
+    assert recogniser.next_deadline() == pytest.approx(14.0)  # the long hold threshold
+    assert [e.detail for e in recogniser.tick(14.0)] == ["long_hold"]
+    assert recogniser.next_deadline() is None  # down, every threshold announced
+    recogniser.edge(15.0, False)
+    assert recogniser.next_deadline() == pytest.approx(15.03)
+    assert [e.kind for e in recogniser.tick(15.03)] == ["long_hold"]
+    assert recogniser.next_deadline() is None
+
+
+def test_the_timer_reports_a_tap_and_a_hold_with_nobody_ticking():
+    """On the real clock, the timer thread alone settles the release (the tap is reported once
+    the debounce has passed) and announces a hold while the button is still down."""
+    from tests.conftest import wait_for
+
+    factory = MockFactory()
+    events: list = []
+    button = DealerButton(17, events.append, config=GestureConfig(hold=0.3, long_hold=0.6),
+                          pin_factory=factory)
+    pin = factory.pin(17)
+    try:
+        pin.drive_low()
+        pin.drive_high()  # a 0-length press: a bounce, filtered
+        pin.drive_low()
+        assert wait_for(lambda: [e.detail for e in events] == ["hold"], 5)
+        pin.drive_high()
+        assert wait_for(lambda: [e.kind for e in events] == ["held", "hold"], 5)
+        assert button.recogniser.next_deadline() is None  # and so the timer sleeps
+        pin.drive_low()
+        pin.drive_high()
+        pin.drive_low()
+        time_pressed = button.clock()
+        assert wait_for(lambda: button.recogniser.pressed, 5)
+        pin.drive_high()
+        assert wait_for(lambda: [e.kind for e in events][-1:] == ["tap"], 5)
+        assert events[-1].t >= time_pressed
+    finally:
+        button.close()
+        factory.close()
