@@ -70,14 +70,15 @@ system-deps:
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 
-# Three processes (pytest-xdist) on two cores: most tests wait on brokers, clusters, pty's and
-# browsers, not the CPU (three took pytest from 4 min 10 s to 3 min 5 s on a fresh clone). The
+# Four processes (pytest-xdist) on two cores: most tests wait on brokers, clusters, pty's and
+# browsers, not the CPU (the CPU is 60 % busy with three; four took pytest from 243 s to 198 s
+# in one tree, the floor's browser tests split in two modules so that no file is the tail). The
 # pty dealing tests, which deal at twenty times a dealer's pace, no longer estimate the
 # simulated shoe's clock (a crowded host's delays, magnified twenty times, once turned a rhythm
 # into a pause): the simulated table pins it (tablectl/shoe_to_core.py, ShoeClock.pin).
 # Each file runs in one process, in order: a module's tests share its fixtures (a venue, a hub).
 unit: $(STAMP) system-deps $(MICROPYTHON)
-	PKR_REQUIRE_MICROPYTHON=1 $(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder
+	PKR_REQUIRE_MICROPYTHON=1 $(PY) -m pytest -n 4 --dist loadfile --no-loadscope-reorder
 
 # The real MicroPython interpreter for the firmware's tests, its version pinned by the lock.
 $(MICROPYTHON): tests/micropython/package-lock.json | system-deps

@@ -15,12 +15,14 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 
 
 # The longest files, longest first: seconds each took in its process (`pytest -n 3 --dist
-# loadfile --junitxml`, summed by file; 2026-12-01): dashboard_browser 120, net_venue 68,
-# reporting 57, shoe_link 51, web 48, bench 47, security 33, hostile 32, multi_venue 30, hub 29,
-# cli 25; every other file under 13.
-LONGEST_FILES = ("test_dashboard_browser.py", "test_net_venue.py", "test_reporting.py",
-                 "test_shoe_link.py", "test_web.py", "test_bench.py", "test_security.py",
-                 "test_hostile.py", "test_multi_venue.py", "test_hub.py", "test_cli.py")
+# loadfile --durations=0`, summed by file; 2026-12-03, before the floor's browser tests were
+# split in two): net_venue 73, multi_venue 54, shoe_link 52, web 41, bench 37, hostile 37,
+# reporting 36, security 29, hub 27, cli 17; the two browser modules about 70 each; every
+# other file under 12.
+LONGEST_FILES = ("test_net_venue.py", "test_dashboard_browser.py", "test_floor_alerts_browser.py",
+                 "test_multi_venue.py", "test_shoe_link.py", "test_web.py", "test_bench.py",
+                 "test_hostile.py", "test_reporting.py", "test_security.py", "test_hub.py",
+                 "test_cli.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -1,16 +1,14 @@
-"""The floor dashboard in a real browser: Debian's Chromium driven by Playwright, against a
-real Mosquitto, the real hub and simulated tables (each the real daemon with the simulated
-shoe on a pty). The tests run in order and share one venue: an alert, its acknowledgement,
-hand-for-hand, hand histories per role, and last a table whose daemon is killed."""
+"""The floor dashboard in a real browser (``tests.floor_browser``'s venue): hand-for-hand,
+hand histories per role, the TV clock, balancing, hostile text, the roster and dealers, and a
+table whose daemon is killed. The tests run in order and share one venue. The alerts have a
+module of their own, beside this one: ``test_floor_alerts_browser``."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-import os
 import re
-import shutil
 import time
 from datetime import datetime
 from pathlib import Path
@@ -21,34 +19,23 @@ from playwright.sync_api import expect
 
 from controller.seating import next_occupied
 from hub import auth
-from hub.floor import ALERT_LABELS, severity_of
-from hub.service import Hub, HubSettings
-from simulators.broker import Broker
 from simulators.shoe import perform
 from tablectl.sim_venue import SimulatedVenue
 from tests.conftest import wait_for
+from tests.floor_browser import (
+    SCREENSHOTS,
+    VENUE_ZONE,
+    box_of,
+    deal_misdeal,
+    floor_venue,
+    login_page,
+    shoot,
+)
 from tests.privacy import private_leaks, shown_cards
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-VENUE_ZONE = "Pacific/Kiritimati"  # UTC+14: no CI machine's own
 SUIT_SYMBOLS = {"s": "\u2660", "h": "\u2665", "d": "\u2666", "c": "\u2663"}
-# Where to keep the screenshots (the README's come from a run with this set to docs/screens).
-SCREENSHOTS = os.environ.get("TABLECTL_SCREENSHOTS")
 
-# Records every message the page's event stream delivers, for the privacy check.
-RECORD_STREAM = """
-(() => {
-  window.__received = [];
-  const Original = window.EventSource;
-  window.EventSource = function (url, options) {
-    const source = new Original(url, options);
-    for (const name of ["snapshot", "update"]) {
-      source.addEventListener(name, (m) => window.__received.push(m.data));
-    }
-    return source;
-  };
-})();
-"""
+
 # Notes the moment an alert of a kind first appears in the page (window.__seen, a promise
 # that the test awaits later: evaluate itself would wait for it).
 WATCH_ALERT = """
@@ -65,89 +52,7 @@ WATCH_ALERT = """
 
 @pytest.fixture(scope="module")
 def venue(tmp_path_factory):
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
-    from playwright.sync_api import sync_playwright
-
-    directory = tmp_path_factory.mktemp("floor")
-    broker = Broker(directory / "mosquitto").start()
-    users = directory / "users.toml"
-    for name, role in (("maria", "floor"), ("val", "viewer"), ("sam", "supervisor")):
-        auth.save_user(users, name, role, f"{name}-password")
-    # A venue far from this machine's zone, writing times its own way (24-hour, German).
-    hub = Hub(HubSettings(venue="sim", db=str(directory / "hub.db"), users=str(users),
-                          port=broker.port, http_port=0, locale="de-DE",
-                          time_zone=VENUE_ZONE)).start()
-    hub.clock.connected.wait(10)
-    hub.clock.apply("start", "tda-2024")  # the tables follow the venue clock
-    tables = SimulatedVenue(directory / "tables", tables=2, hands=1, broker=broker,
-                            recorder=False, quiet=True, irregularities=0.0, pace=0.05,
-                            venue_clock=True).start()
-    # What the tables and the venue clock publish for viewers, checked against the AsyncAPI
-    # document at the end.
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
-
-    published: list[tuple[str, bytes]] = []
-    watcher = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-    watcher.on_message = lambda c, u, msg: published.append((msg.topic, bytes(msg.payload)))
-    watcher.connect("127.0.0.1", broker.port)
-    watcher.subscribe([("pkr/v1/sim/tables/+/state", 1), ("pkr/v1/sim/clock", 1)])
-    watcher.loop_start()
-    playwright = sync_playwright().start()
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-    try:
-        yield {"hub": hub, "tables": tables, "browser": browser, "broker": broker,
-               "published": published}
-    finally:
-        watcher.loop_stop()
-        watcher.disconnect()
-        browser.close()
-        playwright.stop()
-        tables.stop()
-        hub.stop()
-        broker.kill()
-
-
-def _page(venue, user, viewport=None, sound=None):
-    """A logged-in page of its own (a tablet each), recording its event stream; ``sound``:
-    the tablet's alert sound setting, as the device keeps it from before the page loads."""
-    context = venue["browser"].new_context(viewport=viewport or {"width": 1280, "height": 900})
-    page = context.new_page()
-    page.add_init_script(RECORD_STREAM)
-    if sound is not None:
-        page.add_init_script(f"localStorage.setItem('alertSound', {json.dumps(sound)});")
-    page.goto(venue["hub"].url + "/")
-    assert page.url.endswith("/login")
-    page.fill("input[name=user]", user)
-    page.fill("input[name=password]", f"{user}-password")
-    page.click("button[type=submit]")
-    page.wait_for_selector("body[data-live='1']", timeout=30000)  # deadline on a busy machine
-    return page
-
-
-def _shoot(page, name, tmp_path, full_page=True):
-    target = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
-    target.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(target / f"{name}.png"), full_page=full_page)
-
-
-def _box(locator):
-    """An element's box on screen. The dashboard redraws its lists as updates come (a
-    table's state, a balancing review): an element measured as it is replaced has none, so
-    measure the one drawn next."""
-    boxes = []
-    assert wait_for(lambda: boxes.append(locator.bounding_box()) or boxes[-1] is not None, 10)
-    return boxes[-1]
-
-
-def _misdeal(table):
-    """Two cards face up in the deal: a misdeal (SPEC row 3)."""
-    for line in ({"type": "deck_in", "deck": "R1"}, {"type": "card", "card": "As"},
-                 {"type": "card", "card": "Ks"}, {"type": "card", "card": "Qs", "face": "up"},
-                 {"type": "card", "card": "Js"}, {"type": "card", "card": "Ts", "face": "up"}):
-        perform(line, table.shoe, lambda _line, _at: None)
-        time.sleep(0.05)  # the dealer's pace: cards 50 ms apart, one dealing action
+    yield from floor_venue(tmp_path_factory)
 
 
 def test_login_is_required_and_a_wrong_password_is_refused(venue):
@@ -164,13 +69,13 @@ def test_login_is_required_and_a_wrong_password_is_refused(venue):
 
 def test_a_misdeal_is_an_alert_on_every_tablet_and_acknowledging_clears_it_for_everyone(
         venue, tmp_path):
-    maria, val = _page(venue, "maria"), _page(venue, "val")
+    maria, val = login_page(venue, "maria"), login_page(venue, "val")
     for page in (maria, val):
         page.wait_for_selector(".table[data-table=t1].online", timeout=15000)
     for page in (maria, val):
         page.evaluate(WATCH_ALERT, "misdeal")
     t1 = venue["tables"].tables[0]
-    _misdeal(t1)
+    deal_misdeal(t1)
     def misdeals():
         return [e for e in venue["hub"].recorder.envelopes("t1")
                 if e["type"] == "ruling" and e["data"]["action"] == "misdeal"]
@@ -189,7 +94,7 @@ def test_a_misdeal_is_an_alert_on_every_tablet_and_acknowledging_clears_it_for_e
     assert "MISDEAL" in alert.inner_text()
     assert not alert.locator("button.ack").is_visible()  # a viewer may not acknowledge
     assert val.locator(".table[data-table=t1].alerting").count() == 1
-    _shoot(maria, "dashboard-alert", tmp_path)
+    shoot(maria, "dashboard-alert", tmp_path)
 
     maria.click("#alerts [data-kind=misdeal][data-table=t1] button.ack")
     for page in (maria, val):
@@ -206,7 +111,7 @@ def test_a_misdeal_is_an_alert_on_every_tablet_and_acknowledging_clears_it_for_e
 
 
 def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, tmp_path):
-    maria = _page(venue, "maria")
+    maria = login_page(venue, "maria")
     # The list shows the structure that runs (the fixture's), not the first in the list.
     expect(maria.locator("#structure")).to_have_value("tda-2024")
     expect(maria.locator("#structure option[value=tda-2024]")).to_contain_text("running")
@@ -221,7 +126,7 @@ def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, 
     # Neither table has a hand in progress: both wait for the release.
     expect(maria.locator("#h4h .finished")).to_have_text("t1, t2", timeout=15000)
     assert maria.inner_text("#h4h .state") == "ON"
-    _shoot(maria, "dashboard-hand-for-hand", tmp_path)
+    shoot(maria, "dashboard-hand-for-hand", tmp_path)
     maria.click("#h4h-release")
     expect(maria.locator("#h4h .playing")).to_have_text("t1, t2", timeout=15000)
     assert maria.is_disabled("#h4h-release")
@@ -243,7 +148,7 @@ def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, 
 
 def test_the_viewer_never_receives_private_data_and_the_supervisor_sees_hole_cards(
         venue, tmp_path):
-    val, sam = _page(venue, "val"), _page(venue, "sam")
+    val, sam = login_page(venue, "val"), login_page(venue, "sam")
     t1 = venue["tables"].tables[0]
     _, events = t1.journal_and_events()
     ended = next(e for e in events if e["type"] == "hand.ended")
@@ -253,7 +158,7 @@ def test_the_viewer_never_receives_private_data_and_the_supervisor_sees_hole_car
     for page in (val, sam):
         page.click(".table[data-table=t1]")
         page.wait_for_selector("#table-dialog .hand", timeout=10000)
-    _shoot(sam, "dashboard-hand-history", tmp_path)
+    shoot(sam, "dashboard-hand-history", tmp_path)
     viewer_text = [val.inner_text("#table-dialog"), *val.evaluate("window.__received")]
     assert private_leaks(viewer_text, ended, shown) == []
     supervisor_text = [sam.inner_text("#table-dialog")]
@@ -278,7 +183,7 @@ def test_a_hand_history_reads_as_the_floor_says_it(venue, tmp_path):
     """A table (t6) deals two clean hands to a showdown: the supervisor's history names each
     seat's hand in words with its cards, and the seat holding the best one, never pokerkit's
     raw string of card codes."""
-    sam = _page(venue, "sam")
+    sam = login_page(venue, "sam")
     dealt = SimulatedVenue(tmp_path / "t6", tables=1, hands=2,
                            broker=venue["broker"], recorder=False, quiet=True, pace=0.05,
                            venue_clock=True, seed=5, irregularities=0.0, first_table=6).start()
@@ -319,7 +224,7 @@ def test_a_hand_history_reads_as_the_floor_says_it(venue, tmp_path):
 
 
 def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_shown(venue):
-    maria = _page(venue, "maria")
+    maria = login_page(venue, "maria")
     maria.click(".table[data-table=t1]")
     seats = [int(s) for s in maria.locator("#table-dialog .seat-bust").evaluate_all(
         "buttons => buttons.map(b => b.dataset.seat)")]
@@ -352,7 +257,7 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
     # refresh, so does this one. Between hands the table takes the seat back.
     maria.click("#table-dialog .close")
     maria.reload()
-    other = _page(venue, "sam")
+    other = login_page(venue, "sam")
     for page in (maria, other):
         page.click("#bustouts-panel summary")
         expect(page.locator("#bustouts li").first.locator("button.undo")).to_be_visible()
@@ -379,7 +284,7 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
 
 
 def test_the_dashboard_fits_a_tablet_held_upright(venue, tmp_path):
-    page = _page(venue, "maria", viewport={"width": 768, "height": 1024})
+    page = login_page(venue, "maria", viewport={"width": 768, "height": 1024})
     page.wait_for_selector(".table[data-table=t2]")
     # The room at a glance: players at the running tables, each table's seats and button.
     hub = venue["hub"]
@@ -396,7 +301,7 @@ def test_the_dashboard_fits_a_tablet_held_upright(venue, tmp_path):
     heights = page.locator("button:visible").evaluate_all(
         "buttons => buttons.map(b => b.getBoundingClientRect().height)")
     assert heights and min(heights) >= 44, heights
-    _shoot(page, "dashboard-tablet", tmp_path)
+    shoot(page, "dashboard-tablet", tmp_path)
     page.context.close()
 
 
@@ -427,104 +332,22 @@ def test_hostile_text_from_a_table_is_shown_harmlessly_and_the_layout_holds(venu
             "historical": False, "data": {"action": "misdeal", "text": word[:200]}}),
             qos=1).wait_for_publish(5)
         for viewport in ({"width": 1280, "height": 900}, {"width": 768, "height": 1024}):
-            page = _page(venue, "maria", viewport=viewport)
+            page = login_page(venue, "maria", viewport=viewport)
             page.wait_for_selector("#alerts .alert[data-table=t9] button.ack")
             page.wait_for_selector(".table[data-table=t9]")
             width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
             assert width[0] <= width[1], f"{width[0]} px of page on a {width[1]} px screen"
-            box = _box(page.locator("#alerts .alert[data-table=t9] button.ack"))
+            box = box_of(page.locator("#alerts .alert[data-table=t9] button.ack"))
             assert box["x"] + box["width"] <= viewport["width"], box
             text = page.locator(".table[data-table=t9]").inner_text()
             assert "[U+202E]" in text and "\u202e" not in text
             if viewport["width"] == 768:
-                _shoot(page, "dashboard-hostile-text", tmp_path)
+                shoot(page, "dashboard-hostile-text", tmp_path)
             page.context.close()
     finally:
         client.publish(root + "state", b"", qos=1, retain=True)
         client.loop_stop()
         client.disconnect()
-
-
-class _RawTable:
-    """A table as a bare MQTT client: events published as fast as a test needs them."""
-
-    def __init__(self, venue, name):
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
-
-        self.name, self.seq = name, 0
-        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
-        self.client.connect("127.0.0.1", venue["broker"].port)
-        self.client.loop_start()
-
-    def ruling(self, action, text, reason=None, recorded=False):
-        """One ruling, its own hand; ``recorded``: on the private topic too, as a table sends
-        everything, for the recorder (its hand history)."""
-        self.seq += 1
-        data = {"action": action, "text": text, **({"reason": reason} if reason else {})}
-        envelope = json.dumps({
-            "v": 1, "event_id": f"{self.name}:{self.seq}", "venue": "sim", "table": self.name,
-            "seq": self.seq, "boot": 1, "type": "ruling", "ts": int(time.time() * 1000),
-            "hand": self.seq, "dealer": None, "historical": False, "data": data})
-        for leaf in ("events", "private") if recorded else ("events",):
-            self.client.publish(f"pkr/v1/sim/tables/{self.name}/{leaf}", envelope,
-                                qos=1).wait_for_publish(5)
-
-    def close(self):
-        self.client.loop_stop()
-        self.client.disconnect()
-
-
-def test_alerts_group_by_table_filter_repeat_their_sound_and_never_hide_the_tables(
-        venue, tmp_path):
-    """Twelve open alerts from two tables: grouped by table, the tables still on the first
-    screen (1280x800 and a tablet upright), the filter narrows them, the urgent sound repeats
-    until acknowledged (not on a tablet set to silence), and one tap acknowledges a table."""
-    maria = _page(venue, "maria", viewport={"width": 1280, "height": 800})
-    # The silent tablet was set to silence before (a tablet keeps it): it never plays, even
-    # for the alerts open when it loads.
-    quiet = _page(venue, "maria", viewport={"width": 768, "height": 1024}, sound="off")
-    expect(quiet.locator("#sound")).to_have_value("off")
-    t7, t8 = _RawTable(venue, "t7"), _RawTable(venue, "t8")
-    try:
-        for i in range(5):
-            t7.ruling("misdeal", f"MISDEAL: 2nd card exposed ({i})")
-            t8.ruling("misdeal", f"MISDEAL: two cards exposed ({i})")
-        t7.ruling("call_floor", "UNKNOWN TAG 04AB: call the floor", reason="unknown_tag")
-        t8.ruling("call_floor", "SHORT FLOP: call the floor", reason="wrong_card_count")
-        for page in (maria, quiet):
-            expect(page.locator("#alerts .alert-group[data-table=t7] .alert")).to_have_count(6)
-            expect(page.locator("#alerts .alert-group[data-table=t8] .alert")).to_have_count(6)
-        for page in (maria, quiet):  # on the first screen (the cards are redrawn each second)
-            expect(page.locator(".table[data-table=t1]")).to_be_in_viewport()
-        _shoot(maria, "dashboard-alert-groups", tmp_path)
-        _shoot(quiet, "dashboard-alert-groups-tablet", tmp_path)
-        # The urgent sound again after 10 s while they are open; never on the silent tablet.
-        beeps = int(maria.get_attribute("body", "data-beeps") or 0)
-        assert wait_for(lambda: int(maria.get_attribute("body", "data-beeps") or 0) > beeps,
-                        25), "the urgent sound did not repeat"
-        assert maria.get_attribute("body", "data-last-sound") == "urgent"
-        assert quiet.get_attribute("body", "data-beeps") is None
-        maria.select_option("#alert-filter", "urgent")
-        expect(maria.locator("#alerts .alert")).to_have_count(2)
-        expect(maria.locator("#alert-count")).to_contain_text("filtered out")
-        maria.select_option("#alert-filter", "")
-        maria.fill("#alert-table", "t8")
-        expect(maria.locator("#alerts .alert-group")).to_have_count(1)
-        maria.fill("#alert-table", "")
-        maria.click("#alerts .alert-group[data-table=t7] button.ack-all")
-        for page in (maria, quiet):
-            expect(page.locator("#alerts .alert-group[data-table=t7]")).to_have_count(0)
-            expect(page.locator("#alerts .alert-group[data-table=t8] .alert")).to_have_count(6)
-        expect(maria.locator("#log li").first).to_contain_text(
-            "maria acknowledged 6 alerts at table t7")
-        maria.click("#alerts .alert-group[data-table=t8] button.ack-all")
-        expect(maria.locator("#alerts .alert-group[data-table=t8]")).to_have_count(0)
-    finally:
-        t7.close()
-        t8.close()
-        maria.context.close()
-        quiet.context.close()
 
 
 def test_the_room_clock_page_for_a_tv_needs_only_its_link(venue, tmp_path):
@@ -533,7 +356,7 @@ def test_the_room_clock_page_for_a_tv_needs_only_its_link(venue, tmp_path):
     tables; legible from across the room (the time a fifth of the screen's height); a wrong
     link shows why and nothing of the clock."""
     hub = venue["hub"]
-    maria = _page(venue, "maria")
+    maria = login_page(venue, "maria")
     maria.wait_for_selector("#tv-link:not([hidden])")
     path = maria.get_attribute("#tv-link", "href")
     maria.context.close()
@@ -559,7 +382,7 @@ def test_the_room_clock_page_for_a_tv_needs_only_its_link(venue, tmp_path):
             f"{sum(len(t.seats) for t in online)} players \u00b7 {len(online)} tables")
         size = tv.locator("#time").evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
         assert size >= 1080 / 5, size
-        _shoot(tv, "tv-clock", tmp_path)
+        shoot(tv, "tv-clock", tmp_path)
         tv.goto(hub.url + "/tv#not-the-key")
         expect(tv.locator("#problem")).to_contain_text("not the room clock's link")
         assert tv.inner_text("#time") == ""
@@ -578,7 +401,7 @@ def test_a_balancing_move_goes_from_the_proposal_to_both_tables_seating(venue, t
         hub.table_command(supervisor, name, "seating", {"seats": seats})
     assert wait_for(lambda: [len(hub.floor.tables[n].seats) for n in ("t1", "t2")] == [9, 7],
                     20), "the tables did not take the seating"
-    maria = _page(venue, "maria", {"width": 1280, "height": 800})
+    maria = login_page(venue, "maria", {"width": 1280, "height": 800})
     balance = maria.locator("#balance")
     expect(balance).to_be_visible(timeout=15000)
     expect(balance.locator(".what")).to_contain_text("t1 has 9 players and t2 7")
@@ -591,7 +414,7 @@ def test_a_balancing_move_goes_from_the_proposal_to_both_tables_seating(venue, t
         mover = next_occupied(seats, t1.blind_seats["big"])
     else:  # no hand dealt yet: the big blind of the first hand is two seats left of the button
         mover = next_occupied(seats, next_occupied(seats, next_occupied(seats, t1.button)))
-    _shoot(maria, "dashboard-balance", tmp_path)
+    shoot(maria, "dashboard-balance", tmp_path)
     maria.click("#balance .confirm-move")
     expect(maria.locator("#confirm .question")).to_contain_text("Move players?")
     maria.click("#confirm .yes")
@@ -615,42 +438,8 @@ def test_a_balancing_move_goes_from_the_proposal_to_both_tables_seating(venue, t
     maria.context.close()
 
 
-def test_each_irregularity_a_table_daemon_rules_on_reaches_the_floor_as_its_alert(
-        venue, tmp_path):
-    """A real table daemon (t5, TDA 2024) dealt through the simulated shoe, one irregularity a
-    hand: each ruling it makes for the floor is an alert of its kind and severity, with the
-    hand, and the seat where the table names one."""
-    plan = {"exposed_two": "misdeal", "duplicate": "deck_fouled", "foreign": "void_hand",
-            "unknown_tag": "unknown_tag", "shoe_fault": "shoe_fault",
-            "missing_card": "missing_card", "fourth_flop": "flop_scramble",
-            "missing_burn": "missing_burn"}
-    maria = _page(venue, "maria", {"width": 1280, "height": 800})
-    dealt = SimulatedVenue(tmp_path / "t5", tables=1, hands=len(plan), broker=venue["broker"],
-                           recorder=False, quiet=True, pace=0.05, venue_clock=True, seed=3,
-                           plan=tuple(plan), first_table=5).start()
-    try:
-        dealt.run()
-        assert dealt.tables[0].hands_ended() >= len(plan)
-        for kind in plan.values():
-            alert = maria.locator(f"#alerts [data-kind={kind}][data-table=t5]").first
-            expect(alert).to_be_visible(timeout=15000)
-            expect(alert).to_contain_text(ALERT_LABELS[kind])
-            expect(alert).to_contain_text("hand ")
-        severities = {kind: maria.locator(f"#alerts [data-kind={kind}][data-table=t5]")
-                      .first.get_attribute("class") for kind in plan.values()}
-        assert all(severity_of(kind) in classes for kind, classes in severities.items())
-        expect(maria.locator("#alerts [data-kind=unknown_tag][data-table=t5]").first
-               ).to_contain_text("seat ")
-        _shoot(maria, "dashboard-alert-kinds", tmp_path)
-        maria.click("#alerts .alert-group[data-table=t5] button.ack-all")  # the floor went
-        expect(maria.locator("#alerts .alert-group[data-table=t5]")).to_have_count(0)
-    finally:
-        dealt.stop()
-        maria.context.close()
-
-
 def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):
-    maria = _page(venue, "maria")
+    maria = login_page(venue, "maria")
     hub = venue["hub"]
     t2 = venue["tables"].tables[1]
     maria.wait_for_selector(".table[data-table=t2].online")
@@ -672,7 +461,7 @@ def test_a_table_whose_daemon_is_killed_shows_as_lost(venue, tmp_path):
     expect(maria.locator("#totals")).to_contain_text(
         f"{players} players left at {tables} tables in play")
     expect(maria.locator("#totals")).to_contain_text("t2: seats as last known")
-    _shoot(maria, "dashboard-table-lost", tmp_path)
+    shoot(maria, "dashboard-table-lost", tmp_path)
     maria.context.close()
 
 
@@ -724,7 +513,7 @@ def test_a_broken_table_counts_nobody_and_a_lost_one_keeps_its_players(venue, tm
     def in_play() -> int:
         return len([t for t in hub.floor.tables_in_play() if t.name != "t19"])
 
-    maria = _page(venue, "maria")
+    maria = login_page(venue, "maria")
     try:
         report("online", [1, 2, 3, 4, 5, 6])
         assert wait_for(lambda: "t19" in hub.floor.tables
@@ -742,7 +531,7 @@ def test_a_broken_table_counts_nobody_and_a_lost_one_keeps_its_players(venue, tm
                 "t19 is back (the link is lost)")
         room = hub.room_clock(hub.tv_key)
         assert room["players"] == others() + 6 and room["tables"] == in_play() + 1
-        _shoot(maria, "dashboard-lost-table", tmp_path)
+        shoot(maria, "dashboard-lost-table", tmp_path)
         report("online", [])  # broken: its players went to the other tables
         expect(totals).to_contain_text(f"{others()} players left at {in_play()} tables in play")
         assert hub.room_clock(hub.tv_key)["tables"] == in_play()
@@ -757,179 +546,6 @@ def test_a_broken_table_counts_nobody_and_a_lost_one_keeps_its_players(venue, tm
         maria.context.close()
 
 
-def test_no_trap_for_a_tired_finger(venue, tmp_path):
-    """A table panel opens with the focus on its title (Enter twice once busted seat 1); a
-    confirmation's default is Cancel; the second click of a double click on Confirm does not
-    open the table card under it, nor does a double tap on "Acknowledge all" clear the next
-    table's alerts; alerts go most urgent first, then the one waiting longest; a second
-    person's acknowledgement says who did it first; a refused confirmation stays until
-    dismissed."""
-    hub = venue["hub"]
-    maria = _page(venue, "maria", viewport={"width": 1280, "height": 900})
-    t11, t12 = _RawTable(venue, "t11"), _RawTable(venue, "t12")
-    sam = auth.User("sam", "supervisor", "")
-
-    def seatings() -> int:
-        return sum(1 for c in hub.floor.commands.values() if c.command == "seating")
-
-    # Earlier tests' alerts out of the way: the groups below are this test's only.
-    for table in sorted({a.table for a in hub.floor.alerts.values() if not a.acked_by}):
-        hub.acknowledge_table(sam, table)
-    try:
-        # The panel: focus on the title; Enter twice does nothing; a bust asks, Enter cancels.
-        before = seatings()
-        maria.click(".table[data-table=t1]")
-        dialog = maria.locator("#table-dialog")
-        expect(dialog).to_have_attribute("open", "")
-        assert maria.evaluate("document.activeElement.tagName") == "H2"
-        maria.keyboard.press("Enter")
-        maria.keyboard.press("Enter")
-        expect(maria.locator("#confirm")).not_to_have_attribute("open", "")
-        maria.click("#table-dialog .seat-bust >> nth=0")
-        expect(maria.locator("#confirm")).to_have_attribute("open", "")
-        assert maria.evaluate("document.activeElement.className") == "no"
-        maria.keyboard.press("Enter")
-        expect(maria.locator("#confirm")).not_to_have_attribute("open", "")
-        maria.click("#table-dialog .status-cmd")  # a later command: the barrier
-        assert wait_for(lambda: any(c.command == "status" for c in hub.floor.commands.values()),
-                        10)
-        assert seatings() == before
-        maria.click("#table-dialog .close")
-
-        # A double click on Confirm, over the card of t2: answered once, t2 stays closed.
-        # (Not awaited here: evaluate would wait for the answer.)
-        maria.evaluate("() => { window.__answers = [];"
-                       " confirmed('A question', 'Yes').then((v) => window.__answers.push(v)); }")
-        card = _box(maria.locator(".table[data-table=t2]"))
-        maria.evaluate("""([x, y]) => { const d = document.querySelector('#confirm');
-            const yes = d.querySelector('.yes').getBoundingClientRect();
-            const box = d.getBoundingClientRect();
-            d.style.margin = '0';
-            d.style.left = `${x - (yes.left - box.left) - yes.width / 2}px`;
-            d.style.top = `${y - (yes.top - box.top) - yes.height / 2}px`; }""",
-                       [card["x"] + card["width"] / 2, card["y"] + card["height"] / 2])
-        maria.wait_for_function("() => performance.now() - Number(document.querySelector("
-                                "'#confirm').dataset.opened) > 700")
-        yes = _box(maria.locator("#confirm .yes"))
-        assert (card["x"] < yes["x"] + yes["width"] / 2 < card["x"] + card["width"]
-                and card["y"] < yes["y"] + yes["height"] / 2 < card["y"] + card["height"])
-        maria.mouse.dblclick(yes["x"] + yes["width"] / 2, yes["y"] + yes["height"] / 2)
-        maria.wait_for_function("() => window.__answers.length > 0")
-        assert maria.evaluate("window.__answers") == [True]
-        expect(maria.locator("#confirm")).not_to_have_attribute("open", "")
-        expect(dialog).not_to_have_attribute("open", "")
-        maria.evaluate("document.querySelector('#confirm').removeAttribute('style')")
-
-        # Most urgent first, then the longest waiting, across tables.
-        t11.ruling("misdeal", "MISDEAL: 2nd card exposed")  # attention, oldest
-        t12.ruling("misdeal", "MISDEAL: two cards exposed")
-        t12.ruling("call_floor", "SHORT FLOP: call the floor", reason="wrong_card_count")
-        t11.ruling("misdeal", "MISDEAL: a flop card exposed")
-        expect(maria.locator("#alerts .alert-group[data-table=t11] .alert")).to_have_count(2)
-        expect(maria.locator("#alerts .alert-group[data-table=t12] .alert")).to_have_count(2)
-        groups = maria.locator("#alerts .alert-group")
-        names = [groups.nth(i).get_attribute("data-table") for i in range(groups.count())]
-        assert names.index("t12") < names.index("t11")  # t12 has the urgent one
-        t12_alerts = maria.locator("#alerts .alert-group[data-table=t12] .alert")
-        assert [t12_alerts.nth(i).get_attribute("data-severity") for i in range(2)] == [
-            "urgent", severity_of("misdeal")]  # the urgent one first, though newer
-
-        # Acknowledge all on t12; the second tap of a double tap lands on t11's button.
-        button = maria.locator("#alerts .alert-group[data-table=t12] button.ack-all")
-        spot = _box(button)
-        shown = [int(i) for i in maria.locator("#alerts .alert-group[data-table=t12] .alert")
-                 .evaluate_all("items => items.map(i => i.dataset.alert)")]
-        with maria.expect_request("**/api/tables/t12/alerts/ack") as request:
-            button.click()
-        # Only what the group showed: one raised after the draw would stay open.
-        assert sorted(json.loads(request.value.post_data)["alerts"]) == sorted(shown)
-        expect(maria.locator("#alerts .alert-group[data-table=t12]")).to_have_count(0)
-        below = _box(maria.locator("#alerts .alert-group[data-table=t11] .ack-all"))
-        assert abs(below["y"] - spot["y"]) < spot["height"], "t11's button did not slide up"
-        maria.mouse.move(spot["x"] + spot["width"] / 2, spot["y"] + spot["height"] / 2)
-        maria.mouse.down(click_count=2)
-        maria.mouse.up(click_count=2)
-        first = maria.locator("#alerts .alert-group[data-table=t11] button.ack").first
-        first.click()  # a later, single tap: the barrier
-        expect(maria.locator("#alerts .alert-group[data-table=t11] .alert")).to_have_count(1)
-
-        # Someone else was quicker: the dashboard says who.
-        last = next(a for a in hub.floor.alerts.values()
-                    if a.table == "t11" and a.acked_by is None)
-        hub.acknowledge(sam, last.id)
-        maria.evaluate(f"acknowledge({last.id}, document.createElement('button'))")
-        expect(maria.locator("#alert-notice")).to_contain_text("Already done by sam")
-
-        # Acknowledged by mistake: re-opened, it is open again on every dashboard.
-        maria.click("details:has(#acked) summary")
-        maria.click(f"#acked [data-alert='{last.id}'] button.reopen")
-        reopened = maria.locator(f"#alerts .alert-group[data-table=t11] [data-alert='{last.id}']")
-        expect(reopened).to_contain_text("re-opened by maria")
-        assert wait_for(lambda: hub.floor.alerts[last.id].acked_by is None, 5)
-        hub.acknowledge(sam, last.id)
-        expect(reopened).to_have_count(0)
-
-        # A refused confirmation stays, however many updates come, until dismissed.
-        maria.evaluate("""() => { state.balance = {...(state.balance || {}), proposal:
-            {kind: "balance", tables: ["t1", "t2"], moves: [], reason: "", rules: []},
-            waiting_for: [], rules: [], recent: [], confirmed: null}; confirmMove(); }""")
-        # (confirmMove's promise is left running: it waits for the answer below.)
-        maria.wait_for_function("() => performance.now() - Number(document.querySelector("
-                                "'#confirm').dataset.opened) > 700")
-        maria.click("#confirm .yes")
-        refusal = maria.locator("#balance-refusal")
-        expect(refusal).to_be_visible()
-        expect(refusal).to_contain_text("Not confirmed")
-        seen = maria.evaluate("window.__received.length")
-        maria.wait_for_function(f"() => window.__received.length > {seen + 2}", timeout=20000)
-        expect(refusal).to_be_visible()
-        maria.click("#balance-refusal .dismiss")
-        expect(refusal).to_be_hidden()
-    finally:
-        for table in (t11, t12):
-            if table.name in hub.floor.tables:
-                hub.acknowledge_table(sam, table.name)
-            table.close()
-        maria.context.close()
-
-
-def test_a_phone_keeps_the_first_alert_and_a_panels_close_on_screen(venue, tmp_path):
-    """At 390x844 (a phone held upright): the first alert is on the first screen without
-    scrolling, and a table panel's Close is on screen when it opens, however many seats and
-    hands it holds."""
-    t13 = _RawTable(venue, "t13")
-    phone = _page(venue, "maria", viewport={"width": 390, "height": 844})
-    try:
-        for _ in range(20):  # twenty hands in its history, each with its ruling
-            t13.ruling("call_floor", "SHORT FLOP: call the floor", reason="wrong_card_count",
-                       recorded=True)
-        alert = phone.locator("#alerts .alert-group[data-table=t13] .alert").first
-        expect(alert).to_be_visible(timeout=10000)
-        # The first alert whole, its Acknowledge in reach, inside the alerts' own scrolling
-        # panel as it opens; and the tables still begin on the first screen.
-        panel = _box(phone.locator("#alerts-panel"))
-        for part in (alert, alert.locator("button.ack")):
-            box = _box(part)
-            assert panel["y"] <= box["y"] and box["y"] + box["height"] <= min(
-                panel["y"] + panel["height"], 844), (box, panel)
-        assert _box(phone.locator("#tables-panel h2"))["y"] < 844 - 44
-        assert wait_for(lambda: len(venue["hub"].recorder.envelopes("t13")) == 20, 10)
-        phone.click(".table[data-table=t13]")
-        expect(phone.locator("#table-dialog .hand")).to_have_count(20)
-        close = phone.locator("#table-dialog .close")
-        expect(close).to_be_visible()
-        spot = _box(close)
-        assert spot["y"] >= 0 and spot["y"] + spot["height"] <= 844, spot
-        assert spot["x"] >= 0 and spot["x"] + spot["width"] <= 390, spot
-        _shoot(phone, "dashboard-phone-panel", tmp_path, full_page=False)
-        phone.click("#table-dialog .close")
-        expect(phone.locator("#table-dialog")).not_to_have_attribute("open", "")
-        venue["hub"].acknowledge_table(auth.User("sam", "supervisor", ""), "t13")
-    finally:
-        t13.close()
-        phone.context.close()
-
-
 def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
         venue, tmp_path):
     """The floor imports the entrants (one more than t1 seats), draws their seats (t1's
@@ -940,7 +556,7 @@ def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
     t1 = hub.floor.tables["t1"]
     seated = len(t1.seats)
     assert seated >= 2 and t1.status == "online"
-    maria = _page(venue, "maria", viewport={"width": 1440, "height": 900})
+    maria = login_page(venue, "maria", viewport={"width": 1440, "height": 900})
     try:
         names = [f"Player {chr(65 + i)}" for i in range(seated + 1)]
         csv_file = tmp_path / "entrants.csv"
@@ -1013,7 +629,7 @@ def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
             f"{len(names)} entrants \u00b7 {add_ons} add-ons \u00b7 "
             f"average stack {figures['average_stack']:,}", timeout=15000)
         expect(tv.locator("#players")).to_contain_text(f"{place - 1} players left \u00b7 ")
-        _shoot(tv, "tv-clock-roster", tmp_path)
+        shoot(tv, "tv-clock-roster", tmp_path)
         tv.context.close()
     finally:
         maria.context.close()
@@ -1027,7 +643,7 @@ def test_dealers_by_name_with_their_table_time_in_the_box_and_pace(venue, tmp_pa
     t1 = next(t for t in venue["tables"].tables if t.name == "t1")
     perform({"type": "dealer", "dealer": "D17"}, t1.shoe, lambda _line, _at: None)
     assert wait_for(lambda: hub.floor.tables["t1"].dealer == "D17", 15)
-    maria = _page(venue, "maria", viewport={"width": 1440, "height": 900})
+    maria = login_page(venue, "maria", viewport={"width": 1440, "height": 900})
     try:
         row = maria.locator("#dealers-on tr[data-badge=D17]")
         expect(row).to_contain_text("(no name)")
@@ -1050,8 +666,8 @@ def test_dealers_by_name_with_their_table_time_in_the_box_and_pace(venue, tmp_pa
     # What a floor manager sees first, on a laptop and on a tablet held sideways.
     for (width, height), name in (((1440, 900), "dashboard-1440"),
                                   ((1024, 768), "dashboard-1024")):
-        page = _page(venue, "maria", viewport={"width": width, "height": height})
+        page = login_page(venue, "maria", viewport={"width": width, "height": height})
         expect(page.locator(".table[data-table=t1]")).to_be_visible()
-        assert _box(page.locator("#tables-panel h2"))["y"] < height - 44  # the first screen
-        _shoot(page, name, tmp_path, full_page=False)
+        assert box_of(page.locator("#tables-panel h2"))["y"] < height - 44  # the first screen
+        shoot(page, name, tmp_path, full_page=False)
         page.context.close()

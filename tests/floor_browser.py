@@ -1,0 +1,171 @@
+"""The floor's browser tests' venue and helpers: Debian's Chromium driven by Playwright,
+against a real Mosquitto, the real hub and simulated tables (each the real daemon with the
+simulated shoe on a pty). Each browser test module opens a venue of its own (``floor_venue``),
+so that the modules run side by side in the test processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hub import auth
+from hub.service import Hub, HubSettings
+from simulators.broker import Broker
+from simulators.shoe import perform
+from tablectl.sim_venue import SimulatedVenue
+from tests.conftest import wait_for
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+VENUE_ZONE = "Pacific/Kiritimati"  # UTC+14: no CI machine's own
+# Where to keep the screenshots (the README's come from a run with this set to docs/screens).
+SCREENSHOTS = os.environ.get("TABLECTL_SCREENSHOTS")
+
+# Records every message the page's event stream delivers, for the privacy check.
+RECORD_STREAM = """
+(() => {
+  window.__received = [];
+  const Original = window.EventSource;
+  window.EventSource = function (url, options) {
+    const source = new Original(url, options);
+    for (const name of ["snapshot", "update"]) {
+      source.addEventListener(name, (m) => window.__received.push(m.data));
+    }
+    return source;
+  };
+})();
+"""
+
+
+def floor_venue(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
+    """A venue for a module's browser tests: a broker, the hub (the venue clock running, its
+    users maria, val and sam), two simulated tables t1 and t2 and a browser."""
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    directory = tmp_path_factory.mktemp("floor")
+    broker = Broker(directory / "mosquitto").start()
+    users = directory / "users.toml"
+    for name, role in (("maria", "floor"), ("val", "viewer"), ("sam", "supervisor")):
+        auth.save_user(users, name, role, f"{name}-password")
+    # A venue far from this machine's zone, writing times its own way (24-hour, German).
+    hub = Hub(HubSettings(venue="sim", db=str(directory / "hub.db"), users=str(users),
+                          port=broker.port, http_port=0, locale="de-DE",
+                          time_zone=VENUE_ZONE)).start()
+    hub.clock.connected.wait(10)
+    hub.clock.apply("start", "tda-2024")  # the tables follow the venue clock
+    tables = SimulatedVenue(directory / "tables", tables=2, hands=1, broker=broker,
+                            recorder=False, quiet=True, irregularities=0.0, pace=0.05,
+                            venue_clock=True).start()
+    # What the tables and the venue clock publish for viewers, checked against the AsyncAPI
+    # document by the test that wants it.
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    published: list[tuple[str, bytes]] = []
+    watcher = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    watcher.on_message = lambda c, u, msg: published.append((msg.topic, bytes(msg.payload)))
+    watcher.connect("127.0.0.1", broker.port)
+    watcher.subscribe([("pkr/v1/sim/tables/+/state", 1), ("pkr/v1/sim/clock", 1)])
+    watcher.loop_start()
+    playwright = sync_playwright().start()
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    try:
+        yield {"hub": hub, "tables": tables, "browser": browser, "broker": broker,
+               "published": published}
+    finally:
+        watcher.loop_stop()
+        watcher.disconnect()
+        browser.close()
+        playwright.stop()
+        tables.stop()
+        hub.stop()
+        broker.kill()
+
+
+def login_page(venue: dict[str, Any], user: str, viewport: dict[str, int] | None = None,
+               sound: str | None = None, clock: bool = False) -> Any:
+    """A logged-in page of its own (a tablet each), recording its event stream; ``sound``:
+    the tablet's alert sound setting, as the device keeps it from before the page loads;
+    ``clock``: the page's clock is Playwright's, which the test may move forward (its timers,
+    its ``Date``) instead of waiting."""
+    context = venue["browser"].new_context(viewport=viewport or {"width": 1280, "height": 900})
+    if clock:
+        context.clock.install()
+    page = context.new_page()
+    page.add_init_script(RECORD_STREAM)
+    if sound is not None:
+        page.add_init_script(f"localStorage.setItem('alertSound', {json.dumps(sound)});")
+    page.goto(venue["hub"].url + "/")
+    assert page.url.endswith("/login")
+    page.fill("input[name=user]", user)
+    page.fill("input[name=password]", f"{user}-password")
+    page.click("button[type=submit]")
+    page.wait_for_selector("body[data-live='1']", timeout=30000)  # deadline on a busy machine
+    return page
+
+
+def shoot(page: Any, name: str, tmp_path: Path, full_page: bool = True) -> None:
+    target = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    target.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(target / f"{name}.png"), full_page=full_page)
+
+
+def box_of(locator: Any) -> dict[str, float]:
+    """An element's box on screen. The dashboard redraws its lists as updates come (a
+    table's state, a balancing review): an element measured as it is replaced has none, so
+    measure the one drawn next."""
+    boxes: list[Any] = []
+    assert wait_for(lambda: boxes.append(locator.bounding_box()) or boxes[-1] is not None, 10)
+    return boxes[-1]  # type: ignore[no-any-return]
+
+
+def deal_misdeal(table: Any) -> None:
+    """Two cards face up in the deal: a misdeal (SPEC row 3)."""
+    for line in ({"type": "deck_in", "deck": "R1"}, {"type": "card", "card": "As"},
+                 {"type": "card", "card": "Ks"}, {"type": "card", "card": "Qs", "face": "up"},
+                 {"type": "card", "card": "Js"}, {"type": "card", "card": "Ts", "face": "up"}):
+        perform(line, table.shoe, lambda _line, _at: None)
+        time.sleep(0.05)  # the dealer's pace: cards 50 ms apart, one dealing action
+
+
+class RawTable:
+    """A table as a bare MQTT client: events published as fast as a test needs them."""
+
+    def __init__(self, venue: dict[str, Any], name: str) -> None:
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        self.name, self.seq = name, 0
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        self.client.connect("127.0.0.1", venue["broker"].port)
+        self.client.loop_start()
+
+    def ruling(self, action: str, text: str, reason: str | None = None,
+               recorded: bool = False) -> None:
+        """One ruling, its own hand; ``recorded``: on the private topic too, as a table sends
+        everything, for the recorder (its hand history)."""
+        self.seq += 1
+        data = {"action": action, "text": text, **({"reason": reason} if reason else {})}
+        envelope = json.dumps({
+            "v": 1, "event_id": f"{self.name}:{self.seq}", "venue": "sim", "table": self.name,
+            "seq": self.seq, "boot": 1, "type": "ruling", "ts": int(time.time() * 1000),
+            "hand": self.seq, "dealer": None, "historical": False, "data": data})
+        for leaf in ("events", "private") if recorded else ("events",):
+            self.client.publish(f"pkr/v1/sim/tables/{self.name}/{leaf}", envelope,
+                                qos=1).wait_for_publish(5)
+
+    def close(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+__all__ = ["CHROMIUM", "SCREENSHOTS", "VENUE_ZONE", "RawTable", "box_of", "deal_misdeal",
+           "floor_venue", "login_page", "shoot"]
