@@ -99,25 +99,101 @@ def render_lcd(screen: Screen, columns: int = LCD_WIDTH, rows: int = 4) -> list[
     return [line[:columns].ljust(columns) for line in lines]
 
 
+# A byte's bits in the other order: PIL packs a row's pixels most significant bit first, the
+# OLED controllers want the top pixel of a column of eight in the least significant bit.
+_REVERSED_BITS = bytes(int(f"{i:08b}"[::-1], 2) for i in range(256))
+
+
+def page_bytes(image: Any) -> list[bytes]:
+    """A 1-bit image as the OLED controller's RAM: one ``bytes`` per page (8 rows), a byte per
+    column, the top row in bit 0 (what luma's drivers compute pixel by pixel, here in C: the
+    image transposed, so a column becomes a packed row)."""
+    from PIL import Image
+
+    height = image.height
+    packed = image.transpose(Image.Transpose.TRANSPOSE).tobytes()  # a column per row
+    pages = height // 8
+    return [packed[page::pages].translate(_REVERSED_BITS) for page in range(pages)]
+
+
+def _changed_span(old: bytes, new: bytes) -> tuple[int, int] | None:
+    """The first and last columns where a page differs, or None."""
+    if old == new:
+        return None
+    first = next(i for i in range(len(new)) if old[i] != new[i])
+    last = next(i for i in range(len(new) - 1, -1, -1) if old[i] != new[i])
+    return first, last
+
+
 class Display:
-    """Shows screens on a luma device: pixels on a graphic one, text on a character one."""
+    """Shows screens on a luma device: pixels on a graphic one, text on a character one.
+
+    On an SSD1306 or SH1106 only what changed goes over the bus: luma's driver pushes the first
+    frame whole (and after ``force``), then each frame sends the columns that differ from what
+    the glass holds (a clock's tick: the seconds' digits, not 1 KB), through the device's own
+    ``command``/``data``. Any other luma device gets each frame from its driver."""
 
     def __init__(self, device: Any) -> None:
         self.device = device
         self.character = hasattr(device, "text") and hasattr(device, "glyph_index")
         self.last: Screen | None = None
+        kind = type(device).__name__
+        self._partial = kind if kind in ("ssd1306", "sh1106") and \
+            getattr(device, "rotate", 0) == 0 else None
+        self._glass: list[bytes] | None = None  # the controller's RAM, as last pushed
 
     def show(self, screen: Screen, *, force: bool = False) -> bool:
-        """Push the screen if it changed; True if it was pushed."""
+        """Push the screen if it changed (``force``: whole, whatever the glass holds); True if
+        it was pushed."""
         if screen == self.last and not force:
             return False
         self.last = screen
         if self.character:
             self.device.text = "\n".join(render_lcd(screen, self.device.width // 5,
                                                     self.device.height // 8))
+            return True
+        image = render_oled(screen).convert(self.device.mode)
+        if self._partial is None:
+            self.device.display(image)
+            return True
+        pages = page_bytes(image)
+        if self._glass is None or force:
+            self.device.display(image)  # luma's driver, the whole frame
+        elif self._partial == "ssd1306":
+            self._window(pages)
         else:
-            self.device.display(render_oled(screen).convert(self.device.mode))
+            self._sh1106_pages(pages)
+        self._glass = pages
         return True
+
+    def _window(self, pages: list[bytes]) -> None:
+        """SSD1306 (horizontal addressing, as luma sets it up): one window over the changed
+        pages and columns, filled row of pages by row."""
+        assert self._glass is not None
+        spans = {page: span for page, (old, new) in enumerate(zip(self._glass, pages, strict=True))
+                 if (span := _changed_span(old, new)) is not None}
+        if not spans:
+            return
+        first_page, last_page = min(spans), max(spans)
+        first = min(span[0] for span in spans.values())
+        last = max(span[1] for span in spans.values())
+        start = self.device._colstart  # 0 on a 128-wide panel; luma's own offset otherwise
+        self.device.command(0x21, start + first, start + last,  # column address
+                            0x22, first_page, last_page)  # page address
+        self.device.data([byte for page in pages[first_page:last_page + 1]
+                          for byte in page[first:last + 1]])
+
+    def _sh1106_pages(self, pages: list[bytes]) -> None:
+        """SH1106 (page addressing): each changed page from its first changed column."""
+        assert self._glass is not None
+        offset = self.device._page_address_offset  # RAM column of the glass's first
+        for page, (old, new) in enumerate(zip(self._glass, pages, strict=True)):
+            span = _changed_span(old, new)
+            if span is None:
+                continue
+            column = offset + span[0]
+            self.device.command(0xB0 + page, column & 0x0F, 0x10 | column >> 4)
+            self.device.data(list(new[span[0]:span[1] + 1]))
 
 
 def oled_device(kind: str = "ssd1306", *, bus: Any = None, port: int = 1,
