@@ -3,6 +3,8 @@ clock, tools): ``docs/asyncapi`` (``contract/asyncapi.json``) describes each."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 ROOT = "pkr/v1"
 
 
@@ -34,3 +36,33 @@ def uplink_counts(venue: str) -> str:
 def group_resend(venue: str) -> str:
     """The group's central recorder to a venue's uplink: tables to send again."""
     return f"{ROOT}/{venue}/group/resend"
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """What a topic names: its venue; ``table`` for a table's topics; ``leaf`` the rest
+    (``events``, ``cmd/seating``; ``clock`` for the venue clock; for the hub, ``hub/status``;
+    ``uplink/sent``, ``group/resend``)."""
+
+    venue: str
+    leaf: str
+    table: str | None = None
+
+
+def parse(topic: str) -> Topic | None:
+    """The inverse of the builders above: a topic of this project, its venue and table names
+    checked as the contract allows them; None for anything else (a subscriber refuses it)."""
+    from contract.schema import is_name  # lazily: the schema module is the heavier one
+
+    parts = topic.split("/")
+    if len(parts) < 4 or "/".join(parts[:2]) != ROOT or not is_name(parts[2]):
+        return None
+    venue, rest = parts[2], parts[3:]
+    if rest[0] == "tables":
+        if len(rest) < 3 or not is_name(rest[1]) or not all(rest[2:]):
+            return None
+        return Topic(venue, "/".join(rest[2:]), rest[1])
+    if rest == ["clock"] or rest in (["uplink", "sent"], ["group", "resend"]) or (
+            rest[0] == "hub" and len(rest) >= 2 and all(rest[1:])):
+        return Topic(venue, "/".join(rest))
+    return None

@@ -157,15 +157,14 @@ class CentralRecorder(MqttWorker):
 
     def _receive(self, item: Received) -> None:
         assert self._db is not None
-        parts = item.topic.split("/")
-        if len(parts) == 5 and parts[3:] == ["uplink", "sent"]:
-            self._compare(parts[2], item)
+        topic = topics.parse(item.topic)
+        if topic is not None and topic.table is None and topic.leaf == "uplink/sent":
+            self._compare(topic.venue, item)
             return
         try:
-            if (len(parts) != 6 or parts[3] != "tables" or not is_name(parts[2])
-                    or not is_name(parts[4])):
+            if topic is None or topic.table is None or "/" in topic.leaf:
                 raise ContractError(f"topic {item.topic[:120]!r} names no venue's table")
-            venue, table = parts[2], parts[4]
+            venue, table = topic.venue, topic.table
             envelopes = receive_events("Envelope", item.payload)
             for envelope in envelopes:  # a message is taken whole or not at all
                 if envelope["venue"] != venue or envelope["table"] != table:

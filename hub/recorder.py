@@ -22,7 +22,7 @@ from typing import Any
 
 from contract import topics
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
-from contract.schema import ContractError, is_name, receive, receive_events
+from contract.schema import ContractError, receive, receive_events
 from contract.supervise import LogOnce
 from contract.wire import encode
 from hub.storage import Storage, open_storage
@@ -128,12 +128,11 @@ class Recorder(MqttWorker):
     def _receive(self, name: str, payload: bytes, retained: bool) -> None:
         """One message from the broker, checked against the contract before anything acts on
         it: a refused one is counted and logged once for its topic, and changes nothing."""
-        parts = name.split("/")
-        leaf = parts[-1]
+        topic = topics.parse(name)
         try:
-            if len(parts) != 6 or not is_name(parts[4]):
+            if topic is None or topic.table is None or "/" in topic.leaf:
                 raise ContractError(f"topic {name[:120]!r} names no table")
-            table = parts[4]
+            table, leaf = topic.table, topic.leaf
             if leaf == "status":
                 status = receive("Status", payload)
                 if retained and status["state"] == "online":

@@ -28,7 +28,7 @@ from contract import topics
 from contract.commands import CommandError, parse_command
 from contract.envelope import envelope, event_of
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
-from contract.schema import ContractError, is_name, receive, receive_events
+from contract.schema import ContractError, receive, receive_events
 from contract.supervise import LogOnce
 from contract.views import public_event
 from contract.wire import encode
@@ -370,10 +370,11 @@ class Hub(MqttWorker):
                                      {"state": "on" if self.floor.hand_for_hand else "off"},
                                      "venue clock")
             return updates
-        parts = name.split("/")
-        if len(parts) != 6 or parts[5] not in _SCHEMAS or not is_name(parts[4]):
+        topic = topics.parse(name)
+        if topic is None or topic.table is None or topic.venue != self.venue or \
+                topic.leaf not in _SCHEMAS:
             raise ContractError(f"topic {name[:120]!r} is not a table's public topic")
-        table, leaf = parts[4], parts[5]
+        table, leaf = topic.table, topic.leaf
         if leaf == "events":
             updates = self._events(table, payload, now)
         else:

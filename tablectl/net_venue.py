@@ -79,9 +79,9 @@ class Probe:
         with self.lock:
             if message.topic == topics.venue_clock(VENUE) and not message.retain:
                 self.clock.append((now, body))
-            elif message.topic.endswith("/state"):
-                table = message.topic.split("/")[-2]
-                self.states.setdefault(table, []).append(body)
+            elif (topic := topics.parse(message.topic)) is not None and \
+                    topic.table is not None and topic.leaf == "state":
+                self.states.setdefault(topic.table, []).append(body)
             elif isinstance(body.get("transaction"), str):
                 self.answers[body["transaction"]] = body
 

@@ -68,6 +68,7 @@ def test_venue_bench_counts_every_event_into_the_recorder_and_the_dashboard():
     figures = _bench("venue")
     assert figures["bare_fan_in"]["received"] == 60
     assert figures["recorder"]["stored"] == figures["recorder"]["floor_view_events"] == 60
+    assert figures["recorder"]["floor_view_after_recorder_s"] >= 0  # measured, not timed out
     assert figures["lost"] == 0 and figures["recorder"]["duplicates"] == 0
     assert figures["dashboard"]["updates"] == figures["dashboard"]["expected"] == 12
     assert 0 < figures["dashboard"]["delay_p50_ms"] <= figures["dashboard"]["delay_p99_ms"]

@@ -108,3 +108,31 @@ def test_the_core_takes_the_table_ids_the_contract_allows():
     from controller.inputs import TABLE_ID
 
     assert TABLE_ID.pattern == NAME.pattern
+
+
+def test_a_topic_parses_back_to_what_built_it():
+    """``topics.parse`` is the builders' inverse for every name the contract allows, and
+    names nothing for a topic of another shape or with a name the contract refuses."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from contract import topics
+
+    names = st.from_regex(r"\A[A-Za-z0-9_-]{1,32}\Z")
+    leaves = st.sampled_from(["events", "private", "status", "state", "ack", "cmd-resp",
+                              "cmd/seating", "cmd/hand-for-hand"])
+
+    @given(names, names, leaves)
+    def round_trip(venue, table, leaf):
+        assert topics.parse(topics.table(venue, table, leaf)) == topics.Topic(venue, leaf, table)
+        assert topics.parse(topics.venue_clock(venue)) == topics.Topic(venue, "clock")
+        assert topics.parse(topics.hub(venue, "cmd/clock")) == topics.Topic(venue, "hub/cmd/clock")
+        assert topics.parse(topics.uplink_counts(venue)) == topics.Topic(venue, "uplink/sent")
+        assert topics.parse(topics.group_resend(venue)) == topics.Topic(venue, "group/resend")
+
+    round_trip()
+    for foreign in ("pkr/v2/v/tables/t1/events", "pkr/v1/v/tables/t1", "pkr/v1/v/tables/t1/",
+                    "pkr/v1/v/tables/../events", "pkr/v1/v/tables/t 1/events", "pkr/v1/+/clock",
+                    "pkr/v1/v/uplink", "pkr/v1/v/clock/x", "pkr/v1/v/hub", "other/v1/v/clock",
+                    "pkr/v1/" + "v" * 33 + "/clock", ""):
+        assert topics.parse(foreign) is None, foreign
