@@ -49,7 +49,11 @@ class Recorder(MqttWorker):
                  port: int = 1883, tls: TlsSettings | None = None, client_id: str = "recorder",
                  username: str | None = None, password: str | None = None,
                  reorder_timeout: float = 2.0, ack_interval: float = 0.05,
-                 validate: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 validate: Callable[[dict[str, Any]], None] | None = None,
+                 on_stored: Callable[[str, list[dict[str, Any]]], None] | None = None) -> None:
+        """``on_stored(table, envelopes)``: after each commit, on the recorder's thread, the
+        envelopes it stored for the first time, in the order they came (it must not block:
+        the floor enqueues them)."""
         # A persistent session: what the tables send while the recorder is away waits at the
         # broker for it.
         super().__init__(Endpoint(host, port, client_id, tls, username, password,
@@ -60,6 +64,8 @@ class Recorder(MqttWorker):
         self.ack_interval = ack_interval
         self.turn_seconds = ack_interval
         self.validate = validate
+        self.on_stored = on_stored
+        self._stored: dict[str, list[dict[str, Any]]] = {}  # since the last commit
         self.stats = RecorderStats()
         self.upto: dict[str, int] = {}
         self._above: dict[str, set[int]] = {}  # seqs stored beyond each table's upto
@@ -187,6 +193,8 @@ class Recorder(MqttWorker):
             self.stats.duplicates += 1
         else:
             self.stats.stored += 1
+            if self.on_stored is not None:
+                self._stored.setdefault(table, []).append(envelope)
             if seq > self.upto.get(table, 0):
                 self._above.setdefault(table, set()).add(seq)
         self._ack_due.add(table)
@@ -221,6 +229,10 @@ class Recorder(MqttWorker):
         # moves only after the commit: whoever reads it finds those rows in the database.
         self._db.commit()
         self.upto.update(counted)
+        stored, self._stored = self._stored, {}
+        if self.on_stored is not None:
+            for table, envelopes in stored.items():
+                self.on_stored(table, envelopes)
         if self.connected.is_set():
             for table in due:
                 self.client.publish(self._topic(table, "ack"),

@@ -26,11 +26,11 @@ from typing import Any
 
 from contract import topics
 from contract.commands import CommandError, parse_command
-from contract.envelope import envelope, event_of
+from contract.envelope import event_of
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
-from contract.schema import ContractError, receive, receive_events
+from contract.schema import ContractError, receive
 from contract.supervise import LogOnce
-from contract.views import public_event
+from contract.views import public_envelope, public_event
 from contract.wire import encode
 from controller.balancing import Proposal
 from controller.clock import Structure, StructureError
@@ -62,14 +62,24 @@ log = logging.getLogger("tablectl.hub")
 
 RECENT_ALERTS_MS = 12 * 3600 * 1000  # acknowledged alerts shown again after a restart
 PURGE_INTERVAL = 3600.0
-# The floor's MQTT session outlives a hub restart: public events wait at the broker meanwhile.
+# The floor's MQTT session outlives a hub restart: the tables' states, statuses and command
+# answers wait at the broker meanwhile (their events the recorder's session keeps).
 FLOOR_SESSION_SECONDS = 24 * 3600
 STATS_DEFAULT_MS = 12 * 3600 * 1000  # statistics: a session, unless a period is asked for
 STATS_MAX_MS = 31 * 86_400_000
 STATS_TAIL_MS = 3600 * 1000  # read past the period's end: the last hands' ends
-# The schema each consumed public topic's payload must keep to.
-_SCHEMAS = {"status": "Status", "state": "State", "events": "PublicEnvelope",
-            "cmd-resp": "CommandResponse"}  # events: one envelope or a backlog batch
+# The schema each consumed public topic's payload must keep to. (Not ``events``: the floor
+# follows what the recorder stored, as its public view: the broker sends the hub each event
+# once, and the floor never shows an event the record does not hold.)
+_SCHEMAS = {"status": "Status", "state": "State", "cmd-resp": "CommandResponse"}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """Envelopes of one table the recorder stored for the first time (committed), in order."""
+
+    table: str
+    envelopes: list[dict[str, Any]]
 
 
 @dataclass
@@ -160,7 +170,8 @@ class Hub(MqttWorker):
         self.recorder = Recorder(settings.db, venue=settings.venue, host=settings.host,
                                  port=settings.port, tls=settings.recorder_tls or settings.tls,
                                  client_id=f"recorder-{settings.venue}",
-                                 reorder_timeout=settings.reorder_timeout)
+                                 reorder_timeout=settings.reorder_timeout,
+                                 on_stored=lambda table, rows: self.put(Recorded(table, rows)))
         # The venue clock publishes through the hub's own connection (one identity, "hub"),
         # and is kept in the database at every change.
         self.clock = VenueClockService(venue=settings.venue, structures=settings.structures,
@@ -297,11 +308,9 @@ class Hub(MqttWorker):
         assert self._db is not None
         found = []
         for stored in self._db.events_since(since_ms, ALERT_EVENT_TYPES):
-            public = public_event(event_of(stored))
+            public = public_envelope({**stored, "historical": True})
             if public is not None:
-                found.append(envelope(public, venue=stored["venue"], table=stored["table"],
-                                      seq=stored["seq"], boot=stored["boot"],
-                                      ts_ms=stored["ts"], historical=True))
+                found.append(public)
         return found
 
     def _purge(self) -> None:
@@ -324,7 +333,7 @@ class Hub(MqttWorker):
             case Connected(refused=False):
                 self.client.subscribe(
                     [(topics.every_table(self.venue, leaf), 1)
-                     for leaf in ("status", "state", "events", "cmd-resp")]
+                     for leaf in ("status", "state", "cmd-resp")]
                     + [(topics.venue_clock(self.venue), 1),
                        (topics.hub(self.venue, "cmd/clock"), 1)])
                 self.client.publish(topics.hub(self.venue, "status"), self._status("online"),
@@ -337,6 +346,8 @@ class Hub(MqttWorker):
                 self._broadcast(self.floor.on_broker("lost", self.now_ms()))
             case Received(topic=name, payload=payload):
                 self._broadcast(self._message(name, payload))
+            case Recorded(table=table, envelopes=envelopes):
+                self._broadcast(self._recorded(table, envelopes))
             case Call(function=function, future=future):
                 try:
                     future.set_result(function())
@@ -375,40 +386,40 @@ class Hub(MqttWorker):
                 topic.leaf not in _SCHEMAS:
             raise ContractError(f"topic {name[:120]!r} is not a table's public topic")
         table, leaf = topic.table, topic.leaf
-        if leaf == "events":
-            updates = self._events(table, payload, now)
+        body = receive(_SCHEMAS[leaf], payload)
+        if body.get("table", table) != table:
+            raise ContractError(f"a message of table {body['table']!r} on {table}'s topic")
+        if leaf == "status":
+            updates = self.floor.on_status(table, body, now)
+            if body.get("state") == "online" and self.floor.hand_for_hand:
+                # A table that (re)joins while hand-for-hand is on is told so.
+                self._send(table, "hand-for-hand", {"state": "on"}, "hub")
+        elif leaf == "state":
+            updates = self.floor.on_state(table, body, now)
         else:
-            body = receive(_SCHEMAS[leaf], payload)
-            if body.get("table", table) != table:
-                raise ContractError(f"a message of table {body['table']!r} on {table}'s topic")
-            if leaf == "status":
-                updates = self.floor.on_status(table, body, now)
-                if body.get("state") == "online" and self.floor.hand_for_hand:
-                    # A table that (re)joins while hand-for-hand is on is told so.
-                    self._send(table, "hand-for-hand", {"state": "on"}, "hub")
-            elif leaf == "state":
-                updates = self.floor.on_state(table, body, now)
-            else:
-                updates = self.floor.on_command_response(table, body, now)
-                for bust in (u["bustout"] for u in updates if u["kind"] == "bustout"):
-                    if bust["undone_by"] is None:  # the floor log names who went out
-                        self._log(now, bust["by"], "bust-out", {
-                            k: bust[k] for k in ("table", "seat", "player", "place")})
+            updates = self.floor.on_command_response(table, body, now)
+            for bust in (u["bustout"] for u in updates if u["kind"] == "bustout"):
+                if bust["undone_by"] is None:  # the floor log names who went out
+                    self._log(now, bust["by"], "bust-out", {
+                        k: bust[k] for k in ("table", "seat", "player", "place")})
         self._save_alerts(updates)
         return updates + self._balance(now)
 
-    def _events(self, table: str, payload: bytes, now: int) -> list[Update]:
-        """One event, or a backlog several to a message: all of the table's, or none taken."""
-        envelopes = receive_events("PublicEnvelope", payload)
-        for body in envelopes:
-            if body["table"] != table:
-                raise ContractError(f"an event of table {body['table']!r} on {table}'s topic")
+    def _recorded(self, table: str, envelopes: list[dict[str, Any]]) -> list[Update]:
+        """What the recorder stored (checked against the contract there), as the floor may
+        see it: each envelope's public view, derived by the code the tables publish theirs
+        with."""
+        now = self.now_ms()
         updates: list[Update] = []
-        for body in envelopes:
+        for stored in envelopes:
+            body = public_envelope(stored)
+            if body is None:
+                continue  # private altogether (a hand's record)
             updates += self.floor.on_event(table, body, now)
-            if body.get("type") == "clock.hold" and not body.get("historical"):
+            if body["type"] == "clock.hold" and not body["historical"]:
                 self._hold_venue_clock(table, now)
-        return updates
+        self._save_alerts(updates)
+        return updates + self._balance(now)
 
     def _balance(self, now: int) -> list[Update]:
         """The balancing proposal after a change of the tables; a confirmed move is made as

@@ -148,17 +148,16 @@ class RawTable:
         self.client.connect("127.0.0.1", venue["broker"].port)
         self.client.loop_start()
 
-    def ruling(self, action: str, text: str, reason: str | None = None,
-               recorded: bool = False) -> None:
-        """One ruling, its own hand; ``recorded``: on the private topic too, as a table sends
-        everything, for the recorder (its hand history)."""
+    def ruling(self, action: str, text: str, reason: str | None = None) -> None:
+        """One ruling, its own hand, on the private topic (for the recorder: the floor shows
+        what it stored) and on ``events``, as a table sends it."""
         self.seq += 1
         data = {"action": action, "text": text, **({"reason": reason} if reason else {})}
         envelope = json.dumps({
             "v": 1, "event_id": f"{self.name}:{self.seq}", "venue": "sim", "table": self.name,
             "seq": self.seq, "boot": 1, "type": "ruling", "ts": int(time.time() * 1000),
             "hand": self.seq, "dealer": None, "historical": False, "data": data})
-        for leaf in ("events", "private") if recorded else ("events",):
+        for leaf in ("private", "events"):
             self.client.publish(f"pkr/v1/sim/tables/{self.name}/{leaf}", envelope,
                                 qos=1).wait_for_publish(5)
 

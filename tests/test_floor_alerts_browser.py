@@ -260,8 +260,7 @@ def test_a_phone_keeps_the_first_alert_and_a_panels_close_on_screen(venue, tmp_p
     phone = login_page(venue, "maria", viewport={"width": 390, "height": 844})
     try:
         for _ in range(20):  # twenty hands in its history, each with its ruling
-            t13.ruling("call_floor", "SHORT FLOP: call the floor", reason="wrong_card_count",
-                       recorded=True)
+            t13.ruling("call_floor", "SHORT FLOP: call the floor", reason="wrong_card_count")
         alert = phone.locator("#alerts .alert-group[data-table=t13] .alert").first
         expect(alert).to_be_visible(timeout=10000)
         # The first alert whole, its Acknowledge in reach, inside the alerts' own scrolling

@@ -821,16 +821,17 @@ def test_the_room_at_a_glance_follows_seats_button_blinds_and_bust_outs():
 
 def test_a_backlog_batch_raises_each_of_its_alerts_once_and_a_bad_batch_nothing(
         tmp_path, broker, hub):
-    """A table's backlog several events a message (PublicEnvelopeBatch): each envelope is
-    taken as if alone (one alert each, the same seq twice counts once); a batch with one
-    envelope of another table is refused whole."""
+    """A table's backlog several events a message (EnvelopeBatch, on private): each envelope
+    is taken as if alone (stored once, one alert each: the same seq twice counts once); a
+    batch with one envelope of another table is refused whole, by the recorder, and the floor
+    shows nothing of it."""
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
     client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
     client.connect("127.0.0.1", broker.port)
     client.loop_start()
-    topic = f"pkr/v1/{VENUE}/tables/t1/events"
+    topic = f"pkr/v1/{VENUE}/tables/t1/private"
     try:
         stranger = {**_envelope(9, "floor.called", historical=True), "table": "t2"}
         client.publish(topic, json.dumps({"v": 1, "batch": [
@@ -842,7 +843,39 @@ def test_a_backlog_batch_raises_each_of_its_alerts_once_and_a_bad_batch_nothing(
                                      if a.kind == "floor_called"]) == 3, 10)
         alerts = [a for a in hub.floor.alerts.values() if a.kind == "floor_called"]
         assert sorted(a.hand for a in alerts) == [1, 2, 3] and all(a.historical for a in alerts)
-        assert hub.invalid == 1  # the batch with a stranger's event, whole
+        assert hub.recorder.stats.invalid == 1  # the batch with a stranger's event, whole
+        assert not any(a.hand == 8 for a in hub.floor.alerts.values())
+    finally:
+        client.loop_stop()
+        client.disconnect()
+
+
+def test_the_floor_shows_what_the_recorder_stored_as_its_public_view(tmp_path, broker, hub):
+    """The floor follows the recorder: an event on ``events`` alone (never recorded) raises
+    nothing; the same kind of event on ``private`` is stored, then shown as its public view
+    (a hole card's identity gone, as the table's own public view has it)."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    client.connect("127.0.0.1", broker.port)
+    client.loop_start()
+    root = f"pkr/v1/{VENUE}/tables/t1/"
+    try:
+        client.publish(root + "events", json.dumps(_envelope(1, "floor.called", hand=1)),
+                       qos=1).wait_for_publish(5)
+        hole = _envelope(2, "card", hand=2, card="As", role="hole", seat=3, n=1, deck="R1",
+                         street="preflop")
+        client.publish(root + "private", json.dumps(hole), qos=1).wait_for_publish(5)
+        client.publish(root + "private", json.dumps(_envelope(3, "floor.called", hand=3)),
+                       qos=1).wait_for_publish(5)
+        # The barrier: the recorded call is on the floor; the unrecorded one never came.
+        assert wait_for(lambda: any(a.hand == 3 for a in hub.floor.alerts.values()), 10)
+        assert not any(a.hand == 1 for a in hub.floor.alerts.values())
+        assert hub.recorder.seqs("t1") == [2, 3]
+        view = hub.floor.tables["t1"]
+        assert view.events == 2 and view.last_seq == 3
+        assert "As" not in json.dumps(hub.floor.snapshot(hub.now_ms()))
     finally:
         client.loop_stop()
         client.disconnect()
