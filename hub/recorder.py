@@ -25,6 +25,7 @@ from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Receive
 from contract.schema import ContractError, receive, receive_events
 from contract.supervise import LogOnce
 from contract.wire import encode
+from hub.ledger import RecorderLedger, Replay
 from hub.storage import Storage, open_storage
 
 log = logging.getLogger("tablectl.recorder")
@@ -66,18 +67,11 @@ class Recorder(MqttWorker):
         self.validate = validate
         self.on_stored = on_stored
         self._stored: dict[str, list[dict[str, Any]]] = {}  # since the last commit
-        self.stats = RecorderStats()
-        self.upto: dict[str, int] = {}
-        self._above: dict[str, set[int]] = {}  # seqs stored beyond each table's upto
-        self._skip_to: dict[str, int] = {}  # a table no longer keeps what is below this
-        self._gap_since: dict[str, float] = {}
-        self._quiet_since: dict[str, float] = {}  # online tables not heard since subscribing
-        self._last_request: dict[str, float] = {}
-        self._ack_due: set[str] = set()
-        # Connected without a session (nothing was kept for the recorder while away), and
-        # the tables heard from since.
-        self._fresh_session = False
-        self._heard: set[str] = set()
+        # What it holds and asks for (pure: hub/ledger.py); this class is its MQTT and
+        # database shell.
+        self.ledger = RecorderLedger(reorder_timeout)
+        self.upto = self.ledger.upto  # committed counts, table by table (read by others)
+        self.stats = RecorderStats(gaps=self.ledger.gaps)
         self.connected = threading.Event()
         self._db: Storage | None = None
         self._refused = LogOnce(log)
@@ -90,7 +84,7 @@ class Recorder(MqttWorker):
     # ------------------------------------------------------------------ the worker
     def setup(self) -> None:
         self._db = open_storage(self.db_path)
-        self.upto.update(self._db.uptos())
+        self.ledger.load(self._db.uptos())
         self._last_flush = time.monotonic()
 
     def handle(self, item: object) -> None:
@@ -98,10 +92,7 @@ class Recorder(MqttWorker):
             case Connected(refused=False, session_present=kept):
                 self._subscribe()
                 self.connected.set()
-                # Without its session the broker kept nothing for the recorder while it was
-                # away: a table's first event above the count means events were lost, not
-                # late (one publisher's QoS 1 messages arrive in order): ask at once.
-                self._fresh_session, self._heard = not kept, set()
+                self.ledger.session(kept)
             case Disconnected():
                 self.connected.clear()
             case Received(topic=name, payload=payload, retained=retained):
@@ -142,9 +133,9 @@ class Recorder(MqttWorker):
             if leaf == "status":
                 status = receive("Status", payload)
                 if retained and status["state"] == "online":
-                    self._table_status(table)
+                    self.ledger.online(table, time.monotonic())
             elif leaf == "cmd-resp":
-                self._quiet_since.pop(table, None)
+                self.ledger.heard(table)
                 self._command_response(table, receive("CommandResponse", payload))
             else:
                 envelopes = receive_events("Envelope", payload)
@@ -155,7 +146,7 @@ class Recorder(MqttWorker):
                     if self.validate is not None:
                         self.validate(envelope)
                 self.stats.received += len(envelopes)
-                self._quiet_since.pop(table, None)
+                self.ledger.heard(table)
                 for envelope in envelopes:
                     # Each row keeps its own envelope's JSON, as if it had come alone.
                     raw = payload.decode() if len(envelopes) == 1 else encode(envelope)
@@ -164,91 +155,49 @@ class Recorder(MqttWorker):
             self.stats.invalid += 1
             self._refused(name, str(exc))
 
-    def _table_status(self, table: str) -> None:
-        """A table that is online, heard through a new subscription: if it stays quiet for
-        the reorder timeout (it is not resending after a reconnect of its own), ask it for
-        everything after what is stored (nothing comes back if nothing is missing)."""
-        self._quiet_since.setdefault(table, time.monotonic())
-
-    def _request_replay(self, table: str, now: float) -> None:
-        """Ask the table for what is missing: from what is stored on, to the first seq held
-        beyond a gap (a table sends only the gap again, not what is already here)."""
-        self._last_request[table] = now
+    def _request_replay(self, replay: Replay) -> None:
         self.stats.replay_requests += 1
-        request = {"transaction": uuid.uuid4().hex, "from_seq": self.upto.get(table, 0) + 1}
-        above = self._above.get(table)
-        if above:
-            request["to_seq"] = min(above) - 1
-        self.client.publish(self._topic(table, "cmd/replay"), encode(request), qos=1)
+        request: dict[str, Any] = {"transaction": uuid.uuid4().hex, "from_seq": replay.from_seq}
+        if replay.to_seq is not None:
+            request["to_seq"] = replay.to_seq
+        self.client.publish(self._topic(replay.table, "cmd/replay"), encode(request), qos=1)
 
     def _store(self, table: str, envelope: dict[str, Any], raw: str) -> None:
         assert self._db is not None
         seq = envelope["seq"]
-        if self._fresh_session and table not in self._heard:
-            self._heard.add(table)
-            if (seq - 1 > self.upto.get(table, 0) and seq - 1 not in self._above.get(table, ())
-                    and table not in self._gap_since):
-                self._gap_since[table] = float("-inf")  # asked at the next flush
-        if not self._db.insert(table, seq, envelope, raw):
+        new = self._db.insert(table, seq, envelope, raw)
+        if not new:
             self.stats.duplicates += 1
         else:
             self.stats.stored += 1
             if self.on_stored is not None:
                 self._stored.setdefault(table, []).append(envelope)
-            if seq > self.upto.get(table, 0):
-                self._above.setdefault(table, set()).add(seq)
-        self._ack_due.add(table)
+        self.ledger.stored(table, seq)
 
     def _command_response(self, table: str, body: dict[str, Any]) -> None:
         if body["command"] == "replay" and not body["ok"] and "oldest" in body:
-            # The table no longer keeps what we miss: start our count where it starts.
-            self._skip_to[table] = max(self._skip_to.get(table, 0), body["oldest"] - 1)
-            self._ack_due.add(table)
+            self.ledger.replay_refused(table, body["oldest"])
 
     def _flush(self, now: float) -> None:
         assert self._db is not None
         self.stats.flushed_at = now
-        due = sorted(self._ack_due)
-        self._ack_due.clear()
-        counted: dict[str, int] = {}
-        for table in due:
-            upto = max(self.upto.get(table, 0), self._skip_to.pop(table, 0))
-            above = self._above.setdefault(table, set())
-            while upto + 1 in above:
-                upto += 1
-                above.discard(upto)
-            above.difference_update([s for s in above if s <= upto])
-            counted[table] = upto
+        counted = self.ledger.counts(now)
+        for table, upto in counted.items():
             self._db.set_upto(table, upto)
-            if above:
-                self._gap_since.setdefault(table, now)
-            else:
-                self._gap_since.pop(table, None)
         # One commit (one fsync) for the rows and every table's count; only then the acks, so
-        # a table never drops from its outbox what the recorder could still lose. ``upto``
-        # moves only after the commit: whoever reads it finds those rows in the database.
+        # a table never drops from its outbox what the recorder could still lose.
         self._db.commit()
-        self.upto.update(counted)
+        replays = self.ledger.committed(counted, now)
         stored, self._stored = self._stored, {}
         if self.on_stored is not None:
             for table, envelopes in stored.items():
                 self.on_stored(table, envelopes)
         if self.connected.is_set():
-            for table in due:
-                self.client.publish(self._topic(table, "ack"),
-                                     encode({"upto_seq": self.upto[table]}), qos=1)
-        for table, since in list(self._quiet_since.items()):
-            if now - since >= self.reorder_timeout:
-                del self._quiet_since[table]
-                self._request_replay(table, now)
-        for table, since in list(self._gap_since.items()):
-            if now - since < self.reorder_timeout:
-                continue
-            if now - self._last_request.get(table, 0.0) < self.reorder_timeout:
-                continue
-            self.stats.gaps[table] = self.stats.gaps.get(table, 0) + 1
-            self._request_replay(table, now)
-            self._gap_since[table] = now
+            for table, upto in counted.items():
+                self.client.publish(self._topic(table, "ack"), encode({"upto_seq": upto}),
+                                    qos=1)
+        for replay in replays:
+            self._request_replay(replay)
 
     # -- reading what was recorded (thread-safe: a connection of its own)
     def seqs(self, table: str) -> list[int]:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from tablectl.sim_venue import SimulatedVenue
 
+SETTLE = 2.0  # seconds after the first frame before the idle CPU is counted
+
 
 def _status(pid: int, field: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -81,7 +83,13 @@ def daemon(pace: float, idle_seconds: float, hands: int) -> dict[str, float]:
         table = venue.tables[0]
         assert table.process is not None
         pid = table.process.pid
-        # idle, the clock ticking
+        # idle, the clock ticking: from a settled daemon (its first clock frame drawn, then
+        # SETTLE seconds for what a start does once: the shoe's hello, lazy imports)
+        deadline = time.monotonic() + 30
+        while not any("|TIME" in line for line in list(table.output)) and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(SETTLE)
         cpu0, wall0 = _cpu_seconds(pid), time.monotonic()
         time.sleep(idle_seconds)
         idle = (_cpu_seconds(pid) - cpu0) / (time.monotonic() - wall0)
