@@ -289,7 +289,7 @@ def test_the_centre_starts_from_what_its_database_holds_without_a_gap(tmp_path, 
                 else str(tmp_path / "group.db"))
     storage = GroupStorage(location)
     for table, seqs in (("t1", [1, 2, 3, 5]), ("t2", [2, 3]), ("t3", [1])):
-        storage.insert("v", [(body, json.dumps(body)) for body in (
+        storage.insert([("v", [body], json.dumps(body).encode()) for body in (
             envelope({"type": "level", "hand": None, "level": 1, "sb": 1, "bb": 2, "ante": 0,
                       "t": 1.0}, venue="v", table=table, seq=seq, boot=1, ts_ms=1)
             for seq in seqs)])
