@@ -84,35 +84,47 @@ def test_alerts_group_by_table_filter_repeat_their_sound_and_never_hide_the_tabl
 
 def test_each_irregularity_a_table_daemon_rules_on_reaches_the_floor_as_its_alert(
         venue, tmp_path):
-    """A real table daemon (t5, TDA 2024) dealt through the simulated shoe, one irregularity a
-    hand: each ruling it makes for the floor is an alert of its kind and severity, with the
-    hand, and the seat where the table names one."""
-    plan = {"exposed_two": "misdeal", "duplicate": "deck_fouled", "foreign": "void_hand",
-            "unknown_tag": "unknown_tag", "shoe_fault": "shoe_fault",
-            "missing_card": "missing_card", "fourth_flop": "flop_scramble",
-            "missing_burn": "missing_burn"}
+    """Real table daemons (t5 and t6, TDA 2024) dealt through the simulated shoe, one
+    irregularity a hand, four hands each, side by side: each ruling a table makes for the
+    floor is an alert of its kind and severity, with the hand, and the seat where the table
+    names one."""
+    import threading
+
+    plans = {"t5": {"exposed_two": "misdeal", "duplicate": "deck_fouled",
+                    "foreign": "void_hand", "unknown_tag": "unknown_tag"},
+             "t6": {"shoe_fault": "shoe_fault", "missing_card": "missing_card",
+                    "fourth_flop": "flop_scramble", "missing_burn": "missing_burn"}}
     maria = login_page(venue, "maria", {"width": 1280, "height": 800})
-    dealt = SimulatedVenue(tmp_path / "t5", tables=1, hands=len(plan), broker=venue["broker"],
-                           recorder=False, quiet=True, pace=0.05, venue_clock=True, seed=3,
-                           plan=tuple(plan), first_table=5).start()
+    dealt = {name: SimulatedVenue(tmp_path / name, tables=1, hands=len(plan),
+                                  broker=venue["broker"], recorder=False, quiet=True, pace=0.05,
+                                  venue_clock=True, seed=3, plan=tuple(plan),
+                                  first_table=int(name[1:]))
+             for name, plan in plans.items()}
     try:
-        dealt.run()
-        assert dealt.tables[0].hands_ended() >= len(plan)
-        for kind in plan.values():
-            alert = maria.locator(f"#alerts [data-kind={kind}][data-table=t5]").first
-            expect(alert).to_be_visible(timeout=15000)
-            expect(alert).to_contain_text(ALERT_LABELS[kind])
-            expect(alert).to_contain_text("hand ")
-        severities = {kind: maria.locator(f"#alerts [data-kind={kind}][data-table=t5]")
-                      .first.get_attribute("class") for kind in plan.values()}
-        assert all(severity_of(kind) in classes for kind, classes in severities.items())
+        for tables in dealt.values():
+            tables.start()
+        dealers = [threading.Thread(target=tables.run) for tables in dealt.values()]
+        for dealer in dealers:
+            dealer.start()
+        for dealer in dealers:
+            dealer.join(300)
+        for name, plan in plans.items():
+            assert dealt[name].tables[0].hands_ended() >= len(plan), name
+            for kind in plan.values():
+                alert = maria.locator(f"#alerts [data-kind={kind}][data-table={name}]").first
+                expect(alert).to_be_visible(timeout=15000)
+                expect(alert).to_contain_text(ALERT_LABELS[kind])
+                expect(alert).to_contain_text("hand ")
+                assert severity_of(kind) in (alert.get_attribute("class") or ""), kind
         expect(maria.locator("#alerts [data-kind=unknown_tag][data-table=t5]").first
                ).to_contain_text("seat ")
         shoot(maria, "dashboard-alert-kinds", tmp_path)
-        maria.click("#alerts .alert-group[data-table=t5] button.ack-all")  # the floor went
-        expect(maria.locator("#alerts .alert-group[data-table=t5]")).to_have_count(0)
+        for name in plans:  # the floor went
+            maria.click(f"#alerts .alert-group[data-table={name}] button.ack-all")
+            expect(maria.locator(f"#alerts .alert-group[data-table={name}]")).to_have_count(0)
     finally:
-        dealt.stop()
+        for tables in dealt.values():
+            tables.stop()
         maria.context.close()
 
 
