@@ -6,9 +6,9 @@ thread only moves bytes: the protocol is ``firmware_bridge.host.HostLink`` and e
 handed to ``on_event`` (the daemon's queue ``put``) together with the host's monotonic time.
 Link changes are reported as ``LinkUp`` / ``LinkDown`` events.
 
-The reader waits for bytes with a long timeout (an idle shoe costs two wake-ups a second, not
-fifty): what the host sends unprompted (a mode change) is written at once by the caller's
-thread, the link shared under a lock, and ``stop`` cancels the read where the port can.
+A read waits up to READ_TIMEOUT for a byte: an idle shoe costs two wake-ups a second, not
+fifty (a mode change asked meanwhile goes out at the end of that wait); ``stop`` cancels the
+wait where the port can.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _default_opener(url: str) -> Any:
     return serial.serial_for_url(url, baudrate=115200, timeout=READ_TIMEOUT, write_timeout=1.0)
 
 
-READ_TIMEOUT = 0.5  # how long a read waits for a byte: how often an idle link looks at _stop
+READ_TIMEOUT = 0.5  # seconds a read waits for a byte (how often an idle link looks around)
 
 
 class SerialShoe:
@@ -47,10 +47,10 @@ class SerialShoe:
         self.reconnect_interval = reconnect_interval
         self.clock = clock
         self.link = HostLink()
-        self._commands: list[Callable[[HostLink], None]] = []  # for the next connection
-        self._lock = threading.Lock()  # the link, the commands and the port's writes
-        self._port: Any = None  # the open port, while connected
+        self._commands: list[Callable[[HostLink], None]] = []
+        self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._port: Any = None  # the open port (for stop to cancel its read)
         self._thread: threading.Thread | None = None
         self.connected = False
 
@@ -61,9 +61,7 @@ class SerialShoe:
 
     def stop(self) -> None:
         self._stop.set()
-        with self._lock:
-            port = self._port
-        cancel = getattr(port, "cancel_read", None)
+        cancel = getattr(self._port, "cancel_read", None)
         if cancel is not None:
             with contextlib.suppress(Exception):
                 cancel()  # the reader's wait ends now, not at its timeout
@@ -73,19 +71,6 @@ class SerialShoe:
     def set_mode(self, mode: int) -> None:
         with self._lock:
             self._commands.append(lambda link: link.set_mode(mode))
-            if self._port is not None:
-                # A port that fails here fails the reader's next read too: it reconnects.
-                with contextlib.suppress(Exception):
-                    self._send_commands()
-
-    def _send_commands(self) -> None:
-        """The commands waiting, to the shoe (with the lock held, while connected)."""
-        commands, self._commands = self._commands, []
-        for command in commands:
-            command(self.link)
-        out = self.link.data_to_send()
-        if out:
-            self._port.write(out)
 
     def _run(self) -> None:
         was_up = False
@@ -101,9 +86,11 @@ class SerialShoe:
                 self._stop.wait(self.reconnect_interval)
                 continue
             self.connected = was_up = True
+            self._port = port
             self.on_event(LinkUp(self.url), self.clock())
             reason = self._serve(port)
             self.connected = False
+            self._port = None
             with contextlib.suppress(Exception):
                 port.close()
             if not self._stop.is_set():
@@ -113,34 +100,27 @@ class SerialShoe:
 
     def _serve(self, port: Any) -> str:
         link = self.link
+        link.request_hello()
         try:
-            with self._lock:
-                link.request_hello()
-                port.write(link.data_to_send())
-                self._port = port
-                self._send_commands()  # those asked for while the shoe was away
+            port.write(link.data_to_send())
             while not self._stop.is_set():
                 # Wait (up to the port timeout) for one byte, then take all that is there: a
                 # plain read(4096) would sit out the whole timeout on every frame.
                 data = port.read(port.in_waiting or 1)
                 if data and port.in_waiting:
                     data += port.read(port.in_waiting)
-                if not data:
-                    continue
                 now = self.clock()
-                with self._lock:
+                if data:
                     link.receive_data(data)
-                    events = []
                     while (event := link.next_event()) is not NEED_DATA:
-                        events.append(event)
-                    out = link.data_to_send()  # acknowledgements, requests to resend
-                    if out:
-                        port.write(out)
-                for event in events:
-                    self.on_event(event, now)  # type: ignore[arg-type]
+                        self.on_event(event, now)  # type: ignore[arg-type]
+                with self._lock:
+                    commands, self._commands = self._commands, []
+                for command in commands:
+                    command(link)
+                out = link.data_to_send()
+                if out:
+                    port.write(out)
         except Exception as exc:
             return f"{type(exc).__name__}: {exc}"
-        finally:
-            with self._lock:
-                self._port = None
         return "stopped"
