@@ -68,11 +68,10 @@ class GroupStorage:
         cursor = self.db.cursor()
         if self.p == "%s":
             # PostgreSQL takes the messages whole and splits them itself (``json`` keeps each
-            # element's text as it came): one statement and one round trip for all that came
-            # in a turn, nothing re-encoded here. (A row a statement in psycopg's pipeline cost
-            # about 40 us of this process's CPU a row and a round trip a message.)
-            # Each message a parameter of its own (an array of them costs an escape of every
-            # quote in Python).
+            # element's text as it came): one statement, one round trip for a turn's messages,
+            # nothing re-encoded here, each message a parameter of its own (as one array they
+            # cost an escape of every quote in Python; a row a statement in psycopg's pipeline
+            # cost about 40 us of this process's CPU a row and a round trip a message).
             cursor.execute(
                 "INSERT INTO group_events SELECT m.venue, r->>'table', (r->>'seq')::bigint,"
                 " (r->>'boot')::bigint, r->>'type', (r->>'ts')::bigint,"
@@ -87,6 +86,8 @@ class GroupStorage:
             return int(cursor.rowcount)
         new = 0
         for venue, envelopes, payload in messages:
+            # A lone envelope keeps its text; a batch's are encoded again (a lone envelope that
+            # only mentions "batch" somewhere is encoded again too: the same JSON value).
             one = len(envelopes) == 1 and b'"batch"' not in payload
             cursor.executemany(
                 "INSERT INTO group_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
