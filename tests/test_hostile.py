@@ -55,6 +55,54 @@ def test_strict_json_refuses_what_pythons_json_lets_through(payload):
         decode(payload)
 
 
+def _strict_by_hooks(text: str) -> bool:
+    """The rules said plainly, as a second reading to check the walk against: the parser's
+    number hooks and a recursive look at every value."""
+    def number(token: str) -> float:
+        value = float(token) if any(c in token for c in ".eE") else int(token)
+        if not (math.isfinite(value) and abs(value) <= 2**53 - 1):
+            raise ValueError(token)
+        return value
+
+    def fine(value: object, depth: int) -> bool:
+        if isinstance(value, str):
+            return "\x00" not in value and not any(0xD800 <= ord(c) <= 0xDFFF for c in value)
+        if isinstance(value, dict):
+            return depth < MAX_DEPTH and all(fine(k, depth + 1) and fine(v, depth + 1)
+                                             for k, v in value.items())
+        if isinstance(value, list):
+            return depth < MAX_DEPTH and all(fine(v, depth + 1) for v in value)
+        return True
+
+    try:
+        return fine(json.loads(text, parse_int=number, parse_float=number,
+                               parse_constant=number), 0)
+    except (ValueError, RecursionError):
+        return False
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.text(max_size=5)
+    | st.integers(min_value=-2**60, max_value=2**60) | st.sampled_from(["\ud800", "a\x00b"])
+    | st.sampled_from([2**53 - 1, 2**53, -(2**53 - 1), -(2**53), 1e15, 9.1e15, 1e308]),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+    max_leaves=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_json_values, nesting=st.integers(min_value=0, max_value=36))
+def test_strict_json_refuses_exactly_what_the_rules_say(value, nesting):
+    text = "[" * nesting + json.dumps(value) + "]" * nesting  # NaN and Infinity included
+    try:
+        decoded = decode(text)
+    except WireError:
+        assert not _strict_by_hooks(text), text[:200]
+    else:
+        assert _strict_by_hooks(text), text[:200]
+        assert json.dumps(decoded) == json.dumps(json.loads(text))
+
+
 def test_strict_json_reads_the_contract_and_never_writes_nan():
     assert decode(b'{"seq": 9007199254740991, "t": 1.5, "s": "\\u00e9"}') == {
         "seq": 9007199254740991, "t": 1.5, "s": "é"}

@@ -9,10 +9,14 @@ Real envelopes (the events of generated hands, as the table link publishes them 
 - ``contract.wire.decode`` (strict JSON);
 - ``contract.schema.receive("Envelope", ...)``: strict JSON and the schema, with
   jsonschema-rs, what the recorder does per message;
-- the reference ``jsonschema`` package validating the same schema (the choice not taken).
+- the reference ``jsonschema`` package validating the same schema (the choice not taken);
+- the same envelopes as backlog batches of 100 (``EnvelopeBatch``, what a hub catching up and
+  the group's central recorder take in): ``json.loads``, ``decode`` and
+  ``receive_events("Envelope", ...)``, per envelope.
 
-Figures are microseconds per envelope (median of five passes) and ratios to the floor. It
-asserts nothing (tests assert behaviour, never speed).
+Figures are microseconds per envelope (median of five passes) and ratios to the floor (for
+batches, to ``json.loads`` of the batch). It asserts nothing (tests assert behaviour, never
+speed).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contract.envelope import envelope
-from contract.schema import document, receive
+from contract.schema import document, receive, receive_events
 from contract.wire import decode
 from houses.loaders import load_profile
 from simulators.dealer_script import session
@@ -70,8 +74,20 @@ def run(count: int) -> dict[str, Any]:
         figures["receive_with_reference_jsonschema"] = per_envelope_us(
             lambda p: reference.validate(decode(p)), payloads[: max(1, len(payloads) // 10)])
     floor = figures["json_loads"]
+    batches = [b'{"v":1,"batch":[' + b",".join(payloads[i:i + 100]) + b"]}"
+               for i in range(0, len(payloads), 100)]
+    per_batch = {
+        "json_loads": per_envelope_us(json.loads, batches),
+        "wire_decode": per_envelope_us(decode, batches),
+        "receive_events": per_envelope_us(lambda p: receive_events("Envelope", p), batches),
+    }
+    size = len(payloads) / len(batches)
+    batched = {k: round(v / size, 2) for k, v in per_batch.items()}
     return {"envelopes": len(payloads), "us_per_envelope": figures,
-            "over_json_loads": {k: round(v / floor, 2) for k, v in figures.items()}}
+            "over_json_loads": {k: round(v / floor, 2) for k, v in figures.items()},
+            "batched_us_per_envelope": batched,
+            "batched_over_json_loads": {k: round(v / per_batch["json_loads"], 2)
+                                        for k, v in per_batch.items()}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for name, us in result["us_per_envelope"].items():
         print(f"{name}: {us} us per envelope ({result['over_json_loads'][name]}x json.loads)")
+    for name, us in result["batched_us_per_envelope"].items():
+        print(f"batches of 100, {name}: {us} us per envelope "
+              f"({result['batched_over_json_loads'][name]}x json.loads of the batch)")
     return 0
 
 
