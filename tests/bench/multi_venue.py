@@ -33,6 +33,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -122,15 +123,7 @@ class Group:
     def central_subscribed(self) -> bool:
         """The cluster has a consumer for the central recorder's session (its monitoring
         port's ``/connz``: the client named central-recorder holds a subscription)."""
-        for node in self.cluster.nodes:
-            if not node.alive:
-                continue
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{node.monitor_port}/connz?"
-                                            "subs=1&limit=1000", timeout=2) as answer:
-                    found = json.load(answer)
-            except OSError:
-                continue
+        for found in monitoring(self.cluster, "connz?subs=1&limit=1000"):
             for connection in found.get("connections") or []:
                 if (connection.get("mqtt_client") == "central-recorder"
                         or connection.get("name") == "central-recorder") and any(
@@ -334,6 +327,7 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
     dealt = table_events(args.hands, args.seed)
     faults: list[dict[str, Any]] = []
     fault_at: list[tuple[str, float]] = []
+    leaders: list[list[str]] = []  # what the killed node led, for the node's fault
     try:
         # The engine's bare rate, first: the central recorder's session does not exist yet,
         # so nothing of it reaches the centre.
@@ -389,8 +383,10 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
         if not args.no_faults:
             node: Node = group.cluster.nodes[0]  # the central recorder's first node
             _sleep_until(live_started + args.live_seconds / 4)
+            led = led_by(group.cluster, node)
             group.cluster.kill_node(node)
             fault_at.append((f"cluster node {node.name} SIGKILLed (down 5 s)", time.monotonic()))
+            leaders.append(led)
             time.sleep(5)
             group.cluster.start_node(node)  # it catches up by itself
             _sleep_until(live_started + args.live_seconds * 2 / 3)
@@ -406,10 +402,11 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
         watching.join(10)
         end = complete or time.monotonic()
         ends = [at for _, at in fault_at[1:]] + [end]
-        for (what, at), until in zip(fault_at, ends, strict=False):
+        for n, ((what, at), until) in enumerate(zip(fault_at, ends, strict=False)):
             faults.append({"what": what, "at_s": round(at - live_started, 2),
                            "held_then": max([c for t, c in samples if t <= at], default=0),
-                           "longest_stall_s": _stalled(samples, at, until)})
+                           "longest_stall_s": _stalled(samples, at, until),
+                           **({"led": leaders[n]} if n < len(leaders) else {})})
         central = group.stop_central()
         uplinks = group.stop_uplinks()
         report = check(group, spread)
@@ -489,6 +486,44 @@ def _sleep_until(moment: float) -> None:
     time.sleep(max(0.0, moment - time.monotonic()))
 
 
+def monitoring(cluster: NatsCluster, query: str, but: Node | None = None,
+               ) -> Iterator[dict[str, Any]]:
+    """What each live node's monitoring port answers to ``query`` (nodes that do not answer
+    are passed over)."""
+    for node in cluster.nodes:
+        if node is but or not node.alive:
+            continue
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{node.monitor_port}/{query}",
+                                        timeout=2) as answer:
+                yield dict(json.load(answer))
+        except OSError:
+            continue
+
+
+def led_by(cluster: NatsCluster, victim: Node) -> list[str]:
+    """What of the path from the venues to the centre ``victim`` leads, as another node's
+    monitoring port (``/jsz``) tells: each account's streams of QoS 1 messages
+    (``$MQTT_msgs``) and of sessions (``$MQTT_sess``, which every MQTT connection reads), and
+    the central recorder's consumer. A stream or consumer whose leader dies takes no writes
+    until the others elect another: at least 4 s in nats-server (its raft election timeout,
+    4-9 s, not configurable)."""
+    for found in monitoring(cluster, "jsz?accounts=1&streams=1&consumers=1", but=victim):
+        led: list[str] = []
+        for account in found.get("account_details") or []:
+            for stream in account.get("stream_detail") or []:
+                if stream.get("name") not in ("$MQTT_msgs", "$MQTT_sess"):
+                    continue
+                where = f"{account.get('name')} {stream['name']}"
+                if (stream.get("cluster") or {}).get("leader") == victim.name:
+                    led.append(where)
+                for consumer in stream.get("consumer_detail") or []:
+                    if (consumer.get("cluster") or {}).get("leader") == victim.name:
+                        led.append(f"a consumer of {where}")
+        return sorted(led)
+    return []
+
+
 def _stalled(samples: list[tuple[float, int]], at: float, until: float) -> float:
     """The longest the centre went without storing anything between a fault and ``until``."""
     longest = 0.0
@@ -517,6 +552,8 @@ def _print(figures: dict[str, Any]) -> None:
     for fault in figures["faults"]:
         print(f"  {fault['what']} at {fault['at_s']} s ({fault['held_then']} events held): the "
               f"centre stored nothing for {fault['longest_stall_s']} s at most after it")
+        if "led" in fault:
+            print("    it led " + (", ".join(fault["led"]) or "nothing of the venues' path"))
     central = figures["central"]
     print(f"  central recorder: {central.get('stored')} stored, {central.get('duplicates')} "
           f"came twice (not stored twice), {central.get('refused')} refused")
