@@ -138,11 +138,20 @@ function applySnapshot(snap) {
   $("#venue").textContent = snap.venue;
 }
 
+function alertChangedAt(alert) {
+  return Math.max(alert.acked_at || 0, alert.reopened_at || 0);
+}
+
 function applyUpdate(update) {
   if (update.kind === "table") {
     state.tables[update.table.name] = update.table;
     state.h4h = update.hand_for_hand;
   } else if (update.kind === "alert") {
+    // An answer to this page's own request can arrive after the stream's newer word on the
+    // same alert (re-opened here, acknowledged meanwhile by someone else): the later change
+    // at the hub wins. (The hub's times only: ts is the table's clock.)
+    const known = state.alerts[update.alert.id];
+    if (known && alertChangedAt(known) > alertChangedAt(update.alert)) return;
     state.alerts[update.alert.id] = update.alert;
     if (update.new && !update.alert.historical) play(update.alert.severity);
   } else if (update.kind === "alert_hidden") {
