@@ -6,6 +6,7 @@ finger. The tests run in order and share one venue."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -261,6 +262,48 @@ def test_no_trap_for_a_tired_finger(venue, tmp_path):
             if table.name in hub.floor.tables:
                 hub.acknowledge_table(sam, table.name)
             table.close()
+        maria.context.close()
+
+
+def test_a_late_answer_never_undoes_a_newer_change_to_an_alert(venue):
+    """Maria re-opens an alert and Sam acknowledges it before the answer to Maria's request
+    reaches her page: the page, which the stream told of both, keeps it acknowledged. (The
+    answer is held back until the stream's word on Sam's acknowledgement has been applied.)"""
+    hub = venue["hub"]
+    maria = login_page(venue, "maria", viewport={"width": 1280, "height": 900})
+    t13 = RawTable(venue, "t13")
+    sam = auth.User("sam", "supervisor", "")
+    held: list[tuple[object, object]] = []
+    try:
+        t13.ruling("misdeal", "MISDEAL: 2nd card exposed")
+        assert wait_for(lambda: any(a.table == "t13" for a in hub.floor.alerts.values()), 10)
+        alert = next(a for a in hub.floor.alerts.values() if a.table == "t13")
+        hub.acknowledge(sam, alert.id)
+        maria.wait_for_function("id => state.alerts[id] && state.alerts[id].acked_by === 'sam'",
+                                arg=alert.id)
+        # The request goes to the hub (which re-opens the alert); its answer waits here.
+        maria.route("**/api/alerts/*/reopen", lambda route: held.append((route, route.fetch())))
+        maria.evaluate("""() => { window.__settled = 0; const asked = api;
+            api = async (...a) => { try { return await asked(...a); }
+                                    finally { window.__settled += 1; } }; }""")
+        maria.click("details:has(#acked) summary")
+        maria.click(f"#acked [data-alert='{alert.id}'] button.reopen")
+        deadline = time.monotonic() + 10
+        while not held and time.monotonic() < deadline:
+            maria.wait_for_timeout(20)  # (lets Playwright run the route's handler)
+        assert held, "the page never asked to re-open the alert"
+        assert hub.floor.alerts[alert.id].acked_by is None
+        hub.acknowledge(auth.User("ana", "supervisor", ""), alert.id)
+        maria.wait_for_function("id => state.alerts[id].acked_by === 'ana'", arg=alert.id)
+        route, answer = held[0]
+        route.fulfill(response=answer)  # the re-opened alert, older than the page's
+        maria.wait_for_function("() => window.__settled === 1")  # the answer was taken
+        assert maria.evaluate("id => state.alerts[id].acked_by", alert.id) == "ana"
+        expect(maria.locator(f"#alerts [data-alert='{alert.id}']")).to_have_count(0)
+    finally:
+        if "t13" in hub.floor.tables:
+            hub.acknowledge_table(sam, "t13")
+        t13.close()
         maria.context.close()
 
 
