@@ -460,14 +460,55 @@ def _record_live(group: Group, spread: dict[str, list[str]],
             hub.close()
 
 
+class HeldCount:
+    """How many events the centre holds, asked ten times a second without scanning the table
+    each time: a ``COUNT(*)`` of the whole table (20 ms of a parallel scan at 110,000 rows)
+    took the processes under test a quarter of a core by the end of a backlog. On PostgreSQL
+    the bench adds, for its run, a statement trigger that adds each INSERT's new rows (its
+    transition table: ON CONFLICT's skipped rows are not in it) to a one-row count, committed
+    with them; it is dropped at the end. Another database: ``COUNT(*)``."""
+
+    def __init__(self, storage: GroupStorage) -> None:
+        self.storage = storage
+        self.counted = storage.p == "%s"
+        if self.counted:
+            for statement in (
+                    "CREATE TABLE IF NOT EXISTS bench_held (n BIGINT NOT NULL)",
+                    "CREATE OR REPLACE FUNCTION bench_count_held() RETURNS trigger"
+                    " LANGUAGE plpgsql AS $$ BEGIN UPDATE bench_held SET n = n +"
+                    " (SELECT COUNT(*) FROM inserted); RETURN NULL; END $$",
+                    # (the trigger locks the table against inserts: the count starts exact)
+                    "CREATE OR REPLACE TRIGGER bench_held AFTER INSERT ON group_events"
+                    " REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT"
+                    " EXECUTE FUNCTION bench_count_held()",
+                    "DELETE FROM bench_held",
+                    "INSERT INTO bench_held SELECT COUNT(*) FROM group_events"):
+                storage.db.execute(statement)
+            storage.commit()
+
+    def __call__(self) -> int:
+        if not self.counted:
+            return self.storage.total()
+        return int(self.storage.execute("SELECT n FROM bench_held").fetchone()[0])
+
+    def close(self) -> None:
+        if self.counted:
+            self.storage.db.execute("DROP TRIGGER IF EXISTS bench_held ON group_events")
+            self.storage.db.execute("DROP FUNCTION IF EXISTS bench_count_held()")
+            self.storage.db.execute("DROP TABLE IF EXISTS bench_held")
+            self.storage.commit()
+
+
 def _watch(central_db: str, samples: list[tuple[float, int]], done: threading.Event) -> None:
     """What the centre holds, every 0.1 s, until ``done``."""
     storage = GroupStorage(central_db)
+    held = HeldCount(storage)
     try:
         while not done.wait(0.1):
-            samples.append((time.monotonic(), storage.total()))
+            samples.append((time.monotonic(), held()))
             storage.commit()  # end the read: the next one sees the recorder's new commits
     finally:
+        held.close()
         storage.close()
 
 
