@@ -677,6 +677,11 @@ class Daemon:
 
 
 def main_run(config_path: str, out: TextIO = sys.stdout) -> int:
+    import faulthandler
+
+    # SIGUSR1: every thread's stack on stderr (the journal), the daemon running on. A table
+    # that takes nothing in while alive says where it waits (``kill -USR1``).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     config = load_config(config_path)
     daemon = Daemon(config, config_path=config_path, out=out).start()
     out.write(f"[{config.table}] running: {json.dumps(daemon.summary())}\n")

@@ -111,6 +111,8 @@ class SimTable:
         self.output: collections.deque[str] = collections.deque(maxlen=500)
         self.config = self.directory / "table.toml"
         self.process: subprocess.Popen[str] | None = None
+        self.lines_seen = 0  # lines the daemon wrote, all boots
+        self.dumped = False  # its threads asked for once (dump_threads)
 
     def script_seconds(self) -> float:
         """How long the dealer's script lasts in real time at the venue's pace."""
@@ -156,6 +158,7 @@ class SimTable:
         assert process.stdout is not None
         for line in process.stdout:
             self.output.append(line.rstrip("\n"))
+            self.lines_seen += 1
             if " running: " in line:
                 ready.set()
             if not self.venue.quiet:
@@ -242,6 +245,29 @@ class SimTable:
                          "'$.gesture') = ?", (after, gesture)):
                 return
             time.sleep(0.01)
+        if self.process is not None and self.process.poll() is None:
+            self.dump_threads(f"took no {gesture} press in {timeout:g} s")
+
+    def dump_threads(self, why: str) -> None:
+        """A daemon alive that takes nothing in: its threads' stacks (the daemon's faulthandler
+        prints them on SIGUSR1) and its last lines, on stderr, once a table. What a hang
+        leaves to read after the run."""
+        if self.dumped or self.process is None or self.process.poll() is not None:
+            return
+        self.dumped = True
+        seen = self.lines_seen
+        os.kill(self.process.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 3
+        quiet_since = time.monotonic()
+        while time.monotonic() < deadline:  # until the stacks have come and stopped coming
+            if self.lines_seen != seen:
+                seen, quiet_since = self.lines_seen, time.monotonic()
+            elif self.lines_seen and time.monotonic() - quiet_since > 0.3:
+                break
+            time.sleep(0.02)
+        sys.stderr.write(f"{self.name}: the daemon {why}; its last lines and threads:\n"
+                         + "\n".join(list(self.output)[-80:]) + "\n")
+        sys.stderr.flush()
 
     def hands_ended(self) -> int:
         row = self._ask("SELECT COUNT(*) FROM outbox WHERE json_extract(event, '$.type') = "

@@ -128,9 +128,15 @@ def bench_figures(tmp_path: Path, command: str, *options: str,
     import subprocess
     import sys
 
-    run = subprocess.run([sys.executable, "-m", f"tests.bench.{command}", "--json",
-                          *options, "--dir", str(tmp_path)],
-                         capture_output=True, text=True, timeout=timeout)
+    try:
+        run = subprocess.run([sys.executable, "-m", f"tests.bench.{command}", "--json",
+                              *options, "--dir", str(tmp_path)],
+                             capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:  # what it said so far (a hung table's threads)
+        said = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (
+            exc.stderr or "")
+        raise AssertionError(f"tests.bench.{command} did not end in {timeout:g} s; its "
+                             f"stderr ends:\n{said[-6000:]}") from None
     assert run.stdout, run.stderr
     figures = json.loads(run.stdout)
     (tmp_path / "figures.json").write_text(json.dumps(figures, indent=1))

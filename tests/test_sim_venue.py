@@ -125,3 +125,21 @@ def test_tablectl_sim_with_the_dashboard_runs_the_hub_and_keeps_it_up(tmp_path):
         rest = process.communicate(timeout=60)[0]
     assert process.returncode == 0, rest
     assert re.search(r"t1: 1 hands; .*; (\d+)/\1 events at the recorder", rest), rest
+
+
+def test_a_daemon_prints_its_threads_on_sigusr1_and_deals_on(tmp_path, capsys):
+    """What a hang leaves to read: SIGUSR1 to a running daemon puts every thread's stack in
+    its output (faulthandler), the simulator copies them to stderr, and the daemon goes on."""
+    venue = SimulatedVenue(tmp_path, tables=1, hands=1, broker="none", quiet=True).start()
+    try:
+        table = venue.tables[0]
+        table.dump_threads("was asked, in a test")
+        said = capsys.readouterr().err
+        assert "t1: the daemon was asked, in a test; its last lines and threads:" in said
+        assert "Current thread" in said or "Thread 0x" in said, said[-2000:]
+        assert 'File "' in said and "daemon.py" in said, said[-2000:]
+        assert table.process is not None and table.process.poll() is None
+        table.dump_threads("asked again")  # once a table: a second ask prints nothing
+        assert "asked again" not in capsys.readouterr().err
+    finally:
+        venue.stop()
