@@ -295,5 +295,3 @@ def profile_from_data(
     lineage = (str(name), *(base.chain if base else ()))
     return Profile(str(name), title, inherits, merged, base_note, lineage)
 
-
-DEFAULT_PROFILE = "tda-2024"

@@ -9,16 +9,10 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from controller.decks import (
-    DeckCheck,
-    DeckRegistry,
-    Enrollment,
-    EnrollmentError,
-    RegistryError,
-    registry_from_data,
-)
+if TYPE_CHECKING:  # the core is imported where a command uses it (tablectl.cli says why)
+    from controller.decks import DeckRegistry
 
 
 class DeckCommandError(Exception):
@@ -26,6 +20,8 @@ class DeckCommandError(Exception):
 
 
 def load_registry(path: Path) -> DeckRegistry:
+    from controller.decks import DeckRegistry, RegistryError, registry_from_data
+
     if not path.exists():
         return DeckRegistry()
     try:
@@ -123,6 +119,8 @@ def _reads(args: argparse.Namespace) -> Iterator[Read]:
 
 
 def cmd_enroll(args: argparse.Namespace) -> int:
+    from controller.decks import Enrollment, EnrollmentError
+
     registry_path = Path(args.registry)
     registry = load_registry(registry_path)
     enrollment = Enrollment(args.deck, registry, jokers=args.jokers)
@@ -151,6 +149,8 @@ def cmd_enroll(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from controller.decks import DeckCheck
+
     registry = load_registry(Path(args.registry))
     check = DeckCheck(args.deck, registry)
     for uid, text, ms in _reads(args):
