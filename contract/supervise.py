@@ -7,11 +7,16 @@ database gone, the disk full): the exception is logged with the worker's name, a
 is marked failed. ``tablectl`` watches ``FAILED`` beside its signals and exits with status 70
 (EX_SOFTWARE), so that systemd (``Restart=on-failure``) starts it again with its state read back
 from its database and journal, instead of leaving a process that looks alive and does nothing.
+``SystemdNotifier`` tells systemd the process is ready and, while it is healthy, pings its
+watchdog.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -66,3 +71,23 @@ class LogOnce:
                                 "counted, not logged)", source, reason[:300])
         if count or len(self.seen) < self.limit:
             self.seen[source] = count + 1
+
+
+class SystemdNotifier:
+    """sd_notify without a library: a datagram to $NOTIFY_SOCKET (nothing when not under
+    systemd)."""
+
+    def __init__(self) -> None:
+        self.address = os.environ.get("NOTIFY_SOCKET")
+        interval = os.environ.get("WATCHDOG_USEC")
+        self.watchdog = int(interval) / 2e6 if interval and interval.isdigit() else None
+
+    def send(self, message: str) -> None:
+        if not self.address:
+            return
+        address = self.address
+        if address.startswith("@"):
+            address = "\0" + address[1:]
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock, \
+                contextlib.suppress(OSError):
+            sock.sendto(message.encode(), address)

@@ -247,8 +247,7 @@ def _until_stopped(unhealthy: Callable[[], str | None] | None = None) -> int:
     import threading
     import time
 
-    from contract.supervise import EXIT_WORKER_DIED, FAILED, failures
-    from tablectl.daemon import SystemdNotifier
+    from contract.supervise import EXIT_WORKER_DIED, FAILED, SystemdNotifier, failures
 
     notifier = SystemdNotifier()
     notifier.send("READY=1")

@@ -32,7 +32,7 @@ from typing import Any, TextIO
 
 from contract.commands import Command, command_input
 from contract.envelope import state_snapshot
-from contract.supervise import EXIT_WORKER_DIED, FAILED, failures
+from contract.supervise import EXIT_WORKER_DIED, FAILED, SystemdNotifier, failures
 from contract.wire import decode
 from controller.decks import DeckRegistry
 from controller.events import Event
@@ -62,26 +62,6 @@ def load_config(path: str) -> Config:
     config = config_from_data(read_toml(path, ConfigError), path)
     config.data_dir = os.path.expanduser(config.data_dir)
     return config
-
-
-class SystemdNotifier:
-    """sd_notify without a library: a datagram to $NOTIFY_SOCKET (nothing when not under
-    systemd)."""
-
-    def __init__(self) -> None:
-        self.address = os.environ.get("NOTIFY_SOCKET")
-        interval = os.environ.get("WATCHDOG_USEC")
-        self.watchdog = int(interval) / 2e6 if interval and interval.isdigit() else None
-
-    def send(self, message: str) -> None:
-        if not self.address:
-            return
-        address = self.address
-        if address.startswith("@"):
-            address = "\0" + address[1:]
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock, \
-                contextlib.suppress(OSError):
-            sock.sendto(message.encode(), address)
 
 
 STAMP_WINDOW = 10.0  # seconds a simulated finger's stamp may differ from now
