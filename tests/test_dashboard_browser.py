@@ -134,10 +134,12 @@ def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, 
     assert wait_for(lambda: replies.count() >= 4, 10)  # on and release, to each table
     maria.click("#h4h-off")
     expect(maria.locator("#h4h .state")).to_have_text("off")
+    # (15 s, as for the tables: a fresh-clone run with both cores kept busy took longer than
+    # Playwright's 5 s for the break to come back through the hub's stream.)
     maria.click("[data-clock=break][data-value=start]")
-    expect(maria.locator("#clock .level")).to_have_text("BREAK")
+    expect(maria.locator("#clock .level")).to_have_text("BREAK", timeout=15000)
     maria.click("[data-clock=break][data-value=end]")
-    expect(maria.locator("#clock .level")).to_have_text("Level 5")
+    expect(maria.locator("#clock .level")).to_have_text("Level 5", timeout=15000)
     for table in ("t1", "t2"):  # the tables follow the venue clock
         expect(maria.locator(f".table[data-table={table}] .line").first).to_contain_text(
             "level 5", timeout=15000)
