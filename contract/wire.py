@@ -5,8 +5,9 @@ Python's ``json`` accepts ``NaN``, ``Infinity`` and ``1e400`` (read as infinity)
 size, lone surrogates and ``\\u0000``, and raises ``RecursionError`` on deep nesting; it writes
 ``NaN`` and ``Infinity`` by default, which browsers' ``JSON.parse`` refuses. One infinite clock
 reading crashed every table's screen code, so here each of these is refused with a
-``WireError`` naming what is wrong: orjson parses (it refuses the first, third and fourth
-itself), and one walk refuses the rest. (A key given twice is not refused: every reader here keeps
+``WireError`` naming what is wrong: orjson parses and refuses NaN, Infinity, ``1e400``, lone
+surrogates and text that is not UTF-8; one walk then refuses numbers past 2^53 - 1, an escaped
+NUL and nesting past 32 levels. (A key given twice is not refused: every reader here keeps
 the last, so it cannot mean two things.) Pure: bytes in, values out.
 """
 
@@ -88,6 +89,11 @@ def decode(payload: bytes | bytearray | memoryview | str, *,
         # a third of the time of Python's json with the hooks these checks took there.
         value = orjson.loads(payload)
     except orjson.JSONDecodeError as exc:
+        if not isinstance(payload, str):  # orjson says "not valid UTF-8" without where
+            try:
+                bytes(payload).decode("utf-8")
+            except UnicodeDecodeError as bad:
+                raise WireError(f"not UTF-8 ({bad.reason} at byte {bad.start})") from None
         raise WireError(f"not JSON: {exc}") from None
     # NUL can only come from an escape: most texts have none, and their strings are not
     # looked at.

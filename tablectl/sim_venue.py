@@ -240,12 +240,14 @@ class SimTable:
         """Until the daemon has taken in ``gesture`` (journaled after id ``after``), or the
         timeout (a daemon killed by the chaos test takes in nothing)."""
         end = time.monotonic() + timeout
+        pressed_on = self.process  # a daemon started again meanwhile lost the press: not a hang
         while time.monotonic() < end and self.process is not None and self.process.poll() is None:
             if self._ask("SELECT 1 FROM journal WHERE id > ? AND json_extract(line, "
                          "'$.gesture') = ?", (after, gesture)):
                 return
             time.sleep(0.01)
-        if self.process is not None and self.process.poll() is None:
+        if self.process is pressed_on and self.process is not None \
+                and self.process.poll() is None:
             self.dump_threads(f"took no {gesture} press in {timeout:g} s")
 
     def dump_threads(self, why: str) -> None:
@@ -255,18 +257,20 @@ class SimTable:
         if self.dumped or self.process is None or self.process.poll() is not None:
             return
         self.dumped = True
-        seen = self.lines_seen
+        before = seen = self.lines_seen
         os.kill(self.process.pid, signal.SIGUSR1)
         deadline = time.monotonic() + 3
-        quiet_since = time.monotonic()
+        quiet_since: float | None = None  # from the first line of the stacks on
         while time.monotonic() < deadline:  # until the stacks have come and stopped coming
             if self.lines_seen != seen:
                 seen, quiet_since = self.lines_seen, time.monotonic()
-            elif self.lines_seen and time.monotonic() - quiet_since > 0.3:
+            elif quiet_since is not None and time.monotonic() - quiet_since > 0.3:
                 break
             time.sleep(0.02)
+        lines = list(self.output)
+        new = min(len(lines), seen - before)  # the stacks, and the twenty lines before them
         sys.stderr.write(f"{self.name}: the daemon {why}; its last lines and threads:\n"
-                         + "\n".join(list(self.output)[-80:]) + "\n")
+                         + "\n".join(lines[-(new + 20):]) + "\n")
         sys.stderr.flush()
 
     def hands_ended(self) -> int:

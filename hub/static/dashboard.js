@@ -142,16 +142,18 @@ function alertChangedAt(alert) {
   return Math.max(alert.acked_at || 0, alert.reopened_at || 0);
 }
 
-function applyUpdate(update) {
+// ``answer``: the update is this page's own request's answer, not the stream's word.
+function applyUpdate(update, answer = false) {
   if (update.kind === "table") {
     state.tables[update.table.name] = update.table;
     state.h4h = update.hand_for_hand;
   } else if (update.kind === "alert") {
     // An answer to this page's own request can arrive after the stream's newer word on the
-    // same alert (re-opened here, acknowledged meanwhile by someone else): the later change
-    // at the hub wins. (The hub's times only: ts is the table's clock.)
+    // same alert (re-opened here, acknowledged meanwhile by someone else): then the later
+    // change at the hub wins. (The hub's times only: ts is the table's clock. The stream comes
+    // in order and always applies: a hub clock stepped back would otherwise hide its word.)
     const known = state.alerts[update.alert.id];
-    if (known && alertChangedAt(known) > alertChangedAt(update.alert)) return;
+    if (answer && known && alertChangedAt(known) > alertChangedAt(update.alert)) return;
     state.alerts[update.alert.id] = update.alert;
     if (update.new && !update.alert.historical) play(update.alert.severity);
   } else if (update.kind === "alert_hidden") {
@@ -891,7 +893,7 @@ async function acknowledge(id, button, event) {
   button.disabled = true;
   try {
     const done = await api(`/api/alerts/${id}/ack`, {});
-    applyUpdate({ kind: "alert", alert: done });
+    applyUpdate({ kind: "alert", alert: done }, true);
     notice(done.acked_by && state.me && done.acked_by !== state.me.user
       ? `Already done by ${done.acked_by}: ${state.labels[done.kind] || done.kind} at table ${done.table}.` : "");
     draw();
@@ -910,7 +912,7 @@ async function reopen(id, button, event) {
   if (event && event.detail > 1) return;
   button.disabled = true;
   try {
-    applyUpdate({ kind: "alert", alert: await api(`/api/alerts/${id}/reopen`, {}) });
+    applyUpdate({ kind: "alert", alert: await api(`/api/alerts/${id}/reopen`, {}) }, true);
     draw();
   } catch (e) { button.disabled = false; alert(e.message); }
 }

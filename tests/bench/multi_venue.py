@@ -328,6 +328,8 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
     faults: list[dict[str, Any]] = []
     fault_at: list[tuple[str, float]] = []
     leaders: list[list[str]] = []  # what the killed node led, for the node's fault
+    done = threading.Event()
+    watching: threading.Thread | None = None
     try:
         # The engine's bare rate, first: the central recorder's session does not exist yet,
         # so nothing of it reaches the centre.
@@ -359,7 +361,6 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
             hub.close()
         group.start_central()
         samples: list[tuple[float, int]] = []
-        done = threading.Event()
         watching = threading.Thread(target=_watch, args=(central_db, samples, done),
                                     daemon=True)
         watching.start()
@@ -414,6 +415,10 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
             report["problems"].append(f"the centre held {samples[-1][1] if samples else 0} "
                                       f"of {expected} events when the bench gave up")
     finally:
+        # However the bench ends, the watcher drops its trigger (a --central-db is kept).
+        done.set()
+        if watching is not None:
+            watching.join(10)
         group.stop()
     ingest = backlog / backlog_seconds
     return {"venues": args.venues, "tables": args.tables, "hands_per_table": args.hands,
@@ -508,8 +513,11 @@ def _watch(central_db: str, samples: list[tuple[float, int]], done: threading.Ev
             samples.append((time.monotonic(), held()))
             storage.commit()  # end the read: the next one sees the recorder's new commits
     finally:
-        held.close()
-        storage.close()
+        try:
+            storage.db.rollback()  # a read cut short leaves no transaction the DROPs wait on
+            held.close()
+        finally:
+            storage.close()
 
 
 def _first_time(samples: list[tuple[float, int]], count: int, timeout: float) -> float | None:
