@@ -73,16 +73,19 @@ class GroupStorage:
             # cost an escape of every quote in Python; a row a statement in psycopg's pipeline
             # cost about 40 us of this process's CPU a row and a round trip a message). Each
             # element's columns come from one json_to_record (an ->> each parsed the element
-            # again: 30-38 us of the server's time a row, 20-22 so).
+            # again: 30-38 us of the server's time a row, 20-22 so). Numbers are read as
+            # numeric: the schema's "integer" takes 5.0, which bigint's parser refuses (the
+            # whole turn's statement with it).
             cursor.execute(
-                "INSERT INTO group_events SELECT m.venue, e.\"table\", e.seq, e.boot, e.type,"
-                " e.ts, CASE WHEN e.historical THEN 1 ELSE 0 END, r::text"
+                "INSERT INTO group_events SELECT m.venue, e.\"table\", e.seq::bigint,"
+                " e.boot::bigint, e.type, e.ts::bigint,"
+                " CASE WHEN e.historical THEN 1 ELSE 0 END, r::text"
                 " FROM (VALUES " + ", ".join(["(%s, %s::json)"] * len(messages)) +
                 ") AS m(venue, message),"
                 " json_array_elements(CASE WHEN json_typeof(m.message->'batch') = 'array'"
                 " THEN m.message->'batch' ELSE json_build_array(m.message) END) r,"
-                " json_to_record(r) AS e(\"table\" text, seq bigint, boot bigint, type text,"
-                " ts bigint, historical boolean)"
+                " json_to_record(r) AS e(\"table\" text, seq numeric, boot numeric, type text,"
+                " ts numeric, historical boolean)"
                 " ON CONFLICT (venue, tbl, seq) DO NOTHING",
                 [part for venue, _, payload in messages for part in (venue, payload.decode())],
                 prepare=False)  # a statement of its own length each turn: not worth keeping

@@ -296,3 +296,30 @@ def test_the_centre_starts_from_what_its_database_holds_without_a_gap(tmp_path, 
     storage.commit()
     assert sorted(storage.uptos()) == [("v", "t1", 3), ("v", "t2", 0), ("v", "t3", 1)]
     storage.close()
+
+
+@pytest.mark.parametrize("database", ["postgresql", "sqlite"])
+def test_the_centre_stores_an_integer_written_as_a_float(database, postgres, tmp_path):
+    """The schema's "integer" takes 5.0 (its fraction is zero), so a venue may send it: the
+    centre stores the row keyed by seq 5, in one batch with a usual one, instead of its
+    statement failing (the whole turn with it, again at each redelivery)."""
+    from contract.schema import receive_events
+
+    location = postgres if database == "postgresql" else str(tmp_path / "group.db")
+    storage = GroupStorage(location)
+    try:
+        def event(seq: float) -> dict[str, object]:
+            return {"v": 1, "event_id": f"t1:{int(seq)}", "venue": "a", "table": "t1",
+                    "seq": seq, "boot": 1.0, "type": "ruling", "ts": 1_700_000_000_000.0,
+                    "hand": 1, "dealer": None, "historical": False,
+                    "data": {"action": "misdeal", "text": "MISDEAL"}}
+
+        payload = json.dumps({"v": 1, "batch": [event(4), event(5.0)]}).encode()
+        envelopes = receive_events("Envelope", payload)  # as the centre takes it in
+        assert storage.insert([("a", envelopes, payload)]) == 2
+        storage.commit()
+        assert [e["seq"] for e in storage.envelopes("a", "t1")] == [4, 5.0]
+        assert storage.uptos() == [("a", "t1", 0)]  # no seq 1: held up to nothing yet
+        assert storage.insert([("a", envelopes[1:], payload)]) == 0  # seq 5 once
+    finally:
+        storage.close()
