@@ -75,9 +75,19 @@ class _Sensor:
 
 class SimulatedShoe:
     def __init__(self, port: Path | str, *, shoe_id: str = "sim-shoe", boot_id: int = 1,
-                 firmware: str = "shoe-fw 1.2.0 (simulated)", step_s: float = 0.002) -> None:
+                 firmware: str = "shoe-fw 1.2.0 (simulated)", step_s: float = 0.002,
+                 behind_s: float = 0.0) -> None:
         self.port = Path(port)
         self.step_s = step_s
+        # Idle, the shoe's clock may run ``behind_s`` behind this host's. A script that acts
+        # late (on a busy machine) stamps what it does with the moment it was due; the
+        # firmware's clock, which never runs backwards, can then still jump forward to that
+        # moment as long as it is less than ``behind_s`` late. (Idling at the present, the
+        # clock could only stamp it late, and a card stamped late can fall after the press
+        # that follows it.) The reads reach the host at once; ``clock_offset`` leaves the
+        # delay out, as the stamps are the script's moments.
+        self._behind_ms = int(behind_s * 1000)
+        self._floor_ms = 0  # the moment of the last timed action: the clock's next reading
         self._lock = threading.Lock()
         self._reader = _Reader()
         self._exit = _Sensor()
@@ -116,16 +126,17 @@ class SimulatedShoe:
         with self._lock:
             self._reader.crashes += count
 
-    @staticmethod
-    def _now() -> int:
-        return int(time.monotonic() * 1000) & 0xFFFFFFFF
+    def _world_ms(self) -> int:
+        return int(time.monotonic() * 1000) - self._behind_ms
 
-    @staticmethod
-    def clock_offset() -> float:
+    def _now(self) -> int:
+        return self._world_ms() & 0xFFFFFFFF
+
+    def clock_offset(self) -> float:
         """Host monotonic seconds at this shoe's millisecond 0 (its clock is the host's, cut to
         the firmware's 32 bits): a host on the same machine knows the mapping exactly."""
-        now_ms = int(time.monotonic() * 1000)
-        return (now_ms - (now_ms & 0xFFFFFFFF)) / 1000.0
+        world_ms = self._world_ms()
+        return (world_ms - (world_ms & 0xFFFFFFFF)) / 1000.0
 
     # -- the cable
     def _plug(self) -> None:
@@ -191,13 +202,20 @@ class SimulatedShoe:
         return False
 
     # -- the physical world
-    def insert_deck(self) -> None:
+    def insert_deck(self, at: float | None = None) -> None:
+        """The deck goes in; ``at`` its moment (``time.monotonic()``), as for ``draw``."""
         with self._lock:
             self._deck.value = True
+            self._raise_floor(at)
 
-    def remove_deck(self) -> None:
+    def remove_deck(self, at: float | None = None) -> None:
         with self._lock:
             self._deck.value = False
+            self._raise_floor(at)
+
+    def _raise_floor(self, at: float | None) -> None:
+        if at is not None:
+            self._floor_ms = max(self._floor_ms, int(at * 1000))
 
     def draw(self, label: str | None = None, *, uid: bytes | None = None, face_up: bool = False,
              boxed: bool = False, reads: int = 1, at: float | None = None) -> None:
@@ -246,11 +264,13 @@ class SimulatedShoe:
     def _run(self) -> None:
         while self._running:
             with self._lock:
-                real = int(time.monotonic() * 1000)
+                real = self._world_ms()
                 self._feed_reader(real)
                 # The firmware's clock never runs backwards: a card fed late is read at its
-                # moment, or at the last turn's if that was later still.
-                self._last_turn_ms = max(self._last_turn_ms, real - self._lag_ms)
+                # moment, or at the last turn's if that was later still; a timed action ahead
+                # of the idle clock moves it on to its moment.
+                self._last_turn_ms = max(self._last_turn_ms, real - self._lag_ms,
+                                         self._floor_ms)
                 now = self._last_turn_ms & 0xFFFFFFFF  # the firmware's 32-bit milliseconds
                 data = b""
                 if self._master is not None:
@@ -279,6 +299,8 @@ class SimulatedShoe:
             self._exit.value = face_up
             self._stack.value = boxed
             self._lag_ms = max(0, real_ms - at_ms) if at_ms is not None else 0
+            if at_ms is not None:
+                self._floor_ms = max(self._floor_ms, at_ms)
             for _ in range(reads):
                 self._reader.queue.append((uid, label))
 
@@ -347,25 +369,26 @@ def perform(line: dict[str, object], shoe: SimulatedShoe,
         # The cards drawn before came out before: a late player's cards must not be overtaken
         # by the deck switch or the cable.
         shoe.read_out()
-        _perform_on_the_shoe(line, shoe)
+        _perform_on_the_shoe(line, shoe, at)
     elif kind == "dealer" and isinstance(line.get("dealer"), str):
         shoe.draw(f"dealer:{line['dealer']}", at=at)  # the dealer's badge, tapped on the shoe
     else:
         direct(line, at)
 
 
-def _perform_on_the_shoe(line: dict[str, object], shoe: SimulatedShoe) -> None:
+def _perform_on_the_shoe(line: dict[str, object], shoe: SimulatedShoe,
+                        at: float | None) -> None:
     kind = line["type"]
     if kind == "deck_in":
         if isinstance(line.get("deck"), str):
             shoe.deck_label = str(line["deck"])
         if shoe.deck_present:
-            shoe.remove_deck()
+            shoe.remove_deck(at)
             shoe.wait_seen()
-        shoe.insert_deck()
+        shoe.insert_deck(at)
         shoe.wait_seen()
     elif kind == "deck_out":
-        shoe.remove_deck()
+        shoe.remove_deck(at)
         shoe.wait_seen()
     elif kind == "shoe":
         if line.get("state") == "lost":

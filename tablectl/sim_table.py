@@ -30,9 +30,14 @@ EventData = dict[str, Any]  # an event as the outbox holds it (JSON)
 class SimulatedTable:
     def __init__(self, directory: Path, profile: Profile, *, scale: float = 1.0,
                  deal_gap: float = 3.0, evaluate: bool = True,
-                 on_event: Callable[[EventData], None] | None = None) -> None:
+                 on_event: Callable[[EventData], None] | None = None,
+                 shoe_behind: float = 1.0) -> None:
         self.scale = scale
-        self.shoe = SimulatedShoe(directory / "shoe").start()
+        # The shoe's idle clock runs ``shoe_behind`` seconds late, so that a card the script's
+        # player draws late (on a busy machine) is still stamped at its moment: a card stamped
+        # late can fall after the press that follows it, and the core then rules another hand.
+        # (The clock is pinned below, so this host maps the stamps exactly.)
+        self.shoe = SimulatedShoe(directory / "shoe", behind_s=shoe_behind).start()
         self.queue: queue.Queue[tuple[str, Any, float]] = queue.Queue()
         self.link = SerialShoe(str(directory / "shoe"),
                                lambda e, t: self.queue.put(("link", e, t))).start()

@@ -71,6 +71,45 @@ def test_full_hands_through_the_pty_match_the_replay(rig, profile, injections):
     assert r.link.link.stats.noise == {}
 
 
+def test_a_player_running_late_keeps_the_scripts_moments(rig, monkeypatch):
+    # A busy machine stalls the script's player now and then (here: 0.3 s before every
+    # twelfth card). The cards it then draws late must still be stamped at their moments:
+    # stamped late, one fell after the press that follows it and the core ruled another hand
+    # (a premature turn's flop taken out, in loaded runs).
+    import simulators.shoe as simulated_shoe
+
+    perform = simulated_shoe.perform
+    cards_seen = 0
+
+    def stalling(line, shoe, direct, *, at=None):
+        nonlocal cards_seen
+        if line["type"] == "card":
+            cards_seen += 1
+            if cards_seen % 12 == 0:
+                time.sleep(0.3)
+        perform(line, shoe, direct, at=at)
+
+    monkeypatch.setattr(simulated_shoe, "perform", stalling)
+    dealer = ScriptedDealer(random.Random(5), load_profile("roberts-rules"),
+                            seats=(1, 3, 4, 7, 9), button=4, pauses=(1.0, 2.5),
+                            between_hands=(2.0, 4.0))
+    script = [dealer.setup_line()]
+    for injection in ("premature_turn", None):
+        dealer.play_hand(injection)
+    dealer.finish()
+    script += dealer.lines
+    got = rig(profile="roberts-rules").play(script)
+    assert cards_seen >= 24
+    drawn = [float(line["t"]) for line in script if line["type"] == "card"]
+    stamped = [e["t"] for e in of_type(got, "card")]
+    assert len(stamped) == len(drawn)
+    late = [(i, round(s - stamped[0], 3), round((d - drawn[0]) * SCALE, 3))
+            for i, (d, s) in enumerate(zip(drawn, stamped, strict=True))
+            if abs((s - stamped[0]) - (d - drawn[0]) * SCALE) > 0.003]
+    assert late == [], late  # (card, stamped, due), seconds after the first card
+    assert _records(got) == _records(run(script, "roberts-rules"))
+
+
 def test_unplugged_mid_hand_the_hand_record_is_the_same(rig):
     hole = ["As", "Ks", "Qs", "Js", "Ts", "9s", "8s", "7s"]
     board = ["2c", "3c", "4c", "5c", "6c", "7c", "8c", "9c"]
