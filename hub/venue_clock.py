@@ -254,7 +254,9 @@ class VenueClockService(MqttWorker):
         with self._lock:
             if not self.clock.known:
                 return  # nothing the tables should follow: they keep their own count
-            state = self.clock.state()
+            # When it was read, on this hub's wall clock: a table adds the reading's age (a
+            # broker's queue after a cut, a slow link) instead of taking it as of now.
+            state = {**self.clock.state(), "at": round(time.time(), 3)}
         if self.client is not None:
             self.client.publish(self.topic, encode(state), qos=1, retain=True)
 

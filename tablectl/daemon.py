@@ -66,6 +66,12 @@ def load_config(path: str) -> Config:
 
 STAMP_WINDOW = 10.0  # seconds a simulated finger's stamp may differ from now
 HUB_CONNECT_GRACE = 10.0  # seconds a starting table shows "HUB .." before "HUB LOST"
+# A venue clock reading's age (the hub's wall clock against this table's) is trusted within
+# a minute; beyond, the two wall clocks disagree and the age says nothing.
+READING_CLOCKS_AGREE = 60.0
+# A reading this much older than the last one followed is the hub's wall clock stepped back
+# (NTP), not a stale reading: it is followed, and readings are ordered from it on.
+HUB_CLOCK_STEP = 600.0
 
 
 class TerminalDisplay:
@@ -155,11 +161,14 @@ class Reload:
 
 class Daemon:
     def __init__(self, config: Config, *, config_path: str | None = None,
-                 out: TextIO = sys.stdout, clock: Callable[[], float] = time.monotonic) -> None:
+                 out: TextIO = sys.stdout, clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time) -> None:
         self.config = config
         self.config_path = config_path
         self.out = out
         self._mono = clock
+        self._wall = wall
+        self._reading_at: float | None = None  # the hub's time of the last reading followed
         self.queue: queue.Queue[object] = queue.Queue()
         self.venue_clock_readings = 0  # venue clock states handled (tests wait on it)
         self.started_at = self._mono()
@@ -505,6 +514,9 @@ class Daemon:
         it (a retained state may be a few seconds old: it starts a clock the table does not
         have, and the next fresh one corrects it)."""
         self.venue_clock_readings += 1
+        age = self._reading_age(state.get("at"))
+        if age is None:
+            return
         structure = state["structure"]
         if structure is None:  # the hub stopped the clock
             if self.table.clock is not None and not retained:
@@ -514,13 +526,31 @@ class Daemon:
                 self.table.clock.structure.name == structure:
             return
         try:  # the core's own check too: a name, a finite and bounded reading
+            elapsed = state["elapsed"] + (age if state["running"] is True else 0.0)
             item = parse_input({"type": "clock", "action": "sync", "structure": structure,
-                                "elapsed": state["elapsed"], "running": state["running"],
+                                "elapsed": elapsed, "running": state["running"],
                                 "t": self.now()})
         except ValueError as exc:
             self.out.write(f"[{self.config.table}] venue clock refused: {exc}\n")
             return
         self.feed(item)
+
+    def _reading_age(self, at: object) -> float | None:
+        """How old a venue clock reading taken at ``at`` (the hub's wall clock) is, in seconds;
+        None when it is older than one already followed (the broker's queue after a cut, a
+        redelivery): following it would set the clock back. A reading without ``at``, or
+        from a hub whose wall clock is a minute or more from this table's (no NTP yet on a
+        Pi without a battery clock), is taken as of now, as before readings said when."""
+        if not isinstance(at, int | float) or isinstance(at, bool) or not math.isfinite(at):
+            return 0.0
+        last = self._reading_at
+        if last is not None and last - HUB_CLOCK_STEP < at <= last:
+            return None
+        self._reading_at = float(at)
+        age = self._wall() - at
+        if abs(age) >= READING_CLOCKS_AGREE:
+            return 0.0
+        return max(0.0, age)
 
     def _command_from_link(self, command: Command) -> str | None:
         """On the link's worker thread: hand the command to the main loop and wait for it."""

@@ -178,3 +178,37 @@ def test_tablectl_clock_commands_reach_the_venue_clock(broker):
         assert refused.returncode == 1 and "level 99" in refused.stdout
     finally:
         service.stop()
+
+
+def test_a_reading_counts_from_when_the_hub_took_it(tmp_path, broker):
+    # A reading queued by the broker while a table was cut off, or slow on a lossy link, is
+    # as old as it says: the table adds its age, and drops one older than a reading it has
+    # followed (a queue of them after a cut set the clock back by the cut's length).
+    wall = Tick()
+    wall.now = 1_800_000_000.0
+    config = config_from_data({
+        "table": {"venue": "v1", "id": "t1"}, "clock": {"mode": "venue"},
+        "shoe": {"backend": "none"}, "button": {"backend": "none"},
+        "display": {"backend": "none"}, "buzzer": {"backend": "none"},
+        "mqtt": {"port": broker.port}, "storage": {"data_dir": str(tmp_path)}}, "test")
+    daemon = Daemon(config, wall=wall).start()
+    try:
+        def follow(elapsed, at, running=True):
+            daemon._follow_venue_clock({"structure": "corner-pocket", "elapsed": elapsed,
+                                        "running": running, "hand_for_hand": False,
+                                        **({} if at is None else {"at": at})}, False)
+            while not daemon.queue.empty():
+                daemon.loop(until=lambda: daemon.queue.empty())
+            return round(daemon.table.clock.elapsed(daemon.now()), 1)
+
+        assert follow(100.0, wall.now - 3.0) == 103.0  # three seconds in the broker's queue
+        wall.now += 20
+        assert follow(150.0, wall.now - 0.5) == 150.5
+        assert follow(131.0, wall.now - 20.0) == 150.5  # older than the last one: dropped
+        wall.now += 5
+        assert follow(140.0, wall.now - 0.5, running=False) == 140.0  # paused: no age added
+        assert follow(160.0, wall.now - 7200.0) == 160.0  # the hub's wall clock hours off
+        wall.now += 5
+        assert follow(170.0, None) == 170.0  # a hub that does not say when
+    finally:
+        daemon.stop()
