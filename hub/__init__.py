@@ -1,1 +1,1 @@
-"""The venue side: recorder, venue clock and the floor dashboard (later issues)."""
+"""The venue side: the recorder, the venue clock, the floor dashboard and the group's centre."""
