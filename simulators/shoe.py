@@ -130,7 +130,8 @@ class SimulatedShoe:
         return int(time.monotonic() * 1000) - self._behind_ms
 
     def _now(self) -> int:
-        return self._world_ms() & 0xFFFFFFFF
+        # Never before the last turn's reading, which a timed action may have moved ahead.
+        return max(self._last_turn_ms, self._world_ms()) & 0xFFFFFFFF
 
     def clock_offset(self) -> float:
         """Host monotonic seconds at this shoe's millisecond 0 (its clock is the host's, cut to
