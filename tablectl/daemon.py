@@ -511,8 +511,8 @@ class Daemon:
 
     def _follow_venue_clock(self, state: dict[str, Any], retained: bool) -> None:
         """The hub's clock (checked against the contract by the link), the authority: follow
-        it (a retained state may be a few seconds old: it starts a clock the table does not
-        have, and the next fresh one corrects it)."""
+        it, as of when the hub took it (a retained state may be older still: it starts a clock
+        the table does not have, and the next fresh one corrects it)."""
         self.venue_clock_readings += 1
         age = self._reading_age(state.get("at"))
         if age is None:
@@ -537,15 +537,15 @@ class Daemon:
 
     def _reading_age(self, at: object) -> float | None:
         """How old a venue clock reading taken at ``at`` (the hub's wall clock) is, in seconds;
-        None when it is older than one already followed (the broker's queue after a cut, a
-        redelivery): following it would set the clock back. A reading without ``at``, or
+        None when it is older than one already followed (the broker's queue after a cut):
+        following it would set the clock back. A reading without ``at``, or
         from a hub whose wall clock is a minute or more from this table's (no NTP yet on a
         Pi without a battery clock), is taken as of now, as before readings said when."""
         if not isinstance(at, int | float) or isinstance(at, bool) or not math.isfinite(at):
             return 0.0
         last = self._reading_at
-        if last is not None and last - HUB_CLOCK_STEP < at <= last:
-            return None
+        if last is not None and last - HUB_CLOCK_STEP < at < last:
+            return None  # (the same moment again is a redelivery or a second publication)
         self._reading_at = float(at)
         age = self._wall() - at
         if abs(age) >= READING_CLOCKS_AGREE:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from contract.schema import validate
+from contract.wire import encode
 from hub.venue_clock import VenueClock, VenueClockService
 from tablectl.config import config_from_data
 from tablectl.daemon import Daemon
@@ -194,9 +195,10 @@ def test_a_reading_counts_from_when_the_hub_took_it(tmp_path, broker):
     daemon = Daemon(config, wall=wall).start()
     try:
         def follow(elapsed, at, running=True):
-            daemon._follow_venue_clock({"structure": "corner-pocket", "elapsed": elapsed,
-                                        "running": running, "hand_for_hand": False,
-                                        **({} if at is None else {"at": at})}, False)
+            # Through the link's own check of the payload, as the broker would hand it in.
+            daemon.link._venue_clock(encode({"structure": "corner-pocket", "elapsed": elapsed,
+                                             "running": running, "hand_for_hand": False,
+                                             **({} if at is None else {"at": at})}), False)
             while not daemon.queue.empty():
                 daemon.loop(until=lambda: daemon.queue.empty())
             return round(daemon.table.clock.elapsed(daemon.now()), 1)
@@ -207,6 +209,8 @@ def test_a_reading_counts_from_when_the_hub_took_it(tmp_path, broker):
         assert follow(131.0, wall.now - 20.0) == 150.5  # older than the last one: dropped
         wall.now += 5
         assert follow(140.0, wall.now - 0.5, running=False) == 140.0  # paused: no age added
+        # the same moment again: a second publication (a floor command in the same ms)
+        assert follow(141.0, wall.now - 0.5, running=False) == 141.0
         assert follow(160.0, wall.now - 7200.0) == 160.0  # the hub's wall clock hours off
         wall.now += 5
         assert follow(170.0, None) == 170.0  # a hub that does not say when
