@@ -44,6 +44,7 @@ $(RUNTIME_STAMP): pyproject.toml | $(PY)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(PY) -m tests.commit_messages
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
