@@ -84,10 +84,13 @@ FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 
 
 def _documents() -> list[Path]:
-    skip = {".venv", "node_modules", "build", ".git", ".demo"}
+    """The project's Markdown files: not those of hidden folders (caches, the venv), of npm's
+    packages, of a build or of an install's metadata."""
+    def ours(part: str) -> bool:
+        return not (part.startswith(".") or part in ("node_modules", "build")
+                    or part.endswith(".egg-info"))
     return sorted(p for p in ROOT.rglob("*.md")
-                  if not skip & set(p.relative_to(ROOT).parts)
-                  and not any(part.endswith(".egg-info") for part in p.parts))
+                  if all(ours(part) for part in p.relative_to(ROOT).parts[:-1]))
 
 
 def _anchors(path: Path) -> set[str]:
