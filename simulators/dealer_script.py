@@ -5,7 +5,8 @@ does what the ruling on the display tells a dealer to do (replace the exposed ca
 boxed card, put premature cards back and reshuffle, redeal after a misdeal...). It also keeps its
 own account of where every card went, so tests can compare the core's hand records with it.
 
-Used by the property tests, the replay benchmark and ``make demo``; later by the simulated table.
+Used by the property tests, the behaviour snapshot, the benchmarks, ``tablectl demo`` and the
+simulated tables of ``tablectl sim`` (``make demo``).
 Pure: randomness comes from the ``random.Random`` passed in, time is the script's own.
 """
 

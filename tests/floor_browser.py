@@ -24,7 +24,8 @@ from tests.conftest import wait_for
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 VENUE_ZONE = "Pacific/Kiritimati"  # UTC+14: no CI machine's own
-# Where to keep the screenshots (the README's come from a run with this set to docs/screens).
+# Where to keep the screenshots (docs/dashboard.md's come from a run with this set to
+# docs/screens).
 SCREENSHOTS = os.environ.get("TABLECTL_SCREENSHOTS")
 
 # Records every message the page's event stream delivers, for the privacy check.

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-# The README's commands (`tablectl bench NAME ...`), at small sizes.
+# The benchmark commands (`tablectl bench NAME ...`, docs/benchmarks.md), at small sizes.
 RUNS = {
     "replay": ["--hands", "20"],
     "shoe": ["--frames", "500", "--samples", "40"],

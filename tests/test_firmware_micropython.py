@@ -327,8 +327,8 @@ def test_an_oversized_host_frame_is_dropped_by_the_shoe(vm):
 # -- the shoe's heap ------------------------------------------------------------------------
 
 def test_the_shoe_heap_with_its_queue_full_is_under_64_kb():
-    """The README's command, `python -m tests.bench.shoe_memory`: its figures, against the
-    budget."""
+    """The command `python -m tests.bench.shoe_memory` (docs/benchmarks.md): its figures,
+    against the budget."""
     import sys
 
     result = subprocess.run([sys.executable, "-m", "tests.bench.shoe_memory", "--json"],

@@ -1,7 +1,7 @@
 """Several venues on the group's clustered broker: a three-node NATS cluster with JetStream
 (Debian's nats-server, as ``deploy/cluster``), each venue's uplink and the central recorder as
 processes (``tablectl uplink``, ``tablectl central``), the central database a PostgreSQL of
-the test's own. Through the README's command ``python -m tests.bench.multi_venue`` at a small scale:
+the test's own. Through the command ``python -m tests.bench.multi_venue`` at a small scale:
 a cluster node SIGKILLed and a venue's uplink SIGKILLed while events come, and the checker
 finds every event of every venue once at the centre, equal to the venue's, under its venue.
 And a venue cannot write as another: the cluster refuses its publishing under another venue's

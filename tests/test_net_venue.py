@@ -1,4 +1,4 @@
-"""The venue on a network (network namespaces, ``tablectl.net_venue``), through the README's
+"""The venue on a network (network namespaces, ``tablectl.net_venue``), through the
 command ``python -m tests.bench.network``: the broker, the hub and three tables each a host;
 one table loses 5 % of its packets all session, one's link stalls for 0.4 s at a time, one is
 cut off while dealing (the floor adds a minute to the clock meanwhile; its daemon SIGKILLed and
@@ -10,7 +10,7 @@ where no fault touched the dealing), every clock within a second of the hub's af
 test_sim_venue_chaos.py run the script and process checks instead.)
 
 The faults are shorter than the command's defaults (a 3-minute cut) to keep make test within
-its budget; the README gives the full run's figures."""
+its budget; docs/benchmarks.md gives the full run's figures."""
 
 from __future__ import annotations
 
