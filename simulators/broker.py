@@ -36,7 +36,7 @@ class Broker:
         self.port = port or free_port()
         self.name = name
         self.config_text = config
-        # On a host of a simulated network (simulators.netns): its address, and the command
+        # On a host of a simulated network (harness.netns): its address, and the command
         # that runs mosquitto there. A Unix socket beside is how this process reaches it then
         # (a socket's path is the same in every network namespace).
         self.address = address

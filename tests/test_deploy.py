@@ -61,12 +61,12 @@ def test_the_group_units_command_lines_are_ones_tablectl_accepts(unit_path, comm
 
 
 def test_the_cluster_accounts_are_laid_out_as_the_tests_run_them():
-    """deploy/cluster/accounts.conf is what simulators.nats_cluster writes for the same users:
+    """deploy/cluster/accounts.conf is what harness.nats_cluster writes for the same users:
     the permissions the tests check (a venue publishes only under its own topics) are the
     deployment's."""
     import re
 
-    from simulators.nats_cluster import accounts_block
+    from harness.nats_cluster import accounts_block
 
     text = (DEPLOY / "cluster" / "accounts.conf").read_text()
     block = text[text.index("accounts {"):]

@@ -1,5 +1,5 @@
 """The simulated venue on a simulated network: the broker, the hub and every table each a host
-of its own (``simulators.netns``: network namespaces on one switch), the tables the real
+of its own (``harness.netns``: network namespaces on one switch), the tables the real
 daemon with the simulated shoe, the hub the real ``tablectl hub`` with its venue clock. The
 faults are the venue's: a table's Wi-Fi losing packets or stalling, a table's cable pulled for
 minutes, the hub's link down, the broker's host going down mid-level.
@@ -30,11 +30,12 @@ from contract import topics
 from contract.envelope import event_of
 from contract.wire import encode
 from controller.replay import replay
+from harness.netns import Host, Network
 from houses.loaders import load_structure
 from simulators.broker import Broker
-from simulators.netns import Host, Network
 from tablectl.sim_venue import SimTable, SimulatedVenue
 
+CHECKOUT = Path(__file__).resolve().parents[1]  # the source checkout that holds the harness
 VENUE = "sim"
 BROKER_PORT = 1883
 HUB_HTTP = "127.0.0.1:8080"  # inside the hub's host: no other run shares it
@@ -270,10 +271,12 @@ class NetworkVenue(SimulatedVenue):
     def _start_proxy(self, table: SimTable) -> None:
         control = table.directory / "delay.sock"
         proxy = subprocess.Popen(
-            [*self.hosts[table.name].prefix(), sys.executable, "-m", "simulators.delay_proxy",
+            [*self.hosts[table.name].prefix(), sys.executable, "-m", "harness.delay_proxy",
              "--listen", f"127.0.0.1:{BROKER_PORT}",
              "--to", f"{self.hosts['broker'].address}:{BROKER_PORT}",
-             "--control", str(control)], stdout=subprocess.PIPE, text=True)
+             "--control", str(control)], stdout=subprocess.PIPE, text=True,
+            # The harness is not installed: python -m finds it in the checkout it runs from.
+            cwd=CHECKOUT)
         assert proxy.stdout is not None
         if not proxy.stdout.readline().startswith("delay proxy on"):
             raise RuntimeError(f"{table.name}: the delaying proxy did not start")
