@@ -46,6 +46,29 @@ SETTLE_AFTER_HEAL = 10.0
 NO_FAULT = "no fault (the baseline)"
 
 
+class HostBroker(Broker):
+    """Mosquitto on a host of the simulated network: listening on the host's address, run by
+    the command that runs a program there, with a Unix socket beside through which this process
+    reaches it (a socket's path is the same in every network namespace)."""
+
+    def __init__(self, directory: Path, host: Host, *, port: int) -> None:
+        super().__init__(directory, port=port)
+        self.address = host.address
+        self.prefix = host.prefix()
+        self.socket = self.directory / f"{self.name}.sock"
+
+    def listeners(self) -> str:
+        return f"listener {self.port} {self.address}\nlistener 0 {self.socket}\n"
+
+    def command(self, conf: Path) -> list[str]:
+        return [*self.prefix, *super().command(conf)]
+
+    def probe(self) -> None:
+        with socket.socket(socket.AF_UNIX) as probe:
+            probe.settimeout(0.2)
+            probe.connect(str(self.socket))
+
+
 class Probe:
     """The harness at the broker: the venue clock and every table's state as they arrive
     (each with this machine's wall time on receipt), and the floor's clock commands."""
@@ -216,12 +239,10 @@ class NetworkVenue(SimulatedVenue):
             for name in ("broker", "hub", *(f"t{self.first_table + i}"
                                              for i in range(self.table_count))):
                 self.hosts[name] = network.add(name)
-            self.broker = Broker(self.directory / "broker", port=BROKER_PORT,
-                                 address=self.hosts["broker"].address,
-                                 prefix=self.hosts["broker"].prefix()).start()
-            self.broker_mode = "network"
-            assert self.broker.socket is not None
-            self.probe = Probe(self.broker.socket)
+            broker = HostBroker(self.directory / "broker", self.hosts["broker"],
+                                port=BROKER_PORT).start()
+            self.broker, self.broker_mode = broker, "network"
+            self.probe = Probe(broker.socket)
             self._start_hub()
             self.storage = open_storage(str(self.store))
             for index in range(1, self.table_count + 1):
