@@ -122,4 +122,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache .hypothesis .demo \
-	  tests/micropython/node_modules
+	  tests/micropython/node_modules build
