@@ -84,7 +84,7 @@ system-deps:
 # the import's to report, so it does not stop the run.
 unit: $(STAMP) system-deps $(MICROPYTHON)
 	-@$(PY) -m compileall -q -j 0 $(VENV)/lib contract controller firmware_bridge hardware \
-	  houses hub simulators tablectl tests/*.py tests/bench >/dev/null
+	  houses hub simulators tablectl harness tests/*.py tests/bench >/dev/null
 	PKR_REQUIRE_MICROPYTHON=1 $(PY) -m pytest -n 4 --dist loadfile --no-loadscope-reorder
 
 # The real MicroPython interpreter for the firmware's tests, its version pinned by the lock.
@@ -123,4 +123,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache .hypothesis .demo \
-	  tests/micropython/node_modules
+	  tests/micropython/node_modules build

@@ -1,5 +1,6 @@
 """A member of staff for the tests and the venue benchmark: logs in to the hub and uses its JSON
-API and event stream as the dashboard page does (the browser tests drive the page itself)."""
+API and event stream as the dashboard page does (the browser tests drive the page itself).
+Installed for ``tablectl bench venue``, which follows the dashboard's stream with it."""
 
 from __future__ import annotations
 

@@ -2,6 +2,12 @@
 process) with the simulated shoe (the firmware's code on a pty) and a mock GPIO button pressed
 by a scripted dealer, the display drawn in the terminal, the buzzer as text; with a private
 Mosquitto and the recorder when Mosquitto is installed, on the local outbox alone otherwise.
+
+Installed, though the tests use it most: ``tablectl sim`` is how a newcomer on a PC or a Pi
+sees a table deal (``make demo``) and ``tablectl bench footprint`` measures a daemon with it.
+The lab's venue on a network in namespaces builds on it from the harness, which is not
+installed (harness/net_venue.py: its hosts through ``broker_address`` and ``host_prefix``, its
+faults through ``run``'s ``chaos`` and ``off_script``, its checker through ``replay_journal``).
 """
 
 from __future__ import annotations

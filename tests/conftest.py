@@ -114,7 +114,7 @@ def broker(tmp_path):
 @pytest.fixture
 def postgres():
     """A PostgreSQL database of its own, in this test process's private PostgreSQL."""
-    from simulators.postgres import Database
+    from harness.postgres import Database
 
     database = Database()
     yield database.url

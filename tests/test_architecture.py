@@ -27,8 +27,23 @@ def test_every_package_is_under_the_import_contracts():
     assert layered == linted
 
 
-def test_every_package_is_installed_and_type_checked():
-    installed = {name.rstrip("*") for name in
-                 CONFIG["tool"]["setuptools"]["packages"]["find"]["include"]}
-    assert installed == _top_level_packages()
+# The lab's harness: type-checked and under the contracts like the rest, never installed.
+HARNESS = "harness"
+
+
+def _installed() -> set[str]:
+    return {name.rstrip("*") for name in
+            CONFIG["tool"]["setuptools"]["packages"]["find"]["include"]}
+
+
+def test_every_package_but_the_harness_is_installed_and_every_one_type_checked():
+    assert _installed() == _top_level_packages() - {HARNESS}
     assert set(CONFIG["tool"]["mypy"]["files"]) == _top_level_packages()
+
+
+def test_nothing_installed_may_import_the_harness():
+    """The fence holds every installed package: one added later is fenced too."""
+    fences = [set(contract["source_modules"])
+              for contract in CONFIG["tool"]["importlinter"]["contracts"]
+              if contract["type"] == "forbidden" and HARNESS in contract["forbidden_modules"]]
+    assert _installed() in fences

@@ -61,12 +61,12 @@ def test_the_group_units_command_lines_are_ones_tablectl_accepts(unit_path, comm
 
 
 def test_the_cluster_accounts_are_laid_out_as_the_tests_run_them():
-    """deploy/cluster/accounts.conf is what simulators.nats_cluster writes for the same users:
+    """deploy/cluster/accounts.conf is what harness.nats_cluster writes for the same users:
     the permissions the tests check (a venue publishes only under its own topics) are the
     deployment's."""
     import re
 
-    from simulators.nats_cluster import accounts_block
+    from harness.nats_cluster import accounts_block
 
     text = (DEPLOY / "cluster" / "accounts.conf").read_text()
     block = text[text.index("accounts {"):]
@@ -159,22 +159,93 @@ def test_tablectl_run_refuses_a_bad_configuration(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_the_installed_package_carries_what_it_reads_at_run_time(tmp_path):
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel deploy/install.sh installs, built from the checkout's files as a clone with
+    this tree's changes holds them: not from the checkout itself, where a build/ folder left by
+    an earlier build would carry modules moved or removed since into the wheel (setuptools
+    packs what its build/lib holds)."""
+    directory = tmp_path_factory.mktemp("wheel")
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], capture_output=True, check=True).stdout
+    source = directory / "source"
+    for name in listed.decode().split("\0"):
+        if name and (ROOT / name).is_file():  # not a tracked file deleted in this tree
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                    str(directory), str(source)], check=True, capture_output=True, timeout=300)
+    (built,) = directory.glob("*.whl")
+    return built
+
+
+def test_the_installed_package_carries_what_it_reads_at_run_time(wheel):
     """deploy/install.sh installs the project (not editable): the AsyncAPI document every
     MQTT boundary validates against, the structures, profiles and the dashboard's files must
     be in the wheel, not only in the checkout; so must the benchmarks a table runs (tablectl
-    bench)."""
+    bench) and the simulated venue of `tablectl sim`."""
     import zipfile
 
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
-    (wheel,) = tmp_path.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("contract/asyncapi.json", "houses/structures/tda-2024.toml",
                    "houses/profiles/tda-2024.toml", "hub/static/dashboard.js",
                    "hub/static/login.html", "tablectl/bench/footprint.py",
-                   "tablectl/bench/mqtt.py", "simulators/shoe_frames.py"):
+                   "tablectl/bench/mqtt.py", "tablectl/bench/venue.py",
+                   "simulators/shoe_frames.py", "tablectl/sim_venue.py",
+                   "simulators/broker.py", "simulators/staff.py"):
         assert needed in names, needed
+
+
+def test_the_installed_package_leaves_the_harness_out_and_runs_without_it(wheel, tmp_path):
+    """The lab's harness (harness/) is not in the wheel, and what is needs none of it: every
+    module of the wheel, imported from the unpacked wheel alone (the checkout off the path),
+    imports; none names a harness module to import or run; `tablectl bench --help` lists the
+    benchmarks a table or a hub runs."""
+    import re
+    import tomllib
+    import zipfile
+
+    from tablectl.cli import BENCHES
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    installed = {name.rstrip("*") for name in
+                 config["tool"]["setuptools"]["packages"]["find"]["include"]}
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as unpacked:
+        unpacked.extractall(site)
+        names = unpacked.namelist()
+    packages = {name.split("/")[0] for name in names
+                if not name.split("/")[0].endswith((".dist-info", ".data"))}
+    assert packages == installed and "harness" not in packages
+    # Nothing but the checkout's own modules (none a stale build/ kept from before a move).
+    assert not [name for name in names if name.endswith(".py") and not (ROOT / name).exists()]
+    sources = [name for name in names if name.endswith(".py")
+               and not name.startswith("firmware_bridge/firmware/")]  # MicroPython's
+    naming = [name for name in sources
+              if re.search(r"\bharness\.[a-z_]|\b(from|import) +harness\b",
+                           (site / name).read_text())]
+    assert not naming, f"installed modules that name a harness module: {naming}"
+    modules = [name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+               for name in sources]
+    # -I: neither the working directory nor PYTHONPATH on the path, only the unpacked wheel
+    # ahead of this virtualenv's libraries (its editable install maps no harness).
+    code = f"""
+import importlib, sys
+sys.path.insert(0, {str(site)!r})
+for name in {modules!r}:
+    module = importlib.import_module(name)
+    assert module.__file__.startswith({str(site)!r}), (name, module.__file__)
+assert not any(name.split(".")[0] == "harness" for name in sys.modules)
+from tablectl.cli import main
+main(["bench", "--help"])
+"""
+    result = subprocess.run([sys.executable, "-I", "-c", code], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    listed = result.stdout.split("{", 1)[1].split("}", 1)[0].split(",")
+    assert {"latency", "outage", "replay", "shoe", "display", "footprint", "venue",
+            "contract"} == set(BENCHES) <= set(listed), result.stdout
+    assert {f"tablectl/bench/{module}.py" for module in BENCHES.values()} <= set(names)
 
 
 @pytest.mark.parametrize("dpkg, uname", [("armhf", None), (None, "armv7l"), (None, "armv6l")])

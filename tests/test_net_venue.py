@@ -1,4 +1,4 @@
-"""The venue on a network (network namespaces, ``tablectl.net_venue``), through the
+"""The venue on a network (network namespaces, ``harness.net_venue``), through the
 command ``python -m tests.bench.network``: the broker, the hub and three tables each a host;
 one table loses 5 % of its packets all session, one's link stalls for 0.4 s at a time, one is
 cut off while dealing (the floor adds a minute to the clock meanwhile; its daemon SIGKILLed and
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from simulators.netns import unavailable
-from tablectl.net_venue import NO_FAULT
+from harness.net_venue import NO_FAULT
+from harness.netns import unavailable
 from tests.conftest import bench_figures
 
 WHY_NOT = unavailable()

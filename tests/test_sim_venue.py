@@ -10,8 +10,8 @@ import signal
 import pytest
 
 from controller.replay import replay
+from harness.netns import unavailable
 from houses.loaders import load_structure
-from simulators.netns import unavailable
 from tablectl.sim_venue import SimulatedVenue
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from simulators.netns import unavailable
+from harness.netns import unavailable
 from tablectl.sim_venue import SimulatedVenue
 from tests.test_sim_venue import _records, _rulings
 

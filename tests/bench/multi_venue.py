@@ -39,11 +39,11 @@ from typing import Any
 
 from contract.envelope import envelope
 from contract.wire import encode
+from harness.nats_cluster import NatsCluster, Node
 from houses.loaders import load_profile
 from hub.group import GroupStorage
 from hub.storage import open_storage
 from simulators.dealer_script import session
-from simulators.nats_cluster import NatsCluster, Node
 from tablectl.bench import replay_lines
 
 SESSIONS = 4  # distinct dealers' sessions, each dealt at a quarter of the tables
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.venues < 2 or args.tables < args.venues:
         parser.error("at least 2 venues and a table for each")
-    from simulators.postgres import Database
+    from harness.postgres import Database
 
     database = None if args.central_db else Database()
     central_db = args.central_db or (database.url if database else "")

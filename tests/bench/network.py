@@ -1,5 +1,5 @@
 """The venue on a network under its real faults (``python -m tests.bench.network``): the broker, the
-hub and the tables each a host in network namespaces (as root; ``tablectl.net_venue``), the
+hub and the tables each a host in network namespaces (as root; ``harness.net_venue``), the
 tables the real daemon with the simulated shoe. The first table loses 5 % of its packets the
 whole session, the second's link stalls for 0.4 s at a time, the third is cut off for 3 minutes
 while dealing (the floor adds a minute to the clock meanwhile; meanwhile its daemon is
@@ -24,8 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from simulators.netns import unavailable
-from tablectl.net_venue import Faults, NetworkVenue, check, play_faults
+from harness.net_venue import Faults, NetworkVenue, check, play_faults
+from harness.netns import unavailable
 
 SECONDS_PER_HAND = 3.0  # a brisk hand at ten times a dealer's pace takes 3.5-5 s: room to spare
 

@@ -9,7 +9,7 @@ Faults, from the switch's side or inside a host, the way a venue has them:
 - ``loss``: nftables in the host drops a share of its packets at random, both ways
   (``numgen random``: the kernel has no ``netem`` qdisc here, nftables does the same drop).
 
-Latency is a delaying proxy (``simulators.delay_proxy``) run in the host, between its daemon
+Latency is a delaying proxy (``harness.delay_proxy``) run in the host, between its daemon
 and the broker. Everything runs ``ip`` and ``nft`` (iproute2 and nftables): as root only.
 """
 

@@ -4,7 +4,7 @@ and the broker; the harness sends the delay in seconds ("0.4", "0") as a datagra
 control socket. Order is kept: a chunk never overtakes the one before it, so when a spike ends
 the queue drains in order as a real link's does.
 
-    python -m simulators.delay_proxy --listen 127.0.0.1:1883 --to 10.77.0.1:1883 \\
+    python -m harness.delay_proxy --listen 127.0.0.1:1883 --to 10.77.0.1:1883 \\
         --control /tmp/t2-delay.sock
 """
 

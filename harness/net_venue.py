@@ -1,5 +1,5 @@
 """The simulated venue on a simulated network: the broker, the hub and every table each a host
-of its own (``simulators.netns``: network namespaces on one switch), the tables the real
+of its own (``harness.netns``: network namespaces on one switch), the tables the real
 daemon with the simulated shoe, the hub the real ``tablectl hub`` with its venue clock. The
 faults are the venue's: a table's Wi-Fi losing packets or stalling, a table's cable pulled for
 minutes, the hub's link down, the broker's host going down mid-level.
@@ -30,11 +30,12 @@ from contract import topics
 from contract.envelope import event_of
 from contract.wire import encode
 from controller.replay import replay
+from harness.netns import Host, Network
 from houses.loaders import load_structure
 from simulators.broker import Broker
-from simulators.netns import Host, Network
 from tablectl.sim_venue import SimTable, SimulatedVenue
 
+CHECKOUT = Path(__file__).resolve().parents[1]  # the source checkout that holds the harness
 VENUE = "sim"
 BROKER_PORT = 1883
 HUB_HTTP = "127.0.0.1:8080"  # inside the hub's host: no other run shares it
@@ -43,6 +44,29 @@ CLOCK_TOLERANCE = 1.0  # seconds a table's clock may differ from the hub's after
 # clock reaches them (it publishes every 5 s): what a heal usually takes, for planning only.
 SETTLE_AFTER_HEAL = 10.0
 NO_FAULT = "no fault (the baseline)"
+
+
+class HostBroker(Broker):
+    """Mosquitto on a host of the simulated network: listening on the host's address, run by
+    the command that runs a program there, with a Unix socket beside through which this process
+    reaches it (a socket's path is the same in every network namespace)."""
+
+    def __init__(self, directory: Path, host: Host, *, port: int) -> None:
+        super().__init__(directory, port=port)
+        self.address = host.address
+        self.prefix = host.prefix()
+        self.socket = self.directory / f"{self.name}.sock"
+
+    def listeners(self) -> str:
+        return f"listener {self.port} {self.address}\nlistener 0 {self.socket}\n"
+
+    def command(self, conf: Path) -> list[str]:
+        return [*self.prefix, *super().command(conf)]
+
+    def probe(self) -> None:
+        with socket.socket(socket.AF_UNIX) as probe:
+            probe.settimeout(0.2)
+            probe.connect(str(self.socket))
 
 
 class Probe:
@@ -215,12 +239,10 @@ class NetworkVenue(SimulatedVenue):
             for name in ("broker", "hub", *(f"t{self.first_table + i}"
                                              for i in range(self.table_count))):
                 self.hosts[name] = network.add(name)
-            self.broker = Broker(self.directory / "broker", port=BROKER_PORT,
-                                 address=self.hosts["broker"].address,
-                                 prefix=self.hosts["broker"].prefix()).start()
-            self.broker_mode = "network"
-            assert self.broker.socket is not None
-            self.probe = Probe(self.broker.socket)
+            broker = HostBroker(self.directory / "broker", self.hosts["broker"],
+                                port=BROKER_PORT).start()
+            self.broker, self.broker_mode = broker, "network"
+            self.probe = Probe(broker.socket)
             self._start_hub()
             self.storage = open_storage(str(self.store))
             for index in range(1, self.table_count + 1):
@@ -270,10 +292,12 @@ class NetworkVenue(SimulatedVenue):
     def _start_proxy(self, table: SimTable) -> None:
         control = table.directory / "delay.sock"
         proxy = subprocess.Popen(
-            [*self.hosts[table.name].prefix(), sys.executable, "-m", "simulators.delay_proxy",
+            [*self.hosts[table.name].prefix(), sys.executable, "-m", "harness.delay_proxy",
              "--listen", f"127.0.0.1:{BROKER_PORT}",
              "--to", f"{self.hosts['broker'].address}:{BROKER_PORT}",
-             "--control", str(control)], stdout=subprocess.PIPE, text=True)
+             "--control", str(control)], stdout=subprocess.PIPE, text=True,
+            # The harness is not installed: python -m finds it in the checkout it runs from.
+            cwd=CHECKOUT)
         assert proxy.stdout is not None
         if not proxy.stdout.readline().startswith("delay proxy on"):
             raise RuntimeError(f"{table.name}: the delaying proxy did not start")
