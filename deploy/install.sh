@@ -70,7 +70,14 @@ case "$model" in
 esac
 mkdir -p "$prefix"
 rm -rf "$prefix/src"
-cp -a "$source_dir" "$prefix/src"
+mkdir -p "$prefix/src"
+# The source as it is kept, without what a checkout gathers: a stale build/ would put modules
+# that moved or were removed back into the wheel (pip builds in the tree), and a developer's
+# .venv or node_modules are hundreds of megabytes for an SD card.
+tar -C "$source_dir" --exclude=./.git --exclude=./.venv --exclude=./build \
+    --exclude='./*.egg-info' --exclude=./tests/micropython/node_modules --exclude=./.demo \
+    --exclude='./.*_cache' --exclude=./.hypothesis \
+    -cf - . | tar -C "$prefix/src" -xf -
 if [ ! -x "$prefix/venv/bin/python" ]; then
     python3 -m venv "$prefix/venv"
 fi
