@@ -18,14 +18,18 @@ import random
 import secrets
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from contract import topics
-from contract.commands import CommandError, parse_command
+from contract.commands import (
+    Command,
+    HandForHandCommand,
+    HubClockCommand,
+    SeatingCommand,
+)
 from contract.envelope import event_of
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
 from contract.schema import ContractError, receive
@@ -366,20 +370,18 @@ class Hub(MqttWorker):
         """One public message, checked against the contract before the floor acts on it."""
         now = self.now_ms()
         if name == topics.hub(self.venue, "cmd/clock"):
-            response = self.clock.command(payload)  # refused ones are answered on cmd-resp
-            if response.get("ok"):  # and done ones go in the floor log, as the dashboard's
-                body = receive("HubClockCommand", payload, max_bytes=4096)
-                self._log(now, "floor (MQTT)", f"clock/{body['action']}",
-                          {"value": body.get("value"), "transaction": body["transaction"]})
+            done = self.clock.command(payload)  # refused ones are answered on cmd-resp
+            if done is not None:  # and done ones go in the floor log, as the dashboard's
+                self._log(now, "floor (MQTT)", f"clock/{done.action}",
+                          {"value": done.value, "transaction": done.transaction})
             return []
         if name == topics.venue_clock(self.venue):
             body = receive("VenueClock", payload)
             was = self.floor.hand_for_hand
             updates = self.floor.on_clock(body, now)
             if self.floor.hand_for_hand != was:
-                self._to_every_table("hand-for-hand",
-                                     {"state": "on" if self.floor.hand_for_hand else "off"},
-                                     "venue clock")
+                self._hand_for_hand_everywhere("on" if self.floor.hand_for_hand else "off",
+                                               "venue clock")
             return updates
         topic = topics.parse(name)
         if topic is None or topic.table is None or topic.venue != self.venue or \
@@ -393,7 +395,7 @@ class Hub(MqttWorker):
             updates = self.floor.on_status(table, body, now)
             if body.get("state") == "online" and self.floor.hand_for_hand:
                 # A table that (re)joins while hand-for-hand is on is told so.
-                self._send(table, "hand-for-hand", {"state": "on"}, "hub")
+                self._send(table, HandForHandCommand(state="on"), "hub")
         elif leaf == "state":
             updates = self.floor.on_state(table, body, now)
         else:
@@ -440,7 +442,7 @@ class Hub(MqttWorker):
         self._log(now, by, "break table" if proposal.kind == "break" else "balance tables",
                   {"reason": proposal.reason, "moves": [m.to_json() for m in proposal.moves]})
         for name, args in commands.items():
-            self._send(name, "seating", args, by)
+            self._send(name, SeatingCommand(**args), by)
         desk.sent(proposal, {name: args["seats"] for name, args in commands.items()}, by, now)
         return self.floor.review_balance(now)
 
@@ -571,25 +573,19 @@ class Hub(MqttWorker):
 
         return list(self.call(run))
 
-    def table_command(self, user: User, table: str, name: str,
-                      args: dict[str, Any]) -> dict[str, Any]:
-        """Validate a floor command as the table will, send it, and return what was sent;
-        StaffError says what is wrong with it."""
-        # The rest (a known command, its fields) is checked by the table's own parser in _send.
-        if not isinstance(args, dict) or "transaction" in args:
-            raise StaffError("the command's fields are a JSON object (without a transaction)")
-
+    def table_command(self, user: User, table: str, command: Command) -> dict[str, Any]:
+        """Send a floor command (parsed from the dashboard's body: contract/commands.py) and
+        return what was sent; StaffError says why the hub does not send it."""
         def run() -> dict[str, Any]:
             if table not in self.floor.tables:
                 raise StaffError(f"no table {table!r} has been heard at this venue")
-            seats = args.get("seats")
             size = self.floor.table_size(table)
-            if (name in ("seating", "setup") and isinstance(seats, list)
-                    and any(isinstance(s, int) and s > size for s in seats)):
+            if isinstance(command, SeatingCommand) and any(
+                    isinstance(s, int) and s > size for s in command.seats):
                 raise StaffError(f"table {table} seats {size} (the house's table size"
                                  f"{', a short table' if size < self.floor.house_size else ''}"
                                  f"): no seat past {size}")
-            return self._send(table, name, args, user.name)
+            return self._send(table, command, user.name)
 
         return dict(self.call(run))
 
@@ -677,7 +673,7 @@ class Hub(MqttWorker):
                 now_seats = set(self.floor.tables[table].seats)
                 new = {seat for seat, _ in seated} - now_seats
                 if new:
-                    sent = self._send(table, "seating", {"seats": sorted(now_seats | new)},
+                    sent = self._send(table, SeatingCommand(seats=sorted(now_seats | new)),
                                       user.name)
                     self.floor.commands[sent["transaction"]].drawn = [
                         p.id for seat, p in seated if seat in new]
@@ -718,7 +714,7 @@ class Hub(MqttWorker):
                 "table": final, "seats": [f"{name} seat {seat}"
                                           for seat, name in sorted(seats.items())]})
             for table, args in sorted(commands.items()):
-                sent = self._send(table, "seating", args, user.name)
+                sent = self._send(table, SeatingCommand(**args), user.name)
                 self.floor.commands[sent["transaction"]].final_draw = True
             self._broadcast([update, *self._balance(now)])
             return {"drawn": {final: [{"seat": seat, "player": name}
@@ -739,33 +735,31 @@ class Hub(MqttWorker):
         undone on every dashboard once the table has applied it."""
         def run() -> dict[str, Any]:
             table, seats = self.floor.undo_bustout(bust_id, self.now_ms())
-            sent = self._send(table, "seating", {"seats": seats}, user.name)
+            sent = self._send(table, SeatingCommand(seats=seats), user.name)
             self.floor.commands[sent["transaction"]].undoes = bust_id
             return {**sent, "undoes": bust_id}
 
         return dict(self.call(run))
 
-    def _send(self, table: str, name: str, args: dict[str, Any], user: str) -> dict[str, Any]:
-        """On the floor worker: publish one validated command and remember it for its reply."""
+    def _send(self, table: str, command: Command, user: str) -> dict[str, Any]:
+        """On the floor worker: publish one command and remember it for its reply."""
         assert self._db is not None
-        transaction = uuid.uuid4().hex
-        payload = encode({"transaction": transaction, **args}).encode()
-        try:
-            parse_command(name, payload)
-        except CommandError as exc:
-            raise StaffError(str(exc)) from None
-        self.client.publish(topics.table(self.venue, table, f"cmd/{name}"), payload, qos=1)
-        now = self.now_ms()
-        self._log(now, user, f"cmd/{name}", {"table": table, "transaction": transaction, **args})
-        updates = self.floor.command_sent(transaction, table, name, args, user, now)
+        self.client.publish(topics.table(self.venue, table, f"cmd/{command.name}"),
+                            encode(command.to_json()), qos=1)
+        now, args = self.now_ms(), command.fields()
+        self._log(now, user, f"cmd/{command.name}",
+                  {"table": table, "transaction": command.transaction, **args})
+        updates = self.floor.command_sent(command.transaction, table, command.name, args, user,
+                                          now)
         self._broadcast(updates)
         return dict(updates[0]["command"])
 
-    def _to_every_table(self, name: str, args: dict[str, Any], user: str) -> list[str]:
+    def _hand_for_hand_everywhere(self, state: str, user: str) -> list[str]:
+        """Hand-for-hand ``state`` to every table online (a command each); their names."""
         sent = []
         for table, view in sorted(self.floor.tables.items()):
             if view.status == "online":
-                self._send(table, name, args, user)
+                self._send(table, HandForHandCommand(state=state), user)
                 sent.append(table)
         return sent
 
@@ -809,20 +803,21 @@ class Hub(MqttWorker):
                 raise StaffError("still playing their hand: " + ", ".join(panel["playing"]))
             if not panel["finished"]:
                 raise StaffError("no table is waiting for the next hand")
-            return self._to_every_table("hand-for-hand", {"state": "release"}, user.name)
+            return self._hand_for_hand_everywhere("release", user.name)
 
         return list(self.call(run))
 
-    def clock_command(self, user: User, action: str, value: Any) -> dict[str, Any]:
+    def clock_command(self, user: User, command: HubClockCommand) -> dict[str, Any]:
         """A floor member's clock action (the same checks as ``hub/cmd/clock``)."""
         try:
-            state = self.clock.apply(action, value)
-        except (ValueError, TypeError) as exc:
+            state = self.clock.apply(command.action, command.value)
+        except ValueError as exc:
             raise StaffError(str(exc)) from None
 
         def log() -> None:
             assert self._db is not None
-            self._log(self.now_ms(), user.name, f"clock/{action}", {"value": value})
+            self._log(self.now_ms(), user.name, f"clock/{command.action}",
+                      {"value": command.value})
 
         self.call(log)
         return state

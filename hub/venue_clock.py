@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from contract import topics
+from contract.commands import CommandError, HubClockCommand, parse_clock_command
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
-from contract.schema import ContractError, receive
-from contract.wire import WireError, decode, encode
+from contract.wire import encode
 from controller.clock import MAX_CLOCK_SECONDS, Structure
 from houses.loaders import house_structure
 
@@ -164,38 +164,27 @@ class VenueClock:
                 "remaining": round(max(0.0, ends - elapsed), 3)}
 
 
-def _transaction_of(payload: bytes) -> str | None:
-    try:
-        body = decode(payload, max_bytes=4096)
-    except WireError:
-        return None
-    found = body.get("transaction") if isinstance(body, dict) else None
-    return found if isinstance(found, str) and 0 < len(found) <= 64 else None
-
-
-def clock_command(clock: VenueClock, payload: bytes,
-                  seen: OrderedDict[str, None]) -> tuple[dict[str, Any], bool]:
+def clock_command(clock: VenueClock, payload: bytes, seen: OrderedDict[str, None]
+                  ) -> tuple[dict[str, Any], HubClockCommand | None]:
     """A floor command from ``hub/cmd/clock`` applied to ``clock``: the answer for
-    ``hub/cmd-resp`` and whether the clock changed. Nothing that breaks the contract acts."""
+    ``hub/cmd-resp`` and the command if the clock took it. Nothing that breaks the contract
+    acts."""
     transaction = None
     try:
-        body = receive("HubClockCommand", payload, max_bytes=4096)
-        transaction = body["transaction"]
-        if transaction in seen:
-            raise ValueError(f"transaction {transaction!r} was already handled")
+        command = parse_clock_command(payload, seen)
+        transaction = command.transaction
         seen[transaction] = None
         while len(seen) > 1000:
             seen.popitem(last=False)
-        clock.apply(body["action"], body.get("value"))
+        clock.apply(command.action, command.value)
         return {"transaction": transaction, "command": "clock", "ok": True,
-                **clock.state()}, True
-    except ContractError as exc:
-        transaction = _transaction_of(payload)  # say which command was refused, if readable
+                **clock.state()}, command
+    except CommandError as exc:  # said with its transaction, if readable
+        return {"transaction": exc.transaction, "command": "clock", "ok": False,
+                "error": str(exc)[:4096]}, None
+    except ValueError as exc:
         return {"transaction": transaction, "command": "clock", "ok": False,
-                "error": str(exc)[:4096]}, False
-    except (ValueError, TypeError) as exc:
-        return {"transaction": transaction, "command": "clock", "ok": False,
-                "error": str(exc)[:4096]}, False
+                "error": str(exc)[:4096]}, None
 
 
 class VenueClockService(MqttWorker):
@@ -284,13 +273,15 @@ class VenueClockService(MqttWorker):
         if self.on_change is not None:
             self.on_change(self.clock.saved())
 
-    def command(self, payload: bytes) -> dict[str, Any]:
+    def command(self, payload: bytes) -> HubClockCommand | None:
+        """A command from ``hub/cmd/clock``, answered on ``hub/cmd-resp``: the command if the
+        clock took it."""
         with self._lock:
-            response, changed = clock_command(self.clock, payload, self.seen)
-            if changed:
+            response, done = clock_command(self.clock, payload, self.seen)
+            if done is not None:
                 self._changed()
-        if changed:
+        if done is not None:
             self.publish()
         if self.client is not None:
             self.client.publish(topics.hub(self.venue, "cmd-resp"), encode(response), qos=1)
-        return response
+        return done

@@ -30,13 +30,21 @@ from importlib import resources
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import h11
-from fastapi import Depends, FastAPI, Header, Path, Query, Request
+from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from contract.commands import (
+    COMMANDS,
+    CommandError,
+    HubClockCommand,
+    command_from_fields,
+    command_kind,
+    fields_schema,
+)
 from contract.schema import NAME
 from contract.supervise import start_worker
 from contract.wire import WireError, decode, encode
@@ -113,17 +121,6 @@ class Me(BaseModel):
     venue: str
     locale: str | None = None  # the venue's, for dates and times (None: the browser's own)
     time_zone: str | None = None
-
-
-class ClockCommandBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    action: Literal["start", "pause", "resume", "add", "level", "break", "stop",
-                    "hand-for-hand"]
-    # Strict: JSON true is not the number 1, nor "5" the level 5.
-    value: (Annotated[str, Field(max_length=64, strict=True)] | Annotated[int, Field(strict=True)]
-            | Annotated[float, Field(strict=True)] | None) = Field(
-        default=None, description="start: a structure name; add: seconds; level: a level "
-                                  "number; break: start or end; hand-for-hand: on or off")
 
 
 class Released(BaseModel):
@@ -331,6 +328,16 @@ BUSTOUT = Annotated[str, Path(pattern=NAME.pattern[:-1] + r":\d{1,2}:\d{1,16}$",
 PERIOD_FROM = Annotated[int | None, Query(alias="from", ge=0, le=2**53 - 1,
                                           description="UTC ms; default: 12 h before the end")]
 PERIOD_TO = Annotated[int | None, Query(ge=0, le=2**53 - 1, description="UTC ms; default: now")]
+# A command's fields, parsed by the contract (contract/commands.py): its schema in the
+# OpenAPI document is the contract's (``document``).
+COMMAND_BODY = Annotated[dict[str, Any], Body()]
+CONTRACT_BODIES = {
+    "/api/clock": fields_schema(HubClockCommand),
+    "/api/tables/{table}/cmd/{name}": {
+        "anyOf": [{"title": name, **fields_schema(kind)} for name, kind in COMMANDS.items()],
+        "description": "the fields of the command named in the path (without a transaction: "
+                       "the hub adds one)"},
+}
 
 
 # ---------------------------------------------------------------------------- the app
@@ -364,6 +371,10 @@ def create_app(hub: Hub) -> FastAPI:
     @app.exception_handler(Refused)
     async def refused(request: Request, exc: Refused) -> Response:
         return StrictJSONResponse({"error": exc.message}, exc.status)
+
+    @app.exception_handler(CommandError)
+    async def bad_command(request: Request, exc: CommandError) -> Response:
+        return StrictJSONResponse({"error": str(exc)}, 400)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -526,8 +537,9 @@ def create_app(hub: Hub) -> FastAPI:
 
     @app.post("/api/clock", responses=_ERRORS, tags=["clock"],
               summary="the venue clock's actions, as tablectl clock")
-    def clock_action(body: ClockCommandBody, user: User = clock) -> dict[str, Any]:
-        return dict(staff_error(lambda: hub.clock_command(user, body.action, body.value)))
+    def clock_action(body: COMMAND_BODY, user: User = clock) -> dict[str, Any]:
+        command = command_from_fields(HubClockCommand, body)
+        return dict(staff_error(lambda: hub.clock_command(user, command)))
 
     @app.get("/api/stats", response_model=Stats, responses=_ERRORS, tags=["floor"],
              summary="hands per hour per table and dealer, irregularities by kind, hand "
@@ -640,9 +652,9 @@ def create_app(hub: Hub) -> FastAPI:
                       "hand-for-hand, clock), checked as the table will")
     def table_command(table: TABLE,
                       name: Annotated[str, Path(pattern=r"^[a-z-]{1,32}$")],
-                      body: Annotated[dict[str, Any], Field(max_length=16)],
-                      user: User = command) -> dict[str, Any]:
-        return dict(staff_error(lambda: hub.table_command(user, table, name, body)))
+                      body: COMMAND_BODY, user: User = command) -> dict[str, Any]:
+        sent = command_from_fields(command_kind(name), body)
+        return dict(staff_error(lambda: hub.table_command(user, table, sent)))
 
     @app.post("/api/bustouts/{bustout}/undo", responses=_ERRORS, tags=["tables"],
               summary="give a bust-out's seat back (within two minutes of the table applying "
@@ -673,9 +685,12 @@ def document(app: FastAPI) -> dict[str, Any]:
         "type": "apiKey", "in": "cookie", "name": COOKIE,
         "description": "the session cookie POST /login sets"}
     spec["security"] = [{"session": []}]
-    for path in spec["paths"].values():
+    for where, path in spec["paths"].items():
         for operation in path.values():
             operation.get("responses", {}).pop("422", None)
+            if where in CONTRACT_BODIES:
+                operation["requestBody"]["content"]["application/json"]["schema"] = \
+                    CONTRACT_BODIES[where]
     for unused in ("HTTPValidationError", "ValidationError"):
         spec["components"]["schemas"].pop(unused, None)
     return spec

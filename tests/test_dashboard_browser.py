@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.sync_api import expect
 
+from contract.commands import SeatingCommand
 from controller.seating import next_occupied
 from hub import auth
 from simulators.shoe import perform
@@ -216,7 +217,7 @@ def test_a_hand_history_reads_as_the_floor_says_it(venue, tmp_path):
         hub = venue["hub"]
         assert wait_for(lambda: any(t.name == "t6" for t in hub.floor.tables_in_play()), 10)
         counted = sum(len(t.seats) for t in hub.floor.tables_in_play() if t.name != "t6")
-        hub.table_command(auth.User("sam", "supervisor", ""), "t6", "seating", {"seats": []})
+        hub.table_command(auth.User("sam", "supervisor", ""), "t6", SeatingCommand(seats=[]))
         assert wait_for(lambda: hub.floor.tables["t6"].seats == [], 15)
         assert all(t.name != "t6" for t in hub.floor.tables_in_play())
         expect(sam.locator("#totals")).to_contain_text(f"{counted} players left at ")
@@ -400,7 +401,7 @@ def test_a_balancing_move_goes_from_the_proposal_to_both_tables_seating(venue, t
     hub = venue["hub"]
     supervisor = auth.User("sam", "supervisor", "")
     for name, seats in (("t1", [1, 2, 3, 4, 5, 6, 7, 8, 9]), ("t2", [1, 2, 3, 4, 6, 7, 8])):
-        hub.table_command(supervisor, name, "seating", {"seats": seats})
+        hub.table_command(supervisor, name, SeatingCommand(seats=seats))
     assert wait_for(lambda: [len(hub.floor.tables[n].seats) for n in ("t1", "t2")] == [9, 7],
                     20), "the tables did not take the seating"
     maria = login_page(venue, "maria", {"width": 1280, "height": 800})

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from contract.commands import SeatingCommand
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from houses.loaders import load_profile
@@ -388,13 +389,13 @@ def test_floor_commands_are_validated_at_the_hub_and_the_tables_reply_is_shown(
 
     def on_command(command):
         taken.append(command)
-        return None if command.args.get("seats") else "no seats: a table needs players"
+        return None if command.seats else "no seats: a table needs players"
 
     _, link = _table(tmp_path, broker, commands=on_command)
     try:
         assert wait_for(lambda: "t1" in hub.floor.tables, 10)
         assert maria.post("/api/tables/t1/cmd/seating", {"seats": "1,2"}) == (
-            400, {"error": "seats: wrong type str"})
+            400, {"error": 'seats: "1,2" is not of type "array"'})
         assert maria.post("/api/tables/t1/cmd/launch", {})[0] == 400
         assert maria.post("/api/tables/t9/cmd/status", {})[1] == {
             "error": "no table 't9' has been heard at this venue"}
@@ -414,7 +415,7 @@ def test_floor_commands_are_validated_at_the_hub_and_the_tables_reply_is_shown(
         assert wait_for(lambda: len(replies()) == 2, 10)
         assert replies()[sent["transaction"]]["ok"]
         assert replies()[refused["transaction"]]["error"] == "no seats: a table needs players"
-        assert [c.args["seats"] for c in taken] == [[1, 2, 4], []]
+        assert [c.seats for c in taken] == [[1, 2, 4], []]
         log = maria.get("/api/log")[1]
         assert {(line["user"], line["action"]) for line in log} == {("maria", "cmd/seating")}
     finally:
@@ -434,7 +435,7 @@ def test_the_venue_clock_and_hand_for_hand_are_run_from_the_hub(tmp_path, broker
         assert status == 200 and state["level"] == 1 and state["running"]
         assert wait_for(lambda: (hub.floor.clock or {}).get("structure") == "tda-2024", 10)
         maria.post("/api/clock", {"action": "hand-for-hand", "value": "on"})
-        assert wait_for(lambda: [c.args for c in taken] == [{"state": "on"}], 10)
+        assert wait_for(lambda: [c.fields() for c in taken] == [{"state": "on"}], 10)
         assert maria.post("/api/hand-for-hand/release") == (
             400, {"error": "no table is waiting for the next hand"})
 
@@ -452,9 +453,9 @@ def test_the_venue_clock_and_hand_for_hand_are_run_from_the_hub(tmp_path, broker
         assert wait_for(lambda: hub.floor.hand_for_hand_panel()["ready"], 5)
         status, released = maria.post("/api/hand-for-hand/release")
         assert status == 200 and released == {"released": ["t1"]}
-        assert wait_for(lambda: taken[-1].args == {"state": "release"}, 10)
+        assert wait_for(lambda: taken[-1].fields() == {"state": "release"}, 10)
         maria.post("/api/clock", {"action": "hand-for-hand", "value": "off"})
-        assert wait_for(lambda: taken[-1].args == {"state": "off"}, 10)
+        assert wait_for(lambda: taken[-1].fields() == {"state": "off"}, 10)
         actions = {line["action"] for line in maria.get("/api/log")[1]}
         assert {"clock/start", "clock/hand-for-hand", "cmd/hand-for-hand"} <= actions
     finally:
@@ -604,7 +605,7 @@ def test_a_restarted_hub_shows_open_alerts_and_who_acknowledged_the_others(
 def test_bust_outs_outlive_a_hub_restart(tmp_path, broker, hub):
     """A seat the floor takes out (the table applies the seating) is a bust-out; a restarted
     hub lists it again, with its table, seat, hand and who."""
-    from contract.envelope import state_snapshot
+    from contract.snapshots import TableState
     from controller.inputs import Setup
     from controller.table import Table
 
@@ -613,8 +614,8 @@ def test_bust_outs_outlive_a_hub_restart(tmp_path, broker, hub):
     _box, link = _table(tmp_path, broker, commands=lambda command: None)  # the table agrees
     maria = Staff(hub.url, "maria", "maria-password").listen()
     try:
-        link.publish_state(state_snapshot(table.state(), hub_link="ok", last_seq=0,
-                                          ts_ms=int(time.time() * 1000)))
+        link.publish_state(TableState.of(table.state(), hub_link="ok", last_seq=0,
+                                         ts_ms=int(time.time() * 1000)).to_json())
         assert wait_for(lambda: hub.floor.tables.get("t1") is not None
                         and hub.floor.tables["t1"].seats == [1, 3, 5, 7], 10)
         status, _ = maria.post("/api/tables/t1/cmd/seating", {"seats": [1, 3, 7]})
@@ -946,10 +947,10 @@ def test_the_hub_refuses_a_seat_past_the_houses_table_size_or_a_short_tables(tmp
         sam = auth.User("sam", "supervisor", "")
         hub.call(lambda: [hub.floor.table(name) for name in ("t1", "t2")])
         with pytest.raises(StaffError, match="table t1 seats 9"):
-            hub.table_command(sam, "t1", "seating", {"seats": [1, 2, 10]})
+            hub.table_command(sam, "t1", SeatingCommand(seats=[1, 2, 10]))
         with pytest.raises(StaffError, match=r"table t2 seats 6 .*a short table"):
-            hub.table_command(sam, "t2", "seating", {"seats": [1, 7]})
-        sent = hub.table_command(sam, "t1", "seating", {"seats": [1, 2, 9]})
+            hub.table_command(sam, "t2", SeatingCommand(seats=[1, 7]))
+        sent = hub.table_command(sam, "t1", SeatingCommand(seats=[1, 2, 9]))
         assert sent["args"]["seats"] == [1, 2, 9]
         assert hub.floor.balance.panel(hub.floor.tables)["table_size"] == 9
     finally:

@@ -25,6 +25,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from contract.commands import COMMANDS
+from contract.schema import document
 from contract.wire import decode
 from hub import auth, web
 from hub.service import Hub, HubSettings
@@ -85,6 +87,13 @@ def test_the_openapi_document_in_the_repo_is_the_one_the_hub_serves(hub):
     operations = {f"{m.upper()} {p}" for p, ops in served["paths"].items() for m in ops}
     assert {"GET /api/state", "GET /api/stream", "POST /api/clock",
             "POST /api/tables/{table}/cmd/{name}", "POST /api/alerts/{alert}/ack"} <= operations
+    # A command's body is the contract's schema of it, less the transaction the hub adds.
+    body = served["paths"]["/api/tables/{table}/cmd/{name}"]["post"]["requestBody"]
+    shapes = body["content"]["application/json"]["schema"]["anyOf"]
+    assert [shape["title"] for shape in shapes] == list(COMMANDS)
+    assert shapes[0]["properties"] == {
+        k: v for k, v in document()["components"]["schemas"]["SeatingCommand"][
+            "properties"].items() if k != "transaction"}
 
 
 schema = schemathesis.openapi.from_path(str(OPENAPI)).exclude(path="/api/stream")
