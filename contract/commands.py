@@ -19,7 +19,7 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from contract.schema import problems
+from contract.schema import document, problems
 from contract.wire import WireError, decode
 
 MAX_COMMAND_BYTES = 4096
@@ -149,8 +149,6 @@ def command_from_fields(kind: type[AnyCommand], fields: object) -> AnyCommand:
 def fields_schema(kind: type[_Command]) -> dict[str, Any]:
     """The JSON schema of a command's fields without its transaction (the dashboard's body):
     the contract's own, less the transaction."""
-    from contract.schema import document
-
     schema = dict(document()["components"]["schemas"][kind.__name__])
     schema["properties"] = {k: v for k, v in schema["properties"].items()
                             if k != "transaction"}

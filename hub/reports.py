@@ -89,6 +89,3 @@ class Reports:
                 storage.close()
 
         return pieces()
-
-    def hands_csv(self, start_ms: int | None = None, end_ms: int | None = None) -> str:
-        return "".join(self.hands_csv_stream(start_ms, end_ms))

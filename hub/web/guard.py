@@ -131,5 +131,3 @@ async def _answer(send: Any, status: int, message: str, *, close: bool = False) 
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-

@@ -153,5 +153,3 @@ class EventStream(StreamingResponse):
         except TimeoutError:
             log.info("dropped an event stream that stopped reading for %g s", SEND_TIMEOUT)
             await self.body_iterator.aclose()  # type: ignore[attr-defined]
-
-
