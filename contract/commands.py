@@ -1,32 +1,32 @@
-"""Floor commands a table takes on ``cmd/<name>``: validated before anything acts on them, and
-what each becomes for the core."""
+"""Floor commands, one class each, shaped as the contract's schema of the same name says
+(``contract/asyncapi.json``): a table's ``cmd/<name>`` (``SeatingCommand``, ``ClockCommand``,
+``DeckCheckCommand``, ``ReplayCommand``, ``StatusCommand``, ``HandForHandCommand``) and the
+venue clock's ``hub/cmd/clock`` (``HubClockCommand``).
+
+Each is parsed once where it arrives: a table's link from the MQTT payload
+(``parse_command``), the venue clock from its own (``parse_clock_command``), the hub from the
+dashboard's body, the fields without a transaction (``command_from_fields``). The schema
+checks the shape (the fields, their types, nothing unknown); what the values mean, the table's
+core checks when it takes the command (``tablectl/command_to_core.py``), the venue clock when
+it applies it. The hub builds the commands it sends as objects too (a new transaction each).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import dataclasses
+import uuid
+from collections.abc import Container
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
 
+from contract.schema import document, problems
 from contract.wire import WireError, decode
 
 MAX_COMMAND_BYTES = 4096
 
-COMMANDS: dict[str, dict[str, Any]] = {
-    # name: {field: (types, required)}
-    "seating": {"seats": (list, True), "moves": (list, False)},
-    "clock": {"action": (str, True), "structure": (str, False), "elapsed": ((int, float), False),
-              "running": (bool, False)},
-    "deck-check": {"action": (str, True), "deck": (str, False)},
-    "replay": {"from_seq": (int, True), "to_seq": (int, False)},
-    "status": {},
-    "hand-for-hand": {"state": (str, True)},
-}
 
-
-@dataclass(frozen=True)
-class Command:
-    name: str
-    transaction: str
-    args: dict[str, Any]
+def new_transaction() -> str:
+    return uuid.uuid4().hex
 
 
 class CommandError(ValueError):
@@ -37,8 +37,126 @@ class CommandError(ValueError):
         super().__init__(message)
 
 
-def parse_command(name: str, payload: bytes, seen: set[str] | None = None) -> Command:
-    """Validate a command from ``cmd/<name>``; raise CommandError saying what is wrong."""
+@dataclass(frozen=True, kw_only=True)
+class _Command:
+    """What every command carries: the transaction its answer echoes."""
+
+    name: ClassVar[str]
+    transaction: str = field(default_factory=new_transaction)
+
+    def fields(self) -> dict[str, Any]:
+        """The command's fields as sent, without its transaction (an optional one not given
+        is left out)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name != "transaction" and getattr(self, f.name) is not None}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"transaction": self.transaction, **self.fields()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeatingCommand(_Command):
+    name: ClassVar[str] = "seating"
+    seats: list[Any]  # seat numbers (the core checks them: 1 to 10, each once)
+    moves: list[Any] | None = None  # players moved between tables (the core checks them)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClockCommand(_Command):
+    name: ClassVar[str] = "clock"
+    action: str
+    structure: str | None = None
+    elapsed: int | float | None = None
+    running: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeckCheckCommand(_Command):
+    name: ClassVar[str] = "deck-check"
+    action: str
+    deck: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayCommand(_Command):
+    name: ClassVar[str] = "replay"
+    from_seq: int
+    to_seq: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatusCommand(_Command):
+    name: ClassVar[str] = "status"
+
+
+@dataclass(frozen=True, kw_only=True)
+class HandForHandCommand(_Command):
+    name: ClassVar[str] = "hand-for-hand"
+    state: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class HubClockCommand(_Command):
+    """A floor command to the venue clock (``hub/cmd/clock``, and the dashboard's clock)."""
+
+    name: ClassVar[str] = "clock"
+    action: str
+    value: str | int | float | None = None
+
+
+# A table's floor command: what its link parses and its daemon applies.
+Command = (SeatingCommand | ClockCommand | DeckCheckCommand | ReplayCommand | StatusCommand
+           | HandForHandCommand)
+COMMANDS: dict[str, type[Command]] = {kind.name: kind for kind in (
+    SeatingCommand, ClockCommand, DeckCheckCommand, ReplayCommand, StatusCommand,
+    HandForHandCommand)}
+AnyCommand = TypeVar("AnyCommand", bound=_Command)
+
+
+def command_kind(name: str, transaction: str | None = None) -> type[Command]:
+    """The class of a table's command ``cmd/<name>``; CommandError for a name not known."""
+    kind = COMMANDS.get(name)
+    if kind is None:
+        raise CommandError(f"unknown command {name!r} (known: {', '.join(COMMANDS)})",
+                           transaction)
+    return kind
+
+
+def parse_command(name: str, payload: bytes, seen: Container[str] = ()) -> Command:
+    """A table's command from ``cmd/<name>``; CommandError says what is wrong (a transaction
+    in ``seen`` was handled already)."""
+    obj, transaction = _decoded(payload)
+    kind = command_kind(name, transaction)
+    _not_seen(transaction, seen)
+    return _built(kind, obj, transaction)
+
+
+def parse_clock_command(payload: bytes, seen: Container[str] = ()) -> HubClockCommand:
+    """A command to the venue clock from ``hub/cmd/clock``; CommandError says what is wrong."""
+    obj, transaction = _decoded(payload)
+    _not_seen(transaction, seen)
+    return _built(HubClockCommand, obj, transaction)
+
+
+def command_from_fields(kind: type[AnyCommand], fields: object) -> AnyCommand:
+    """A command from the dashboard's body (its fields, a JSON object without a transaction),
+    with a new transaction; CommandError says what is wrong."""
+    if not isinstance(fields, dict) or "transaction" in fields:
+        raise CommandError("the command's fields are a JSON object (without a transaction)")
+    return _built(kind, {"transaction": new_transaction(), **fields}, None)
+
+
+def fields_schema(kind: type[_Command]) -> dict[str, Any]:
+    """The JSON schema of a command's fields without its transaction (the dashboard's body):
+    the contract's own, less the transaction."""
+    schema = dict(document()["components"]["schemas"][kind.__name__])
+    schema["properties"] = {k: v for k, v in schema["properties"].items()
+                            if k != "transaction"}
+    schema["required"] = [k for k in schema.get("required", ()) if k != "transaction"]
+    return schema
+
+
+def _decoded(payload: bytes) -> tuple[dict[str, Any], str]:
     if len(payload) > MAX_COMMAND_BYTES:
         raise CommandError(f"command of {len(payload)} bytes is over the {MAX_COMMAND_BYTES}-byte "
                            "limit")
@@ -52,45 +170,18 @@ def parse_command(name: str, payload: bytes, seen: set[str] | None = None) -> Co
     if not isinstance(transaction, str) or not 0 < len(transaction) <= 64:
         raise CommandError("transaction: every command carries a transaction id (a string of "
                            "1 to 64 characters)")
-    if name not in COMMANDS:
-        raise CommandError(f"unknown command {name!r} (known: {', '.join(COMMANDS)})",
-                           transaction)
-    if seen is not None and transaction in seen:
+    return obj, transaction
+
+
+def _not_seen(transaction: str, seen: Container[str]) -> None:
+    if transaction in seen:
         raise CommandError(f"transaction {transaction!r} was already handled: a replayed "
                            "command changes nothing", transaction)
-    spec = COMMANDS[name]
-    problems = []
-    for key in obj:
-        if key != "transaction" and key not in spec:
-            problems.append(f"{key}: unknown field for {name}")
-    for key, (types, required) in spec.items():
-        if key not in obj:
-            if required:
-                problems.append(f"{key}: missing")
-            continue
-        value = obj[key]
-        if isinstance(value, bool) and types is not bool:
-            problems.append(f"{key}: wrong type bool")
-        elif not isinstance(value, types):
-            problems.append(f"{key}: wrong type {type(value).__name__}")
-    if problems:
-        raise CommandError("; ".join(problems), transaction)
-    args = {k: v for k, v in obj.items() if k != "transaction"}
-    return Command(name, transaction, args)
 
 
-def command_input(command: Command) -> dict[str, Any] | None:
-    """The core input line a command becomes (None: handled by the link, e.g. replay)."""
-    args = command.args
-    if command.name == "seating":
-        line = {"type": "seats", "seats": args["seats"]}
-        if "moves" in args:
-            line["moves"] = args["moves"]
-        return line
-    if command.name == "clock":
-        return {"type": "clock", **args}
-    if command.name == "deck-check":
-        return {"type": "deck_check", **args}
-    if command.name == "hand-for-hand":
-        return {"type": "hand_for_hand", "state": args["state"]}
-    return None
+def _built(kind: type[AnyCommand], obj: dict[str, Any],
+           transaction: str | None) -> AnyCommand:
+    found = problems(kind.__name__, obj)
+    if found:
+        raise CommandError("; ".join(found[:5]), transaction)
+    return kind(**obj)

@@ -1,6 +1,6 @@
 """What the table tells the venue hub: every core event becomes one envelope with a ``seq`` that
-never resets (``docs/asyncapi``: ``Envelope``), and the retained ``state`` snapshot. Pure: the
-outbox and the MQTT client are elsewhere."""
+never resets (``docs/asyncapi``: ``Envelope``). Pure: the outbox and the MQTT client are
+elsewhere; the retained ``state`` snapshot is ``contract/snapshots.py``'s."""
 
 from __future__ import annotations
 
@@ -32,9 +32,3 @@ def event_of(envelope_: dict[str, Any]) -> dict[str, Any]:
     """The event an envelope carries (``envelope`` undone: type, hand and dealer back in)."""
     return {"type": envelope_["type"], "hand": envelope_.get("hand"),
             "dealer": envelope_.get("dealer"), **envelope_.get("data", {})}
-
-
-def state_snapshot(table_state: dict[str, Any], *, hub_link: str, last_seq: int,
-                   ts_ms: int) -> dict[str, Any]:
-    """The retained ``state`` message: the core's snapshot, the links and the last seq."""
-    return {**table_state, "links": {"hub": hub_link}, "last_seq": last_seq, "ts": ts_ms}

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract import topics
-from contract.commands import Command, CommandError, parse_command
+from contract.commands import Command, CommandError, ReplayCommand, StatusCommand, parse_command
 from contract.envelope import envelope
 from contract.mqtt import (
     Connected,
@@ -35,6 +35,7 @@ from contract.mqtt import (
     TlsSettings,
 )
 from contract.schema import ContractError, receive
+from contract.snapshots import VenueClockReading
 from contract.supervise import LogOnce
 from contract.views import public_event
 from contract.wire import encode
@@ -89,7 +90,7 @@ class TableLink(MqttWorker):
         username: str | None = None,
         password: str | None = None,
         on_command: Callable[[Command], str | None] | None = None,
-        on_venue_clock: Callable[[dict[str, Any], bool], None] | None = None,
+        on_venue_clock: Callable[[VenueClockReading, bool], None] | None = None,
         max_inflight: int = 16,
         keepalive: int = 10,
         clock: Callable[[], float] = time.time,
@@ -233,7 +234,7 @@ class TableLink(MqttWorker):
         command_name = name.rsplit("/", 1)[-1]
         self.stats.commands += 1
         try:
-            command = parse_command(command_name, payload, set(self._transactions))
+            command = parse_command(command_name, payload, self._transactions)
         except CommandError as exc:
             self.stats.refused += 1
             self._respond(exc.transaction, command_name, str(exc))
@@ -241,11 +242,11 @@ class TableLink(MqttWorker):
         self._remember(command.transaction)
         error: str | None = None
         extra: dict[str, Any] = {}
-        if command.name == "replay":
-            to_seq = command.args.get("to_seq")
-            error, extra = self._replay(int(command.args["from_seq"]),
+        if isinstance(command, ReplayCommand):
+            to_seq = command.to_seq
+            error, extra = self._replay(int(command.from_seq),
                                         None if to_seq is None else int(to_seq))
-        elif command.name == "status":
+        elif isinstance(command, StatusCommand):
             self.client.publish(self.topic("status"), self._status("online"), qos=1,
                                  retain=True)
             extra = {"last_seq": self.outbox.last_seq, "acked_upto": self.outbox.acked_upto}
@@ -256,9 +257,9 @@ class TableLink(MqttWorker):
         self._respond(command.transaction, command.name, error, **extra)
 
     def _venue_clock(self, payload: bytes, retained: bool) -> None:
-        state = receive("VenueClock", payload)
+        reading = VenueClockReading.parse(payload)
         if self.on_venue_clock is not None:
-            self.on_venue_clock(state, retained)
+            self.on_venue_clock(reading, retained)
 
     def _replay(self, from_seq: int, to_seq: int | None = None) -> tuple[str | None,
                                                                          dict[str, Any]]:

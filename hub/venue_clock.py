@@ -6,11 +6,14 @@ table that joins late gets a state at most that old and is corrected by the next
 commands arrive on ``pkr/v1/<venue>/hub/cmd/clock`` (start STRUCTURE, pause, resume, add
 SECONDS, level N, break start|end, stop, hand-for-hand on|off), each with a ``transaction``,
 answered on ``pkr/v1/<venue>/hub/cmd-resp``.
+
+``VenueClock`` is the clock itself, pure but for its time function; ``clock_answer`` applies a
+floor command to it. The hub runs it on its floor's worker (hub/service.py);
+``VenueClockService`` runs it on a connection of its own (``tablectl venue-clock``).
 """
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 import time
@@ -20,15 +23,20 @@ from pathlib import Path
 from typing import Any
 
 from contract import topics
+from contract.commands import CommandError, HubClockCommand, parse_clock_command
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
-from contract.schema import ContractError, receive
-from contract.wire import WireError, decode, encode
-from controller.clock import MAX_CLOCK_SECONDS, Structure
+from contract.snapshots import VenueClockReading
+from contract.wire import encode
+from controller.clock import MAX_CLOCK_SECONDS, Structure, StructureError
 from houses.loaders import house_structure
-
-log = logging.getLogger("tablectl.venue_clock")
+from hub.calls import Call, submit
 
 ACTIONS = ("start", "pause", "resume", "add", "level", "break", "stop", "hand-for-hand")
+
+
+class ClockError(ValueError):
+    """A clock action the floor got wrong (an unknown structure, no break left...): said to
+    the floor, nothing changed."""
 
 
 class VenueClock:
@@ -51,8 +59,10 @@ class VenueClock:
         return self.elapsed_before + extra
 
     def apply(self, action: str, argument: Any = None) -> None:
-        """One floor action; ``ValueError`` (the floor's mistake, said to the floor) changes
+        """One floor action; ``ClockError`` (the floor's mistake, said to the floor) changes
         nothing."""
+        if action not in ACTIONS:
+            raise ClockError(f"unknown clock action {action!r} (known: {', '.join(ACTIONS)})")
         now = self.clock()
         self._apply(action, argument, now)
         self.known = True
@@ -60,17 +70,20 @@ class VenueClock:
     def _apply(self, action: str, argument: Any, now: float) -> None:
         if action == "hand-for-hand":
             if argument not in ("on", "off"):
-                raise ValueError(f"hand-for-hand: 'on' or 'off', not {argument!r}")
+                raise ClockError(f"hand-for-hand: 'on' or 'off', not {argument!r}")
             self.hand_for_hand = argument == "on"
             return
         if action == "start":
             if not isinstance(argument, str):
-                raise ValueError(f"start: a structure name, not {argument!r}")
-            self.structure = house_structure(argument, self.structures)
+                raise ClockError(f"start: a structure name, not {argument!r}")
+            try:
+                self.structure = house_structure(argument, self.structures)
+            except StructureError as exc:
+                raise ClockError(str(exc)) from None
             self.elapsed_before, self.running_since = 0.0, now
             return
         if self.structure is None:
-            raise ValueError("no clock: start one with a structure first")
+            raise ClockError("no clock: start one with a structure first")
         if action == "pause" and self.running_since is not None:
             self.elapsed_before, self.running_since = self.elapsed(), None
         elif action == "resume" and self.running_since is None:
@@ -80,7 +93,7 @@ class VenueClock:
             # into the level before (a floor adds time to this level, not back to the last).
             if isinstance(argument, bool) or not isinstance(argument, int | float) or \
                     not math.isfinite(argument) or abs(argument) > MAX_CLOCK_SECONDS:
-                raise ValueError(f"add: seconds (at most {MAX_CLOCK_SECONDS:.0f} either way), "
+                raise ClockError(f"add: seconds (at most {MAX_CLOCK_SECONDS:.0f} either way), "
                                  f"not {argument!r}")
             elapsed = self.elapsed()
             start = self.structure.starts()[self.structure.index_at(elapsed)]
@@ -88,15 +101,15 @@ class VenueClock:
                               now)
         elif action == "level":
             if isinstance(argument, bool) or not isinstance(argument, int):
-                raise ValueError(f"level: a level number, not {argument!r}")
+                raise ClockError(f"level: a level number, not {argument!r}")
             level = argument
             levels = [period.level for period in self.structure.periods]
             if level not in levels:
-                raise ValueError(f"level {level} is not in {self.structure.name}")
+                raise ClockError(f"level {level} is not in {self.structure.name}")
             self._set_elapsed(self.structure.starts()[levels.index(level)], now)
         elif action == "break":
             if not isinstance(argument, str):
-                raise ValueError(f"break: 'start' or 'end', not {argument!r}")
+                raise ClockError(f"break: 'start' or 'end', not {argument!r}")
             self._break(argument, now)
         elif action == "stop":
             self.structure = None
@@ -109,19 +122,19 @@ class VenueClock:
         index = self.structure.index_at(self.elapsed())
         if which == "start":
             if periods[index].is_break:
-                raise ValueError("the clock is on a break already")
+                raise ClockError("the clock is on a break already")
             later = [i for i in range(index + 1, len(periods)) if periods[i].is_break]
             if not later:
-                raise ValueError(f"no break is left in {self.structure.name}")
+                raise ClockError(f"no break is left in {self.structure.name}")
             self._set_elapsed(starts[later[0]], now)
         elif which == "end":
             if not periods[index].is_break:
-                raise ValueError("the clock is not on a break")
+                raise ClockError("the clock is not on a break")
             if index + 1 >= len(periods):
-                raise ValueError(f"the break is the end of {self.structure.name}")
+                raise ClockError(f"the break is the end of {self.structure.name}")
             self._set_elapsed(starts[index + 1], now)
         else:
-            raise ValueError(f"break: 'start' or 'end', not {which!r}")
+            raise ClockError(f"break: 'start' or 'end', not {which!r}")
 
     def _set_elapsed(self, elapsed: float, now: float) -> None:
         self.elapsed_before = elapsed
@@ -148,6 +161,12 @@ class VenueClock:
         self.elapsed_before = min(MAX_CLOCK_SECONDS, elapsed)
         self.running_since = self.clock() if running else None
 
+    def reading(self, wall: float) -> VenueClockReading:
+        """What the tables follow: the state, and when it was read on the hub's wall clock
+        (a table adds the reading's age, a broker's queue after a cut or a slow link, instead
+        of taking it as of now)."""
+        return VenueClockReading(**self.state(), at=round(wall, 3))
+
     def state(self) -> dict[str, Any]:
         if self.structure is None:
             return {"structure": None, "elapsed": 0.0, "running": False,
@@ -164,133 +183,97 @@ class VenueClock:
                 "remaining": round(max(0.0, ends - elapsed), 3)}
 
 
-def _transaction_of(payload: bytes) -> str | None:
+def clock_answer(clock: VenueClock, command: HubClockCommand,
+                 seen: OrderedDict[str, None]) -> tuple[dict[str, Any], bool]:
+    """A floor command to the venue clock applied: the answer for ``hub/cmd-resp`` and
+    whether the clock took it (a transaction in ``seen`` was handled already)."""
+    transaction = command.transaction
     try:
-        body = decode(payload, max_bytes=4096)
-    except WireError:
-        return None
-    found = body.get("transaction") if isinstance(body, dict) else None
-    return found if isinstance(found, str) and 0 < len(found) <= 64 else None
-
-
-def clock_command(clock: VenueClock, payload: bytes,
-                  seen: OrderedDict[str, None]) -> tuple[dict[str, Any], bool]:
-    """A floor command from ``hub/cmd/clock`` applied to ``clock``: the answer for
-    ``hub/cmd-resp`` and whether the clock changed. Nothing that breaks the contract acts."""
-    transaction = None
-    try:
-        body = receive("HubClockCommand", payload, max_bytes=4096)
-        transaction = body["transaction"]
         if transaction in seen:
-            raise ValueError(f"transaction {transaction!r} was already handled")
+            raise ClockError(f"transaction {transaction!r} was already handled: a replayed "
+                             "command changes nothing")
         seen[transaction] = None
         while len(seen) > 1000:
             seen.popitem(last=False)
-        clock.apply(body["action"], body.get("value"))
-        return {"transaction": transaction, "command": "clock", "ok": True,
-                **clock.state()}, True
-    except ContractError as exc:
-        transaction = _transaction_of(payload)  # say which command was refused, if readable
-        return {"transaction": transaction, "command": "clock", "ok": False,
-                "error": str(exc)[:4096]}, False
-    except (ValueError, TypeError) as exc:
-        return {"transaction": transaction, "command": "clock", "ok": False,
-                "error": str(exc)[:4096]}, False
+        clock.apply(command.action, command.value)
+    except ClockError as exc:
+        return refusal(transaction, exc), False
+    return {"transaction": transaction, "command": "clock", "ok": True, **clock.state()}, True
+
+
+def refusal(transaction: str | None, problem: Exception) -> dict[str, Any]:
+    """The answer to a clock command refused (a ``CommandError`` says its transaction when
+    it was readable)."""
+    return {"transaction": transaction, "command": "clock", "ok": False,
+            "error": str(problem)[:4096]}
 
 
 class VenueClockService(MqttWorker):
-    """The venue clock on MQTT: its own client (``tablectl venue-clock``), or the hub's
-    (``attach``), where the hub forwards ``hub/cmd/clock`` to ``command`` and keeps what
-    ``on_change`` is given in its database."""
+    """The venue clock on MQTT with its own client: ``tablectl venue-clock``, a venue clock
+    without the hub (the hub runs its own on the floor's worker, hub/service.py). Its worker
+    alone touches the clock: ``apply`` from another thread goes through its queue."""
 
     worker_name = "venue-clock"
 
     def __init__(self, *, venue: str, host: str = "127.0.0.1", port: int = 1883,
                  tls: TlsSettings | None = None, interval: float = 5.0,
-                 client_id: str = "venue-clock", structures: str | Path | None = None,
-                 on_change: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 client_id: str = "venue-clock", structures: str | Path | None = None) -> None:
         super().__init__(Endpoint(host, port, client_id, tls))
         self.venue = venue
         self.interval = interval
         self.turn_seconds = interval
         self.clock = VenueClock(structures=structures)
-        self.on_change = on_change
-        self._lock = threading.Lock()
         self.connected = threading.Event()
         self.seen: OrderedDict[str, None] = OrderedDict()
         self._due = 0.0
-
-    @property
-    def topic(self) -> str:
-        return topics.venue_clock(self.venue)
 
     # ------------------------------------------------------------------ the worker
     def setup(self) -> None:
         self._due = time.monotonic() + self.interval
 
     def handle(self, item: object) -> None:
-        # Only with its own client: attached, the hub's worker routes what concerns the clock.
         match item:
             case Connected(refused=False):
                 self.client.subscribe(topics.hub(self.venue, "cmd/clock"), qos=1)
-                self.on_connect()
+                self.connected.set()
+                self._publish()
             case Disconnected():
                 self.connected.clear()
             case Received(payload=payload):
-                self.command(payload)
+                self._command(payload)
+            case Call():
+                item.run()
 
     def turn(self) -> None:
         """Republish every ``interval`` seconds: a table that missed a change catches up."""
         if time.monotonic() >= self._due:
             self._due = time.monotonic() + self.interval
             if self.connected.is_set():
-                self.publish()
+                self._publish()
 
-    def on_connect(self) -> None:
-        self.connected.set()
-        self.publish()
+    def _publish(self) -> None:
+        if not self.clock.known:
+            return  # nothing the tables should follow: they keep their own count
+        self.client.publish(topics.venue_clock(self.venue),
+                            encode(self.clock.reading(time.time()).to_json()), qos=1,
+                            retain=True)
 
-    def publish(self) -> None:
-        with self._lock:
-            if not self.clock.known:
-                return  # nothing the tables should follow: they keep their own count
-            # When it was read, on this hub's wall clock: a table adds the reading's age (a
-            # broker's queue after a cut, a slow link) instead of taking it as of now.
-            state = {**self.clock.state(), "at": round(time.time(), 3)}
-        if self.client is not None:
-            self.client.publish(self.topic, encode(state), qos=1, retain=True)
-
-    def reading(self) -> tuple[Structure | None, float, bool]:
-        """The structure, the clock's elapsed seconds and whether it runs, at one moment."""
-        with self._lock:
-            return (self.clock.structure, self.clock.elapsed(),
-                    self.clock.running_since is not None)
-
-    def restore(self, saved: dict[str, Any], seconds_since: float) -> None:
-        with self._lock:
-            self.clock.restore(saved, seconds_since)
-
-    def apply(self, action: str, argument: Any = None) -> dict[str, Any]:
-        if action not in ACTIONS:
-            raise ValueError(f"unknown clock action {action!r} (known: {', '.join(ACTIONS)})")
-        with self._lock:
-            self.clock.apply(action, argument)
-            state = self.clock.state()
-            self._changed()
-        self.publish()
-        return state
-
-    def _changed(self) -> None:
-        if self.on_change is not None:
-            self.on_change(self.clock.saved())
-
-    def command(self, payload: bytes) -> dict[str, Any]:
-        with self._lock:
-            response, changed = clock_command(self.clock, payload, self.seen)
-            if changed:
-                self._changed()
+    def _command(self, payload: bytes) -> None:
+        try:
+            response, changed = clock_answer(self.clock, parse_clock_command(payload),
+                                             self.seen)
+        except CommandError as exc:
+            response, changed = refusal(exc.transaction, exc), False
         if changed:
-            self.publish()
-        if self.client is not None:
-            self.client.publish(topics.hub(self.venue, "cmd-resp"), encode(response), qos=1)
-        return response
+            self._publish()
+        self.client.publish(topics.hub(self.venue, "cmd-resp"), encode(response), qos=1)
+
+    # ------------------------------------------------------------------ from other threads
+    def apply(self, action: str, argument: Any = None, timeout: float = 10.0) -> dict[str, Any]:
+        """A clock action (``tablectl venue-clock --start``); ClockError says what is wrong."""
+        def run() -> dict[str, Any]:
+            self.clock.apply(action, argument)
+            self._publish()
+            return self.clock.state()
+
+        return dict(submit(self, run).result(timeout))

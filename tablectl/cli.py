@@ -614,7 +614,8 @@ def cmd_hub(args: argparse.Namespace) -> int:
     from contract.schema import is_name
     from controller.profiles import ProfileError
     from hub.auth import UsersFileError
-    from hub.service import Hub, HubSettings
+    from hub.venue_clock import ClockError
+    from tablectl.hub_app import Hub, HubSettings
 
     try:
         tls = _tls(args)
@@ -666,11 +667,11 @@ def cmd_hub(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"the dashboard cannot listen on {args.http}: {exc}")
-    if args.start and not hub.clock.clock.known:  # a kept clock resumes instead
+    if args.start and not hub.clock.known:  # a kept clock resumes instead
         hub.clock.connected.wait(10)
         try:
             hub.clock.apply("start", args.start)
-        except ValueError as exc:
+        except ClockError as exc:
             hub.stop()
             return _fail(f"--start {args.start}: {exc}")
     print(f"hub for venue {args.venue}: broker {args.host}:{args.port}, storing in {args.db}, "

@@ -30,8 +30,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from contract.commands import Command, command_input
-from contract.envelope import state_snapshot
+from contract.commands import Command
+from contract.snapshots import TableState, VenueClockReading
 from contract.supervise import EXIT_WORKER_DIED, FAILED, SystemdNotifier, failures
 from contract.wire import decode
 from controller.decks import DeckRegistry
@@ -48,6 +48,7 @@ from controller.inputs import (
 from controller.screens import ALERT_LINES, DisplayModel, Status
 from controller.table import Table, TableConfig, TableUsageError
 from houses.loaders import house_structure, load_profile, read_toml
+from tablectl.command_to_core import command_input, venue_clock_input
 from tablectl.config import Config, ConfigError, config_from_data
 
 STATE_REFRESH = 10.0  # seconds between state snapshots when only the clock moves
@@ -140,8 +141,8 @@ class ButtonPressed:
 
 
 @dataclass(frozen=True)
-class VenueClockReading:
-    state: dict[str, Any]
+class VenueClockFollowed:
+    reading: VenueClockReading
     retained: bool
 
 
@@ -181,7 +182,7 @@ class Daemon:
         self.events = 0
         self.resumed = 0  # journal lines replayed at start
         self.quarantined: list[tuple[int, str]] = []  # (journal line id, why) at this start
-        self._state_key: str | None = None
+        self._state_shown: tuple[Any, ...] | None = None  # what the last snapshot showed
         self._state_sent = 0.0
         # Whether the snapshot may differ from the last one sent: an input committed, a
         # reload, the link's state (the clock's time alone is refreshed every STATE_REFRESH).
@@ -308,8 +309,8 @@ class Daemon:
                 tls=tls_settings(config.mqtt_ca, config.mqtt_cert, config.mqtt_key),
                 username=config.mqtt_username, password=config.mqtt_password,
                 on_command=self._command_from_link,
-                on_venue_clock=(lambda state, retained: self.queue.put(
-                    VenueClockReading(state, retained)))
+                on_venue_clock=(lambda reading, retained: self.queue.put(
+                    VenueClockFollowed(reading, retained)))
                 if config.clock_mode == "venue" else None).start()
         else:
             self.link = None
@@ -474,17 +475,13 @@ class Daemon:
         # are no input): ``ts`` says when that was, so that a viewer reading the clock's time
         # left against ``ts`` is right.
         behind = max(0.0, self.now() - self.table.now)
-        state = state_snapshot(self.table.state(),
-                               hub_link="ok" if connected else "lost",
-                               last_seq=self.outbox.last_seq,
-                               ts_ms=int((time.time() - behind) * 1000))
-        stats = state.get("dealer_stats") or {}
-        key = json.dumps({**state, "ts": None, "last_seq": None,
-                          "clock": {**(state["clock"] or {}), "remaining": None},
-                          "dealer_stats": stats.get("hands")}, sort_keys=True, default=str)
-        if key != self._state_key or mono - self._state_sent >= STATE_REFRESH:
-            self._state_key, self._state_sent = key, mono
-            self.link.publish_state(state)
+        state = TableState.of(self.table.state(), hub_link="ok" if connected else "lost",
+                              last_seq=self.outbox.last_seq,
+                              ts_ms=int((time.time() - behind) * 1000))
+        shown = state.shown()
+        if shown != self._state_shown or mono - self._state_sent >= STATE_REFRESH:
+            self._state_shown, self._state_sent = shown, mono
+            self.link.publish_state(state.to_json())
 
     def _dispatch(self, item: object) -> None:
         match item:
@@ -504,20 +501,20 @@ class Daemon:
                 self.feed(Gesture(gesture.kind, t=gesture.t))
             case Reload():
                 self.reload()
-            case VenueClockReading(state=state, retained=retained):
-                self._follow_venue_clock(state, retained)
+            case VenueClockFollowed(reading=reading, retained=retained):
+                self._follow_venue_clock(reading, retained)
             case FloorCommand():
                 self._dispatch_command(item)
 
-    def _follow_venue_clock(self, state: dict[str, Any], retained: bool) -> None:
+    def _follow_venue_clock(self, reading: VenueClockReading, retained: bool) -> None:
         """The hub's clock (checked against the contract by the link), the authority: follow
         it, as of when the hub took it (a retained state may be older still: it starts a clock
         the table does not have, and the next fresh one corrects it)."""
         self.venue_clock_readings += 1
-        age = self._reading_age(state.get("at"))
+        age = self._reading_age(reading.at)
         if age is None:
             return
-        structure = state["structure"]
+        structure = reading.structure
         if structure is None:  # the hub stopped the clock
             if self.table.clock is not None and not retained:
                 self.feed(ClockCommand("stop", t=self.now()))
@@ -526,10 +523,7 @@ class Daemon:
                 self.table.clock.structure.name == structure:
             return
         try:  # the core's own check too: a name, a finite and bounded reading
-            elapsed = state["elapsed"] + (age if state["running"] is True else 0.0)
-            item = parse_input({"type": "clock", "action": "sync", "structure": structure,
-                                "elapsed": elapsed, "running": state["running"],
-                                "t": self.now()})
+            item = venue_clock_input(reading, age, self.now())
         except ValueError as exc:
             self.out.write(f"[{self.config.table}] venue clock refused: {exc}\n")
             return
@@ -601,13 +595,12 @@ class Daemon:
             self._publish_state()  # a floor command's effect shows at once, not at the tick
 
     def _apply_command_committed(self, command: Command) -> str | None:
-        line = command_input(command)
-        if line is None:
-            return f"{command.name} is handled by the link"
         try:
-            item = parse_input({**line, "t": self.now()})
+            item = command_input(command, self.now())
         except ValueError as exc:
             return str(exc)
+        if item is None:
+            return f"{command.name} is handled by the link"
         seats = item.seats if isinstance(item, SeatsChange | Setup) else None
         past = self._past_house_size(seats or ())
         if past:

@@ -371,7 +371,7 @@ class SimulatedVenue:
         import secrets
 
         from hub.auth import save_user
-        from hub.service import Hub, HubSettings
+        from tablectl.hub_app import Hub, HubSettings
 
         host, _, port = str(self.dashboard).rpartition(":")
         password = "demo-" + secrets.token_urlsafe(9)  # never starts with "-" (an option)

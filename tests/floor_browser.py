@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from hub import auth
-from hub.service import Hub, HubSettings
 from simulators.broker import Broker
 from simulators.shoe import perform
+from tablectl.hub_app import Hub, HubSettings
 from tablectl.sim_venue import SimulatedVenue
 from tests.conftest import wait_for
 

@@ -273,12 +273,13 @@ def test_the_desk_moves_players_only_when_both_hands_are_over_and_once():
 
 
 def test_a_break_sends_every_player_to_a_seat_the_tables_accept_and_empties_the_table():
-    from contract.commands import command_input, parse_command
+    from contract.commands import parse_command
     from contract.wire import encode
     from controller.inputs import SeatsChange, parse_input
     from controller.screens import DisplayModel
     from controller.table import Table
     from hub.balance_desk import seating_commands
+    from tablectl.command_to_core import command_input
 
     tables = [TableSeats("t1", (1, 2, 3, 4, 5, 6, 7), button=2, big_blind=4),
               TableSeats("t2", (1, 3, 5, 7, 9), button=9, big_blind=3),
@@ -292,7 +293,7 @@ def test_a_break_sends_every_player_to_a_seat_the_tables_accept_and_empties_the_
     for name, args in commands.items():
         # What the hub sends is a command the table takes, as its input line.
         command = parse_command("seating", encode({"transaction": name, **args}).encode())
-        change = parse_input(command_input(command))
+        change = command_input(command, 0.0)
         assert isinstance(change, SeatsChange) and list(change.seats) == args["seats"]
         table, display = Table(load_profile("scpc-2010")), DisplayModel()
         table.handle(parse_input({"type": "setup", "game": "holdem", "seats": [1, 2],

@@ -17,8 +17,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.sync_api import expect
 
+from contract.commands import SeatingCommand
 from controller.seating import next_occupied
 from hub import auth
+from hub.service import FloorService
 from simulators.shoe import perform
 from tablectl.sim_venue import SimulatedVenue
 from tests.conftest import wait_for
@@ -216,7 +218,8 @@ def test_a_hand_history_reads_as_the_floor_says_it(venue, tmp_path):
         hub = venue["hub"]
         assert wait_for(lambda: any(t.name == "t6" for t in hub.floor.tables_in_play()), 10)
         counted = sum(len(t.seats) for t in hub.floor.tables_in_play() if t.name != "t6")
-        hub.table_command(auth.User("sam", "supervisor", ""), "t6", "seating", {"seats": []})
+        hub.call(FloorService.table_command, auth.User("sam", "supervisor", ""), "t6",
+                 SeatingCommand(seats=[]))
         assert wait_for(lambda: hub.floor.tables["t6"].seats == [], 15)
         assert all(t.name != "t6" for t in hub.floor.tables_in_play())
         expect(sam.locator("#totals")).to_contain_text(f"{counted} players left at ")
@@ -252,8 +255,8 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
     assert maria.locator("#bustouts li").first.text_content().startswith(said)
     expect(maria.locator(f".table[data-table=t1] .seat[data-seat='{seats[0]}']")).not_to_have_class(
         "seat taken")
-    seating = [line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"
-               and line["detail"]["table"] == "t1"]
+    seating = [line for line in venue["hub"].call(FloorService.floor_log)
+               if line["action"] == "cmd/seating" and line["detail"]["table"] == "t1"]
     assert [line["detail"]["seats"] for line in seating] == [seats[1:]]  # not the cancelled
     # The Undo lives at the hub: another tablet, opened after the bust, has it too; after a
     # refresh, so does this one. Between hands the table takes the seat back.
@@ -272,14 +275,14 @@ def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_show
         expect(page.locator("#bustouts li").first).to_contain_text(
             "undone by sam: back in the game", timeout=10000)
         expect(page.locator("#bustouts li").first.locator("button.undo")).to_have_count(0)
-    assert len([line for line in venue["hub"].floor_log() if line["action"] == "cmd/seating"
-                and line["detail"]["table"] == "t1"]) == 2
+    assert len([line for line in venue["hub"].call(FloorService.floor_log)
+                if line["action"] == "cmd/seating" and line["detail"]["table"] == "t1"]) == 2
     expect(maria.locator("#log li").first).to_contain_text(
         f"sam set table t1's seats to {', '.join(map(str, seats))}")
     assert "{" not in maria.inner_text("#log")  # sentences, not JSON
     # A second undo is refused, saying who did it.
     with pytest.raises(Exception, match="already undone by sam"):
-        venue["hub"].undo_bustout(auth.User("maria", "floor", ""),
+        venue["hub"].call(FloorService.undo_bustout, auth.User("maria", "floor", ""),
                                   venue["hub"].floor.bustouts[-1].id)
     maria.context.close()
     other.context.close()
@@ -400,7 +403,7 @@ def test_a_balancing_move_goes_from_the_proposal_to_both_tables_seating(venue, t
     hub = venue["hub"]
     supervisor = auth.User("sam", "supervisor", "")
     for name, seats in (("t1", [1, 2, 3, 4, 5, 6, 7, 8, 9]), ("t2", [1, 2, 3, 4, 6, 7, 8])):
-        hub.table_command(supervisor, name, "seating", {"seats": seats})
+        hub.call(FloorService.table_command, supervisor, name, SeatingCommand(seats=seats))
     assert wait_for(lambda: [len(hub.floor.tables[n].seats) for n in ("t1", "t2")] == [9, 7],
                     20), "the tables did not take the seating"
     maria = login_page(venue, "maria", {"width": 1280, "height": 800})
@@ -531,18 +534,18 @@ def test_a_broken_table_counts_nobody_and_a_lost_one_keeps_its_players(venue, tm
         if hub.floor.balance.proposal and "t19" in hub.floor.balance.proposal.tables:
             expect(maria.locator("#balance .when")).to_contain_text(
                 "t19 is back (the link is lost)")
-        room = hub.room_clock(hub.tv_key)
+        room = hub.call(FloorService.room_clock, hub.tv_key)
         assert room["players"] == others() + 6 and room["tables"] == in_play() + 1
         shoot(maria, "dashboard-lost-table", tmp_path)
         report("online", [])  # broken: its players went to the other tables
         expect(totals).to_contain_text(f"{others()} players left at {in_play()} tables in play")
-        assert hub.room_clock(hub.tv_key)["tables"] == in_play()
+        assert hub.call(FloorService.room_clock, hub.tv_key)["tables"] == in_play()
         report("offline", [1, 2])  # closed for the night: out of the counts, whatever it said
         expect(totals).to_contain_text(f"{others()} players left at {in_play()} tables in play")
     finally:
         report("offline", [])
         if "t19" in hub.floor.tables:
-            hub.acknowledge_table(auth.User("sam", "supervisor", ""), "t19")
+            hub.call(FloorService.acknowledge_table, auth.User("sam", "supervisor", ""), "t19")
         t19.loop_stop()
         t19.disconnect()
         maria.context.close()
@@ -580,7 +583,7 @@ def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
         expect(maria.locator("#log li", has_text="maria drew seats: table t1 ")).to_have_count(1)
         # The one without a seat at t1 got a free one: the table was sent it and applied it.
         assert wait_for(lambda: len(hub.floor.tables["t1"].seats) == seated + 1, 15)
-        roster = hub.roster()
+        roster = hub.call(FloorService.roster)
         assert roster["waiting"] == 0 and {p["table"] for p in roster["players"]} == {"t1"}
         by_seat = {p["seat"]: p["name"] for p in roster["players"]}
         assert sorted(by_seat) == hub.floor.tables["t1"].seats
@@ -618,7 +621,7 @@ def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
         assert rows[1][:2] == [str(place), by_seat[last_seat]]
 
         # The TV: entrants, players left, the average stack of the structure that runs.
-        figures = hub.room_clock(hub.tv_key)
+        figures = hub.call(FloorService.room_clock, hub.tv_key)
         structure = hub.clock.reading()[0]
         add_ons = sum(i % 2 for i in range(len(names)))
         assert figures["entrants"] == len(names) and figures["players_left"] == place - 1
@@ -662,7 +665,7 @@ def test_dealers_by_name_with_their_table_time_in_the_box_and_pace(venue, tmp_pa
         maria.fill("#dealer-name", "Trick")
         maria.click("#dealer-form button[type=submit]")
         expect(maria.locator("#dealer-reply")).to_contain_text("no control or format characters")
-        assert hub.snapshot()["dealers"] == {"D17": "Maria Lopez"}
+        assert hub.call(FloorService.snapshot)["dealers"] == {"D17": "Maria Lopez"}
     finally:
         maria.context.close()
     # What a floor manager sees first, on a laptop and on a tablet held sideways.

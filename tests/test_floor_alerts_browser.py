@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from hub import auth
 from hub.floor import ALERT_LABELS, severity_of
+from hub.service import FloorService
 from tablectl.sim_venue import SimulatedVenue
 from tests.conftest import wait_for
 from tests.floor_browser import (
@@ -147,7 +148,7 @@ def test_no_trap_for_a_tired_finger(venue, tmp_path):
 
     # Earlier tests' alerts out of the way: the groups below are this test's only.
     for table in sorted({a.table for a in hub.floor.alerts.values() if not a.acked_by}):
-        hub.acknowledge_table(sam, table)
+        hub.call(FloorService.acknowledge_table, sam, table)
     try:
         # The panel: focus on the title; Enter twice does nothing; a bust asks, Enter cancels.
         before = seatings()
@@ -229,7 +230,7 @@ def test_no_trap_for_a_tired_finger(venue, tmp_path):
         # Someone else was quicker: the dashboard says who.
         last = next(a for a in hub.floor.alerts.values()
                     if a.table == "t11" and a.acked_by is None)
-        hub.acknowledge(sam, last.id)
+        hub.call(FloorService.acknowledge, sam, last.id)
         maria.evaluate(f"acknowledge({last.id}, document.createElement('button'))")
         expect(maria.locator("#alert-notice")).to_contain_text("Already done by sam")
 
@@ -239,7 +240,7 @@ def test_no_trap_for_a_tired_finger(venue, tmp_path):
         reopened = maria.locator(f"#alerts .alert-group[data-table=t11] [data-alert='{last.id}']")
         expect(reopened).to_contain_text("re-opened by maria")
         assert wait_for(lambda: hub.floor.alerts[last.id].acked_by is None, 5)
-        hub.acknowledge(sam, last.id)
+        hub.call(FloorService.acknowledge, sam, last.id)
         expect(reopened).to_have_count(0)
 
         # A refused confirmation stays, however many updates come, until dismissed.
@@ -261,7 +262,7 @@ def test_no_trap_for_a_tired_finger(venue, tmp_path):
     finally:
         for table in (t11, t12):
             if table.name in hub.floor.tables:
-                hub.acknowledge_table(sam, table.name)
+                hub.call(FloorService.acknowledge_table, sam, table.name)
             table.close()
         maria.context.close()
 
@@ -279,7 +280,7 @@ def test_a_late_answer_never_undoes_a_newer_change_to_an_alert(venue):
         t13.ruling("misdeal", "MISDEAL: 2nd card exposed")
         assert wait_for(lambda: any(a.table == "t13" for a in hub.floor.alerts.values()), 10)
         alert = next(a for a in hub.floor.alerts.values() if a.table == "t13")
-        hub.acknowledge(sam, alert.id)
+        hub.call(FloorService.acknowledge, sam, alert.id)
         maria.wait_for_function("id => state.alerts[id] && state.alerts[id].acked_by === 'sam'",
                                 arg=alert.id)
         # The request goes to the hub (which re-opens the alert); its answer waits here.
@@ -294,7 +295,7 @@ def test_a_late_answer_never_undoes_a_newer_change_to_an_alert(venue):
             maria.wait_for_timeout(20)  # (lets Playwright run the route's handler)
         assert held, "the page never asked to re-open the alert"
         assert hub.floor.alerts[alert.id].acked_by is None
-        hub.acknowledge(auth.User("ana", "supervisor", ""), alert.id)
+        hub.call(FloorService.acknowledge, auth.User("ana", "supervisor", ""), alert.id)
         maria.wait_for_function("id => state.alerts[id].acked_by === 'ana'", arg=alert.id)
         route, answer = held[0]
         route.fulfill(response=answer)  # the re-opened alert, older than the page's
@@ -303,7 +304,7 @@ def test_a_late_answer_never_undoes_a_newer_change_to_an_alert(venue):
         expect(maria.locator(f"#alerts [data-alert='{alert.id}']")).to_have_count(0)
     finally:
         if "t13" in hub.floor.tables:
-            hub.acknowledge_table(sam, "t13")
+            hub.call(FloorService.acknowledge_table, sam, "t13")
         t13.close()
         maria.context.close()
 
@@ -338,7 +339,7 @@ def test_a_phone_keeps_the_first_alert_and_a_panels_close_on_screen(venue, tmp_p
         shoot(phone, "dashboard-phone-panel", tmp_path, full_page=False)
         phone.click("#table-dialog .close")
         expect(phone.locator("#table-dialog")).not_to_have_attribute("open", "")
-        venue["hub"].acknowledge_table(auth.User("sam", "supervisor", ""), "t13")
+        venue["hub"].call(FloorService.acknowledge_table, auth.User("sam", "supervisor", ""), "t13")
     finally:
         t13.close()
         phone.context.close()

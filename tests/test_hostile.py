@@ -30,10 +30,11 @@ from hardware.outbox import Outbox
 from houses.loaders import house_structure
 from hub import auth
 from hub.floor import MAX_OPEN_ALERTS_PER_TABLE, FloorView, alert_of
-from hub.service import Call, Hub, HubSettings
+from hub.service import FloorService
 from hub.venue_clock import VenueClock
 from tablectl.config import config_from_data
 from tablectl.daemon import Daemon
+from tablectl.hub_app import Hub, HubSettings
 from tests.conftest import wait_for
 from tests.schema_strategies import mutated, valid
 
@@ -330,13 +331,11 @@ def test_tablectl_hub_tells_systemd_it_is_ready_and_pings_the_watchdog_only_whil
 
 
 def test_a_stuck_floor_worker_is_unhealthy(tmp_path, broker):
-    from concurrent.futures import Future
-
     hub = _hub(tmp_path, broker)
     release = threading.Event()
     try:
         assert hub.unhealthy() is None
-        hub.put(Call(release.wait, Future()))  # the floor's worker hangs
+        hub.worker.submit(lambda service: release.wait())  # the floor's worker hangs
         assert "the floor did not answer" in (hub.unhealthy(timeout=0.5) or "")
         release.set()
         assert wait_for(lambda: hub.unhealthy(timeout=0.5) is None, 10)
@@ -390,13 +389,13 @@ def _client(broker):
 def _api_state(hub):
     with urllib.request.urlopen(hub.url + "/login") as page:  # the server answers
         assert page.status == 200
-    return decode(encode(hub.snapshot()))  # strict JSON both ways
+    return decode(encode(hub.call(FloorService.snapshot)))  # strict JSON both ways
 
 
 def _alive(hub, box, link, marker_hand):
     """Liveness: a fresh event from a real table link is recorded and acknowledged, and the
     floor raises its alert."""
-    hub_errors = hub.errors
+    hub_errors = hub.worker.errors
     box.append({"type": "floor.called", "hand": marker_hand, "t": 1.0},
                int(time.time() * 1000))
     link.notify()
@@ -405,7 +404,7 @@ def _alive(hub, box, link, marker_hand):
     assert wait_for(lambda: any(a.hand == marker_hand and a.kind == "floor_called"
                                 for a in hub.floor.alerts.values()), 15), \
         "the floor stopped raising alerts"
-    assert hub.errors == hub_errors
+    assert hub.worker.errors == hub_errors
     assert not supervise.FAILED.is_set(), supervise.failures
     _api_state(hub)
 
@@ -474,7 +473,7 @@ def test_generated_hostile_messages_stop_nothing(live_hub, messages):
         client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(5)
     marker = 10_000 + len(hub.floor.alerts)
     _alive(hub, box, link, marker)
-    assert hub.thread.is_alive() and hub.recorder.thread.is_alive()
+    assert hub.worker.thread.is_alive() and hub.recorder.thread.is_alive()
     for leaf in ("state", "status"):  # the retained poison goes, for the next example
         client.publish(f"pkr/v1/{VENUE}/tables/t9/{leaf}", b"", qos=1, retain=True)
     client.publish(f"pkr/v1/{VENUE}/clock", b"", qos=1, retain=True)
@@ -501,13 +500,13 @@ def test_a_restart_with_retained_poison_resumes_the_clock_and_catches_up_alerts(
         for leaf, body in (("tables/t1/state", state), ("tables/t1/status", status)):
             client.publish(f"pkr/v1/{VENUE}/{leaf}", _raw(body), qos=1,
                            retain=True).wait_for_publish(5)
-        level_before = hub.clock.clock.state()["level"]
+        level_before = hub.call(lambda service: service.clock.state())["level"]
         hub.stop()  # the hub goes down mid-level; the room plays on
         box.append({"type": "floor.called", "hand": 77, "t": 2.0}, int(time.time() * 1000))
         link.notify()
         again = _hub(tmp_path, broker, db)
         try:
-            state = again.clock.clock.state()
+            state = again.call(lambda service: service.clock.state())
             assert state["structure"] == "tda-2024" and state["running"]
             assert state["level"] == level_before == 3
             assert wait_for(lambda: any(a.hand == 77 for a in again.floor.alerts.values()), 15)
@@ -520,7 +519,7 @@ def test_a_restart_with_retained_poison_resumes_the_clock_and_catches_up_alerts(
         third = _hub(tmp_path, broker, db)  # and once more: still one alert for the event
         try:
             assert [a.hand for a in third.floor.alerts.values()].count(77) == 1
-            assert third.clock.clock.state()["level"] == 3
+            assert third.call(lambda service: service.clock.state())["level"] == 3
         finally:
             third.stop()
     finally:

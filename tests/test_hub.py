@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from contract.commands import SeatingCommand
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from houses.loaders import load_profile
@@ -26,10 +27,11 @@ from hub.floor import (
     FloorView,
     StaffError,
 )
-from hub.service import Hub, HubSettings
+from hub.service import FloorService
 from hub.storage import MIGRATIONS, open_storage
 from simulators.dealer_script import session
 from simulators.staff import Staff
+from tablectl.hub_app import Hub, HubSettings
 from tests.conftest import run, wait_for
 from tests.privacy import private_leaks, shown_cards
 
@@ -291,6 +293,62 @@ def test_storage_migrates_an_older_database_and_purges_by_retention(tmp_path, ba
         storage.close()
 
 
+# ---------------------------------------------------------------------------- the floor's use cases
+
+class _Link:
+    """What the floor sends, kept (in place of the hub's MQTT connection)."""
+
+    def __init__(self):
+        self.commands, self.clocks, self.answers = [], [], []
+
+    def send_command(self, table, command):
+        self.commands.append((table, command))
+
+    def publish_clock(self, reading):
+        self.clocks.append(reading)
+
+    def answer_clock(self, answer):
+        self.answers.append(answer)
+
+
+def test_the_floor_s_use_cases_run_without_a_broker_or_a_server(tmp_path):
+    """The floor's service is fed and called directly: what it sends goes to its link, what
+    it keeps to its storage (the venue clock too, resumed by the next start)."""
+    from contract.commands import HubClockCommand, StatusCommand
+
+    settings = HubSettings(venue=VENUE, db=str(tmp_path / "hub.db"))
+    link, maria = _Link(), auth.User("maria", "floor", "")
+    floor = FloorService(settings, link, wall=lambda: 1_800_000_000.0)
+    floor.open()
+    try:
+        floor.on_broker(True)
+        assert link.clocks == []  # no clock yet: nothing the tables should follow
+        floor.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
+        sent = floor.table_command(maria, "t1", SeatingCommand(seats=[1, 2]))
+        assert link.commands == [("t1", SeatingCommand(seats=[1, 2],
+                                                       transaction=sent["transaction"]))]
+        with pytest.raises(StaffError, match="no table 't9'"):
+            floor.table_command(maria, "t9", StatusCommand())
+        state = floor.clock_action(maria, HubClockCommand(action="start", value="tda-2024"))
+        assert state["level"] == 1 and link.clocks[-1].structure == "tda-2024"
+        assert link.clocks[-1].at == 1_800_000_000.0
+        for _ in range(2):  # the same transaction twice: done once
+            floor.on_clock_command(HubClockCommand(action="pause", transaction="m1"))
+        assert [a["ok"] for a in link.answers] == [True, False]
+        assert not link.clocks[-1].running
+        assert sorted(line["action"] for line in floor.floor_log()) == [
+            "clock/pause", "clock/start", "cmd/seating"]
+    finally:
+        floor.close()
+    again = FloorService(settings, _Link(), wall=lambda: 1_800_000_060.0)
+    again.open()
+    try:
+        assert again.clock.structure is not None and again.clock.structure.name == "tda-2024"
+        assert again.clock.running_since is None and again.tv_key == floor.tv_key
+    finally:
+        again.close()
+
+
 # ---------------------------------------------------------------------------- the whole hub
 
 def _hands(count=3, seed=4):
@@ -388,13 +446,13 @@ def test_floor_commands_are_validated_at_the_hub_and_the_tables_reply_is_shown(
 
     def on_command(command):
         taken.append(command)
-        return None if command.args.get("seats") else "no seats: a table needs players"
+        return None if command.seats else "no seats: a table needs players"
 
     _, link = _table(tmp_path, broker, commands=on_command)
     try:
         assert wait_for(lambda: "t1" in hub.floor.tables, 10)
         assert maria.post("/api/tables/t1/cmd/seating", {"seats": "1,2"}) == (
-            400, {"error": "seats: wrong type str"})
+            400, {"error": 'seats: "1,2" is not of type "array"'})
         assert maria.post("/api/tables/t1/cmd/launch", {})[0] == 400
         assert maria.post("/api/tables/t9/cmd/status", {})[1] == {
             "error": "no table 't9' has been heard at this venue"}
@@ -414,7 +472,7 @@ def test_floor_commands_are_validated_at_the_hub_and_the_tables_reply_is_shown(
         assert wait_for(lambda: len(replies()) == 2, 10)
         assert replies()[sent["transaction"]]["ok"]
         assert replies()[refused["transaction"]]["error"] == "no seats: a table needs players"
-        assert [c.args["seats"] for c in taken] == [[1, 2, 4], []]
+        assert [c.seats for c in taken] == [[1, 2, 4], []]
         log = maria.get("/api/log")[1]
         assert {(line["user"], line["action"]) for line in log} == {("maria", "cmd/seating")}
     finally:
@@ -434,7 +492,7 @@ def test_the_venue_clock_and_hand_for_hand_are_run_from_the_hub(tmp_path, broker
         assert status == 200 and state["level"] == 1 and state["running"]
         assert wait_for(lambda: (hub.floor.clock or {}).get("structure") == "tda-2024", 10)
         maria.post("/api/clock", {"action": "hand-for-hand", "value": "on"})
-        assert wait_for(lambda: [c.args for c in taken] == [{"state": "on"}], 10)
+        assert wait_for(lambda: [c.fields() for c in taken] == [{"state": "on"}], 10)
         assert maria.post("/api/hand-for-hand/release") == (
             400, {"error": "no table is waiting for the next hand"})
 
@@ -452,9 +510,9 @@ def test_the_venue_clock_and_hand_for_hand_are_run_from_the_hub(tmp_path, broker
         assert wait_for(lambda: hub.floor.hand_for_hand_panel()["ready"], 5)
         status, released = maria.post("/api/hand-for-hand/release")
         assert status == 200 and released == {"released": ["t1"]}
-        assert wait_for(lambda: taken[-1].args == {"state": "release"}, 10)
+        assert wait_for(lambda: taken[-1].fields() == {"state": "release"}, 10)
         maria.post("/api/clock", {"action": "hand-for-hand", "value": "off"})
-        assert wait_for(lambda: taken[-1].args == {"state": "off"}, 10)
+        assert wait_for(lambda: taken[-1].fields() == {"state": "off"}, 10)
         actions = {line["action"] for line in maria.get("/api/log")[1]}
         assert {"clock/start", "clock/hand-for-hand", "cmd/hand-for-hand"} <= actions
     finally:
@@ -472,7 +530,7 @@ def test_a_floor_call_under_a_house_that_stops_the_clock_pauses_the_venue_clock(
                     "source": "seed 003, Timer use and breaks", "t": 3.0},
                    int(time.time() * 1000))
         link.notify()
-        assert wait_for(lambda: hub.clock.clock.running_since is None, 10)
+        assert wait_for(lambda: not hub.clock.reading()[2], 10)
         assert wait_for(lambda: maria.alerts("clock_held"), 10)
         [alert] = maria.alerts("clock_held")
         assert alert["hand"] == 3 and "seed 003" in alert["text"]
@@ -595,7 +653,7 @@ def test_a_restarted_hub_shows_open_alerts_and_who_acknowledged_the_others(
         link.stop()
         maria.close()
     with _restarted(hub) as again:
-        alerts = {a["id"]: a for a in again.snapshot()["alerts"]}
+        alerts = {a["id"]: a for a in again.call(FloorService.snapshot)["alerts"]}
         assert alerts[first]["acked_by"] == "maria" and alerts[first]["kind"] == "floor_called"
         assert alerts[first + 1]["acked_by"] is None and alerts[first + 1]["hand"] == 2
         assert again.floor.next_alert > max(alerts)
@@ -604,7 +662,7 @@ def test_a_restarted_hub_shows_open_alerts_and_who_acknowledged_the_others(
 def test_bust_outs_outlive_a_hub_restart(tmp_path, broker, hub):
     """A seat the floor takes out (the table applies the seating) is a bust-out; a restarted
     hub lists it again, with its table, seat, hand and who."""
-    from contract.envelope import state_snapshot
+    from contract.snapshots import TableState
     from controller.inputs import Setup
     from controller.table import Table
 
@@ -613,8 +671,8 @@ def test_bust_outs_outlive_a_hub_restart(tmp_path, broker, hub):
     _box, link = _table(tmp_path, broker, commands=lambda command: None)  # the table agrees
     maria = Staff(hub.url, "maria", "maria-password").listen()
     try:
-        link.publish_state(state_snapshot(table.state(), hub_link="ok", last_seq=0,
-                                          ts_ms=int(time.time() * 1000)))
+        link.publish_state(TableState.of(table.state(), hub_link="ok", last_seq=0,
+                                         ts_ms=int(time.time() * 1000)).to_json())
         assert wait_for(lambda: hub.floor.tables.get("t1") is not None
                         and hub.floor.tables["t1"].seats == [1, 3, 5, 7], 10)
         status, _ = maria.post("/api/tables/t1/cmd/seating", {"seats": [1, 3, 7]})
@@ -625,7 +683,7 @@ def test_bust_outs_outlive_a_hub_restart(tmp_path, broker, hub):
         link.stop()
         maria.close()
     with _restarted(hub) as again:
-        busts = again.snapshot()["bustouts"]
+        busts = again.call(FloorService.snapshot)["bustouts"]
         assert [(b["table"], b["seat"], b["by"]) for b in busts] == [("t1", 5, "maria")]
 
 
@@ -658,14 +716,16 @@ def test_acknowledge_all_closes_a_tables_alerts_even_those_not_shown_and_logs_it
         assert wait_for(lambda: sum(1 for a in val.alerts("floor_called") if a["acked_by"])
                         == MAX_OPEN_ALERTS_PER_TABLE, 10)
         assert not any(u["kind"] == "log" for u in val.updates)
-        assert [a["table"] for a in hub.snapshot()["alerts"] if not a["acked_by"]] == ["t2"]
+        alerts = hub.call(FloorService.snapshot)["alerts"]
+        assert [a["table"] for a in alerts if not a["acked_by"]] == ["t2"]
     finally:
         for _, link in boxes.values():
             link.stop()
         maria.close()
         val.close()
     with _restarted(hub) as again:  # the five never shown are closed too
-        still_open = [a for a in again.snapshot()["alerts"] if a["acked_by"] is None]
+        still_open = [a for a in again.call(FloorService.snapshot)["alerts"]
+                      if a["acked_by"] is None]
         assert [a["table"] for a in still_open] == ["t2"]
         assert again.floor.tables["t1"].alerts_hidden == 0
 
@@ -707,8 +767,8 @@ def test_the_hub_on_postgresql_keeps_hands_alerts_and_acknowledgements(
             box.append(event, int(time.time() * 1000))
         link.notify()
         assert wait_for(lambda: hub.recorder.upto.get("t1") == box.last_seq, 10)
-        assert wait_for(lambda: hub.snapshot()["alerts"], 10)
-        [alert] = hub.snapshot()["alerts"]
+        assert wait_for(lambda: hub.call(FloorService.snapshot)["alerts"], 10)
+        [alert] = hub.call(FloorService.snapshot)["alerts"]
         assert sam.post(f"/api/alerts/{alert['id']}/ack")[0] == 200
         hands = sam.get("/api/tables/t1/hands")[1]["hands"]
         assert [h["hand"] for h in hands] == [1, 2]
@@ -719,7 +779,7 @@ def test_the_hub_on_postgresql_keeps_hands_alerts_and_acknowledgements(
         hub.stop()
     again = Hub(settings).start()
     try:
-        [alert] = again.snapshot()["alerts"]
+        [alert] = again.call(FloorService.snapshot)["alerts"]
         assert alert["acked_by"] == "sam" and alert["kind"] == "floor_called"
     finally:
         again.stop()
@@ -876,7 +936,7 @@ def test_the_floor_shows_what_the_recorder_stored_as_its_public_view(tmp_path, b
         assert hub.recorder.seqs("t1") == [2, 3]
         view = hub.floor.tables["t1"]
         assert view.events == 2 and view.last_seq == 3
-        assert "As" not in json.dumps(hub.floor.snapshot(hub.now_ms()))
+        assert "As" not in json.dumps(hub.call(FloorService.snapshot))
     finally:
         client.loop_stop()
         client.disconnect()
@@ -895,7 +955,7 @@ def test_the_hands_csv_streams_whole_when_each_piece_is_read_on_another_thread(h
     store_night(storage, tables=3, hands=4)
     storage.commit()
     storage.close()
-    stream = hub.hands_csv_stream(T0, T0 + 60 * MINUTE)
+    stream = hub.reports.hands_csv_stream(T0, T0 + 60 * MINUTE)
     pieces: list[str] = []
     failures: list[BaseException] = []
     finished = threading.Event()
@@ -931,7 +991,7 @@ def test_the_hub_refuses_a_seat_past_the_houses_table_size_or_a_short_tables(tmp
     import dataclasses
 
     from controller.profiles import ProfileError
-    from hub.service import StaffError
+    from hub.floor import StaffError
 
     users = tmp_path / "users.toml"
     auth.save_user(users, "sam", "supervisor", "sam-password")
@@ -944,12 +1004,12 @@ def test_the_hub_refuses_a_seat_past_the_houses_table_size_or_a_short_tables(tmp
     hub = Hub(settings).start()
     try:
         sam = auth.User("sam", "supervisor", "")
-        hub.call(lambda: [hub.floor.table(name) for name in ("t1", "t2")])
+        hub.call(lambda floor: [floor.floor.table(name) for name in ("t1", "t2")])
         with pytest.raises(StaffError, match="table t1 seats 9"):
-            hub.table_command(sam, "t1", "seating", {"seats": [1, 2, 10]})
+            hub.call(FloorService.table_command, sam, "t1", SeatingCommand(seats=[1, 2, 10]))
         with pytest.raises(StaffError, match=r"table t2 seats 6 .*a short table"):
-            hub.table_command(sam, "t2", "seating", {"seats": [1, 7]})
-        sent = hub.table_command(sam, "t1", "seating", {"seats": [1, 2, 9]})
+            hub.call(FloorService.table_command, sam, "t2", SeatingCommand(seats=[1, 7]))
+        sent = hub.call(FloorService.table_command, sam, "t1", SeatingCommand(seats=[1, 2, 9]))
         assert sent["args"]["seats"] == [1, 2, 9]
         assert hub.floor.balance.panel(hub.floor.tables)["table_size"] == 9
     finally:
@@ -958,16 +1018,16 @@ def test_the_hub_refuses_a_seat_past_the_houses_table_size_or_a_short_tables(tmp
 
 def test_dealer_names_and_the_roster_outlive_a_hub_restart(hub):
     maria = auth.User("maria", "floor", "")
-    hub.name_dealer(maria, "D17", "Maria Lopez")
-    hub.name_dealer(maria, "D9", "Ian")
-    hub.name_dealer(maria, "D9", "")  # the name taken off
+    hub.call(FloorService.name_dealer, maria, "D17", "Maria Lopez")
+    hub.call(FloorService.name_dealer, maria, "D9", "Ian")
+    hub.call(FloorService.name_dealer, maria, "D9", "")  # the name taken off
     with pytest.raises(StaffError, match="at most 40 printable"):
-        hub.name_dealer(maria, "D3", "x" * 41)
-    hub.import_players(maria, "name,entries\nAnna,1\nBob,2\n")
+        hub.call(FloorService.name_dealer, maria, "D3", "x" * 41)
+    hub.call(FloorService.import_players, maria, "name,entries\nAnna,1\nBob,2\n")
     with _restarted(hub) as again:
-        assert again.snapshot()["dealers"] == {"D17": "Maria Lopez"}
-        roster = again.roster()
+        assert again.call(FloorService.snapshot)["dealers"] == {"D17": "Maria Lopez"}
+        roster = again.call(FloorService.roster)
         assert [(p["name"], p["entries"]) for p in roster["players"]] == [("Anna", 1),
                                                                           ("Bob", 2)]
-        again.add_player(maria, "Carl")  # ids go on after the restart
-        assert [p["id"] for p in again.roster()["players"]] == [1, 2, 3]
+        again.call(FloorService.add_player, maria, "Carl")  # ids go on after the restart
+        assert [p["id"] for p in again.call(FloorService.roster)["players"]] == [1, 2, 3]

@@ -259,8 +259,8 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
     applied = []
 
     def on_command(command):
-        applied.append((command.name, command.args))
-        return None if command.args.get("seats") != [99] else "seat 99 does not exist"
+        applied.append((command.name, command.fields()))
+        return None if command.fields().get("seats") != [99] else "seat 99 does not exist"
 
     box, link = _link(tmp_path, broker, table="t3", on_command=on_command)
     for i in range(5):
@@ -286,7 +286,7 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
         by_tx = {(a["transaction"], a["ok"]): a for a in answers}
         assert by_tx[("c1", True)]["command"] == "seating"
         assert "already handled" in by_tx[("c1", False)]["error"]
-        assert "seats: wrong type str" in by_tx[("c2", False)]["error"]
+        assert by_tx[("c2", False)]["error"] == 'seats: "all" is not of type "array"'
         assert by_tx[("c3", False)]["error"] == "seat 99 does not exist"
         assert "unknown command" in by_tx[("c4", False)]["error"]
         assert any(not a["ok"] and "JSON" in a["error"] for a in answers)
@@ -302,8 +302,8 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
 
 def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
 
-    from contract.envelope import state_snapshot
     from contract.schema import validate
+    from contract.snapshots import TableState
     from controller.inputs import ClockCommand, Setup
     from controller.table import Table
     from houses.loaders import load_profile
@@ -314,8 +314,8 @@ def test_the_state_snapshot_is_retained_for_late_joiners(tmp_path, broker):
     box, link = _link(tmp_path, broker, table="t4")
     # A first subscriber sees the snapshot: then the broker holds it, retained.
     first, probe = _listener(broker, f"pkr/v1/{VENUE}/tables/t4/state")
-    link.publish_state(state_snapshot(table.state(), hub_link="ok", last_seq=box.last_seq,
-                                      ts_ms=int(time.time() * 1000)))
+    link.publish_state(TableState.of(table.state(), hub_link="ok", last_seq=box.last_seq,
+                                     ts_ms=int(time.time() * 1000)).to_json())
     assert wait_for(lambda: probe, 10)
     _close(first)
     late, seen = _listener(broker, f"pkr/v1/{VENUE}/tables/t4/state",
@@ -352,7 +352,7 @@ def test_a_state_snapshot_is_stamped_with_the_moment_it_describes(tmp_path):
     published = []
 
     def snapshot():
-        daemon._state_key = None  # now, not only when something a viewer sees has changed
+        daemon._state_shown = None  # now, not only when something a viewer sees has changed
         daemon._publish_state()
         return published[-1]
 
@@ -496,7 +496,7 @@ def test_a_table_takes_no_seat_past_its_house_size_from_its_configuration_or_a_c
     why."""
     import io
 
-    from contract.commands import Command
+    from contract.commands import SeatingCommand
     from simulators.broker import free_port
     from tablectl.config import ConfigError, config_from_data
     from tablectl.daemon import Daemon
@@ -513,9 +513,9 @@ def test_a_table_takes_no_seat_past_its_house_size_from_its_configuration_or_a_c
         Daemon(config([1, 5, 10]), out=io.StringIO()).start()
     daemon = Daemon(config([1, 5, 9]), out=io.StringIO()).start()
     try:
-        refused = daemon._apply_command_committed(Command("seating", "tx", {"seats": [1, 10]}))
+        refused = daemon._apply_command_committed(SeatingCommand(seats=[1, 10]))
         assert refused is not None and "no seat past 9" in refused
-        assert daemon._apply_command_committed(Command("seating", "tx2", {"seats": [1, 2]})) is None
+        assert daemon._apply_command_committed(SeatingCommand(seats=[1, 2])) is None
         assert daemon.table.seats == (1, 2)
     finally:
         daemon.stop()

@@ -193,10 +193,10 @@ def test_the_tv_figures_come_from_the_roster_and_the_structure_that_runs():
 
 
 def test_the_final_table_draw_seats_everyone_left_there_and_breaks_the_others():
-    from contract.commands import command_input, parse_command
+    from contract.commands import parse_command
     from contract.wire import encode
-    from controller.inputs import parse_input
     from hub.floor import StaffError
+    from tablectl.command_to_core import command_input
 
     floor = _seated_floor({"t1": {2: "Anna", 5: "Bob", 7: "Carl"}, "t2": {1: "Dora", 4: "Emil"}})
     floor.tables["t2"].in_progress = True
@@ -228,7 +228,7 @@ def test_the_final_table_draw_seats_everyone_left_there_and_breaks_the_others():
     # Each command is one the table takes.
     for args in commands.values():
         parsed = parse_command("seating", encode({"transaction": "x", **args}).encode())
-        parse_input({**command_input(parsed), "t": 1.0})
+        command_input(parsed, 1.0)
     # Applied, it is no bust-out.
     for table, args in commands.items():
         floor.command_sent(f"f-{table}", table, "seating", args, "maria", 10)

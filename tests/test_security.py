@@ -241,8 +241,9 @@ def test_the_hub_runs_with_the_deployed_certificates_acl_and_https(secure_broker
     from hardware.mqtt_link import TableLink
     from hardware.outbox import Outbox
     from hub import auth
-    from hub.service import Hub, HubSettings
+    from hub.service import FloorService
     from simulators.staff import Staff
+    from tablectl.hub_app import Hub, HubSettings
     from tests.conftest import wait_for
 
     broker, directory = secure_broker
@@ -293,8 +294,9 @@ def test_the_hub_runs_with_the_deployed_certificates_acl_and_https(secure_broker
         assert wait_for(lambda: (hub.floor.clock or {}).get("running") is False, 10)
         assert hub.connected.is_set()
         # In the floor log like a change made on the dashboard (it was answered, not logged).
-        assert wait_for(lambda: [line for line in hub.floor_log() if line["action"] ==
-                                 "clock/pause" and line["user"] == "floor (MQTT)"], 10)
+        assert wait_for(lambda: [line for line in hub.call(FloorService.floor_log)
+                                 if line["action"] == "clock/pause"
+                                 and line["user"] == "floor (MQTT)"], 10)
         maria.close()
     finally:
         link.stop()

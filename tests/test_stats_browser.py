@@ -18,9 +18,9 @@ from playwright.sync_api import expect
 
 from contract.wire import encode
 from hub import auth
-from hub.service import Hub, HubSettings
 from hub.storage import open_storage
 from simulators.broker import Broker
+from tablectl.hub_app import Hub, HubSettings
 from tests import test_stats
 from tests.conftest import wait_for
 

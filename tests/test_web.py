@@ -25,10 +25,14 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from contract.commands import COMMANDS
+from contract.schema import document
 from contract.wire import decode
-from hub import auth, web
-from hub.service import Hub, HubSettings
+from hub import auth
+from hub.service import FloorService
+from hub.web import deps, guard, server, streams
 from simulators.staff import Staff
+from tablectl.hub_app import Hub, HubSettings
 from tests.conftest import wait_for
 
 VENUE = "webtest"
@@ -85,6 +89,13 @@ def test_the_openapi_document_in_the_repo_is_the_one_the_hub_serves(hub):
     operations = {f"{m.upper()} {p}" for p, ops in served["paths"].items() for m in ops}
     assert {"GET /api/state", "GET /api/stream", "POST /api/clock",
             "POST /api/tables/{table}/cmd/{name}", "POST /api/alerts/{alert}/ack"} <= operations
+    # A command's body is the contract's schema of it, less the transaction the hub adds.
+    body = served["paths"]["/api/tables/{table}/cmd/{name}"]["post"]["requestBody"]
+    shapes = body["content"]["application/json"]["schema"]["anyOf"]
+    assert [shape["title"] for shape in shapes] == list(COMMANDS)
+    assert shapes[0]["properties"] == {
+        k: v for k, v in document()["components"]["schemas"]["SeatingCommand"][
+            "properties"].items() if k != "transaction"}
 
 
 schema = schemathesis.openapi.from_path(str(OPENAPI)).exclude(path="/api/stream")
@@ -109,10 +120,10 @@ def _fuzz(operation, hub, sessions, statuses) -> None:
     def send(case):
         for role, session in sessions.items():
             # The session's own cookie, over whatever the generator made of the documented one.
-            token = session.cookies.get(web.COOKIE)
+            token = session.cookies.get(deps.COOKIE)
             response = case.call_and_validate(
                 base_url=hub.url, session=session, timeout=10,
-                cookies={web.COOKIE: token} if token else {},
+                cookies={deps.COOKIE: token} if token else {},
                 checks=[not_a_server_error, status_code_conformance, content_type_conformance,
                         response_schema_conformance])
             if role != "anonymous" and case.method == "GET" and response.status_code == 401:
@@ -196,7 +207,7 @@ def test_a_slow_client_is_cut_within_the_request_deadline(hub, monkeypatch):
     """Headers trickled a byte every half second, and a body that never comes: both
     connections are closed by the hub within the deadline (plus a margin), however often a
     byte arrives (uvicorn's own keep-alive timer starts again with each)."""
-    monkeypatch.setattr(web, "REQUEST_DEADLINE", 2.0)
+    monkeypatch.setattr(server, "REQUEST_DEADLINE", 2.0)
     started = time.monotonic()
     trickler = socket.create_connection(_address(hub), timeout=30)
     silent = socket.create_connection(_address(hub), timeout=30)
@@ -232,7 +243,7 @@ def test_a_slow_client_is_cut_within_the_request_deadline(hub, monkeypatch):
         thread.join(40)
     trickler.close()
     silent.close()
-    limit = web.REQUEST_DEADLINE + 5
+    limit = server.REQUEST_DEADLINE + 5
     assert closed["silent"] is not None and closed["silent"] < limit, closed
     assert closed["trickler"] is not None and closed["trickler"] < limit, closed
 
@@ -241,7 +252,7 @@ def test_connections_over_the_cap_are_refused_and_half_sent_requests_free_their_
     threads_before = len(os.listdir("/proc/self/task"))
     held = []
     try:
-        for _ in range(web.MAX_CONNECTIONS + 20):
+        for _ in range(server.MAX_CONNECTIONS + 20):
             sock = socket.create_connection(_address(hub), timeout=10)
             sock.sendall(b"GET /api/state HTTP/1.1\r\nHost: x\r\n")  # never finished
             held.append(sock)
@@ -290,9 +301,9 @@ def test_one_host_re_opening_half_sent_requests_cannot_keep_a_supervisor_out(hub
                 continue
             held.remove((sock, b""))
             refused.append((sock, late))
-        assert len(held) <= web.MAX_CONNECTIONS_PER_ADDRESS
+        assert len(held) <= server.MAX_CONNECTIONS_PER_ADDRESS
         assert b" 503 " in last.split(b"\r\n", 1)[0]
-        for header in web.SECURITY_HEADERS:
+        for header in guard.SECURITY_HEADERS:
             assert header.lower().encode() + b": " in last, header
         # The supervisor's tablet, another address (bound to 127.0.0.2 on loopback).
         for _ in range(17):
@@ -328,6 +339,58 @@ def test_the_clock_takes_no_true_for_a_number(hub):
         assert clock("stop") == 200
 
 
+def test_each_domain_error_has_its_answer_and_anything_else_is_a_bug():
+    """The use cases' errors are mapped to answers in one place: the staff's mistakes are 400s
+    with the reason, a wrong room key a 403, a floor that does not answer a 503; an error not
+    listed (a TypeError, say) is no client's fault, and is left to be a 500."""
+    import asyncio
+
+    from fastapi import FastAPI, Request
+
+    from contract.commands import CommandError
+    from hub.balance_desk import BalanceRefused
+    from hub.floor import StaffError
+    from hub.roster import RosterError
+    from hub.service import NotTheRoomKey
+    from hub.venue_clock import ClockError
+    from hub.web import errors
+
+    app = FastAPI()
+    errors.install(app)
+
+    def answer(exc):  # as Starlette finds a handler: the first class of its MRO with one
+        handler = next((app.exception_handlers[kind] for kind in type(exc).__mro__
+                        if kind in app.exception_handlers), None)
+        if handler is None:
+            return None
+        request = Request({"type": "http", "method": "POST", "path": "/api/x", "headers": [],
+                           "query_string": b""})
+        response = asyncio.run(handler(request, exc))
+        return response.status_code, decode(response.body)
+
+    for mistake in (StaffError, RosterError, BalanceRefused, ClockError, CommandError):
+        assert answer(mistake("said so")) == (400, {"error": "said so"}), mistake
+    assert answer(NotTheRoomKey("not the link")) == (403, {"error": "not the link"})
+    assert answer(TimeoutError())[0] == 503
+    assert answer(TypeError("a bug")) is None and answer(ValueError("a bug")) is None
+
+
+def test_a_call_the_floor_does_not_answer_in_time_is_a_503_and_is_not_done_later(
+        hub, monkeypatch):
+    monkeypatch.setattr(deps, "FLOOR_TIMEOUT", 0.5)
+    release = threading.Event()
+    maria = Staff(hub.url, "maria", "maria-password")
+    try:
+        hub.worker.submit(lambda floor: release.wait(10))  # the floor's worker is busy
+        assert maria.post("/api/roster/players", {"name": "Late Larry"}) == (
+            503, {"error": "the hub did not answer in time: try again"})
+    finally:
+        release.set()
+        maria.close()
+    names = [p["name"] for p in hub.call(FloorService.roster)["players"]]
+    assert "Late Larry" not in names, "a request given up on was done once the floor was free"
+
+
 def test_the_users_file_is_never_readable_by_others(tmp_path, monkeypatch):
     """It was written, then chmod'ed: readable by others meanwhile (and for good if the chmod
     failed). Created 0600, swapped in whole."""
@@ -357,7 +420,7 @@ def test_streams_are_capped_per_session_and_a_stalled_viewer_is_dropped(hub):
     host, port = _address(hub)
     opened = []
     try:
-        for _ in range(web.MAX_STREAMS_PER_SESSION):
+        for _ in range(streams.MAX_STREAMS_PER_SESSION):
             sock = socket.create_connection((host, port), timeout=10)
             sock.sendall(f"GET /api/stream HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n"
                          .encode())
@@ -370,11 +433,10 @@ def test_streams_are_capped_per_session_and_a_stalled_viewer_is_dropped(hub):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         registry = hub.web.streams
         mine = [v for v in registry.viewers if v.session in cookie]
-        assert len(mine) == web.MAX_STREAMS_PER_SESSION
+        assert len(mine) == streams.MAX_STREAMS_PER_SESSION
         rss_before = _rss_kb()
         big = {"kind": "hub", "broker": "ok", "since": 1, "padding": "p" * 2000}
-        for _ in range(web.STREAM_QUEUE * 3):
-            hub._broadcast([big])
+        hub.call(lambda floor: floor._broadcast([big] * (streams.STREAM_QUEUE * 3)))
         assert wait_for(lambda: all(v not in registry.viewers for v in mine), 30), \
             "a viewer that stopped reading was not dropped"
         assert _rss_kb() - rss_before < 100_000
@@ -428,7 +490,7 @@ def test_a_stream_ends_when_its_session_ends(hub):
             for token, (name, _) in list(hub.sessions._sessions.items()):
                 if token in maria.cookie():
                     hub.sessions._sessions[token] = (name, 0.0)
-        assert _ends(sock, web.SESSION_CHECK * 4), "a stream outlived its session"
+        assert _ends(sock, streams.SESSION_CHECK * 4), "a stream outlived its session"
     finally:
         sock.close()
         maria.close()
@@ -443,19 +505,19 @@ def test_one_account_cannot_take_every_stream_and_staff_keep_room(hub, monkeypat
         for _ in range(3):  # 3 sessions x 4 streams: the account's cap comes first
             val = Staff(hub.url, "val", "val-password")
             logins.append(val)
-            for _ in range(web.MAX_STREAMS_PER_SESSION):
+            for _ in range(streams.MAX_STREAMS_PER_SESSION):
                 sock, status = _open_stream(hub, val.cookie())
                 opened.append(sock)
                 if b" 429 " in status:
                     break
         assert len([v for v in hub.web.streams.viewers if v.account == "val"]) == \
-            web.MAX_STREAMS_PER_ACCOUNT
+            streams.MAX_STREAMS_PER_ACCOUNT
         refused = logins[-1].get("/api/stream")
         assert refused[0] == 429 and "an account" in refused[1]["error"]
         # The room nearly full of viewers' streams: the floor still gets one.
-        monkeypatch.setattr(web, "MAX_STREAMS", web.MAX_STREAMS_PER_ACCOUNT + 2)
-        monkeypatch.setattr(web, "STAFF_STREAMS", 2)
-        monkeypatch.setattr(web, "MAX_STREAMS_PER_ACCOUNT", 100)
+        monkeypatch.setattr(streams, "MAX_STREAMS", streams.MAX_STREAMS_PER_ACCOUNT + 2)
+        monkeypatch.setattr(streams, "STAFF_STREAMS", 2)
+        monkeypatch.setattr(streams, "MAX_STREAMS_PER_ACCOUNT", 100)
         viewer_full = logins[-1].get("/api/stream")
         assert viewer_full[0] == 503, viewer_full
         maria = Staff(hub.url, "maria", "maria-password")

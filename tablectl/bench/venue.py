@@ -33,10 +33,10 @@ from typing import Any
 from contract.envelope import envelope
 from contract.views import public_event
 from hub import auth
-from hub.service import Hub, HubSettings
 from simulators.broker import Broker
 from simulators.staff import Staff
 from tablectl.bench import percentile
+from tablectl.hub_app import Hub, HubSettings
 
 VENUE = "bench"
 

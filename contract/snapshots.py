@@ -1,0 +1,81 @@
+"""What the two retained topics carry, typed: the venue clock's reading (``clock``, schema
+``VenueClock``: the hub publishes it, the tables follow it) and a table's state snapshot
+(``tables/<table>/state``, schema ``State``: the daemon publishes it, the dashboard shows it).
+Each is parsed once where it arrives and written back as the same JSON (``to_json``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from contract.schema import receive
+
+
+@dataclass(frozen=True, kw_only=True)
+class VenueClockReading:
+    structure: str | None  # None: the hub stopped the clock
+    elapsed: float  # seconds of the structure played, on the hub's clock
+    running: bool
+    hand_for_hand: bool
+    # For viewers, with a structure (tables compute them): the level (None on a break),
+    # whether a break runs, seconds left in it.
+    level: int | None = None
+    on_break: bool | None = None
+    remaining: float | None = None
+    at: float | None = None  # when the hub read it (its wall clock, seconds since the epoch)
+
+    @classmethod
+    def parse(cls, payload: bytes | str) -> VenueClockReading:
+        """The reading of a ``clock`` message; ContractError says what is wrong."""
+        body = receive("VenueClock", payload)
+        return cls(**{f.name: body[f.name] for f in fields(cls) if f.name in body})
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"structure": self.structure, "elapsed": self.elapsed,
+                                "running": self.running, "hand_for_hand": self.hand_for_hand}
+        if self.on_break is not None:
+            data.update(level=self.level, on_break=self.on_break, remaining=self.remaining)
+        if self.at is not None:
+            data["at"] = self.at
+        return data
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableState:
+    """A table's retained snapshot: the core's ``Table.state()``, the links, the last seq and
+    the moment it describes."""
+
+    hand: int | None
+    in_progress: bool
+    street: str | None
+    phase: str | None
+    dealer: str | None
+    shoe: str
+    clock: dict[str, Any] | None  # structure, level, on_break, running, remaining at ts
+    profile: str
+    hand_for_hand: str
+    seats: list[int]
+    button: int | None
+    blind_seats: dict[str, int] | None
+    dealer_stats: dict[str, Any] | None
+    links: dict[str, str]
+    last_seq: int
+    ts: int  # UTC ms
+
+    @classmethod
+    def of(cls, table_state: dict[str, Any], *, hub_link: str, last_seq: int,
+           ts_ms: int) -> TableState:
+        """The snapshot of the core's state (``Table.state()``) with the hub link's state."""
+        return cls(**table_state, links={"hub": hub_link}, last_seq=last_seq, ts=ts_ms)
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def shown(self) -> tuple[Any, ...]:
+        """What a viewer sees change: the snapshot but for its moment, its last seq, the
+        clock's time left (it runs: refreshed every few seconds) and the dealer's figures
+        other than the hands dealt."""
+        clock = None if self.clock is None else {**self.clock, "remaining": None}
+        rest = [(f.name, getattr(self, f.name)) for f in fields(self)
+                if f.name not in ("ts", "last_seq", "clock", "dealer_stats")]
+        return (*rest, ("clock", clock), ("hands", (self.dealer_stats or {}).get("hands")))

@@ -1,0 +1,30 @@
+"""What a venue hub is started with (``tablectl hub``'s options): the composition root
+(tablectl/hub_app.py) builds the recorder, the floor and the dashboard from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from contract.mqtt import TlsSettings
+
+
+@dataclass
+class HubSettings:
+    venue: str
+    db: str = "hub.db"
+    users: str = "users.toml"
+    host: str = "127.0.0.1"
+    port: int = 1883
+    tls: TlsSettings | None = None  # the hub's identity (CN "hub")
+    recorder_tls: TlsSettings | None = None  # the recorder's (CN "recorder")
+    http_host: str = "127.0.0.1"
+    http_port: int = 8080
+    web_cert: str | None = None  # HTTPS for the dashboard
+    web_key: str | None = None
+    retention_days: float = 90.0  # 0 keeps everything
+    reorder_timeout: float = 2.0
+    structures: str | None = None  # the house's own blind structures (NAME.toml files)
+    profile: str = "tda-2024"  # the house's rules (balancing and breaking tables): name or path
+    short_tables: dict[str, int] = field(default_factory=dict)  # tables seating fewer
+    locale: str | None = None  # the venue's language for dates and times (None: the browser's)
+    time_zone: str | None = None  # the venue's IANA zone for times (None: the browser's)

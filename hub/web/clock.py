@@ -1,0 +1,101 @@
+"""The venue clock: its actions (the contract's ``HubClockCommand``, as ``tablectl clock``),
+the structures it can start, hand-for-hand's release, and the room's TV page (a viewer link's
+key, no login)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header
+from pydantic import BaseModel
+
+from contract.commands import HubClockCommand, command_from_fields
+from hub.service import FloorService, structure_choices
+from hub.web.deps import COMMAND_FIELDS, Clocking, Context, Empty, Seeing, on_floor
+from hub.web.errors import ERRORS
+
+router = APIRouter(responses=ERRORS, tags=["clock"])
+
+
+class Blinds(BaseModel):
+    level: int | None
+    sb: int
+    bb: int
+    ante: int
+    minutes: float
+
+
+class RoomClock(BaseModel):
+    venue: str
+    now: int  # the hub's time, UTC ms: the page counts down from it
+    structure: str | None
+    title: str | None = None
+    running: bool
+    on_break: bool = False
+    remaining: float | None = None  # seconds left in the level or break
+    current: Blinds | None = None
+    next: Blinds | None = None
+    break_in: float | None = None  # seconds to the next break
+    announcements: list[str] = []
+    next_announcements: list[str] = []
+    tables: int
+    players: int  # seated at the tables in play
+    # With a roster: who entered, who is left, and the figures the structure gives.
+    entrants: int | None = None
+    entries: int | None = None  # buy-ins and re-entries
+    add_ons: int | None = None
+    players_left: int | None = None
+    average_stack: int | None = None  # (starting stack x entries + add-on chips) / left
+    prize_pool: int | None = None  # buy-ins and add-ons paid, in ``currency``
+    currency: str = ""
+    payouts: list[int] = []  # the prize of each place paid, first place first
+
+
+class TvLink(BaseModel):
+    path: str  # "/tv#KEY": the key stays in the fragment, never in a server's logs
+
+
+class StructureChoice(BaseModel):
+    name: str
+    title: str | None = None
+    levels: int | None = None
+    first: str | None = None  # the first level's blinds, "100/200"
+    minutes: int | None = None  # the first level's length
+    problem: str | None = None  # a house file that does not load: why
+
+
+class Released(BaseModel):
+    released: list[str]
+
+
+@router.get("/api/tv", response_model=RoomClock,
+            summary="the room clock for a TV: the viewer link's key, no login")
+async def room_clock(key: Annotated[str, Header(alias="X-Room-Key", min_length=1,
+                                                max_length=100)],
+                     context: Context) -> dict[str, Any]:
+    return await on_floor(context, FloorService.room_clock, key)
+
+
+@router.get("/api/tv-link", response_model=TvLink,
+            summary="the room clock page's viewer link (for the floor to open on a TV)")
+async def tv_link(user: Clocking, context: Context) -> TvLink:
+    return TvLink(path=await on_floor(context, FloorService.tv_link))
+
+
+@router.get("/api/structures", response_model=list[StructureChoice],
+            summary="the structures the venue clock can start")
+def structures(user: Seeing, context: Context) -> list[dict[str, Any]]:
+    return structure_choices(context.settings.structures)
+
+
+@router.post("/api/clock", summary="the venue clock's actions, as tablectl clock")
+async def clock_action(body: COMMAND_FIELDS, user: Clocking,
+                       context: Context) -> dict[str, Any]:
+    command = command_from_fields(HubClockCommand, body)
+    return await on_floor(context, FloorService.clock_action, user, command)
+
+
+@router.post("/api/hand-for-hand/release", response_model=Released,
+             summary="release the next hand (refused while a table plays)")
+async def release(user: Clocking, context: Context, body: Empty | None = None) -> Released:
+    return Released(released=await on_floor(context, FloorService.release_hand, user))

@@ -1,0 +1,104 @@
+"""What every route depends on (FastAPI's ``Depends``): the hub's parts the web side is given
+(``WebContext``), the session's staff member with a permission, and ``on_floor``, the one way
+a route reaches the floor's state: a use case queued on the floor's worker, awaited."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Concatenate, ParamSpec, TypeVar
+
+from fastapi import Body, Depends, Path, Query, Request
+from pydantic import BaseModel, ConfigDict
+
+from contract.schema import NAME
+from hub.auth import Sessions, User
+from hub.reports import Reports
+from hub.service import FloorService, OnFloor
+from hub.settings import HubSettings
+from hub.web.errors import Refused
+from hub.web.streams import StreamRegistry
+
+COOKIE = "pkr_session"
+FLOOR_TIMEOUT = 10.0  # seconds a request waits for the floor's worker: then 503
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+@dataclass
+class WebContext:
+    """The hub's parts the dashboard uses (tablectl/hub_app.py builds them)."""
+
+    floor: OnFloor
+    reports: Reports
+    sessions: Sessions
+    settings: HubSettings
+
+
+def web_context(request: Request) -> WebContext:
+    context: WebContext = request.app.state.context
+    return context
+
+
+Context = Annotated[WebContext, Depends(web_context)]
+
+
+def stream_registry(request: Request) -> StreamRegistry:
+    registry: StreamRegistry = request.app.state.streams
+    return registry
+
+
+Streams = Annotated[StreamRegistry, Depends(stream_registry)]
+
+
+async def on_floor(context: WebContext,
+                   use_case: Callable[Concatenate[FloorService, P], T],
+                   *args: P.args, **kwargs: P.kwargs) -> T:
+    """``use_case`` run on the floor's worker, awaited without holding a thread;
+    TimeoutError (a 503) if the floor does not answer within FLOOR_TIMEOUT (the use case is
+    then not run late, if it has not started)."""
+    future = context.floor.submit(use_case, *args, **kwargs)
+    return await asyncio.wait_for(asyncio.wrap_future(future), FLOOR_TIMEOUT)
+
+
+def session_of(request: Request) -> str | None:
+    return request.cookies.get(COOKIE)
+
+
+def _staff(permission: str) -> Any:
+    def check(request: Request, context: Context) -> User:
+        user = context.sessions.user(session_of(request), time.monotonic())
+        if user is None:
+            raise Refused(401, "log in first")
+        if not user.may(permission):
+            raise Refused(403, f"the role {user.role} may not {permission}")
+        return user
+    return Depends(check)
+
+
+# The session's staff member, allowed to (hub/auth.py's ROLES): see the floor, send commands
+# and change the roster, run the venue clock, acknowledge alerts.
+Seeing = Annotated[User, _staff("see")]
+Commanding = Annotated[User, _staff("command")]
+Clocking = Annotated[User, _staff("clock")]
+Acknowledging = Annotated[User, _staff("acknowledge")]
+
+
+# ---------------------------------------------------------------------------- shared shapes
+
+class Empty(BaseModel):  # the body of a call that needs none: nothing, or {}
+    model_config = ConfigDict(extra="forbid")
+
+
+TABLE = Annotated[str, Path(pattern=NAME.pattern, description="a table id")]
+PLAYER = Annotated[int, Path(ge=1, le=2**31 - 1, description="a roster player's id")]
+BUSTOUT = Annotated[str, Path(pattern=NAME.pattern[:-1] + r":\d{1,2}:\d{1,16}$",
+                              description="a bust-out: table:seat:when (ms)")]
+PERIOD_FROM = Annotated[int | None, Query(alias="from", ge=0, le=2**53 - 1,
+                                          description="UTC ms; default: 12 h before the end")]
+PERIOD_TO = Annotated[int | None, Query(ge=0, le=2**53 - 1, description="UTC ms; default: now")]
+# A floor command's fields, parsed by the contract (contract/commands.py): their schema in the
+# OpenAPI document is the contract's (hub/web/app.py: document).
+COMMAND_FIELDS = Annotated[dict[str, Any], Body()]

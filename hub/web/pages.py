@@ -1,0 +1,53 @@
+"""The dashboard's pages and their files (``hub/static/``): the login page, the dashboard
+(for a staff session), the room clock's TV page (no login: it asks /api/tv with its key)."""
+
+from __future__ import annotations
+
+import time
+from importlib import resources
+
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+
+from hub.web.deps import Context, session_of
+from hub.web.errors import Refused
+
+STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css",
+          "dashboard.html": "text/html", "login.html": "text/html",
+          "tv.html": "text/html", "tv.js": "text/javascript", "tv.css": "text/css",
+          "chart.umd.min.js": "text/javascript"}  # vendored: hub/static/VENDORED.md
+
+router = APIRouter(include_in_schema=False)
+
+
+def _static(name: str) -> bytes:
+    return resources.files("hub").joinpath("static", name).read_bytes()
+
+
+def _page(name: str) -> Response:
+    return Response(_static(name), media_type="text/html; charset=utf-8")
+
+
+@router.get("/login")
+def login_page() -> Response:
+    return _page("login.html")
+
+
+@router.get("/static/{name}")
+def static(name: str) -> Response:
+    if name not in STATIC:
+        raise Refused(404, f"nothing at /static/{name}")
+    return Response(_static(name), media_type=STATIC[name] + "; charset=utf-8")
+
+
+@router.get("/")
+def dashboard(request: Request, context: Context) -> Response:
+    if context.sessions.user(session_of(request), time.monotonic()) is None:
+        return RedirectResponse("/login", 303)
+    return _page("dashboard.html")
+
+
+@router.get("/tv")
+def tv_page() -> Response:
+    # The room's TV: no login, the page asks /api/tv with the link's key.
+    return _page("tv.html")

@@ -1,0 +1,155 @@
+"""The dashboard's live updates as Server-Sent Events: a snapshot, then one event per change.
+
+The floor's worker offers each update to every stream (``Viewer.offer``, from its thread); the
+update waits in a bounded queue on the server's loop. A viewer that falls STREAM_QUEUE behind
+is dropped (its page reconnects and gets a fresh snapshot), never buffered for; a write that
+waits SEND_TIMEOUT (a tablet asleep mid-stream) drops it too; a stream ends within
+SESSION_CHECK of its session ending; streams are capped per session, per account and in all,
+with room kept for the floor's staff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from fastapi.responses import StreamingResponse
+
+from contract.wire import encode
+from hub.floor import Update
+from hub.web.errors import Refused
+
+log = logging.getLogger("tablectl.web")
+
+HEARTBEAT = 15.0  # seconds between keep-alive comments on an idle event stream
+STREAM_QUEUE = 2000  # updates waiting for one viewer before it is dropped
+SEND_TIMEOUT = 20.0  # seconds a write to a viewer may wait (its TCP window shut): then dropped
+MAX_STREAMS_PER_SESSION = 4
+MAX_STREAMS_PER_ACCOUNT = 8  # however many times one account logs in
+MAX_STREAMS = 200
+STAFF_STREAMS = 40  # of MAX_STREAMS, kept for the floor and supervisors: viewers never take them
+SESSION_CHECK = 2.0  # seconds: a stream ends this soon after its session ended
+
+
+class Viewer:
+    """One event stream: updates offered from the floor's thread wait in a bounded queue on
+    the server's loop; a viewer that falls STREAM_QUEUE behind is dropped."""
+
+    def __init__(self, session: str, loop: asyncio.AbstractEventLoop, account: str = "",
+                 staff: bool = False) -> None:
+        self.session = session
+        self.account = account
+        self.staff = staff
+        self.loop = loop
+        self.queue: asyncio.Queue[Update | None] = asyncio.Queue(STREAM_QUEUE)
+        self.dropped = False
+        self.reads_log = False
+        self.on_drop: Callable[[], Any] = lambda: None
+
+    def offer(self, update: Update | None) -> None:
+        """From any thread."""
+        with contextlib.suppress(RuntimeError):  # a closed loop: the hub is stopping
+            self.loop.call_soon_threadsafe(self._put, update)
+
+    def _put(self, update: Update | None) -> None:
+        if self.dropped or (update is not None and update.get("kind") == "log"
+                            and not self.reads_log):
+            return
+        try:
+            self.queue.put_nowait(update)
+        except asyncio.QueueFull:
+            # It stopped reading: nothing more is kept for it, and its stream ends (the page
+            # reconnects and gets a fresh snapshot).
+            self.dropped = True
+            self.queue = asyncio.Queue(1)
+            self.queue.put_nowait(None)
+            self.on_drop()
+
+
+class StreamRegistry:
+    """The open streams. Touched on the server's event loop only (the stream's route and
+    generator, a logout, a drop): no lock."""
+
+    def __init__(self) -> None:
+        self.viewers: list[Viewer] = []
+
+    def open(self, session: str, account: str, staff: bool,
+             loop: asyncio.AbstractEventLoop) -> Viewer:
+        mine = [v for v in self.viewers if v.session == session]
+        if len(mine) >= MAX_STREAMS_PER_SESSION:
+            raise Refused(429, f"at most {MAX_STREAMS_PER_SESSION} streams a session: "
+                               "close a tab")
+        if sum(v.account == account for v in self.viewers) >= MAX_STREAMS_PER_ACCOUNT:
+            raise Refused(429, f"at most {MAX_STREAMS_PER_ACCOUNT} streams an account: "
+                               "close a tab, or log out elsewhere")
+        ceiling = MAX_STREAMS if staff else MAX_STREAMS - STAFF_STREAMS
+        if len(self.viewers) >= ceiling:
+            raise Refused(503, "the hub serves as many streams as it can")
+        viewer = Viewer(session, loop, account, staff)
+        self.viewers.append(viewer)
+        return viewer
+
+    def end_session(self, session: str) -> None:
+        """Every stream of a session that ended (logged out) ends."""
+        for viewer in [v for v in self.viewers if v.session == session]:
+            viewer.offer(None)
+
+    def close(self, viewer: Viewer) -> None:
+        if viewer in self.viewers:
+            self.viewers.remove(viewer)
+
+
+async def events(viewer: Viewer, snapshot: dict[str, Any], *, streams: StreamRegistry,
+                 session_valid: Callable[[str], bool],
+                 unsubscribe: Callable[[], None]) -> AsyncIterator[bytes]:
+    """A viewer's stream: the snapshot, then its updates (a few at a time when they wait),
+    until the update None, its session ends or the client goes."""
+    try:
+        yield b"retry: 1000\nevent: snapshot\ndata: " + encode(snapshot).encode() + b"\n\n"
+        quiet = 0.0  # seconds since the last write
+        while True:
+            try:
+                update = await asyncio.wait_for(viewer.queue.get(), SESSION_CHECK)
+                waited = False
+            except TimeoutError:
+                update, waited = None, True
+            if not session_valid(viewer.session):
+                return  # logged out, expired, or its user removed: the stream ends too
+            if waited:
+                quiet += SESSION_CHECK
+                if quiet >= HEARTBEAT:
+                    quiet = 0.0
+                    yield b": keep-alive\n\n"
+                continue
+            quiet = 0.0
+            if update is None:
+                return
+            chunks = [update]
+            while len(chunks) < 200 and not viewer.queue.empty():  # what waits: one write
+                more = viewer.queue.get_nowait()
+                if more is None:
+                    break
+                chunks.append(more)
+            yield b"".join(b"event: update\ndata: " + encode(c).encode() + b"\n\n"
+                           for c in chunks)
+    finally:
+        unsubscribe()
+        streams.close(viewer)
+
+
+class EventStream(StreamingResponse):
+    """A stream whose every write has SEND_TIMEOUT: a viewer whose TCP window stays shut (a
+    tablet gone to sleep mid-stream) is dropped, its connection closed."""
+
+    async def stream_response(self, send: Any) -> None:
+        async def timed(message: Any) -> None:
+            await asyncio.wait_for(send(message), SEND_TIMEOUT)
+
+        try:
+            await super().stream_response(timed)
+        except TimeoutError:
+            log.info("dropped an event stream that stopped reading for %g s", SEND_TIMEOUT)
+            await self.body_iterator.aclose()  # type: ignore[attr-defined]
