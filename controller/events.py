@@ -5,6 +5,11 @@ with ``match``; JSON exists only at the edges (``to_json``: the replay output, t
 the envelope, whose ``data`` schemas in ``contract/asyncapi.json`` a test compares with these
 classes). ``to_json`` writes the keys in field order, as the replay contract always had them:
 a field made with ``opt()`` is left out when it is None, any other field is always written.
+A closed vocabulary (an action, a reason, a kind) is a ``StrEnum``: written as its string.
+
+An irregularity and a ruling are one class a kind (``Irregularity.of``, ``Ruling.of``), each
+with the fields its kind carries; ``from_json`` picks the class by ``kind`` (by ``action`` and
+``reason`` for a ruling), so that a JSON object comes back as the very event that wrote it.
 
 ``dealer``: the table stamps the dealer signed in on every event that does not carry one of its
 own (SPEC 1.3), as the last key (``Table._stamped``).
@@ -12,8 +17,11 @@ own (SPEC 1.3), as the last key (``Table._stamped``).
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import typing
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar
 
 _JSON_NAME = {"break_": "break"}  # a Python keyword as a field name
@@ -25,23 +33,44 @@ def opt(*, written_with: str | None = None) -> Any:
     return field(default=None, metadata={"omit_none": True, "written_with": written_with})
 
 
-# (field name, JSON key, omitted when None, written with) per class, in field order
-_Layout = tuple[tuple[str, str, bool, str | None], ...]
-_LAYOUTS: dict[type, _Layout] = {}
+class _Field(typing.NamedTuple):
+    name: str
+    key: str  # its JSON key
+    omit_none: bool
+    written_with: str | None
+    vocabulary: type[StrEnum] | None  # a closed vocabulary: written as its string
 
 
-def _layout(cls: type) -> _Layout:
+_LAYOUTS: dict[type, tuple[_Field, ...]] = {}
+
+
+def _vocabulary(annotation: Any) -> type[StrEnum] | None:
+    for kind in (annotation, *typing.get_args(annotation)):
+        if isinstance(kind, type) and issubclass(kind, StrEnum):
+            return kind
+    return None
+
+
+def _layout(cls: type[Event]) -> tuple[_Field, ...]:
+    """The class's fields in the order they are written: field order, but the fields a class
+    family writes last (``WRITTEN_LAST``) after those of each kind."""
     layout = _LAYOUTS.get(cls)
     if layout is None:
+        hints = typing.get_type_hints(cls)
+        fields = sorted(dataclasses.fields(cls), key=lambda f: (
+            f.name in cls.WRITTEN_LAST, cls.WRITTEN_LAST.index(f.name)
+            if f.name in cls.WRITTEN_LAST else 0))
         layout = _LAYOUTS[cls] = tuple(
-            (f.name, _JSON_NAME.get(f.name, f.name), bool(f.metadata.get("omit_none")),
-             f.metadata.get("written_with")) for f in dataclasses.fields(cls))
+            _Field(f.name, _JSON_NAME.get(f.name, f.name), bool(f.metadata.get("omit_none")),
+                   f.metadata.get("written_with"), _vocabulary(hints[f.name]))
+            for f in fields)
     return layout
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     TYPE: ClassVar[str] = ""
+    WRITTEN_LAST: ClassVar[tuple[str, ...]] = ()
 
     @property
     def type(self) -> str:
@@ -49,23 +78,31 @@ class Event:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.TYPE}
-        for name, key, omit_none, written_with in _layout(type(self)):
-            value = getattr(self, name)
-            if value is None and omit_none and (
-                    written_with is None or getattr(self, written_with) is None):
-                continue
-            out[key] = value
+        for f in _layout(type(self)):
+            value = getattr(self, f.name)
+            if value is None:
+                if f.omit_none and (
+                        f.written_with is None or getattr(self, f.written_with) is None):
+                    continue
+            elif f.vocabulary is not None:
+                value = str(value)
+            out[f.key] = value
         return out
 
     def stamped(self, dealer: str) -> Event:
         """This event with the table's dealer, if it has none of its own (an event whose
         ``dealer`` is its subject, a sign-in or a hand's start, keeps its own)."""
-        for name, _, omit_none, _ in _layout(type(self)):
-            if name == "dealer":
-                if omit_none and getattr(self, name) is None:
+        for f in _layout(type(self)):
+            if f.name == "dealer":
+                if f.omit_none and getattr(self, f.name) is None:
                     return dataclasses.replace(self, dealer=dealer)  # type: ignore[call-arg]
                 break
         return self
+
+    @classmethod
+    def _variant(cls, data: dict[str, Any]) -> builtins.type[Event]:
+        """The class of this family that ``data`` is (a family of one: this class)."""
+        return cls
 
 
 # ---------------------------------------------------------------------------- a hand
@@ -112,53 +149,311 @@ class Card(Event):
     dealer: str | None = opt()
 
 
+class IrregularityKind(StrEnum):
+    EXPOSED_CARD = "exposed_card"
+    BOXED_CARD = "boxed_card"
+    JOKER = "joker"
+    EXTRA_CARD = "extra_card"
+    MISSING_CARD = "missing_card"
+    PREMATURE_CARD = "premature_card"
+    TOO_MANY_BOARD_CARDS = "too_many_board_cards"
+    MISSING_BURN = "missing_burn"
+    DUPLICATE_CARD = "duplicate_card"
+    FOREIGN_CARD = "foreign_card"
+    UNKNOWN_TAG = "unknown_tag"
+    SHOE_FAULT = "shoe_fault"  # also the reads the shoe dropped from a full queue
+    WRONG_GAME = "wrong_game"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Irregularity(Event):
+    """Something at the table that needs a ruling: one class a kind, each with the fields its
+    kind carries, written between ``kind`` and ``t``."""
+
     TYPE: ClassVar[str] = "irregularity"
+    WRITTEN_LAST: ClassVar[tuple[str, ...]] = ("t", "dealer")
+    KIND: ClassVar[IrregularityKind]
     hand: int
-    kind: str
-    card: str | None = opt()
+    kind: IrregularityKind
+    t: float
+    dealer: str | None = opt()
+
+    @classmethod
+    def of(cls, kind: IrregularityKind) -> type[Irregularity]:
+        return _IRREGULARITIES[kind]
+
+    @classmethod
+    def _variant(cls, data: dict[str, Any]) -> type[Event]:
+        return _IRREGULARITIES.get(data.get("kind"), cls)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardIrregularity(Irregularity):
+    """An irregularity a drawn card made: the card (``??`` for a tag that maps to none), the
+    tag it was read from, and its draw's number within the hand."""
+
+    card: str
     tag: str | None = opt()
-    n: int | None = opt()
-    seat: int | None = opt()
+    n: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExposedCard(CardIrregularity):
+    """A hole card drawn face up (``exposed``: the second or later of the deal)."""
+
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.EXPOSED_CARD
+    kind: IrregularityKind = KIND
+    seat: int
     exposed: int | None = opt()
-    street: str | None = opt()
-    extra: int | None = opt()
-    declared: str | None = opt()
-    missing: dict[str, int] | int | None = opt()  # per seat (hole cards) or a count (a street)
-    betting: str | None = opt()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoxedCard(CardIrregularity):
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.BOXED_CARD
+    kind: IrregularityKind = KIND
+    street: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JokerDrawn(CardIrregularity):
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.JOKER
+    kind: IrregularityKind = KIND
+    street: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtraCard(CardIrregularity):
+    """A hole card past the deal, within its rhythm (``extra``: how many so far)."""
+
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.EXTRA_CARD
+    kind: IrregularityKind = KIND
+    extra: int
+    declared: str | None = opt()  # dealer's choice: the game declared
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MissingCards(Irregularity):
+    """Betting closed with cards missing: hole cards per seat, or a street's count."""
+
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.MISSING_CARD
+    kind: IrregularityKind = KIND
+    street: str
+    missing: dict[str, int] | int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrematureCard(CardIrregularity):
+    """A card of ``street`` drawn while the betting on ``betting`` was open."""
+
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.PREMATURE_CARD
+    kind: IrregularityKind = KIND
+    street: str
+    betting: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TooManyBoardCards(CardIrregularity):
+    """A fourth flop card, or a card after the river (``flop_cards``: an overdealt flop's)."""
+
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.TOO_MANY_BOARD_CARDS
+    kind: IrregularityKind = KIND
+    street: str
     flop_cards: int | None = opt()
-    in_play_deck: str | None = opt()
-    state: str | None = opt()
-    part: str | None = opt()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MissingBurn(Irregularity):
+    """A street dealt without its burn: ``n`` is the draw taken for the burn."""
+
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.MISSING_BURN
+    kind: IrregularityKind = KIND
+    n: int
+    street: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DuplicateCard(CardIrregularity):
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.DUPLICATE_CARD
+    kind: IrregularityKind = KIND
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForeignCard(CardIrregularity):
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.FOREIGN_CARD
+    kind: IrregularityKind = KIND
+    in_play_deck: str  # the hand's deck
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownTag(CardIrregularity):
+    """A tag that maps to no card, and where it went (if the deal says)."""
+
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.UNKNOWN_TAG
+    kind: IrregularityKind = KIND
+    seat: int | None = opt()
+    street: str | None = opt()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShoeFault(Irregularity):
+    """The shoe's link lost or a part failed mid-hand (``state`` lost or fault), or its reads
+    dropped (``reads_lost``, with ``lost`` messages, ``cards`` of them card reads)."""
+
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.SHOE_FAULT
+    kind: IrregularityKind = KIND
+    state: str
+    part: str
     lost: int | None = opt()
     cards: int | None = opt()
     detail: str | None = opt()
-    t: float
-    dealer: str | None = opt()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WrongGame(Irregularity):
+    """Dealer's choice: an Omaha game declared, two cards a seat dealt."""
+
+    KIND: ClassVar[IrregularityKind] = IrregularityKind.WRONG_GAME
+    kind: IrregularityKind = KIND
+    street: str
+    declared: str
+
+
+_IRREGULARITIES: dict[IrregularityKind, type[Irregularity]] = {cls.KIND: cls for cls in (
+    ExposedCard, BoxedCard, JokerDrawn, ExtraCard, MissingCards, PrematureCard,
+    TooManyBoardCards, MissingBurn, DuplicateCard, ForeignCard, UnknownTag, ShoeFault,
+    WrongGame)}
+
+
+class RulingAction(StrEnum):
+    """What a ruling tells the dealer to do (and what a house rule chooses among)."""
+
+    MISDEAL = "misdeal"
+    REPLACE_EXPOSED = "replace_exposed"
+    SCRAP_AND_REPLACE = "scrap_and_replace"
+    USE_AS_BURN = "use_as_burn"
+    CALL_FLOOR = "call_floor"
+    RESHUFFLE_REDEAL = "reshuffle_redeal"
+    SET_ASIDE_TURN = "set_aside_turn"
+    REDEAL_FLOP = "redeal_flop"
+    SCRAMBLE_FLOP = "scramble_flop"
+    BOARD_STANDS = "board_stands"
+    VOID_HAND = "void_hand"
+
+
+class RulingReason(StrEnum):
+    """Why, where the SPEC names a reason: a misdeal says why, the floor is told why."""
+
+    EXPOSED_CARD = "exposed_card"
+    EXPOSED_FIRST_TWO = "exposed_first_two"
+    EXPOSED_TWO_CARDS = "exposed_two_cards"
+    BOXED_TWO_CARDS = "boxed_two_cards"
+    WRONG_CARD_COUNT = "wrong_card_count"
+    TOO_MANY_BOARD_CARDS = "too_many_board_cards"
+    MISSING_BURN = "missing_burn"
+    DUPLICATE_CARD = "duplicate_card"
+    FOREIGN_CARD = "foreign_card"
+    UNKNOWN_TAG = "unknown_tag"
+    SHOE_FAULT = "shoe_fault"
+    WRONG_GAME = "wrong_game"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Ruling(Event):
+    """The ruling an irregularity gets, citing the profile's rule and its source where the
+    ruling is the house's. A ruling with fields of its own is a class of its own, picked by
+    its action and reason (``RULES_ON``); this class is every other one."""
+
     TYPE: ClassVar[str] = "ruling"
+    WRITTEN_LAST: ClassVar[tuple[str, ...]] = ("t", "dealer")
+    RULES_ON: ClassVar[tuple[tuple[RulingAction, RulingReason | None], ...]] = ()
     hand: int
-    action: str
-    reason: str | None = opt()
+    action: RulingAction
+    reason: RulingReason | None = opt()
     text: str
     profile: str
     rule: str | None = opt()
     source: str | None = opt()
-    seat: int | None = opt()
-    declared: str | None = opt()
-    street: str | None = opt()
-    returned: list[str] | None = opt()
-    candidates: list[str] | None = opt()
-    reassigned: dict[str, str] | None = opt()
-    part: str | None = opt()
-    lost: int | None = opt()
-    cards: int | None = opt()
     t: float
     dealer: str | None = opt()
+
+    @classmethod
+    def of(cls, action: RulingAction, reason: RulingReason | None) -> type[Ruling]:
+        return _RULINGS.get((action, reason), Ruling)
+
+    @classmethod
+    def _variant(cls, data: dict[str, Any]) -> type[Event]:
+        return _RULINGS.get((data.get("action"), data.get("reason")), cls)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExposedCardRuling(Ruling):
+    """Deal on: ``seat`` gets the next card after the deal."""
+
+    RULES_ON: ClassVar[tuple[tuple[RulingAction, RulingReason | None], ...]] = (
+        (RulingAction.REPLACE_EXPOSED, None),)
+    seat: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownTagRuling(Ruling):
+    RULES_ON: ClassVar[tuple[tuple[RulingAction, RulingReason | None], ...]] = (
+        (RulingAction.CALL_FLOOR, RulingReason.UNKNOWN_TAG),)
+    seat: int | None = opt()
+    street: str | None = opt()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeclaredGameRuling(Ruling):
+    """A ruling on a deal that broke the game the dealer declared (dealer's choice)."""
+
+    RULES_ON: ClassVar[tuple[tuple[RulingAction, RulingReason | None], ...]] = (
+        (RulingAction.CALL_FLOOR, RulingReason.WRONG_GAME),
+        (RulingAction.MISDEAL, RulingReason.WRONG_CARD_COUNT))
+    declared: str | None = opt()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrematureCardRuling(Ruling):
+    RULES_ON: ClassVar[tuple[tuple[RulingAction, RulingReason | None], ...]] = (
+        (RulingAction.RESHUFFLE_REDEAL, None), (RulingAction.SET_ASIDE_TURN, None))
+    street: str  # the street dealt early
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlopRedealRuling(Ruling):
+    RULES_ON: ClassVar[tuple[tuple[RulingAction, RulingReason | None], ...]] = (
+        (RulingAction.REDEAL_FLOP, RulingReason.TOO_MANY_BOARD_CARDS),)
+    returned: list[str]  # the flop's cards, back into the stub
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlopScrambleRuling(Ruling):
+    RULES_ON: ClassVar[tuple[tuple[RulingAction, RulingReason | None], ...]] = (
+        (RulingAction.SCRAMBLE_FLOP, RulingReason.TOO_MANY_BOARD_CARDS),)
+    candidates: list[str]  # the four the floor picks the burn from
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MissingBurnRuling(Ruling):
+    RULES_ON: ClassVar[tuple[tuple[RulingAction, RulingReason | None], ...]] = (
+        (RulingAction.BOARD_STANDS, None), (RulingAction.CALL_FLOOR, RulingReason.MISSING_BURN))
+    reassigned: dict[str, str]  # the card taken for the burn, now a board card
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShoeFaultRuling(Ruling):
+    RULES_ON: ClassVar[tuple[tuple[RulingAction, RulingReason | None], ...]] = (
+        (RulingAction.CALL_FLOOR, RulingReason.SHOE_FAULT),)
+    part: str  # link, reader, ..., restart, reads
+    lost: int | None = opt()
+    cards: int | None = opt()
+
+
+_RULINGS: dict[tuple[RulingAction, RulingReason | None], type[Ruling]] = {
+    rules_on: cls for cls in (ExposedCardRuling, UnknownTagRuling, DeclaredGameRuling,
+                              PrematureCardRuling, FlopRedealRuling, FlopScrambleRuling,
+                              MissingBurnRuling, ShoeFaultRuling)
+    for rules_on in cls.RULES_ON}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -481,20 +776,23 @@ class ClockWarning(Event):
 
 
 EVENT_CLASSES: tuple[type[Event], ...] = (
-    HandStarted, Card, Irregularity, Ruling, BoardResolved, HandEnded, HandRecord, HandLevel,
-    CardIgnored, TableSetup, Seating, DeckChanged, ShoeChanged, ShoeReadsLost, GameDeclared,
-    DealerSignedIn, DealerSummary, HandForHandChanged, ShotClock, FloorCalled, DeckCheckStarted,
-    DeckCheckCard, DeckCheckCancelled, DeckCheckResult, ClockChanged, ClockHold, Level,
-    BreakStarted, BreakEnded, Announcement, ClockWarning,
+    HandStarted, Card, *_IRREGULARITIES.values(), Ruling, *dict.fromkeys(_RULINGS.values()),
+    BoardResolved, HandEnded, HandRecord, HandLevel, CardIgnored, TableSetup, Seating,
+    DeckChanged, ShoeChanged, ShoeReadsLost, GameDeclared, DealerSignedIn, DealerSummary,
+    HandForHandChanged, ShotClock, FloorCalled, DeckCheckStarted, DeckCheckCard,
+    DeckCheckCancelled, DeckCheckResult, ClockChanged, ClockHold, Level, BreakStarted, BreakEnded,
+    Announcement, ClockWarning,
 )
 
-# Two classes share a type where the shape differs with the state.
+# The class a JSON object's type names: a family (an irregularity, a ruling) then picks its
+# member; two types have two shapes, told apart by their state.
 _BY_TYPE_AND_STATE: dict[tuple[str, str | None], type[Event]] = {
     ("shoe", "reads_lost"): ShoeReadsLost, ("break", "started"): BreakStarted,
     ("break", "ended"): BreakEnded}
 _BY_TYPE: dict[str, type[Event]] = {
-    cls.TYPE: cls for cls in EVENT_CLASSES if cls not in (ShoeReadsLost, BreakStarted,
-                                                          BreakEnded)}
+    **{cls.TYPE: cls for cls in EVENT_CLASSES if cls not in (ShoeReadsLost, BreakStarted,
+                                                             BreakEnded)},
+    Irregularity.TYPE: Irregularity, Ruling.TYPE: Ruling}
 _FIELD_NAME = {key: name for name, key in _JSON_NAME.items()}
 
 
@@ -509,7 +807,12 @@ def from_json(data: dict[str, Any]) -> Event:
     cls = _BY_TYPE_AND_STATE.get((str(kind), data.get("state"))) or _BY_TYPE.get(str(kind))
     if cls is None:
         raise EventDataError(f"no event of type {kind!r}")
+    cls = cls._variant(data)
+    values = {_FIELD_NAME.get(k, k): v for k, v in data.items() if k != "type"}
     try:
-        return cls(**{_FIELD_NAME.get(k, k): v for k, v in data.items() if k != "type"})
-    except TypeError as exc:
+        for f in _layout(cls):
+            if f.vocabulary is not None and values.get(f.name) is not None:
+                values[f.name] = f.vocabulary(values[f.name])
+        return cls(**values)
+    except (TypeError, ValueError) as exc:
         raise EventDataError(f"not a {kind} event: {exc}") from None

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from controller import profiles as rules
 from controller.cards import HOLE_CARDS, JOKER, UNKNOWN
 from controller.events import (
     BoardResolved,
@@ -32,9 +33,12 @@ from controller.events import (
     HandEnded,
     HandStarted,
     Irregularity,
+    IrregularityKind,
     Ruling,
+    RulingAction,
+    RulingReason,
 )
-from controller.profiles import Profile
+from controller.profiles import ChoiceRule, Profile
 from controller.seating import Positions
 
 STREETS = ("flop", "turn", "river")
@@ -42,6 +46,9 @@ BOARD_COUNT = {"flop": 3, "turn": 1, "river": 1}
 NEXT_STREET = {"preflop": "flop", "flop": "turn", "turn": "river", "river": None}
 
 ORDINAL = {0: "1st", 1: "2nd"}
+# The house's rule on a card of the street dealt while the betting before it was open.
+PREMATURE = {"flop": rules.PREMATURE_FLOP, "turn": rules.PREMATURE_TURN,
+             "river": rules.PREMATURE_RIVER}
 
 
 class Phase(StrEnum):
@@ -67,14 +74,14 @@ TRANSITIONS: dict[Phase, frozenset[Phase]] = {
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What a ruling says: the profile's rule (cited when ``cite``), the action, the machine
-    reason, the dealer's text, and fields of its own."""
+    """What a ruling says: the profile's rule it follows (cited; None: a ruling of the core's
+    own), the action, the dealer's text, the machine reason, and fields of its own (those of
+    its class, ``Ruling.of``)."""
 
-    rule: str
-    action: str
+    rule: ChoiceRule[RulingAction] | None
+    action: RulingAction
     text: str
-    reason: str | None = None
-    cite: bool = True
+    reason: RulingReason | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -108,7 +115,7 @@ class Drawn:
 class _Premature:
     street: str
     last_t: float
-    action: str
+    action: RulingAction
     burn_kept: bool = False
     cards: list[str] = field(default_factory=list)
 
@@ -118,7 +125,7 @@ class _Overdealt:
     """A flop dealt with too many cards: every card of the same dealing action is part of it."""
 
     last_t: float
-    action: str  # redeal_flop or scramble_flop
+    action: RulingAction  # redeal_flop or scramble_flop
 
 
 class Hand:
@@ -219,31 +226,35 @@ class Hand:
             street = placed.street if placed is not None else None
             what = f"UNKNOWN TAG {drawn.tag}" if drawn.tag else "UNREADABLE TAG"
             where = f" (seat {seat})" if seat is not None else f" ({street})" if street else ""
-            self._irregular(t, "unknown_tag", Decision(
-                "unknown_tag", "call_floor", f"{what}{where}: call the floor to check the card",
-                "unknown_tag", extra={"seat": seat, "street": street}), n=n, drawn=drawn,
-                seat=seat, street=street)
+            self._irregular(t, IrregularityKind.UNKNOWN_TAG, Decision(
+                rules.UNKNOWN_TAG, RulingAction.CALL_FLOOR,
+                f"{what}{where}: call the floor to check the card", RulingReason.UNKNOWN_TAG,
+                extra={"seat": seat, "street": street}), n=n, drawn=drawn, seat=seat,
+                street=street)
             return self.events
         if self.deck is not None and drawn.deck is not None and drawn.deck != self.deck:
             self.out.append(drawn.card)
-            self._irregular(t, "foreign_card", Decision(
-                "foreign_card", "void_hand", f"VOID HAND: {drawn.deck}:{drawn.card} is from "
-                "another deck - return all bets, check both decks", "foreign_card"),
+            self._irregular(t, IrregularityKind.FOREIGN_CARD, Decision(
+                rules.FOREIGN_CARD, RulingAction.VOID_HAND,
+                f"VOID HAND: {drawn.deck}:{drawn.card} is from another deck - return all bets, "
+                "check both decks",
+                RulingReason.FOREIGN_CARD),
                 n=n, drawn=drawn, place=Place("out", self._street_for_event()), ends="void",
                 in_play_deck=self.deck)
             return self.events
         if drawn.card in self.in_play and drawn.card != JOKER:
             self.out.append(drawn.card)
-            self._irregular(t, "duplicate_card", Decision(
-                "duplicate_card", "void_hand", f"VOID HAND: {drawn.card} twice - deck fouled, "
-                "return all bets, check the deck", "duplicate_card"),
+            self._irregular(t, IrregularityKind.DUPLICATE_CARD, Decision(
+                rules.DUPLICATE_CARD, RulingAction.VOID_HAND,
+                f"VOID HAND: {drawn.card} twice - deck fouled, return all bets, check the deck",
+                RulingReason.DUPLICATE_CARD),
                 n=n, drawn=drawn, place=Place("out", self._street_for_event()), ends="void")
             return self.events
         if drawn.boxed:
-            self._scrap(n, drawn, t, "boxed_card")
+            self._scrap(n, drawn, t, IrregularityKind.BOXED_CARD)
             return self.events
         if drawn.card == JOKER:
-            self._scrap(n, drawn, t, "joker")
+            self._scrap(n, drawn, t, IrregularityKind.JOKER)
             return self.events
         self.in_play.add(drawn.card)
         self._place(n, drawn, t)
@@ -265,16 +276,16 @@ class Hand:
         if self.phase is Phase.ENDED:
             raise HandStateError(f"hand {self.number} is over: a tap is the table's to handle")
         if self.phase is Phase.HOLE and self._dealt_holdem_for_omaha():
-            self._irregular(t, "wrong_game", Decision(
-                "missing_hole_card", "call_floor", f"WRONG GAME: {self.declared} declared, 2 "
-                "cards each dealt - call the floor", "wrong_game", cite=False,
+            self._irregular(t, IrregularityKind.WRONG_GAME, Decision(
+                None, RulingAction.CALL_FLOOR, f"WRONG GAME: {self.declared} declared, 2 cards "
+                "each dealt - call the floor", RulingReason.WRONG_GAME,
                 extra={"declared": self.declared}), street="preflop", declared=self.declared)
             self._close_round("preflop", t)
         elif self.phase is Phase.HOLE:
-            self._irregular(t, "missing_card", Decision(
-                "missing_hole_card", "call_floor",
+            self._irregular(t, IrregularityKind.MISSING_CARD, Decision(
+                rules.MISSING_HOLE_CARD, RulingAction.CALL_FLOOR,
                 "FLOOR: hole cards missing and betting closed - call the floor",
-                "wrong_card_count"), street="preflop", missing=self._missing_hole())
+                RulingReason.WRONG_CARD_COUNT), street="preflop", missing=self._missing_hole())
             self._close_round("preflop", t)
         elif self.phase is Phase.BETTING:
             self._close_round(self.street, t)
@@ -301,9 +312,10 @@ class Hand:
             what = "SHOE RESTARTED"
         else:
             what = f"SHOE {part.replace('_', ' ').upper()} FAULT"
-        self._irregular(t, "shoe_fault", Decision(
-            "shoe_fault", "call_floor", f"{what}: call the floor; hold the deal until the shoe "
-            "is back", "shoe_fault", extra={"part": part}), state=state, part=part,
+        self._irregular(t, IrregularityKind.SHOE_FAULT, Decision(
+            rules.SHOE_FAULT, RulingAction.CALL_FLOOR,
+            f"{what}: call the floor; hold the deal until the shoe is back",
+            RulingReason.SHOE_FAULT, extra={"part": part}), state=state, part=part,
             detail=detail)
         return self.events
 
@@ -316,9 +328,10 @@ class Hand:
             what = f"{lost} SHOE MESSAGES LOST"
         else:
             what = f"{cards} CARD READ{'S' if cards != 1 else ''} LOST"
-        self._irregular(t, "shoe_fault", Decision(
-            "shoe_fault", "call_floor", f"{what}: call the floor; check every seat and the "
-            "board", "shoe_fault", extra={"part": "reads", "lost": lost, "cards": cards}),
+        self._irregular(t, IrregularityKind.SHOE_FAULT, Decision(
+            rules.SHOE_FAULT, RulingAction.CALL_FLOOR,
+            f"{what}: call the floor; check every seat and the board", RulingReason.SHOE_FAULT,
+            extra={"part": "reads", "lost": lost, "cards": cards}),
             state="reads_lost", part="reads", lost=lost, cards=cards, detail=detail)
         return self.events
 
@@ -372,10 +385,11 @@ class Hand:
 
     def _card_after_the_river(self, n: int, drawn: Drawn, t: float) -> None:
         self._return_to_stub(drawn.card)
-        self._irregular(t, "too_many_board_cards", Decision(
-            "too_many_board_cards", "call_floor",
-            f"EXTRA CARD {drawn.card} after the river: call the floor", "too_many_board_cards",
-            cite=False), n=n, drawn=drawn, place=Place("out", "river"), street="river")
+        self._irregular(t, IrregularityKind.TOO_MANY_BOARD_CARDS, Decision(
+            None, RulingAction.CALL_FLOOR,
+            f"EXTRA CARD {drawn.card} after the river: call the floor",
+            RulingReason.TOO_MANY_BOARD_CARDS), n=n, drawn=drawn, place=Place("out", "river"),
+            street="river")
 
     def _hole_card(self, n: int, drawn: Drawn, t: float) -> None:
         replacing = self.slot_index >= len(self.slots)
@@ -384,25 +398,26 @@ class Hand:
             self.exposed += 1
             if self.exposed >= 2:
                 self.hole[seat].append(drawn.card)
-                self._irregular(t, "exposed_card", Decision(
-                    "exposed_two_cards", "misdeal",
+                self._irregular(t, IrregularityKind.EXPOSED_CARD, Decision(
+                    rules.EXPOSED_TWO_CARDS, RulingAction.MISDEAL,
                     "MISDEAL: two hole cards exposed - reshuffle, button stays",
-                    "exposed_two_cards"), n=n, drawn=drawn,
+                    RulingReason.EXPOSED_TWO_CARDS), n=n, drawn=drawn,
                     place=Place("hole", "preflop", seat), ends="misdeal", seat=seat,
                     exposed=self.exposed)
                 return
             if replacing:
-                key = "exposed_later_card"
+                rule = rules.EXPOSED_LATER_CARD
             else:
-                key = {0: "exposed_first_card", 1: "exposed_second_card"}.get(
-                    self.slot_index, "exposed_later_card")
-            action = self.profile.choice(key)
-            if action == "misdeal":
+                rule = {0: rules.EXPOSED_FIRST_CARD, 1: rules.EXPOSED_SECOND_CARD}.get(
+                    self.slot_index, rules.EXPOSED_LATER_CARD)
+            action = self.profile.choice(rule)
+            if action is RulingAction.MISDEAL:
                 self.hole[seat].append(drawn.card)
                 which = ORDINAL.get(self.slot_index, "a")
-                reason = "exposed_first_two" if key != "exposed_later_card" else "exposed_card"
-                self._irregular(t, "exposed_card", Decision(
-                    key, "misdeal", f"MISDEAL: {which} card exposed - reshuffle, button stays",
+                reason = (RulingReason.EXPOSED_FIRST_TWO if rule is not rules.EXPOSED_LATER_CARD
+                          else RulingReason.EXPOSED_CARD)
+                self._irregular(t, IrregularityKind.EXPOSED_CARD, Decision(
+                    rule, action, f"MISDEAL: {which} card exposed - reshuffle, button stays",
                     reason), n=n, drawn=drawn, place=Place("hole", "preflop", seat),
                     ends="misdeal", seat=seat)
                 return
@@ -410,8 +425,8 @@ class Hand:
             # and the exposed card becomes the flop's burn.
             self.burns.append(drawn.card)
             self.burn_needed["flop"] = False
-            self._irregular(t, "exposed_card", Decision(
-                key, "replace_exposed", f"EXPOSED {drawn.card} seat {seat}: deal on; after the "
+            self._irregular(t, IrregularityKind.EXPOSED_CARD, Decision(
+                rule, action, f"EXPOSED {drawn.card} seat {seat}: deal on; after the "
                 f"deal seat {seat} gets the next card; {drawn.card} is the flop burn",
                 extra={"seat": seat}), n=n, drawn=drawn,
                 place=Place("burn", "flop", extra={"dealt_to": seat}), seat=seat)
@@ -468,20 +483,21 @@ class Hand:
         self.rhythm_t = t
         if self.extras >= 2:
             self.out.append(drawn.card)
-            self._irregular(t, "extra_card", Decision(
-                "extra_two_cards", "misdeal",
-                "MISDEAL: two extra hole cards - reshuffle, button stays", "wrong_card_count",
+            self._irregular(t, IrregularityKind.EXTRA_CARD, Decision(
+                rules.EXTRA_TWO_CARDS, RulingAction.MISDEAL,
+                "MISDEAL: two extra hole cards - reshuffle, button stays",
+                RulingReason.WRONG_CARD_COUNT,
                 extra={"declared": self.declared}), n=n, drawn=drawn,
                 place=Place("out", "preflop"), ends="misdeal", extra=self.extras,
                 declared=self.declared)
             return
-        action = self.profile.choice("extra_hole_card")
-        if action == "misdeal":
+        action = self.profile.choice(rules.EXTRA_HOLE_CARD)
+        if action is RulingAction.MISDEAL:
             self.out.append(drawn.card)
-            self._irregular(t, "extra_card", Decision(
-                "extra_hole_card", "misdeal", "MISDEAL: extra hole card - reshuffle, button "
-                "stays", "wrong_card_count"), n=n, drawn=drawn, place=Place("out", "preflop"),
-                ends="misdeal", extra=self.extras)
+            self._irregular(t, IrregularityKind.EXTRA_CARD, Decision(
+                rules.EXTRA_HOLE_CARD, action, "MISDEAL: extra hole card - reshuffle, button stays",
+                RulingReason.WRONG_CARD_COUNT), n=n, drawn=drawn,
+                place=Place("out", "preflop"), ends="misdeal", extra=self.extras)
             return
         if self.burn_needed["flop"]:
             self.burns.append(drawn.card)
@@ -493,31 +509,33 @@ class Hand:
             self._return_to_stub(drawn.card)
             place = Place("out", "flop")
             text = f"EXTRA CARD {drawn.card}: back on the deck; burn already out"
-        self._irregular(t, "extra_card", Decision("extra_hole_card", "use_as_burn", text),
-                        n=n, drawn=drawn, place=place, extra=self.extras)
+        self._irregular(t, IrregularityKind.EXTRA_CARD,
+                        Decision(rules.EXTRA_HOLE_CARD, action, text), n=n, drawn=drawn,
+                        place=place, extra=self.extras)
 
     def _fourth_flop_card(self, n: int, drawn: Drawn, t: float) -> None:
         self.flop_extra_ruled = True
         self.board["flop"].append(drawn.card)
-        action = self.profile.choice("too_many_flop_cards")
+        action = self.profile.choice(rules.TOO_MANY_FLOP_CARDS)
         flop = list(self.board["flop"])
         self.overdealt = _Overdealt(t, action)
-        if action == "redeal_flop":
+        if action is RulingAction.REDEAL_FLOP:
             for card in flop:
                 self._return_to_stub(card)
             self._flop_to_redeal()
-            ruling = Decision("too_many_flop_cards", "redeal_flop", "4-CARD FLOP: burn stays; "
-                            "flop back in the stub, reshuffle, deal a new flop without burning",
-                            "too_many_board_cards", extra={"returned": flop})
+            ruling = Decision(rules.TOO_MANY_FLOP_CARDS, action, "4-CARD FLOP: burn stays; "
+                              "flop back in the stub, reshuffle, deal a new flop without burning",
+                              RulingReason.TOO_MANY_BOARD_CARDS, extra={"returned": flop})
         else:  # scramble_flop (TDA 39): one of the four is picked at random as the next burn
             self.scramble = flop
             self.board["flop"] = []
             self.burn_needed["turn"] = False
             self.rhythm_t = t
-            ruling = Decision("too_many_flop_cards", "scramble_flop", "4-CARD FLOP: call the "
-                            "floor - scramble the 4 face down, floor picks the burn; scan it "
-                            "to record it", "too_many_board_cards", extra={"candidates": flop})
-        self._irregular(t, "too_many_board_cards", ruling, n=n, drawn=drawn,
+            ruling = Decision(rules.TOO_MANY_FLOP_CARDS, action, "4-CARD FLOP: call the floor - "
+                              "scramble the 4 face down, floor picks the burn; scan it to "
+                              "record it", RulingReason.TOO_MANY_BOARD_CARDS,
+                              extra={"candidates": flop})
+        self._irregular(t, IrregularityKind.TOO_MANY_BOARD_CARDS, ruling, n=n, drawn=drawn,
                         place=Place("board", "flop"), street="flop")
 
     def _flop_to_redeal(self) -> None:
@@ -539,7 +557,7 @@ class Hand:
         overdealt.last_t = t
         self._card_event(n, drawn, "out", None, "flop", t, overdealt=True)
         self._return_to_stub(drawn.card)
-        if overdealt.action == "scramble_flop" and self.scramble is not None:
+        if overdealt.action is RulingAction.SCRAMBLE_FLOP and self.scramble is not None:
             # Scrambling four to pick a burn leaves a flop of three; with five or more there is
             # no such pick: the whole flop goes back and is redealt, the burn stays.
             flop = [*self.scramble, drawn.card]
@@ -548,11 +566,11 @@ class Hand:
             self.scramble = None
             self.burn_needed["turn"] = True
             self._flop_to_redeal()
-            overdealt.action = "redeal_flop"
-            self._irregular(t, "too_many_board_cards", Decision(
-                "too_many_flop_cards", "redeal_flop", f"{len(flop)}-CARD FLOP: too many to "
-                "scramble - burn stays; flop back in the stub, reshuffle, deal a new flop "
-                "without burning", "too_many_board_cards", cite=False,
+            overdealt.action = RulingAction.REDEAL_FLOP
+            self._irregular(t, IrregularityKind.TOO_MANY_BOARD_CARDS, Decision(
+                None, RulingAction.REDEAL_FLOP, f"{len(flop)}-CARD FLOP: too many to scramble "
+                "- burn stays; flop back in the stub, reshuffle, deal a new flop without "
+                "burning", RulingReason.TOO_MANY_BOARD_CARDS,
                 extra={"returned": flop}), n=n, drawn=drawn, street="flop",
                 flop_cards=len(flop))
 
@@ -570,8 +588,7 @@ class Hand:
         p = self.premature
         new_action = p is None or t - p.last_t > self.deal_gap or p.street != street
         if new_action:
-            key = f"premature_{street}"
-            action = self.profile.choice(key)
+            action = self.profile.choice(PREMATURE[street])
             p = self.premature = _Premature(street, t, action)
         assert p is not None
         p.last_t = t
@@ -582,7 +599,7 @@ class Hand:
             self.burns.append(drawn.card)
             p.burn_kept = True
             self.burn_needed[street] = False
-        elif p.action == "set_aside_turn":
+        elif p.action is RulingAction.SET_ASIDE_TURN:
             self._card_event(n, drawn, "out", None, street, t, premature=True)
             self.set_aside.append(drawn.card)
             self.returned.append(drawn.card)
@@ -596,36 +613,38 @@ class Hand:
             self.reshuffle_pending = True
         if not new_action:
             return
-        if p.action == "set_aside_turn":
+        if p.action is RulingAction.SET_ASIDE_TURN:
             text = ("PREMATURE TURN: card out of play; after betting burn and turn; "
                     "reshuffle it in before the river, no burn")
         else:
             text = (f"PREMATURE {street.upper()}: burn stays, card back in the stub, reshuffle; "
                     f"after betting deal the {street} without burning")
-        self._irregular(t, "premature_card", Decision(
-            f"premature_{street}", p.action, text, extra={"street": street}), n=n, drawn=drawn,
+        self._irregular(t, IrregularityKind.PREMATURE_CARD, Decision(
+            PREMATURE[street], p.action, text, extra={"street": street}), n=n, drawn=drawn,
             street=street, betting=self.street)
 
-    def _scrap(self, n: int, drawn: Drawn, t: float, kind: str) -> None:
+    def _scrap(self, n: int, drawn: Drawn, t: float, kind: IrregularityKind) -> None:
         street = self._street_for_event()
         self._card_event(n, drawn, "scrap", None, street, t)
         self.scrap.append(drawn.card)
         if drawn.card != JOKER:
             self.in_play.add(drawn.card)  # a boxed card is still a card of this deck
-        if kind == "boxed_card" and self.phase is Phase.HOLE:
+        if kind is IrregularityKind.BOXED_CARD and self.phase is Phase.HOLE:
             self.boxed_in_deal += 1
-            if self.boxed_in_deal >= 2 and self.profile.choice("boxed_two_cards") == "misdeal":
+            if (self.boxed_in_deal >= 2
+                    and self.profile.choice(rules.BOXED_TWO_CARDS) is RulingAction.MISDEAL):
                 self._irregular(t, kind, Decision(
-                    "boxed_two_cards", "misdeal", "MISDEAL: two boxed cards - reshuffle, "
-                    "button stays", "boxed_two_cards"), n=n, drawn=drawn, ends="misdeal",
-                    street=street)
+                    rules.BOXED_TWO_CARDS, RulingAction.MISDEAL, "MISDEAL: two boxed cards - "
+                    "reshuffle, button stays", RulingReason.BOXED_TWO_CARDS), n=n, drawn=drawn,
+                    ends="misdeal", street=street)
                 return
-            key = "boxed_two_cards" if self.boxed_in_deal >= 2 else "boxed_card"
+            rule = rules.BOXED_TWO_CARDS if self.boxed_in_deal >= 2 else rules.BOXED_CARD
         else:
-            key = kind if kind == "joker" else "boxed_card"
-        what = "JOKER" if kind == "joker" else f"BOXED {drawn.card}"
+            rule = rules.JOKER if kind is IrregularityKind.JOKER else rules.BOXED_CARD
+        what = "JOKER" if kind is IrregularityKind.JOKER else f"BOXED {drawn.card}"
         self._irregular(t, kind, Decision(
-            key, "scrap_and_replace", f"{what}: scrap of paper - the next card takes its place"),
+            rule, RulingAction.SCRAP_AND_REPLACE,
+            f"{what}: scrap of paper - the next card takes its place"),
             n=n, drawn=drawn, street=street)
 
     # ------------------------------------------------------------------ closing rounds
@@ -660,18 +679,20 @@ class Hand:
             self.burns.remove(first_card)
             self.board[street].insert(0, first_card)
             reassigned = {"reassigned": {first_card: "board"}}
-            if self.profile.choice("missing_burn") == "board_stands":
-                ruling = Decision("missing_burn", "board_stands", f"NO BURN on the {street}: the "
-                                "board stands, no burn this street", extra=reassigned)
+            if self.profile.choice(rules.MISSING_BURN) is RulingAction.BOARD_STANDS:
+                ruling = Decision(rules.MISSING_BURN, RulingAction.BOARD_STANDS, f"NO BURN on the "
+                                  f"{street}: the board stands, no burn this street",
+                                  extra=reassigned)
             else:
-                ruling = Decision("missing_burn", "call_floor", f"NO BURN on the {street}: call "
-                                "the floor", "missing_burn", extra=reassigned)
-            self._irregular(t, "missing_burn", ruling, n=first_n, street=street)
+                ruling = Decision(rules.MISSING_BURN, RulingAction.CALL_FLOOR, f"NO BURN on the "
+                                  f"{street}: call the floor", RulingReason.MISSING_BURN,
+                                  extra=reassigned)
+            self._irregular(t, IrregularityKind.MISSING_BURN, ruling, n=first_n, street=street)
         else:
             expected = (1 if self.burn_needed[street] else 0) + needed_board
-            self._irregular(t, "missing_card", Decision(
-                "missing_hole_card", "call_floor", f"SHORT {street.upper()}: betting closed "
-                "with cards missing - call the floor", "wrong_card_count", cite=False),
+            self._irregular(t, IrregularityKind.MISSING_CARD, Decision(
+                None, RulingAction.CALL_FLOOR, f"SHORT {street.upper()}: betting closed with "
+                "cards missing - call the floor", RulingReason.WRONG_CARD_COUNT),
                 street=street, missing=expected - drawn)
         self.burn_needed[street] = False
         self.board_needed[street] = 0
@@ -703,19 +724,28 @@ class Hand:
 
     # ------------------------------------------------------------------ events
 
-    def _irregular(self, t: float, kind: str, ruling: Decision, *, n: int | None = None,
-                   drawn: Drawn | None = None, place: Place | None = None,
+    def _irregular(self, t: float, kind: IrregularityKind, ruling: Decision, *,
+                   n: int | None = None, drawn: Drawn | None = None, place: Place | None = None,
                    ends: str | None = None, **details: Any) -> None:
         """The sequence every irregularity makes: the card's own event (where it went, when
-        a card caused it), the irregularity with ``details``, the ruling, and the hand's end
-        when the ruling ends it (``ends``: misdeal or void). The caller files the card first
-        (a seat, the burns, out of play) so that the end accounts for it."""
+        a card caused it), the irregularity with ``details`` (the fields of its kind's class),
+        the ruling, and the hand's end when the ruling ends it (``ends``: misdeal or void).
+        The caller files the card first (a seat, the burns, out of play) so that the end
+        accounts for it."""
         if place is not None:
             assert n is not None and drawn is not None
             self._card_event(n, drawn, place.role, place.seat, place.street, t, **place.extra)
-        self._irregularity(kind, n, drawn, t, **details)
-        self._ruling(ruling.rule, ruling.action, ruling.reason, t, ruling.text,
-                     rule_value=ruling.cite, **ruling.extra)
+        if drawn is not None:
+            details.update(card=drawn.card, tag=drawn.tag)
+        if n is not None:
+            details["n"] = n
+        self.events.append(Irregularity.of(kind)(hand=self.number, t=t, **details))
+        rule = ruling.rule
+        self.events.append(Ruling.of(ruling.action, ruling.reason)(
+            hand=self.number, action=ruling.action, reason=ruling.reason, text=ruling.text,
+            profile=self.profile.name, rule=rule.key if rule is not None else None,
+            source=self.profile.rules[rule.key].source if rule is not None else None, t=t,
+            **ruling.extra))
         if ends is not None:
             self._end(ends, t)
 
@@ -725,20 +755,6 @@ class Hand:
             hand=self.number, n=n, card=drawn.card, deck=drawn.deck, role=role, street=street,
             seat=seat, face="up" if drawn.face == "up" else None,
             boxed=True if drawn.boxed else None, tag=drawn.tag, t=t, **extra))
-
-    def _irregularity(self, kind: str, n: int | None, drawn: Drawn | None, t: float,
-                      **extra: Any) -> None:
-        self.events.append(Irregularity(
-            hand=self.number, kind=kind, card=drawn.card if drawn is not None else None,
-            tag=drawn.tag if drawn is not None else None, n=n, t=t, **extra))
-
-    def _ruling(self, rule: str, action: str, reason: str | None, t: float, text: str,
-                rule_value: bool = True, **extra: Any) -> None:
-        cited = rule_value and rule in self.profile.rules
-        self.events.append(Ruling(
-            hand=self.number, action=action, reason=reason, text=text, profile=self.profile.name,
-            rule=rule if cited else None,
-            source=self.profile.rules[rule].source if cited else None, t=t, **extra))
 
     def _end(self, outcome: str, t: float, why: str | None = None) -> None:
         self._enter(Phase.ENDED)
