@@ -5,6 +5,11 @@ and answers with events (``controller.events``). It never reads a clock
 and does no I/O: the table core (``controller.table``) owns it.
 
 Its phase (``Phase``) moves only along ``TRANSITIONS``; anything else raises ``HandStateError``.
+The phase says what a card drawn now is: a sub-phase (a seat owed a replacement, cards dealt
+early, an overdealt flop) is a phase of its own, not a flag. What outlasts the phases is data:
+a scrambled flop waiting for the floor's pick of the burn (``scramble``) and a reshuffle due
+(``reshuffle_pending``: the same deck out and in again goes on with the hand), the counts of
+exposed, boxed and extra cards, and what each street still needs.
 Every irregularity goes through ``_irregular``: the card's event, the irregularity, the ruling
 and, when the ruling ends the hand, its end.
 
@@ -52,24 +57,54 @@ PREMATURE = {"flop": rules.PREMATURE_FLOP, "turn": rules.PREMATURE_TURN,
 
 
 class Phase(StrEnum):
-    """Where a hand is (h11's ``_state.py`` is the model: an enum and a transition table)."""
+    """Where a hand is (h11's ``_state.py`` is the model: an enum and a transition table).
 
-    HOLE = "hole"  # hole cards being dealt
+    Four are sub-phases, each of the phase it shows as (``SHOWN_AS``, what the table's state
+    says): they say what the next card belongs to, where the dealing rhythm (``deal_gap``)
+    decides between the deal going on and an irregularity."""
+
+    HOLE = "hole"  # hole cards being dealt, one round the table per card
+    REPLACING = "replacing"  # the deal is round: a seat owed a card for an exposed one gets it
     BETTING = "betting"  # a betting round open on ``Hand.street``
+    # Betting open, and cards of the next street dealt early: a card within deal_gap of the
+    # last is more of the same dealing action.
+    PREMATURE = "premature"
+    # Four flop cards to scramble for the burn (TDA 39): a card within deal_gap of the last
+    # is a fifth, too many to scramble.
+    FOUR_CARD_FLOP = "four_card_flop"
+    # A flop of too many going back to be redealt: a card within deal_gap of the last is part
+    # of it, not the new flop.
+    OVERDEALT_FLOP = "overdealt_flop"
     STREET = "street"  # the burn and board cards of ``Hand.street`` being dealt
     SHOWDOWN = "showdown"  # every street is out
     ENDED = "ended"  # complete, misdealt or void: the hand takes nothing more
 
 
+SHOWN_AS: dict[Phase, Phase] = {
+    **{phase: phase for phase in Phase},
+    Phase.REPLACING: Phase.HOLE, Phase.PREMATURE: Phase.BETTING,
+    Phase.FOUR_CARD_FLOP: Phase.BETTING, Phase.OVERDEALT_FLOP: Phase.STREET,
+}
+
 # The phases a hand may go to from each. A round closed on a street that needs no cards (its
 # board came out early) opens the next round at once: betting to betting, street to street.
+# A sub-phase goes back to the phase it shows as when its rhythm is over (a card after
+# deal_gap, the dealer's tap) or, premature cards, when the round closes.
 TRANSITIONS: dict[Phase, frozenset[Phase]] = {
-    Phase.HOLE: frozenset({Phase.BETTING, Phase.STREET, Phase.ENDED}),
-    Phase.BETTING: frozenset({Phase.BETTING, Phase.STREET, Phase.SHOWDOWN, Phase.ENDED}),
+    Phase.HOLE: frozenset({Phase.REPLACING, Phase.BETTING, Phase.STREET, Phase.ENDED}),
+    Phase.REPLACING: frozenset({Phase.BETTING, Phase.STREET, Phase.ENDED}),
+    Phase.BETTING: frozenset({Phase.BETTING, Phase.PREMATURE, Phase.FOUR_CARD_FLOP,
+                              Phase.OVERDEALT_FLOP, Phase.STREET, Phase.SHOWDOWN,
+                              Phase.ENDED}),
+    Phase.PREMATURE: frozenset({Phase.BETTING, Phase.STREET, Phase.ENDED}),
+    Phase.FOUR_CARD_FLOP: frozenset({Phase.BETTING, Phase.OVERDEALT_FLOP, Phase.ENDED}),
+    Phase.OVERDEALT_FLOP: frozenset({Phase.STREET, Phase.ENDED}),
     Phase.STREET: frozenset({Phase.BETTING, Phase.STREET, Phase.SHOWDOWN, Phase.ENDED}),
     Phase.SHOWDOWN: frozenset({Phase.ENDED}),
     Phase.ENDED: frozenset(),
 }
+# The sub-phases whose cards within deal_gap are part of an overdealt flop.
+OVERDEALT = frozenset({Phase.FOUR_CARD_FLOP, Phase.OVERDEALT_FLOP})
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,19 +148,13 @@ class Drawn:
 
 @dataclass(slots=True)
 class _Premature:
+    """The dealing action of the cards dealt early (``Phase.PREMATURE``)."""
+
     street: str
     last_t: float
     action: RulingAction
     burn_kept: bool = False
     cards: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Overdealt:
-    """A flop dealt with too many cards: every card of the same dealing action is part of it."""
-
-    last_t: float
-    action: RulingAction  # redeal_flop or scramble_flop
 
 
 class Hand:
@@ -183,8 +212,8 @@ class Hand:
         self.boxed_in_deal = 0
         self.extras = 0
         self.flop_extra_ruled = False
-        self.premature: _Premature | None = None
-        self.overdealt: _Overdealt | None = None  # a flop of four or more, still being dealt
+        self.premature: _Premature | None = None  # Phase.PREMATURE: its dealing action
+        self.overdealt_t = t  # Phase.OVERDEALT: the time of the overdealt flop's last card
         self.set_aside: list[str] = []
         self.reshuffle_pending = False
         self.scramble: list[str] | None = None
@@ -196,6 +225,11 @@ class Hand:
     @property
     def ended(self) -> bool:
         return self.phase is Phase.ENDED
+
+    @property
+    def shown_phase(self) -> Phase:
+        """The phase the table's state shows (a sub-phase as the phase it refines)."""
+        return SHOWN_AS[self.phase]
 
     def started_event(self, *, waiting: list[int] | None = None, waiting_rule: str | None = None,
                       betting: str | None = None) -> HandStarted:
@@ -272,7 +306,8 @@ class Hand:
             # no betting round can have closed before a card was dealt.
             return self.events
         self.last_t = t
-        self.overdealt = None
+        if self.phase in OVERDEALT:
+            self._enter(SHOWN_AS[self.phase])  # the tap ends the overdealt flop's rhythm
         if self.phase is Phase.ENDED:
             raise HandStateError(f"hand {self.number} is over: a tap is the table's to handle")
         if self.phase is Phase.HOLE and self._dealt_holdem_for_omaha():
@@ -281,13 +316,13 @@ class Hand:
                 "each dealt - call the floor", RulingReason.WRONG_GAME,
                 extra={"declared": self.declared}), street="preflop", declared=self.declared)
             self._close_round("preflop", t)
-        elif self.phase is Phase.HOLE:
+        elif self.phase in (Phase.HOLE, Phase.REPLACING):
             self._irregular(t, IrregularityKind.MISSING_CARD, Decision(
                 rules.MISSING_HOLE_CARD, RulingAction.CALL_FLOOR,
                 "FLOOR: hole cards missing and betting closed - call the floor",
                 RulingReason.WRONG_CARD_COUNT), street="preflop", missing=self._missing_hole())
             self._close_round("preflop", t)
-        elif self.phase is Phase.BETTING:
+        elif self.phase in (Phase.BETTING, Phase.PREMATURE):
             self._close_round(self.street, t)
         elif self.phase is Phase.STREET:
             self._close_partial_street(t)
@@ -347,7 +382,8 @@ class Hand:
         """A deck insertion of the same deck while a reshuffle is pending continues the hand."""
         if self.reshuffle_pending and not self.ended:
             self.reshuffle_pending = False
-            self.overdealt = None
+            if self.phase in OVERDEALT:
+                self._enter(SHOWN_AS[self.phase])  # the reshuffle ends the flop's rhythm
             return True
         return False
 
@@ -359,25 +395,31 @@ class Hand:
     # ------------------------------------------------------------------ placing a card
 
     def _street_for_event(self) -> str:
-        if self.phase is Phase.HOLE:
+        if self.shown_phase is Phase.HOLE:
             return "preflop"
-        if self.phase is Phase.STREET:
+        if self.shown_phase is Phase.STREET:
             return self.street
         return NEXT_STREET.get(self.street) or self.street
 
     def _place(self, n: int, drawn: Drawn, t: float) -> None:
-        if self.overdealt is not None:
-            if t - self.overdealt.last_t <= self.deal_gap:
+        if self.phase in OVERDEALT:
+            if t - self.overdealt_t <= self.deal_gap:
                 self._overdealt_flop_card(n, drawn, t)
                 return
-            self.overdealt = None
+            self._enter(SHOWN_AS[self.phase])  # a new dealing action
         match self.phase:
-            case Phase.HOLE:
+            case Phase.HOLE | Phase.REPLACING:
                 self._hole_card(n, drawn, t)
             case Phase.STREET:
                 self._street_card(n, drawn, t)
             case Phase.BETTING:
                 self._card_while_betting(n, drawn, t)
+            case Phase.PREMATURE:
+                street = NEXT_STREET[self.street]
+                assert street is not None  # the river's betting takes no premature card
+                self._premature_card(n, drawn, t, street)
+            case Phase.FOUR_CARD_FLOP | Phase.OVERDEALT_FLOP:
+                raise HandStateError(f"hand {self.number}: {self.phase} outlived its rhythm")
             case Phase.SHOWDOWN:
                 self._card_after_the_river(n, drawn, t)
             case Phase.ENDED:
@@ -392,7 +434,7 @@ class Hand:
             street="river")
 
     def _hole_card(self, n: int, drawn: Drawn, t: float) -> None:
-        replacing = self.slot_index >= len(self.slots)
+        replacing = self.phase is Phase.REPLACING
         seat = self.replacements[0] if replacing else self.slots[self.slot_index]
         if drawn.face == "up":
             self.exposed += 1
@@ -443,6 +485,8 @@ class Hand:
             self._enter(Phase.BETTING)
             self.street = "preflop"
             self.rhythm_t = t
+        elif self.slot_index >= len(self.slots) and not replacing:
+            self._enter(Phase.REPLACING)
 
     def _street_card(self, n: int, drawn: Drawn, t: float) -> None:
         street = self.street
@@ -465,7 +509,7 @@ class Hand:
     def _card_while_betting(self, n: int, drawn: Drawn, t: float) -> None:
         street = self.street
         in_rhythm = self.rhythm_t is not None and t - self.rhythm_t <= self.deal_gap
-        if self.premature is None and in_rhythm:
+        if in_rhythm:
             if street == "preflop":
                 self._extra_hole_card(n, drawn, t)
                 return
@@ -518,7 +562,7 @@ class Hand:
         self.board["flop"].append(drawn.card)
         action = self.profile.choice(rules.TOO_MANY_FLOP_CARDS)
         flop = list(self.board["flop"])
-        self.overdealt = _Overdealt(t, action)
+        self.overdealt_t = t
         if action is RulingAction.REDEAL_FLOP:
             for card in flop:
                 self._return_to_stub(card)
@@ -531,6 +575,7 @@ class Hand:
             self.board["flop"] = []
             self.burn_needed["turn"] = False
             self.rhythm_t = t
+            self._enter(Phase.FOUR_CARD_FLOP)
             ruling = Decision(rules.TOO_MANY_FLOP_CARDS, action, "4-CARD FLOP: call the floor - "
                               "scramble the 4 face down, floor picks the burn; scan it to "
                               "record it", RulingReason.TOO_MANY_BOARD_CARDS,
@@ -539,11 +584,12 @@ class Hand:
                         place=Place("board", "flop"), street="flop")
 
     def _flop_to_redeal(self) -> None:
-        """The flop goes back into the stub: reshuffle, then three cards without a burn."""
+        """The flop goes back into the stub: reshuffle, then three cards without a burn (the
+        cards still coming in its rhythm are part of it)."""
         self.board["flop"] = []
         self.burn_needed["flop"] = False
         self.board_needed["flop"] = 3
-        self._enter(Phase.STREET)
+        self._enter(Phase.OVERDEALT_FLOP)
         self.street = "flop"
         self.street_draws = []
         self.street_burn_n = None
@@ -552,12 +598,10 @@ class Hand:
     def _overdealt_flop_card(self, n: int, drawn: Drawn, t: float) -> None:
         """A fifth (or later) card of a flop already ruled too many: one ruling covers the whole
         flop (TDA 39, seeds 000 and 003: the flop is redealt), not a premature turn."""
-        overdealt = self.overdealt
-        assert overdealt is not None
-        overdealt.last_t = t
+        self.overdealt_t = t
         self._card_event(n, drawn, "out", None, "flop", t, overdealt=True)
         self._return_to_stub(drawn.card)
-        if overdealt.action is RulingAction.SCRAMBLE_FLOP and self.scramble is not None:
+        if self.phase is Phase.FOUR_CARD_FLOP and self.scramble is not None:
             # Scrambling four to pick a burn leaves a flop of three; with five or more there is
             # no such pick: the whole flop goes back and is redealt, the burn stays.
             flop = [*self.scramble, drawn.card]
@@ -566,7 +610,6 @@ class Hand:
             self.scramble = None
             self.burn_needed["turn"] = True
             self._flop_to_redeal()
-            overdealt.action = RulingAction.REDEAL_FLOP
             self._irregular(t, IrregularityKind.TOO_MANY_BOARD_CARDS, Decision(
                 None, RulingAction.REDEAL_FLOP, f"{len(flop)}-CARD FLOP: too many to scramble "
                 "- burn stays; flop back in the stub, reshuffle, deal a new flop without "
@@ -590,6 +633,8 @@ class Hand:
         if new_action:
             action = self.profile.choice(PREMATURE[street])
             p = self.premature = _Premature(street, t, action)
+            if self.phase is Phase.BETTING:
+                self._enter(Phase.PREMATURE)
         assert p is not None
         p.last_t = t
         p.cards.append(drawn.card)
@@ -629,7 +674,7 @@ class Hand:
         self.scrap.append(drawn.card)
         if drawn.card != JOKER:
             self.in_play.add(drawn.card)  # a boxed card is still a card of this deck
-        if kind is IrregularityKind.BOXED_CARD and self.phase is Phase.HOLE:
+        if kind is IrregularityKind.BOXED_CARD and self.shown_phase is Phase.HOLE:
             self.boxed_in_deal += 1
             if (self.boxed_in_deal >= 2
                     and self.profile.choice(rules.BOXED_TWO_CARDS) is RulingAction.MISDEAL):

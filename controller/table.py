@@ -525,7 +525,7 @@ class Table:
             "hand": hand.number if hand is not None else None,
             "in_progress": self.hand_in_progress,
             "street": hand.street if hand is not None and not hand.ended else None,
-            "phase": hand.phase.value if hand is not None else None,
+            "phase": hand.shown_phase.value if hand is not None else None,
             "dealer": self.shift.dealer,
             "shoe": self.shoe_state,
             "clock": self.clock_state(),
