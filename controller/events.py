@@ -13,13 +13,21 @@ with the fields its kind carries; ``from_json`` picks the class by ``kind`` (by 
 
 ``dealer``: the table stamps the dealer signed in on every event that does not carry one of its
 own (SPEC 1.3), as the last key (``Table._stamped``).
+
+The public view (SPEC section 4: what the ``events`` topic and the dashboard may see) is each
+class's to say (``public_view``): the event knows its hole cards, burns, roles and kinds, so
+privacy is decided here once, for the table and the hub alike (``contract/views.py`` reads a
+stored or received JSON object back into its event with ``read`` and asks it).
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
+import re
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -89,6 +97,12 @@ class Event:
             out[f.key] = value
         return out
 
+    def public_view(self, written: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """What anyone may see of this event (None: nothing, it is private altogether): the
+        JSON it was read from (``written``) or its own, less what is private. Most events are
+        public whole."""
+        return dict(self.to_json() if written is None else written)
+
     def stamped(self, dealer: str) -> Event:
         """This event with the table's dealer, if it has none of its own (an event whose
         ``dealer`` is its subject, a sign-in or a hand's start, keeps its own)."""
@@ -100,7 +114,7 @@ class Event:
         return self
 
     @classmethod
-    def _variant(cls, data: dict[str, Any]) -> builtins.type[Event]:
+    def _variant(cls, data: Mapping[str, Any]) -> builtins.type[Event]:
         """The class of this family that ``data`` is (a family of one: this class)."""
         return cls
 
@@ -148,6 +162,18 @@ class Card(Event):
     t: float
     dealer: str | None = opt()
 
+    def public_view(self, written: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """A hole or burn card the table did not see face up is hidden, and so is a card out
+        of play unless it was a premature board card turned up (a duplicate or an extra card
+        may be the twin of someone's hole card)."""
+        out = dict(self.to_json() if written is None else written)
+        hidden = self.role in ("hole", "burn") and self.face != "up"
+        if hidden or (self.role == "out" and not self.premature):
+            out["card"] = None
+            out.pop("tag", None)
+            out.pop("deck", None)
+        return out
+
 
 class IrregularityKind(StrEnum):
     EXPOSED_CARD = "exposed_card"
@@ -173,18 +199,29 @@ class Irregularity(Event):
     TYPE: ClassVar[str] = "irregularity"
     WRITTEN_LAST: ClassVar[tuple[str, ...]] = ("t", "dealer")
     KIND: ClassVar[IrregularityKind]
+    CARD_SEEN: ClassVar[bool] = False  # whether everyone at the table saw the card
     hand: int
     kind: IrregularityKind
     t: float
     dealer: str | None = opt()
+
+    def public_view(self, written: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The card and its tag are shown only for a kind whose card the table saw (face up,
+        on the board, or of another deck: no one's hole card)."""
+        out = dict(self.to_json() if written is None else written)
+        if not self.CARD_SEEN:
+            out.pop("card", None)
+            out.pop("tag", None)
+        return out
 
     @classmethod
     def of(cls, kind: IrregularityKind) -> type[Irregularity]:
         return _IRREGULARITIES[kind]
 
     @classmethod
-    def _variant(cls, data: dict[str, Any]) -> type[Event]:
-        return _IRREGULARITIES.get(data.get("kind"), cls)  # type: ignore[arg-type]
+    def _variant(cls, data: Mapping[str, Any]) -> type[Event]:
+        kind = data.get("kind")
+        return _IRREGULARITIES.get(kind, cls) if isinstance(kind, str) else cls
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -202,6 +239,7 @@ class ExposedCard(CardIrregularity):
     """A hole card drawn face up (``exposed``: the second or later of the deal)."""
 
     KIND: ClassVar[IrregularityKind] = IrregularityKind.EXPOSED_CARD
+    CARD_SEEN: ClassVar[bool] = True
     kind: IrregularityKind = KIND
     seat: int
     exposed: int | None = opt()
@@ -210,6 +248,7 @@ class ExposedCard(CardIrregularity):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BoxedCard(CardIrregularity):
     KIND: ClassVar[IrregularityKind] = IrregularityKind.BOXED_CARD
+    CARD_SEEN: ClassVar[bool] = True
     kind: IrregularityKind = KIND
     street: str
 
@@ -217,6 +256,7 @@ class BoxedCard(CardIrregularity):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class JokerDrawn(CardIrregularity):
     KIND: ClassVar[IrregularityKind] = IrregularityKind.JOKER
+    CARD_SEEN: ClassVar[bool] = True
     kind: IrregularityKind = KIND
     street: str
 
@@ -256,6 +296,7 @@ class TooManyBoardCards(CardIrregularity):
     """A fourth flop card, or a card after the river (``flop_cards``: an overdealt flop's)."""
 
     KIND: ClassVar[IrregularityKind] = IrregularityKind.TOO_MANY_BOARD_CARDS
+    CARD_SEEN: ClassVar[bool] = True
     kind: IrregularityKind = KIND
     street: str
     flop_cards: int | None = opt()
@@ -280,6 +321,7 @@ class DuplicateCard(CardIrregularity):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ForeignCard(CardIrregularity):
     KIND: ClassVar[IrregularityKind] = IrregularityKind.FOREIGN_CARD
+    CARD_SEEN: ClassVar[bool] = True
     kind: IrregularityKind = KIND
     in_play_deck: str  # the hand's deck
 
@@ -318,7 +360,8 @@ class WrongGame(Irregularity):
     declared: str
 
 
-_IRREGULARITIES: dict[IrregularityKind, type[Irregularity]] = {cls.KIND: cls for cls in (
+# The class of each kind (a StrEnum member is its string: looked up by either).
+_IRREGULARITIES: dict[str, type[Irregularity]] = {cls.KIND: cls for cls in (
     ExposedCard, BoxedCard, JokerDrawn, ExtraCard, MissingCards, PrematureCard,
     TooManyBoardCards, MissingBurn, DuplicateCard, ForeignCard, UnknownTag, ShoeFault,
     WrongGame)}
@@ -357,6 +400,14 @@ class RulingReason(StrEnum):
     WRONG_GAME = "wrong_game"
 
 
+# Rulings whose text names only cards shown to the table (an exposed or boxed card, a flop);
+# any other ruling's text may name a hole or burn card.
+_TEXT_NAMES_SHOWN_CARDS_ONLY = frozenset({
+    RulingAction.REPLACE_EXPOSED, RulingAction.SCRAP_AND_REPLACE, RulingAction.REDEAL_FLOP,
+    RulingAction.SCRAMBLE_FLOP, RulingAction.BOARD_STANDS})
+_CARD_IN_TEXT = re.compile(r"\b[AKQJT2-9][shdc]\b")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Ruling(Event):
     """The ruling an irregularity gets, citing the profile's rule and its source where the
@@ -376,13 +427,24 @@ class Ruling(Event):
     t: float
     dealer: str | None = opt()
 
+    def public_view(self, written: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The text as the dealer reads it where it names only cards the table saw; any
+        other's cards each read "a card"."""
+        out = dict(self.to_json() if written is None else written)
+        if self.action not in _TEXT_NAMES_SHOWN_CARDS_ONLY:
+            out["text"] = _CARD_IN_TEXT.sub("a card", str(self.text or ""))
+        return out
+
     @classmethod
     def of(cls, action: RulingAction, reason: RulingReason | None) -> type[Ruling]:
         return _RULINGS.get((action, reason), Ruling)
 
     @classmethod
-    def _variant(cls, data: dict[str, Any]) -> type[Event]:
-        return _RULINGS.get((data.get("action"), data.get("reason")), cls)  # type: ignore[arg-type]
+    def _variant(cls, data: Mapping[str, Any]) -> type[Event]:
+        action, reason = data.get("action"), data.get("reason")
+        if not isinstance(action, str) or not isinstance(reason, str | None):
+            return cls
+        return _RULINGS.get((action, reason), cls)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -449,7 +511,8 @@ class ShoeFaultRuling(Ruling):
     cards: int | None = opt()
 
 
-_RULINGS: dict[tuple[RulingAction, RulingReason | None], type[Ruling]] = {
+# The class of each ruling with fields of its own, by its action and reason.
+_RULINGS: dict[tuple[str, str | None], type[Ruling]] = {
     rules_on: cls for cls in (ExposedCardRuling, UnknownTagRuling, DeclaredGameRuling,
                               PrematureCardRuling, FlopRedealRuling, FlopScrambleRuling,
                               MissingBurnRuling, ShoeFaultRuling)
@@ -467,6 +530,11 @@ class BoardResolved(Event):
     board: list[str]
     t: float
     dealer: str | None = opt()
+
+    def public_view(self, written: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        out = dict(self.to_json() if written is None else written)
+        out.pop("burn", None)  # the burn the floor picked: the table did not see which
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -487,6 +555,19 @@ class HandEnded(Event):
     t: float
     dealer: str | None = opt()
 
+    def public_view(self, written: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """Without the hole cards and burns: how many cards each seat held instead, and the
+        cards out of play that are none of them."""
+        out = dict(self.to_json() if written is None else written)
+        hole = self.hole or {}
+        secret = {card for cards in hole.values() for card in cards}
+        secret.update(self.burns or ())
+        out.pop("hole", None)
+        out.pop("burns", None)
+        out["out"] = [card for card in self.out or () if card not in secret]
+        out["hole_counts"] = {seat: len(cards) for seat, cards in hole.items()}
+        return out
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HandRecord(Event):
@@ -506,6 +587,9 @@ class HandRecord(Event):
     t: float
     dealer: str | None = opt()
     best_hand: dict[str, list[int]] | None = opt()  # the seats holding the best high (low)
+
+    def public_view(self, written: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        return None  # every hole card: for the recorder and the roles granted it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -529,6 +613,9 @@ class CardIgnored(Event):
     hand: int | None
     t: float
     dealer: str | None = opt()
+
+    def public_view(self, written: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        return None  # a card read with no hand in progress: may be anyone's next hole card
 
 
 # ---------------------------------------------------------------------------- the table
@@ -775,13 +862,27 @@ class ClockWarning(Event):
     dealer: str | None = opt()
 
 
+# ---------------------------------------------------------------------------- the daemon's
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JournalQuarantined(Event):
+    """A journal line the table's daemon could not replay at a start (unreadable, or the core
+    failed on it), set aside in the outbox: the daemon's event, not the core's."""
+
+    TYPE: ClassVar[str] = "journal.quarantined"
+    line: int  # the journal line's id
+    reason: str
+    hand: None = None  # of no hand (written: the envelope's null)
+    t: float
+
+
 EVENT_CLASSES: tuple[type[Event], ...] = (
     HandStarted, Card, *_IRREGULARITIES.values(), Ruling, *dict.fromkeys(_RULINGS.values()),
     BoardResolved, HandEnded, HandRecord, HandLevel, CardIgnored, TableSetup, Seating,
     DeckChanged, ShoeChanged, ShoeReadsLost, GameDeclared, DealerSignedIn, DealerSummary,
     HandForHandChanged, ShotClock, FloorCalled, DeckCheckStarted, DeckCheckCard,
     DeckCheckCancelled, DeckCheckResult, ClockChanged, ClockHold, Level, BreakStarted, BreakEnded,
-    Announcement, ClockWarning,
+    Announcement, ClockWarning, JournalQuarantined,
 )
 
 # The class a JSON object's type names: a family (an irregularity, a ruling) then picks its
@@ -800,14 +901,20 @@ class EventDataError(ValueError):
     """A JSON object that is not one of the core's events."""
 
 
+def _class_of(data: Mapping[str, Any]) -> type[Event] | None:
+    kind, state = data.get("type"), data.get("state")
+    cls = (_BY_TYPE_AND_STATE.get((str(kind), state if isinstance(state, str) else None))
+           or _BY_TYPE.get(str(kind)))
+    return cls._variant(data) if cls is not None else None
+
+
 def from_json(data: dict[str, Any]) -> Event:
     """The typed event a JSON object written by ``to_json`` stands for (the outbox, a recorded
     replay): ``EventDataError`` if it is none."""
-    kind = data.get("type")
-    cls = _BY_TYPE_AND_STATE.get((str(kind), data.get("state"))) or _BY_TYPE.get(str(kind))
+    cls = _class_of(data)
     if cls is None:
-        raise EventDataError(f"no event of type {kind!r}")
-    cls = cls._variant(data)
+        raise EventDataError(f"no event of type {data.get('type')!r}")
+    kind = cls.TYPE
     values = {_FIELD_NAME.get(k, k): v for k, v in data.items() if k != "type"}
     try:
         for f in _layout(cls):
@@ -816,3 +923,22 @@ def from_json(data: dict[str, Any]) -> Event:
         return cls(**values)
     except (TypeError, ValueError) as exc:
         raise EventDataError(f"not a {kind} event: {exc}") from None
+
+
+def read(data: Mapping[str, Any]) -> Event | None:
+    """The event a JSON object stands for as far as it says, to ask it for its public view:
+    ``from_json``'s class and values, but a field the object leaves out is None, a value
+    outside its vocabulary stays as written, and a key of no field is passed by (a stored
+    envelope's event, a peer's partial one). None if no class has its type."""
+    cls = _class_of(data)
+    if cls is None:
+        return None
+    values = {}
+    for f in _layout(cls):
+        value = data.get(f.key)
+        if f.vocabulary is not None and value is not None:
+            # outside the vocabulary: the event decides on it as written
+            with contextlib.suppress(ValueError):
+                value = f.vocabulary(value)
+        values[f.name] = value
+    return cls(**values)

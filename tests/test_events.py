@@ -26,7 +26,8 @@ PUBLIC_VIEW_KEYS = {"hole_counts"}
 SCHEMAS = {"hand.started": "HandStartedData", "card": "CardData",
            "irregularity": "IrregularityData", "ruling": "RulingData",
            "hand.ended": "HandEndedData", "hand.record": "HandRecordData",
-           "level": "LevelData", "clock.hold": "ClockHoldData"}
+           "level": "LevelData", "clock.hold": "ClockHoldData",
+           "journal.quarantined": "JournalQuarantinedData"}
 JSON_TYPES = {int: {"integer", "number"}, float: {"number"}, str: {"string"},
               bool: {"boolean"}, list: {"array"}, dict: {"object"}, type(None): {"null"}}
 
@@ -124,6 +125,15 @@ def test_the_schema_has_a_shape_for_every_kind_of_irregularity_and_ruling():
     assert set(_ruling_shapes(schemas["RulingData"])) == set(ev._RULINGS)
     assert schemas["RulingData"]["properties"]["action"]["enum"] == list(ev.RulingAction)
     assert schemas["RulingData"]["properties"]["reason"]["enum"] == list(ev.RulingReason)
+
+
+def test_the_public_schema_shows_the_card_of_the_kinds_whose_class_shows_it():
+    (rule,) = [part for part in document()["components"]["schemas"]["PublicEnvelope"]["allOf"]
+               if part.get("if", {}).get("properties", {}).get("type") == {
+                   "const": "irregularity"}]
+    hidden_unless = rule["if"]["properties"]["data"]["properties"]["kind"]["not"]["enum"]
+    assert set(hidden_unless) == {cls.KIND for cls in ev.EVENT_CLASSES
+                                  if issubclass(cls, ev.Irregularity) and cls.CARD_SEEN}
 
 
 @pytest.mark.parametrize("cls", [c for c in ev.EVENT_CLASSES if c.TYPE in SCHEMAS],
