@@ -25,6 +25,7 @@ The model of a deal (SPEC section 2):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -308,25 +309,30 @@ class Hand:
         self.last_t = t
         if self.phase in OVERDEALT:
             self._enter(SHOWN_AS[self.phase])  # the tap ends the overdealt flop's rhythm
-        if self.phase is Phase.ENDED:
-            raise HandStateError(f"hand {self.number} is over: a tap is the table's to handle")
-        if self.phase is Phase.HOLE and self._dealt_holdem_for_omaha():
+        _TAPS[self.phase](self, t)
+        return self.events
+
+    def _tap_in_the_deal(self, t: float) -> None:
+        if self._dealt_holdem_for_omaha():
             self._irregular(t, IrregularityKind.WRONG_GAME, Decision(
                 None, RulingAction.CALL_FLOOR, f"WRONG GAME: {self.declared} declared, 2 cards "
                 "each dealt - call the floor", RulingReason.WRONG_GAME,
                 extra={"declared": self.declared}), street="preflop", declared=self.declared)
-            self._close_round("preflop", t)
-        elif self.phase in (Phase.HOLE, Phase.REPLACING):
+        else:
             self._irregular(t, IrregularityKind.MISSING_CARD, Decision(
                 rules.MISSING_HOLE_CARD, RulingAction.CALL_FLOOR,
                 "FLOOR: hole cards missing and betting closed - call the floor",
                 RulingReason.WRONG_CARD_COUNT), street="preflop", missing=self._missing_hole())
-            self._close_round("preflop", t)
-        elif self.phase in (Phase.BETTING, Phase.PREMATURE):
-            self._close_round(self.street, t)
-        elif self.phase is Phase.STREET:
-            self._close_partial_street(t)
-        return self.events
+        self._close_round("preflop", t)
+
+    def _close_betting(self, t: float) -> None:
+        self._close_round(self.street, t)
+
+    def _nothing_to_close(self, t: float) -> None:
+        """Every street is out: the hand waits for its end (a double tap, the next deck)."""
+
+    def _no_tap(self, t: float) -> None:
+        raise HandStateError(f"hand {self.number} is over: a tap is the table's to handle")
 
     def finish(self, t: float, why: str) -> list[Event]:
         """The hand is over: double tap, or the next deck inserted."""
@@ -407,23 +413,15 @@ class Hand:
                 self._overdealt_flop_card(n, drawn, t)
                 return
             self._enter(SHOWN_AS[self.phase])  # a new dealing action
-        match self.phase:
-            case Phase.HOLE | Phase.REPLACING:
-                self._hole_card(n, drawn, t)
-            case Phase.STREET:
-                self._street_card(n, drawn, t)
-            case Phase.BETTING:
-                self._card_while_betting(n, drawn, t)
-            case Phase.PREMATURE:
-                street = NEXT_STREET[self.street]
-                assert street is not None  # the river's betting takes no premature card
-                self._premature_card(n, drawn, t, street)
-            case Phase.FOUR_CARD_FLOP | Phase.OVERDEALT_FLOP:
-                raise HandStateError(f"hand {self.number}: {self.phase} outlived its rhythm")
-            case Phase.SHOWDOWN:
-                self._card_after_the_river(n, drawn, t)
-            case Phase.ENDED:
-                raise HandStateError(f"hand {self.number} is over: it takes no card")
+        _PLACES[self.phase](self, n, drawn, t)
+
+    def _card_dealt_early(self, n: int, drawn: Drawn, t: float) -> None:
+        street = NEXT_STREET[self.street]
+        assert street is not None  # the river's betting takes no premature card
+        self._premature_card(n, drawn, t, street)
+
+    def _no_card(self, n: int, drawn: Drawn, t: float) -> None:
+        raise HandStateError(f"hand {self.number} is over: it takes no card")
 
     def _card_after_the_river(self, n: int, drawn: Drawn, t: float) -> None:
         self._return_to_stub(drawn.card)
@@ -812,3 +810,19 @@ class Hand:
             button=self.positions.button, draws=self.draws,
             flop_unresolved=list(self.scramble) if self.scramble is not None else None,
             ended_by=why, t=t))
+
+
+# What the dealer's tap does in each phase (in an overdealt flop's, it ends the rhythm first).
+_TAPS: dict[Phase, Callable[[Hand, float], None]] = {
+    Phase.HOLE: Hand._tap_in_the_deal, Phase.REPLACING: Hand._tap_in_the_deal,
+    Phase.BETTING: Hand._close_betting, Phase.PREMATURE: Hand._close_betting,
+    Phase.STREET: Hand._close_partial_street, Phase.SHOWDOWN: Hand._nothing_to_close,
+    Phase.ENDED: Hand._no_tap,
+}
+# What a card drawn in each phase is (in an overdealt flop's, its rhythm decides: Hand._place).
+_PLACES: dict[Phase, Callable[[Hand, int, Drawn, float], None]] = {
+    Phase.HOLE: Hand._hole_card, Phase.REPLACING: Hand._hole_card,
+    Phase.BETTING: Hand._card_while_betting, Phase.PREMATURE: Hand._card_dealt_early,
+    Phase.STREET: Hand._street_card, Phase.SHOWDOWN: Hand._card_after_the_river,
+    Phase.ENDED: Hand._no_card,
+}

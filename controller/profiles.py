@@ -58,14 +58,15 @@ class ChoiceRule(RuleSpec, Generic[Option]):
     irregularity, the ruling actions the house may choose (the value is the ruling's action)."""
 
     options: tuple[Option, ...]
+    by_value: dict[str, Option] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_value", {str(option): option for option in self.options})
 
     def problems(self, value: Any, where: str) -> list[str]:
-        if isinstance(value, str) and value in self.options:
+        if isinstance(value, str) and value in self.by_value:
             return []
         return [f"{where}: {value!r} is not one of {', '.join(self.options)}"]
-
-    def option(self, value: str) -> Option:
-        return next(option for option in self.options if option == value)
 
 
 @dataclass(frozen=True)
@@ -230,9 +231,11 @@ class Profile:
     def choice(self, rule: ChoiceRule[Any] | str) -> Any:
         """The house's option for a choice rule, as its vocabulary's member (asked by the
         rule's key, the member too, but untyped)."""
-        spec = RULES[rule] if isinstance(rule, str) else rule
-        assert isinstance(spec, ChoiceRule)
-        return spec.option(self.rules[spec.key].value)
+        if isinstance(rule, str):
+            spec = RULES[rule]
+            assert isinstance(spec, ChoiceRule)
+            rule = spec
+        return rule.by_value[self.rules[rule.key].value]
 
     @property
     def shot_clock(self) -> tuple[float, float]:
@@ -322,8 +325,8 @@ def profile_from_data(
                 defined_in=str(name),
             )
     if ("balance_seat" in merged and "balance_mover" in merged
-            and merged["balance_seat"].value == "same_position"
-            and merged["balance_mover"].value != "big_blind_next"):
+            and merged["balance_seat"].value == BalanceSeat.SAME_POSITION
+            and merged["balance_mover"].value != BalanceMover.BIG_BLIND_NEXT):
         # The seat follows the mover's place; a mover chosen by the seat's place cannot.
         problems.append("rules.balance_seat: 'same_position' follows the mover's place, so "
                         "balance_mover must be 'big_blind_next' (not "

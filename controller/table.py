@@ -87,6 +87,7 @@ class GestureAction(StrEnum):
 
 
 GESTURE_ACTIONS = tuple(GestureAction)
+_GESTURE_ACTION = {str(action): action for action in GestureAction}  # by its spelling
 DEFAULT_GESTURES: dict[str, str] = {
     "tap": GestureAction.CLOSE_ROUND,
     "double_tap": GestureAction.END_HAND,
@@ -392,7 +393,7 @@ class Table:
         return events
 
     def _gesture(self, gesture: str, t: float) -> list[Event]:
-        action = GestureAction(self.config.gestures.get(gesture, GestureAction.IGNORE))
+        action = _GESTURE_ACTION[self.config.gestures.get(gesture, "ignore")]
         hand = self.hand if self.hand_in_progress else None
         if action is GestureAction.CLOSE_ROUND:
             events = self._cancel_shot(t, "round closed")
