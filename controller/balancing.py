@@ -31,6 +31,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from controller.seating import SEAT_MAX, SEAT_MIN, next_occupied
@@ -39,9 +40,25 @@ if TYPE_CHECKING:
     from controller.profiles import Profile
 
 ALL_SEATS = tuple(range(SEAT_MIN, SEAT_MAX + 1))
-# The values of the profile rules balance_mover and balance_seat (controller/profiles.py).
-MOVERS = ("big_blind_next", "keeps_position", "same_position")
-SEAT_CHOICES = ("worst_position", "same_position", "left_of_big_blind", "random")
+
+
+class BalanceMover(StrEnum):
+    """The profile's ``balance_mover`` rule: who moves from the larger table."""
+
+    BIG_BLIND_NEXT = "big_blind_next"
+    KEEPS_POSITION = "keeps_position"
+    SAME_POSITION = "same_position"
+
+
+class BalanceSeat(StrEnum):
+    """The profile's ``balance_seat`` rule: which open seat a moved player takes."""
+
+    WORST_POSITION = "worst_position"
+    SAME_POSITION = "same_position"
+    LEFT_OF_BIG_BLIND = "left_of_big_blind"
+    RANDOM = "random"
+
+
 RULE_KEYS = ("balance_when", "balance_mover", "balance_seat", "table_size", "break_table_at")
 
 
@@ -86,15 +103,17 @@ class Move:
 @dataclass(frozen=True)
 class BalanceRules:
     difference: int  # move when the counts differ by more than this
-    mover: str
-    seat: str
+    mover: BalanceMover
+    seat: BalanceSeat
     break_at: int  # break when everyone fits at one table fewer with at most this many each
     table_size: int = SEAT_MAX  # the house's seats a table
 
     @classmethod
     def of(cls, profile: Profile) -> BalanceRules:
-        return cls(int(profile.value("balance_when")), profile.choice("balance_mover"),
-                   profile.choice("balance_seat"), int(profile.value("break_table_at")),
+        return cls(int(profile.value("balance_when")),
+                   BalanceMover(profile.value("balance_mover")),
+                   BalanceSeat(profile.value("balance_seat")),
+                   int(profile.value("break_table_at")),
                    int(profile.value("table_size")))
 
     def size_of(self, table: TableSeats) -> int:
@@ -163,21 +182,21 @@ def _balance_moves(source: TableSeats, target: TableSeats, count: int, rules: Ba
     t_button, _, t_big = target.blinds()
     size = rules.size_of(target)
     by_blind = sorted(source.seats, key=lambda s: turns_to_big_blind(source.seats, big, s))
-    if rules.seat == "worst_position":
+    if rules.seat == BalanceSeat.WORST_POSITION:
         targets = _worst_first(target, size)
-    elif rules.seat == "left_of_big_blind":
+    elif rules.seat == BalanceSeat.LEFT_OF_BIG_BLIND:
         targets = _left_of_big_blind(target, size)
-    elif rules.seat == "random":
+    elif rules.seat == BalanceSeat.RANDOM:
         targets = draw.sample(_open_seats(target, size), len(_open_seats(target, size)))
     else:
         targets = _open_seats(target, size)
     moves: list[Move] = []
     movers = list(by_blind)
-    if rules.mover == "big_blind_next":
+    if rules.mover == BalanceMover.BIG_BLIND_NEXT:
         # The player due the big blind next, then clockwise (seed 002: "in a clockwise
         # direction starting with the Big Blind", seated "in the same order").
         chosen = movers[:count]
-        if rules.seat == "same_position":
+        if rules.seat == BalanceSeat.SAME_POSITION:
             for seat in chosen:
                 old = turns_to_big_blind(source.seats, big, seat)
                 best = min(targets, key=lambda s: (
@@ -189,7 +208,7 @@ def _balance_moves(source: TableSeats, target: TableSeats, count: int, rules: Ba
         return [Move(source.table, seat, target.table, to)
                 for seat, to in zip(chosen, targets[:count], strict=True)]
     for to in targets[:count]:
-        if rules.mover == "keeps_position":
+        if rules.mover == BalanceMover.KEEPS_POSITION:
             # Seed 000: the player who will not lose position: one who would post the big
             # blind no sooner at the new seat; of those, the one whose place changes least.
             wanted = turns_to_big_blind(target.seats, t_big, to)

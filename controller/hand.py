@@ -5,6 +5,11 @@ and answers with events (``controller.events``). It never reads a clock
 and does no I/O: the table core (``controller.table``) owns it.
 
 Its phase (``Phase``) moves only along ``TRANSITIONS``; anything else raises ``HandStateError``.
+The phase says what a card drawn now is: a sub-phase (a seat owed a replacement, cards dealt
+early, an overdealt flop) is a phase of its own, not a flag. What outlasts the phases is data:
+a scrambled flop waiting for the floor's pick of the burn (``scramble``) and a reshuffle due
+(``reshuffle_pending``: the same deck out and in again goes on with the hand), the counts of
+exposed, boxed and extra cards, and what each street still needs.
 Every irregularity goes through ``_irregular``: the card's event, the irregularity, the ruling
 and, when the ruling ends the hand, its end.
 
@@ -20,10 +25,12 @@ The model of a deal (SPEC section 2):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from controller import profiles as rules
 from controller.cards import HOLE_CARDS, JOKER, UNKNOWN
 from controller.events import (
     BoardResolved,
@@ -32,9 +39,12 @@ from controller.events import (
     HandEnded,
     HandStarted,
     Irregularity,
+    IrregularityKind,
     Ruling,
+    RulingAction,
+    RulingReason,
 )
-from controller.profiles import Profile
+from controller.profiles import ChoiceRule, Profile
 from controller.seating import Positions
 
 STREETS = ("flop", "turn", "river")
@@ -42,39 +52,72 @@ BOARD_COUNT = {"flop": 3, "turn": 1, "river": 1}
 NEXT_STREET = {"preflop": "flop", "flop": "turn", "turn": "river", "river": None}
 
 ORDINAL = {0: "1st", 1: "2nd"}
+# The house's rule on a card of the street dealt while the betting before it was open.
+PREMATURE = {"flop": rules.PREMATURE_FLOP, "turn": rules.PREMATURE_TURN,
+             "river": rules.PREMATURE_RIVER}
 
 
 class Phase(StrEnum):
-    """Where a hand is (h11's ``_state.py`` is the model: an enum and a transition table)."""
+    """Where a hand is (h11's ``_state.py`` is the model: an enum and a transition table).
 
-    HOLE = "hole"  # hole cards being dealt
+    Four are sub-phases, each of the phase it shows as (``SHOWN_AS``, what the table's state
+    says): they say what the next card belongs to, where the dealing rhythm (``deal_gap``)
+    decides between the deal going on and an irregularity."""
+
+    HOLE = "hole"  # hole cards being dealt, one round the table per card
+    REPLACING = "replacing"  # the deal is round: a seat owed a card for an exposed one gets it
     BETTING = "betting"  # a betting round open on ``Hand.street``
+    # Betting open, and cards of the next street dealt early: a card within deal_gap of the
+    # last is more of the same dealing action.
+    PREMATURE = "premature"
+    # Four flop cards to scramble for the burn (TDA 39): a card within deal_gap of the last
+    # is a fifth, too many to scramble.
+    FOUR_CARD_FLOP = "four_card_flop"
+    # A flop of too many going back to be redealt: a card within deal_gap of the last is part
+    # of it, not the new flop.
+    OVERDEALT_FLOP = "overdealt_flop"
     STREET = "street"  # the burn and board cards of ``Hand.street`` being dealt
     SHOWDOWN = "showdown"  # every street is out
     ENDED = "ended"  # complete, misdealt or void: the hand takes nothing more
 
 
+SHOWN_AS: dict[Phase, Phase] = {
+    **{phase: phase for phase in Phase},
+    Phase.REPLACING: Phase.HOLE, Phase.PREMATURE: Phase.BETTING,
+    Phase.FOUR_CARD_FLOP: Phase.BETTING, Phase.OVERDEALT_FLOP: Phase.STREET,
+}
+
 # The phases a hand may go to from each. A round closed on a street that needs no cards (its
 # board came out early) opens the next round at once: betting to betting, street to street.
+# A sub-phase goes back to the phase it shows as when its rhythm is over (a card after
+# deal_gap, the dealer's tap) or, premature cards, when the round closes.
 TRANSITIONS: dict[Phase, frozenset[Phase]] = {
-    Phase.HOLE: frozenset({Phase.BETTING, Phase.STREET, Phase.ENDED}),
-    Phase.BETTING: frozenset({Phase.BETTING, Phase.STREET, Phase.SHOWDOWN, Phase.ENDED}),
+    Phase.HOLE: frozenset({Phase.REPLACING, Phase.BETTING, Phase.STREET, Phase.ENDED}),
+    Phase.REPLACING: frozenset({Phase.BETTING, Phase.STREET, Phase.ENDED}),
+    Phase.BETTING: frozenset({Phase.BETTING, Phase.PREMATURE, Phase.FOUR_CARD_FLOP,
+                              Phase.OVERDEALT_FLOP, Phase.STREET, Phase.SHOWDOWN,
+                              Phase.ENDED}),
+    Phase.PREMATURE: frozenset({Phase.BETTING, Phase.STREET, Phase.ENDED}),
+    Phase.FOUR_CARD_FLOP: frozenset({Phase.BETTING, Phase.OVERDEALT_FLOP, Phase.ENDED}),
+    Phase.OVERDEALT_FLOP: frozenset({Phase.STREET, Phase.ENDED}),
     Phase.STREET: frozenset({Phase.BETTING, Phase.STREET, Phase.SHOWDOWN, Phase.ENDED}),
     Phase.SHOWDOWN: frozenset({Phase.ENDED}),
     Phase.ENDED: frozenset(),
 }
+# The sub-phases whose cards within deal_gap are part of an overdealt flop.
+OVERDEALT = frozenset({Phase.FOUR_CARD_FLOP, Phase.OVERDEALT_FLOP})
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What a ruling says: the profile's rule (cited when ``cite``), the action, the machine
-    reason, the dealer's text, and fields of its own."""
+    """What a ruling says: the profile's rule it follows (cited; None: a ruling of the core's
+    own), the action, the dealer's text, the machine reason, and fields of its own (those of
+    its class, ``Ruling.of``)."""
 
-    rule: str
-    action: str
+    rule: ChoiceRule[RulingAction] | None
+    action: RulingAction
     text: str
-    reason: str | None = None
-    cite: bool = True
+    reason: RulingReason | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -106,19 +149,13 @@ class Drawn:
 
 @dataclass(slots=True)
 class _Premature:
+    """The dealing action of the cards dealt early (``Phase.PREMATURE``)."""
+
     street: str
     last_t: float
-    action: str
+    action: RulingAction
     burn_kept: bool = False
     cards: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Overdealt:
-    """A flop dealt with too many cards: every card of the same dealing action is part of it."""
-
-    last_t: float
-    action: str  # redeal_flop or scramble_flop
 
 
 class Hand:
@@ -176,8 +213,8 @@ class Hand:
         self.boxed_in_deal = 0
         self.extras = 0
         self.flop_extra_ruled = False
-        self.premature: _Premature | None = None
-        self.overdealt: _Overdealt | None = None  # a flop of four or more, still being dealt
+        self.premature: _Premature | None = None  # Phase.PREMATURE: its dealing action
+        self.overdealt_t = t  # Phase.OVERDEALT: the time of the overdealt flop's last card
         self.set_aside: list[str] = []
         self.reshuffle_pending = False
         self.scramble: list[str] | None = None
@@ -189,6 +226,11 @@ class Hand:
     @property
     def ended(self) -> bool:
         return self.phase is Phase.ENDED
+
+    @property
+    def shown_phase(self) -> Phase:
+        """The phase the table's state shows (a sub-phase as the phase it refines)."""
+        return SHOWN_AS[self.phase]
 
     def started_event(self, *, waiting: list[int] | None = None, waiting_rule: str | None = None,
                       betting: str | None = None) -> HandStarted:
@@ -219,31 +261,35 @@ class Hand:
             street = placed.street if placed is not None else None
             what = f"UNKNOWN TAG {drawn.tag}" if drawn.tag else "UNREADABLE TAG"
             where = f" (seat {seat})" if seat is not None else f" ({street})" if street else ""
-            self._irregular(t, "unknown_tag", Decision(
-                "unknown_tag", "call_floor", f"{what}{where}: call the floor to check the card",
-                "unknown_tag", extra={"seat": seat, "street": street}), n=n, drawn=drawn,
-                seat=seat, street=street)
+            self._irregular(t, IrregularityKind.UNKNOWN_TAG, Decision(
+                rules.UNKNOWN_TAG, RulingAction.CALL_FLOOR,
+                f"{what}{where}: call the floor to check the card", RulingReason.UNKNOWN_TAG,
+                extra={"seat": seat, "street": street}), n=n, drawn=drawn, seat=seat,
+                street=street)
             return self.events
         if self.deck is not None and drawn.deck is not None and drawn.deck != self.deck:
             self.out.append(drawn.card)
-            self._irregular(t, "foreign_card", Decision(
-                "foreign_card", "void_hand", f"VOID HAND: {drawn.deck}:{drawn.card} is from "
-                "another deck - return all bets, check both decks", "foreign_card"),
+            self._irregular(t, IrregularityKind.FOREIGN_CARD, Decision(
+                rules.FOREIGN_CARD, RulingAction.VOID_HAND,
+                f"VOID HAND: {drawn.deck}:{drawn.card} is from another deck - return all bets, "
+                "check both decks",
+                RulingReason.FOREIGN_CARD),
                 n=n, drawn=drawn, place=Place("out", self._street_for_event()), ends="void",
                 in_play_deck=self.deck)
             return self.events
         if drawn.card in self.in_play and drawn.card != JOKER:
             self.out.append(drawn.card)
-            self._irregular(t, "duplicate_card", Decision(
-                "duplicate_card", "void_hand", f"VOID HAND: {drawn.card} twice - deck fouled, "
-                "return all bets, check the deck", "duplicate_card"),
+            self._irregular(t, IrregularityKind.DUPLICATE_CARD, Decision(
+                rules.DUPLICATE_CARD, RulingAction.VOID_HAND,
+                f"VOID HAND: {drawn.card} twice - deck fouled, return all bets, check the deck",
+                RulingReason.DUPLICATE_CARD),
                 n=n, drawn=drawn, place=Place("out", self._street_for_event()), ends="void")
             return self.events
         if drawn.boxed:
-            self._scrap(n, drawn, t, "boxed_card")
+            self._scrap(n, drawn, t, IrregularityKind.BOXED_CARD)
             return self.events
         if drawn.card == JOKER:
-            self._scrap(n, drawn, t, "joker")
+            self._scrap(n, drawn, t, IrregularityKind.JOKER)
             return self.events
         self.in_play.add(drawn.card)
         self._place(n, drawn, t)
@@ -261,26 +307,32 @@ class Hand:
             # no betting round can have closed before a card was dealt.
             return self.events
         self.last_t = t
-        self.overdealt = None
-        if self.phase is Phase.ENDED:
-            raise HandStateError(f"hand {self.number} is over: a tap is the table's to handle")
-        if self.phase is Phase.HOLE and self._dealt_holdem_for_omaha():
-            self._irregular(t, "wrong_game", Decision(
-                "missing_hole_card", "call_floor", f"WRONG GAME: {self.declared} declared, 2 "
-                "cards each dealt - call the floor", "wrong_game", cite=False,
-                extra={"declared": self.declared}), street="preflop", declared=self.declared)
-            self._close_round("preflop", t)
-        elif self.phase is Phase.HOLE:
-            self._irregular(t, "missing_card", Decision(
-                "missing_hole_card", "call_floor",
-                "FLOOR: hole cards missing and betting closed - call the floor",
-                "wrong_card_count"), street="preflop", missing=self._missing_hole())
-            self._close_round("preflop", t)
-        elif self.phase is Phase.BETTING:
-            self._close_round(self.street, t)
-        elif self.phase is Phase.STREET:
-            self._close_partial_street(t)
+        if self.phase in OVERDEALT:
+            self._enter(SHOWN_AS[self.phase])  # the tap ends the overdealt flop's rhythm
+        _TAPS[self.phase](self, t)
         return self.events
+
+    def _tap_in_the_deal(self, t: float) -> None:
+        if self._dealt_holdem_for_omaha():
+            self._irregular(t, IrregularityKind.WRONG_GAME, Decision(
+                None, RulingAction.CALL_FLOOR, f"WRONG GAME: {self.declared} declared, 2 cards "
+                "each dealt - call the floor", RulingReason.WRONG_GAME,
+                extra={"declared": self.declared}), street="preflop", declared=self.declared)
+        else:
+            self._irregular(t, IrregularityKind.MISSING_CARD, Decision(
+                rules.MISSING_HOLE_CARD, RulingAction.CALL_FLOOR,
+                "FLOOR: hole cards missing and betting closed - call the floor",
+                RulingReason.WRONG_CARD_COUNT), street="preflop", missing=self._missing_hole())
+        self._close_round("preflop", t)
+
+    def _close_betting(self, t: float) -> None:
+        self._close_round(self.street, t)
+
+    def _nothing_to_close(self, t: float) -> None:
+        """Every street is out: the hand waits for its end (a double tap, the next deck)."""
+
+    def _no_tap(self, t: float) -> None:
+        raise HandStateError(f"hand {self.number} is over: a tap is the table's to handle")
 
     def finish(self, t: float, why: str) -> list[Event]:
         """The hand is over: double tap, or the next deck inserted."""
@@ -301,9 +353,10 @@ class Hand:
             what = "SHOE RESTARTED"
         else:
             what = f"SHOE {part.replace('_', ' ').upper()} FAULT"
-        self._irregular(t, "shoe_fault", Decision(
-            "shoe_fault", "call_floor", f"{what}: call the floor; hold the deal until the shoe "
-            "is back", "shoe_fault", extra={"part": part}), state=state, part=part,
+        self._irregular(t, IrregularityKind.SHOE_FAULT, Decision(
+            rules.SHOE_FAULT, RulingAction.CALL_FLOOR,
+            f"{what}: call the floor; hold the deal until the shoe is back",
+            RulingReason.SHOE_FAULT, extra={"part": part}), state=state, part=part,
             detail=detail)
         return self.events
 
@@ -316,9 +369,10 @@ class Hand:
             what = f"{lost} SHOE MESSAGES LOST"
         else:
             what = f"{cards} CARD READ{'S' if cards != 1 else ''} LOST"
-        self._irregular(t, "shoe_fault", Decision(
-            "shoe_fault", "call_floor", f"{what}: call the floor; check every seat and the "
-            "board", "shoe_fault", extra={"part": "reads", "lost": lost, "cards": cards}),
+        self._irregular(t, IrregularityKind.SHOE_FAULT, Decision(
+            rules.SHOE_FAULT, RulingAction.CALL_FLOOR,
+            f"{what}: call the floor; check every seat and the board", RulingReason.SHOE_FAULT,
+            extra={"part": "reads", "lost": lost, "cards": cards}),
             state="reads_lost", part="reads", lost=lost, cards=cards, detail=detail)
         return self.events
 
@@ -334,7 +388,8 @@ class Hand:
         """A deck insertion of the same deck while a reshuffle is pending continues the hand."""
         if self.reshuffle_pending and not self.ended:
             self.reshuffle_pending = False
-            self.overdealt = None
+            if self.phase in OVERDEALT:
+                self._enter(SHOWN_AS[self.phase])  # the reshuffle ends the flop's rhythm
             return True
         return False
 
@@ -346,63 +401,63 @@ class Hand:
     # ------------------------------------------------------------------ placing a card
 
     def _street_for_event(self) -> str:
-        if self.phase is Phase.HOLE:
+        if self.shown_phase is Phase.HOLE:
             return "preflop"
-        if self.phase is Phase.STREET:
+        if self.shown_phase is Phase.STREET:
             return self.street
         return NEXT_STREET.get(self.street) or self.street
 
     def _place(self, n: int, drawn: Drawn, t: float) -> None:
-        if self.overdealt is not None:
-            if t - self.overdealt.last_t <= self.deal_gap:
+        if self.phase in OVERDEALT:
+            if t - self.overdealt_t <= self.deal_gap:
                 self._overdealt_flop_card(n, drawn, t)
                 return
-            self.overdealt = None
-        match self.phase:
-            case Phase.HOLE:
-                self._hole_card(n, drawn, t)
-            case Phase.STREET:
-                self._street_card(n, drawn, t)
-            case Phase.BETTING:
-                self._card_while_betting(n, drawn, t)
-            case Phase.SHOWDOWN:
-                self._card_after_the_river(n, drawn, t)
-            case Phase.ENDED:
-                raise HandStateError(f"hand {self.number} is over: it takes no card")
+            self._enter(SHOWN_AS[self.phase])  # a new dealing action
+        _PLACES[self.phase](self, n, drawn, t)
+
+    def _card_dealt_early(self, n: int, drawn: Drawn, t: float) -> None:
+        street = NEXT_STREET[self.street]
+        assert street is not None  # the river's betting takes no premature card
+        self._premature_card(n, drawn, t, street)
+
+    def _no_card(self, n: int, drawn: Drawn, t: float) -> None:
+        raise HandStateError(f"hand {self.number} is over: it takes no card")
 
     def _card_after_the_river(self, n: int, drawn: Drawn, t: float) -> None:
         self._return_to_stub(drawn.card)
-        self._irregular(t, "too_many_board_cards", Decision(
-            "too_many_board_cards", "call_floor",
-            f"EXTRA CARD {drawn.card} after the river: call the floor", "too_many_board_cards",
-            cite=False), n=n, drawn=drawn, place=Place("out", "river"), street="river")
+        self._irregular(t, IrregularityKind.TOO_MANY_BOARD_CARDS, Decision(
+            None, RulingAction.CALL_FLOOR,
+            f"EXTRA CARD {drawn.card} after the river: call the floor",
+            RulingReason.TOO_MANY_BOARD_CARDS), n=n, drawn=drawn, place=Place("out", "river"),
+            street="river")
 
     def _hole_card(self, n: int, drawn: Drawn, t: float) -> None:
-        replacing = self.slot_index >= len(self.slots)
+        replacing = self.phase is Phase.REPLACING
         seat = self.replacements[0] if replacing else self.slots[self.slot_index]
         if drawn.face == "up":
             self.exposed += 1
             if self.exposed >= 2:
                 self.hole[seat].append(drawn.card)
-                self._irregular(t, "exposed_card", Decision(
-                    "exposed_two_cards", "misdeal",
+                self._irregular(t, IrregularityKind.EXPOSED_CARD, Decision(
+                    rules.EXPOSED_TWO_CARDS, RulingAction.MISDEAL,
                     "MISDEAL: two hole cards exposed - reshuffle, button stays",
-                    "exposed_two_cards"), n=n, drawn=drawn,
+                    RulingReason.EXPOSED_TWO_CARDS), n=n, drawn=drawn,
                     place=Place("hole", "preflop", seat), ends="misdeal", seat=seat,
                     exposed=self.exposed)
                 return
             if replacing:
-                key = "exposed_later_card"
+                rule = rules.EXPOSED_LATER_CARD
             else:
-                key = {0: "exposed_first_card", 1: "exposed_second_card"}.get(
-                    self.slot_index, "exposed_later_card")
-            action = self.profile.choice(key)
-            if action == "misdeal":
+                rule = {0: rules.EXPOSED_FIRST_CARD, 1: rules.EXPOSED_SECOND_CARD}.get(
+                    self.slot_index, rules.EXPOSED_LATER_CARD)
+            action = self.profile.choice(rule)
+            if action is RulingAction.MISDEAL:
                 self.hole[seat].append(drawn.card)
                 which = ORDINAL.get(self.slot_index, "a")
-                reason = "exposed_first_two" if key != "exposed_later_card" else "exposed_card"
-                self._irregular(t, "exposed_card", Decision(
-                    key, "misdeal", f"MISDEAL: {which} card exposed - reshuffle, button stays",
+                reason = (RulingReason.EXPOSED_FIRST_TWO if rule is not rules.EXPOSED_LATER_CARD
+                          else RulingReason.EXPOSED_CARD)
+                self._irregular(t, IrregularityKind.EXPOSED_CARD, Decision(
+                    rule, action, f"MISDEAL: {which} card exposed - reshuffle, button stays",
                     reason), n=n, drawn=drawn, place=Place("hole", "preflop", seat),
                     ends="misdeal", seat=seat)
                 return
@@ -410,8 +465,8 @@ class Hand:
             # and the exposed card becomes the flop's burn.
             self.burns.append(drawn.card)
             self.burn_needed["flop"] = False
-            self._irregular(t, "exposed_card", Decision(
-                key, "replace_exposed", f"EXPOSED {drawn.card} seat {seat}: deal on; after the "
+            self._irregular(t, IrregularityKind.EXPOSED_CARD, Decision(
+                rule, action, f"EXPOSED {drawn.card} seat {seat}: deal on; after the "
                 f"deal seat {seat} gets the next card; {drawn.card} is the flop burn",
                 extra={"seat": seat}), n=n, drawn=drawn,
                 place=Place("burn", "flop", extra={"dealt_to": seat}), seat=seat)
@@ -428,6 +483,8 @@ class Hand:
             self._enter(Phase.BETTING)
             self.street = "preflop"
             self.rhythm_t = t
+        elif self.slot_index >= len(self.slots) and not replacing:
+            self._enter(Phase.REPLACING)
 
     def _street_card(self, n: int, drawn: Drawn, t: float) -> None:
         street = self.street
@@ -450,7 +507,7 @@ class Hand:
     def _card_while_betting(self, n: int, drawn: Drawn, t: float) -> None:
         street = self.street
         in_rhythm = self.rhythm_t is not None and t - self.rhythm_t <= self.deal_gap
-        if self.premature is None and in_rhythm:
+        if in_rhythm:
             if street == "preflop":
                 self._extra_hole_card(n, drawn, t)
                 return
@@ -468,20 +525,21 @@ class Hand:
         self.rhythm_t = t
         if self.extras >= 2:
             self.out.append(drawn.card)
-            self._irregular(t, "extra_card", Decision(
-                "extra_two_cards", "misdeal",
-                "MISDEAL: two extra hole cards - reshuffle, button stays", "wrong_card_count",
+            self._irregular(t, IrregularityKind.EXTRA_CARD, Decision(
+                rules.EXTRA_TWO_CARDS, RulingAction.MISDEAL,
+                "MISDEAL: two extra hole cards - reshuffle, button stays",
+                RulingReason.WRONG_CARD_COUNT,
                 extra={"declared": self.declared}), n=n, drawn=drawn,
                 place=Place("out", "preflop"), ends="misdeal", extra=self.extras,
                 declared=self.declared)
             return
-        action = self.profile.choice("extra_hole_card")
-        if action == "misdeal":
+        action = self.profile.choice(rules.EXTRA_HOLE_CARD)
+        if action is RulingAction.MISDEAL:
             self.out.append(drawn.card)
-            self._irregular(t, "extra_card", Decision(
-                "extra_hole_card", "misdeal", "MISDEAL: extra hole card - reshuffle, button "
-                "stays", "wrong_card_count"), n=n, drawn=drawn, place=Place("out", "preflop"),
-                ends="misdeal", extra=self.extras)
+            self._irregular(t, IrregularityKind.EXTRA_CARD, Decision(
+                rules.EXTRA_HOLE_CARD, action, "MISDEAL: extra hole card - reshuffle, button stays",
+                RulingReason.WRONG_CARD_COUNT), n=n, drawn=drawn,
+                place=Place("out", "preflop"), ends="misdeal", extra=self.extras)
             return
         if self.burn_needed["flop"]:
             self.burns.append(drawn.card)
@@ -493,39 +551,43 @@ class Hand:
             self._return_to_stub(drawn.card)
             place = Place("out", "flop")
             text = f"EXTRA CARD {drawn.card}: back on the deck; burn already out"
-        self._irregular(t, "extra_card", Decision("extra_hole_card", "use_as_burn", text),
-                        n=n, drawn=drawn, place=place, extra=self.extras)
+        self._irregular(t, IrregularityKind.EXTRA_CARD,
+                        Decision(rules.EXTRA_HOLE_CARD, action, text), n=n, drawn=drawn,
+                        place=place, extra=self.extras)
 
     def _fourth_flop_card(self, n: int, drawn: Drawn, t: float) -> None:
         self.flop_extra_ruled = True
         self.board["flop"].append(drawn.card)
-        action = self.profile.choice("too_many_flop_cards")
+        action = self.profile.choice(rules.TOO_MANY_FLOP_CARDS)
         flop = list(self.board["flop"])
-        self.overdealt = _Overdealt(t, action)
-        if action == "redeal_flop":
+        self.overdealt_t = t
+        if action is RulingAction.REDEAL_FLOP:
             for card in flop:
                 self._return_to_stub(card)
             self._flop_to_redeal()
-            ruling = Decision("too_many_flop_cards", "redeal_flop", "4-CARD FLOP: burn stays; "
-                            "flop back in the stub, reshuffle, deal a new flop without burning",
-                            "too_many_board_cards", extra={"returned": flop})
+            ruling = Decision(rules.TOO_MANY_FLOP_CARDS, action, "4-CARD FLOP: burn stays; "
+                              "flop back in the stub, reshuffle, deal a new flop without burning",
+                              RulingReason.TOO_MANY_BOARD_CARDS, extra={"returned": flop})
         else:  # scramble_flop (TDA 39): one of the four is picked at random as the next burn
             self.scramble = flop
             self.board["flop"] = []
             self.burn_needed["turn"] = False
             self.rhythm_t = t
-            ruling = Decision("too_many_flop_cards", "scramble_flop", "4-CARD FLOP: call the "
-                            "floor - scramble the 4 face down, floor picks the burn; scan it "
-                            "to record it", "too_many_board_cards", extra={"candidates": flop})
-        self._irregular(t, "too_many_board_cards", ruling, n=n, drawn=drawn,
+            self._enter(Phase.FOUR_CARD_FLOP)
+            ruling = Decision(rules.TOO_MANY_FLOP_CARDS, action, "4-CARD FLOP: call the floor - "
+                              "scramble the 4 face down, floor picks the burn; scan it to "
+                              "record it", RulingReason.TOO_MANY_BOARD_CARDS,
+                              extra={"candidates": flop})
+        self._irregular(t, IrregularityKind.TOO_MANY_BOARD_CARDS, ruling, n=n, drawn=drawn,
                         place=Place("board", "flop"), street="flop")
 
     def _flop_to_redeal(self) -> None:
-        """The flop goes back into the stub: reshuffle, then three cards without a burn."""
+        """The flop goes back into the stub: reshuffle, then three cards without a burn (the
+        cards still coming in its rhythm are part of it)."""
         self.board["flop"] = []
         self.burn_needed["flop"] = False
         self.board_needed["flop"] = 3
-        self._enter(Phase.STREET)
+        self._enter(Phase.OVERDEALT_FLOP)
         self.street = "flop"
         self.street_draws = []
         self.street_burn_n = None
@@ -534,12 +596,10 @@ class Hand:
     def _overdealt_flop_card(self, n: int, drawn: Drawn, t: float) -> None:
         """A fifth (or later) card of a flop already ruled too many: one ruling covers the whole
         flop (TDA 39, seeds 000 and 003: the flop is redealt), not a premature turn."""
-        overdealt = self.overdealt
-        assert overdealt is not None
-        overdealt.last_t = t
+        self.overdealt_t = t
         self._card_event(n, drawn, "out", None, "flop", t, overdealt=True)
         self._return_to_stub(drawn.card)
-        if overdealt.action == "scramble_flop" and self.scramble is not None:
+        if self.phase is Phase.FOUR_CARD_FLOP and self.scramble is not None:
             # Scrambling four to pick a burn leaves a flop of three; with five or more there is
             # no such pick: the whole flop goes back and is redealt, the burn stays.
             flop = [*self.scramble, drawn.card]
@@ -548,11 +608,10 @@ class Hand:
             self.scramble = None
             self.burn_needed["turn"] = True
             self._flop_to_redeal()
-            overdealt.action = "redeal_flop"
-            self._irregular(t, "too_many_board_cards", Decision(
-                "too_many_flop_cards", "redeal_flop", f"{len(flop)}-CARD FLOP: too many to "
-                "scramble - burn stays; flop back in the stub, reshuffle, deal a new flop "
-                "without burning", "too_many_board_cards", cite=False,
+            self._irregular(t, IrregularityKind.TOO_MANY_BOARD_CARDS, Decision(
+                None, RulingAction.REDEAL_FLOP, f"{len(flop)}-CARD FLOP: too many to scramble "
+                "- burn stays; flop back in the stub, reshuffle, deal a new flop without "
+                "burning", RulingReason.TOO_MANY_BOARD_CARDS,
                 extra={"returned": flop}), n=n, drawn=drawn, street="flop",
                 flop_cards=len(flop))
 
@@ -570,9 +629,10 @@ class Hand:
         p = self.premature
         new_action = p is None or t - p.last_t > self.deal_gap or p.street != street
         if new_action:
-            key = f"premature_{street}"
-            action = self.profile.choice(key)
+            action = self.profile.choice(PREMATURE[street])
             p = self.premature = _Premature(street, t, action)
+            if self.phase is Phase.BETTING:
+                self._enter(Phase.PREMATURE)
         assert p is not None
         p.last_t = t
         p.cards.append(drawn.card)
@@ -582,7 +642,7 @@ class Hand:
             self.burns.append(drawn.card)
             p.burn_kept = True
             self.burn_needed[street] = False
-        elif p.action == "set_aside_turn":
+        elif p.action is RulingAction.SET_ASIDE_TURN:
             self._card_event(n, drawn, "out", None, street, t, premature=True)
             self.set_aside.append(drawn.card)
             self.returned.append(drawn.card)
@@ -596,36 +656,38 @@ class Hand:
             self.reshuffle_pending = True
         if not new_action:
             return
-        if p.action == "set_aside_turn":
+        if p.action is RulingAction.SET_ASIDE_TURN:
             text = ("PREMATURE TURN: card out of play; after betting burn and turn; "
                     "reshuffle it in before the river, no burn")
         else:
             text = (f"PREMATURE {street.upper()}: burn stays, card back in the stub, reshuffle; "
                     f"after betting deal the {street} without burning")
-        self._irregular(t, "premature_card", Decision(
-            f"premature_{street}", p.action, text, extra={"street": street}), n=n, drawn=drawn,
+        self._irregular(t, IrregularityKind.PREMATURE_CARD, Decision(
+            PREMATURE[street], p.action, text, extra={"street": street}), n=n, drawn=drawn,
             street=street, betting=self.street)
 
-    def _scrap(self, n: int, drawn: Drawn, t: float, kind: str) -> None:
+    def _scrap(self, n: int, drawn: Drawn, t: float, kind: IrregularityKind) -> None:
         street = self._street_for_event()
         self._card_event(n, drawn, "scrap", None, street, t)
         self.scrap.append(drawn.card)
         if drawn.card != JOKER:
             self.in_play.add(drawn.card)  # a boxed card is still a card of this deck
-        if kind == "boxed_card" and self.phase is Phase.HOLE:
+        if kind is IrregularityKind.BOXED_CARD and self.shown_phase is Phase.HOLE:
             self.boxed_in_deal += 1
-            if self.boxed_in_deal >= 2 and self.profile.choice("boxed_two_cards") == "misdeal":
+            if (self.boxed_in_deal >= 2
+                    and self.profile.choice(rules.BOXED_TWO_CARDS) is RulingAction.MISDEAL):
                 self._irregular(t, kind, Decision(
-                    "boxed_two_cards", "misdeal", "MISDEAL: two boxed cards - reshuffle, "
-                    "button stays", "boxed_two_cards"), n=n, drawn=drawn, ends="misdeal",
-                    street=street)
+                    rules.BOXED_TWO_CARDS, RulingAction.MISDEAL, "MISDEAL: two boxed cards - "
+                    "reshuffle, button stays", RulingReason.BOXED_TWO_CARDS), n=n, drawn=drawn,
+                    ends="misdeal", street=street)
                 return
-            key = "boxed_two_cards" if self.boxed_in_deal >= 2 else "boxed_card"
+            rule = rules.BOXED_TWO_CARDS if self.boxed_in_deal >= 2 else rules.BOXED_CARD
         else:
-            key = kind if kind == "joker" else "boxed_card"
-        what = "JOKER" if kind == "joker" else f"BOXED {drawn.card}"
+            rule = rules.JOKER if kind is IrregularityKind.JOKER else rules.BOXED_CARD
+        what = "JOKER" if kind is IrregularityKind.JOKER else f"BOXED {drawn.card}"
         self._irregular(t, kind, Decision(
-            key, "scrap_and_replace", f"{what}: scrap of paper - the next card takes its place"),
+            rule, RulingAction.SCRAP_AND_REPLACE,
+            f"{what}: scrap of paper - the next card takes its place"),
             n=n, drawn=drawn, street=street)
 
     # ------------------------------------------------------------------ closing rounds
@@ -660,18 +722,20 @@ class Hand:
             self.burns.remove(first_card)
             self.board[street].insert(0, first_card)
             reassigned = {"reassigned": {first_card: "board"}}
-            if self.profile.choice("missing_burn") == "board_stands":
-                ruling = Decision("missing_burn", "board_stands", f"NO BURN on the {street}: the "
-                                "board stands, no burn this street", extra=reassigned)
+            if self.profile.choice(rules.MISSING_BURN) is RulingAction.BOARD_STANDS:
+                ruling = Decision(rules.MISSING_BURN, RulingAction.BOARD_STANDS, f"NO BURN on the "
+                                  f"{street}: the board stands, no burn this street",
+                                  extra=reassigned)
             else:
-                ruling = Decision("missing_burn", "call_floor", f"NO BURN on the {street}: call "
-                                "the floor", "missing_burn", extra=reassigned)
-            self._irregular(t, "missing_burn", ruling, n=first_n, street=street)
+                ruling = Decision(rules.MISSING_BURN, RulingAction.CALL_FLOOR, f"NO BURN on the "
+                                  f"{street}: call the floor", RulingReason.MISSING_BURN,
+                                  extra=reassigned)
+            self._irregular(t, IrregularityKind.MISSING_BURN, ruling, n=first_n, street=street)
         else:
             expected = (1 if self.burn_needed[street] else 0) + needed_board
-            self._irregular(t, "missing_card", Decision(
-                "missing_hole_card", "call_floor", f"SHORT {street.upper()}: betting closed "
-                "with cards missing - call the floor", "wrong_card_count", cite=False),
+            self._irregular(t, IrregularityKind.MISSING_CARD, Decision(
+                None, RulingAction.CALL_FLOOR, f"SHORT {street.upper()}: betting closed with "
+                "cards missing - call the floor", RulingReason.WRONG_CARD_COUNT),
                 street=street, missing=expected - drawn)
         self.burn_needed[street] = False
         self.board_needed[street] = 0
@@ -703,19 +767,28 @@ class Hand:
 
     # ------------------------------------------------------------------ events
 
-    def _irregular(self, t: float, kind: str, ruling: Decision, *, n: int | None = None,
-                   drawn: Drawn | None = None, place: Place | None = None,
+    def _irregular(self, t: float, kind: IrregularityKind, ruling: Decision, *,
+                   n: int | None = None, drawn: Drawn | None = None, place: Place | None = None,
                    ends: str | None = None, **details: Any) -> None:
         """The sequence every irregularity makes: the card's own event (where it went, when
-        a card caused it), the irregularity with ``details``, the ruling, and the hand's end
-        when the ruling ends it (``ends``: misdeal or void). The caller files the card first
-        (a seat, the burns, out of play) so that the end accounts for it."""
+        a card caused it), the irregularity with ``details`` (the fields of its kind's class),
+        the ruling, and the hand's end when the ruling ends it (``ends``: misdeal or void).
+        The caller files the card first (a seat, the burns, out of play) so that the end
+        accounts for it."""
         if place is not None:
             assert n is not None and drawn is not None
             self._card_event(n, drawn, place.role, place.seat, place.street, t, **place.extra)
-        self._irregularity(kind, n, drawn, t, **details)
-        self._ruling(ruling.rule, ruling.action, ruling.reason, t, ruling.text,
-                     rule_value=ruling.cite, **ruling.extra)
+        if drawn is not None:
+            details.update(card=drawn.card, tag=drawn.tag)
+        if n is not None:
+            details["n"] = n
+        self.events.append(Irregularity.of(kind)(hand=self.number, t=t, **details))
+        rule = ruling.rule
+        self.events.append(Ruling.of(ruling.action, ruling.reason)(
+            hand=self.number, action=ruling.action, reason=ruling.reason, text=ruling.text,
+            profile=self.profile.name, rule=rule.key if rule is not None else None,
+            source=self.profile.rules[rule.key].source if rule is not None else None, t=t,
+            **ruling.extra))
         if ends is not None:
             self._end(ends, t)
 
@@ -725,20 +798,6 @@ class Hand:
             hand=self.number, n=n, card=drawn.card, deck=drawn.deck, role=role, street=street,
             seat=seat, face="up" if drawn.face == "up" else None,
             boxed=True if drawn.boxed else None, tag=drawn.tag, t=t, **extra))
-
-    def _irregularity(self, kind: str, n: int | None, drawn: Drawn | None, t: float,
-                      **extra: Any) -> None:
-        self.events.append(Irregularity(
-            hand=self.number, kind=kind, card=drawn.card if drawn is not None else None,
-            tag=drawn.tag if drawn is not None else None, n=n, t=t, **extra))
-
-    def _ruling(self, rule: str, action: str, reason: str | None, t: float, text: str,
-                rule_value: bool = True, **extra: Any) -> None:
-        cited = rule_value and rule in self.profile.rules
-        self.events.append(Ruling(
-            hand=self.number, action=action, reason=reason, text=text, profile=self.profile.name,
-            rule=rule if cited else None,
-            source=self.profile.rules[rule].source if cited else None, t=t, **extra))
 
     def _end(self, outcome: str, t: float, why: str | None = None) -> None:
         self._enter(Phase.ENDED)
@@ -751,3 +810,19 @@ class Hand:
             button=self.positions.button, draws=self.draws,
             flop_unresolved=list(self.scramble) if self.scramble is not None else None,
             ended_by=why, t=t))
+
+
+# What the dealer's tap does in each phase (in an overdealt flop's, it ends the rhythm first).
+_TAPS: dict[Phase, Callable[[Hand, float], None]] = {
+    Phase.HOLE: Hand._tap_in_the_deal, Phase.REPLACING: Hand._tap_in_the_deal,
+    Phase.BETTING: Hand._close_betting, Phase.PREMATURE: Hand._close_betting,
+    Phase.STREET: Hand._close_partial_street, Phase.SHOWDOWN: Hand._nothing_to_close,
+    Phase.ENDED: Hand._no_tap,
+}
+# What a card drawn in each phase is (in an overdealt flop's, its rhythm decides: Hand._place).
+_PLACES: dict[Phase, Callable[[Hand, int, Drawn, float], None]] = {
+    Phase.HOLE: Hand._hole_card, Phase.REPLACING: Hand._hole_card,
+    Phase.BETTING: Hand._card_while_betting, Phase.PREMATURE: Hand._card_dealt_early,
+    Phase.STREET: Hand._street_card, Phase.SHOWDOWN: Hand._card_after_the_river,
+    Phase.ENDED: Hand._no_card,
+}

@@ -10,125 +10,185 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, Generic, TypeVar, overload
 
-from controller.balancing import MOVERS, SEAT_CHOICES
+from controller.balancing import BalanceMover, BalanceSeat
 from controller.datafiles import ProblemsError
+from controller.events import RulingAction
+from controller.seating import ButtonMovement, NewPlayer
+
+Option = TypeVar("Option", bound=StrEnum)
+
+
+class LevelChangeTiming(StrEnum):
+    """The moment a hand begins, fixing the blind level it is played at."""
+
+    DECK_INSERTED = "deck_inserted"
+    FIRST_CARD = "first_card"
+
+
+class GameDeclaration(StrEnum):
+    FIXED = "fixed"
+    DEALER_DECLARES = "dealer_declares"  # dealer's choice
+
+
+class FloorCallClock(StrEnum):
+    RUNS = "runs"
+    PAUSES = "pauses"
 
 
 @dataclass(frozen=True)
 class RuleSpec:
-    """One configurable rule: the SPEC row it answers, what it decides, the values allowed."""
+    """One configurable rule: the SPEC row it answers and what it decides. A rule is one of
+    three kinds: a choice among options (``ChoiceRule``), a whole number within bounds
+    (``CountRule``) or the shot clock's two durations (``ShotClockRule``)."""
 
+    key: str
     row: str
     question: str
-    values: tuple[str, ...]
-    kind: str = "choice"  # "choice" (a string among values), "count" (a whole number within
-    # ``bounds``) or "shot_clock" ({seconds, countdown})
-    bounds: tuple[int, int] = (0, 0)
+
+    def problems(self, value: Any, where: str) -> list[str]:
+        raise NotImplementedError
 
 
-RULES: dict[str, RuleSpec] = {
-    "exposed_first_card": RuleSpec(
-        "1", "the first hole card of the deal is drawn face up", ("misdeal", "replace_exposed")
-    ),
-    "exposed_second_card": RuleSpec(
-        "1", "the second hole card of the deal is drawn face up", ("misdeal", "replace_exposed")
-    ),
-    "exposed_later_card": RuleSpec(
-        "2", "a single later hole card is drawn face up", ("replace_exposed", "misdeal")
-    ),
-    "exposed_two_cards": RuleSpec("3", "two or more hole cards exposed in one deal", ("misdeal",)),
-    "boxed_card": RuleSpec("4", "a card found face up in the deck", ("scrap_and_replace",)),
-    "boxed_two_cards": RuleSpec(
-        "5", "a second boxed card in the initial deal", ("misdeal", "scrap_and_replace")
-    ),
-    "joker": RuleSpec("6", "a joker is drawn", ("scrap_and_replace",)),
-    "extra_hole_card": RuleSpec(
-        "7", "one extra card within the rhythm of the hole-card deal", ("use_as_burn", "misdeal")
-    ),
-    "extra_two_cards": RuleSpec("8", "two or more extra hole cards", ("misdeal",)),
-    "missing_hole_card": RuleSpec(
-        "9", "fewer hole cards than seats x cards when preflop betting closes", ("call_floor",)
-    ),
-    "premature_flop": RuleSpec("10", "a card drawn during preflop betting", ("reshuffle_redeal",)),
-    "premature_turn": RuleSpec(
-        "11", "a card drawn during flop betting", ("reshuffle_redeal", "set_aside_turn")
-    ),
-    "premature_river": RuleSpec("12", "a card drawn during turn betting", ("reshuffle_redeal",)),
-    "too_many_flop_cards": RuleSpec(
-        "13", "a fourth flop card within the flop's rhythm", ("redeal_flop", "scramble_flop")
-    ),
-    "missing_burn": RuleSpec(
-        "14", "a street closed with its burn card missing", ("call_floor", "board_stands")
-    ),
-    "duplicate_card": RuleSpec("15", "the same card twice in one hand", ("void_hand",)),
-    "foreign_card": RuleSpec("16", "a card of another deck", ("void_hand",)),
-    "unknown_tag": RuleSpec("17", "a tag that maps to no card", ("call_floor",)),
-    "shoe_fault": RuleSpec("18", "shoe link lost or reader fault mid-hand", ("call_floor",)),
-    "button_movement": RuleSpec(
-        "seating",
-        "where the button and blinds go when seats empty between hands",
-        ("dead_button", "dead_button_button_stays_on_sb_bust", "moving_button"),
-    ),
-    "level_change_timing": RuleSpec(
-        "clock",
-        "the moment a hand begins, fixing the blind level it is played at",
-        ("deck_inserted", "first_card"),
-    ),
-    "game_declaration": RuleSpec(
-        "dealing",
-        "whether the dealer declares the game before each deal (dealer's choice)",
-        ("fixed", "dealer_declares"),
-    ),
-    "new_player": RuleSpec(
-        "seating",
-        "whether a player who sits down between hands is dealt in at once, or waits for the "
-        "button to pass where the house forbids coming in",
-        ("deal_in_immediately", "wait_between_sb_and_button",
-         "wait_between_button_and_big_blind", "wait_on_button_or_small_blind"),
-    ),
-    "floor_call_clock": RuleSpec(
-        "clock",
-        "whether the blind clock runs on while the floor attends a dispute at a table",
-        ("runs", "pauses"),
-    ),
-    "balance_when": RuleSpec(
-        "balancing",
-        "how far apart two tables' player counts may be before a player moves (more than this)",
-        (), kind="count", bounds=(1, 8),
-    ),
-    "balance_mover": RuleSpec(
-        "balancing",
-        "who moves from the larger table",
-        MOVERS,
-    ),
-    "balance_seat": RuleSpec(
-        "balancing",
-        "which open seat a moved player takes at the smaller table",
-        SEAT_CHOICES,
-    ),
-    "table_size": RuleSpec(
-        "balancing",
-        "the most players a table seats: seats 1 to this, and no move, break or seating "
-        "goes past it",
-        (), kind="count", bounds=(2, 10),
-    ),
-    "break_table_at": RuleSpec(
-        "balancing",
-        "a table breaks when the players left fit at one table fewer with at most this many "
-        "at each; its players draw for the open seats",
-        (), kind="count", bounds=(2, 10),
-    ),
-    "shot_clock": RuleSpec(
-        "clock",
-        "time a player has once the clock is called, then the final countdown",
-        (),
-        kind="shot_clock",
-    ),
-}
+@dataclass(frozen=True)
+class ChoiceRule(RuleSpec, Generic[Option]):
+    """A rule whose value is one of ``options``, a closed vocabulary: for a rule on an
+    irregularity, the ruling actions the house may choose (the value is the ruling's action)."""
 
-# The reason a ruling carries when the SPEC names one (misdeals say why; the floor is told why).
+    options: tuple[Option, ...]
+    by_value: dict[str, Option] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_value", {str(option): option for option in self.options})
+
+    def problems(self, value: Any, where: str) -> list[str]:
+        if isinstance(value, str) and value in self.by_value:
+            return []
+        return [f"{where}: {value!r} is not one of {', '.join(self.options)}"]
+
+
+@dataclass(frozen=True)
+class CountRule(RuleSpec):
+    bounds: tuple[int, int]
+
+    def problems(self, value: Any, where: str) -> list[str]:
+        low, high = self.bounds
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            return [f"{where}: must be a whole number from {low} to {high}, not {value!r}"]
+        return []
+
+
+@dataclass(frozen=True)
+class ShotClockRule(RuleSpec):
+    """``{seconds, countdown}``: the time a player has once the clock is called, then the
+    final countdown."""
+
+    def problems(self, value: Any, where: str) -> list[str]:
+        if not isinstance(value, dict) or set(value) != {"seconds", "countdown"}:
+            return [f"{where}: must be {{seconds = N, countdown = N}}"]
+        problems = []
+        for part in ("seconds", "countdown"):
+            number = value[part]
+            if isinstance(number, bool) or not isinstance(number, int | float) or number < 0:
+                problems.append(f"{where}.{part}: must be a number of seconds >= 0, "
+                                f"not {number!r}")
+        return problems
+
+
+EXPOSED_FIRST_CARD = ChoiceRule(
+    "exposed_first_card", "1", "the first hole card of the deal is drawn face up",
+    (RulingAction.MISDEAL, RulingAction.REPLACE_EXPOSED))
+EXPOSED_SECOND_CARD = ChoiceRule(
+    "exposed_second_card", "1", "the second hole card of the deal is drawn face up",
+    (RulingAction.MISDEAL, RulingAction.REPLACE_EXPOSED))
+EXPOSED_LATER_CARD = ChoiceRule(
+    "exposed_later_card", "2", "a single later hole card is drawn face up",
+    (RulingAction.REPLACE_EXPOSED, RulingAction.MISDEAL))
+EXPOSED_TWO_CARDS = ChoiceRule(
+    "exposed_two_cards", "3", "two or more hole cards exposed in one deal", (RulingAction.MISDEAL,))
+BOXED_CARD = ChoiceRule(
+    "boxed_card", "4", "a card found face up in the deck", (RulingAction.SCRAP_AND_REPLACE,))
+BOXED_TWO_CARDS = ChoiceRule(
+    "boxed_two_cards", "5", "a second boxed card in the initial deal",
+    (RulingAction.MISDEAL, RulingAction.SCRAP_AND_REPLACE))
+JOKER = ChoiceRule("joker", "6", "a joker is drawn", (RulingAction.SCRAP_AND_REPLACE,))
+EXTRA_HOLE_CARD = ChoiceRule(
+    "extra_hole_card", "7", "one extra card within the rhythm of the hole-card deal",
+    (RulingAction.USE_AS_BURN, RulingAction.MISDEAL))
+EXTRA_TWO_CARDS = ChoiceRule(
+    "extra_two_cards", "8", "two or more extra hole cards", (RulingAction.MISDEAL,))
+MISSING_HOLE_CARD = ChoiceRule(
+    "missing_hole_card", "9",
+    "fewer hole cards than seats x cards when preflop betting closes", (RulingAction.CALL_FLOOR,))
+PREMATURE_FLOP = ChoiceRule(
+    "premature_flop", "10", "a card drawn during preflop betting", (RulingAction.RESHUFFLE_REDEAL,))
+PREMATURE_TURN = ChoiceRule(
+    "premature_turn", "11", "a card drawn during flop betting",
+    (RulingAction.RESHUFFLE_REDEAL, RulingAction.SET_ASIDE_TURN))
+PREMATURE_RIVER = ChoiceRule(
+    "premature_river", "12", "a card drawn during turn betting", (RulingAction.RESHUFFLE_REDEAL,))
+TOO_MANY_FLOP_CARDS = ChoiceRule(
+    "too_many_flop_cards", "13", "a fourth flop card within the flop's rhythm",
+    (RulingAction.REDEAL_FLOP, RulingAction.SCRAMBLE_FLOP))
+MISSING_BURN = ChoiceRule(
+    "missing_burn", "14", "a street closed with its burn card missing",
+    (RulingAction.CALL_FLOOR, RulingAction.BOARD_STANDS))
+DUPLICATE_CARD = ChoiceRule(
+    "duplicate_card", "15", "the same card twice in one hand", (RulingAction.VOID_HAND,))
+FOREIGN_CARD = ChoiceRule("foreign_card", "16", "a card of another deck", (RulingAction.VOID_HAND,))
+UNKNOWN_TAG = ChoiceRule(
+    "unknown_tag", "17", "a tag that maps to no card", (RulingAction.CALL_FLOOR,))
+SHOE_FAULT = ChoiceRule(
+    "shoe_fault", "18", "shoe link lost or reader fault mid-hand", (RulingAction.CALL_FLOOR,))
+BUTTON_MOVEMENT = ChoiceRule(
+    "button_movement", "seating",
+    "where the button and blinds go when seats empty between hands", tuple(ButtonMovement))
+LEVEL_CHANGE_TIMING = ChoiceRule(
+    "level_change_timing", "clock",
+    "the moment a hand begins, fixing the blind level it is played at",
+    tuple(LevelChangeTiming))
+GAME_DECLARATION = ChoiceRule(
+    "game_declaration", "dealing",
+    "whether the dealer declares the game before each deal (dealer's choice)",
+    tuple(GameDeclaration))
+NEW_PLAYER = ChoiceRule(
+    "new_player", "seating",
+    "whether a player who sits down between hands is dealt in at once, or waits for the "
+    "button to pass where the house forbids coming in", tuple(NewPlayer))
+FLOOR_CALL_CLOCK = ChoiceRule(
+    "floor_call_clock", "clock",
+    "whether the blind clock runs on while the floor attends a dispute at a table",
+    tuple(FloorCallClock))
+BALANCE_WHEN = CountRule(
+    "balance_when", "balancing",
+    "how far apart two tables' player counts may be before a player moves (more than this)",
+    (1, 8))
+BALANCE_MOVER = ChoiceRule(
+    "balance_mover", "balancing", "who moves from the larger table", tuple(BalanceMover))
+BALANCE_SEAT = ChoiceRule(
+    "balance_seat", "balancing", "which open seat a moved player takes at the smaller table",
+    tuple(BalanceSeat))
+TABLE_SIZE = CountRule(
+    "table_size", "balancing",
+    "the most players a table seats: seats 1 to this, and no move, break or seating goes "
+    "past it", (2, 10))
+BREAK_TABLE_AT = CountRule(
+    "break_table_at", "balancing",
+    "a table breaks when the players left fit at one table fewer with at most this many at "
+    "each; its players draw for the open seats", (2, 10))
+SHOT_CLOCK = ShotClockRule(
+    "shot_clock", "clock", "time a player has once the clock is called, then the final countdown")
+
+RULES: dict[str, RuleSpec] = {rule.key: rule for rule in (
+    EXPOSED_FIRST_CARD, EXPOSED_SECOND_CARD, EXPOSED_LATER_CARD, EXPOSED_TWO_CARDS, BOXED_CARD,
+    BOXED_TWO_CARDS, JOKER, EXTRA_HOLE_CARD, EXTRA_TWO_CARDS, MISSING_HOLE_CARD, PREMATURE_FLOP,
+    PREMATURE_TURN, PREMATURE_RIVER, TOO_MANY_FLOP_CARDS, MISSING_BURN, DUPLICATE_CARD,
+    FOREIGN_CARD, UNKNOWN_TAG, SHOE_FAULT, BUTTON_MOVEMENT, LEVEL_CHANGE_TIMING, GAME_DECLARATION,
+    NEW_PLAYER, FLOOR_CALL_CLOCK, BALANCE_WHEN, BALANCE_MOVER, BALANCE_SEAT, TABLE_SIZE,
+    BREAK_TABLE_AT, SHOT_CLOCK)}
+
 RULE_KEYS = tuple(RULES)
 PROFILE_KEYS = ("name", "title", "inherits", "base_note", "rules")
 RULE_ENTRY_KEYS = ("value", "source", "quote", "note")
@@ -162,10 +222,20 @@ class Profile:
     def value(self, key: str) -> Any:
         return self.rules[key].value
 
-    def choice(self, key: str) -> str:
-        value = self.rules[key].value
-        assert isinstance(value, str)
-        return value
+    @overload
+    def choice(self, rule: ChoiceRule[Option]) -> Option: ...
+
+    @overload
+    def choice(self, rule: str) -> Any: ...
+
+    def choice(self, rule: ChoiceRule[Any] | str) -> Any:
+        """The house's option for a choice rule, as its vocabulary's member (asked by the
+        rule's key, the member too, but untyped)."""
+        if isinstance(rule, str):
+            spec = RULES[rule]
+            assert isinstance(spec, ChoiceRule)
+            rule = spec
+        return rule.by_value[self.rules[rule.key].value]
 
     @property
     def shot_clock(self) -> tuple[float, float]:
@@ -186,27 +256,10 @@ def _validate_rule(key: str, entry: Any, where: str) -> list[str]:
     for text_key in ("quote", "note"):
         if text_key in entry and not isinstance(entry[text_key], str):
             problems.append(f"{where}.{text_key}: must be a string")
-    spec = RULES[key]
     if "value" not in entry:
         problems.append(f"{where}.value: missing")
-    elif spec.kind == "shot_clock":
-        value = entry["value"]
-        if not isinstance(value, dict) or set(value) != {"seconds", "countdown"}:
-            problems.append(f"{where}.value: must be {{seconds = N, countdown = N}}")
-        else:
-            for part in ("seconds", "countdown"):
-                number = value[part]
-                if isinstance(number, bool) or not isinstance(number, int | float) or number < 0:
-                    problems.append(f"{where}.value.{part}: must be a number of seconds >= 0, "
-                                    f"not {number!r}")
-    elif spec.kind == "count":
-        value, (low, high) = entry["value"], spec.bounds
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            problems.append(f"{where}.value: must be a whole number from {low} to {high}, "
-                            f"not {value!r}")
-    elif entry["value"] not in spec.values:
-        problems.append(f"{where}.value: {entry['value']!r} is not one of "
-                        f"{', '.join(spec.values)}")
+    else:
+        problems.extend(RULES[key].problems(entry["value"], f"{where}.value"))
     return problems
 
 
@@ -272,8 +325,8 @@ def profile_from_data(
                 defined_in=str(name),
             )
     if ("balance_seat" in merged and "balance_mover" in merged
-            and merged["balance_seat"].value == "same_position"
-            and merged["balance_mover"].value != "big_blind_next"):
+            and merged["balance_seat"].value == BalanceSeat.SAME_POSITION
+            and merged["balance_mover"].value != BalanceMover.BIG_BLIND_NEXT):
         # The seat follows the mover's place; a mover chosen by the seat's place cannot.
         problems.append("rules.balance_seat: 'same_position' follows the mover's place, so "
                         "balance_mover must be 'big_blind_next' (not "

@@ -35,8 +35,10 @@ from controller.events import (
     HandStarted,
     Level,
     Ruling,
+    RulingAction,
     Seating,
     ShoeChanged,
+    ShoeFaultRuling,
     ShotClock,
 )
 
@@ -247,11 +249,12 @@ class DisplayModel:
                 self.on_break = True
             case BreakEnded():
                 self.on_break = False
-            case Ruling(text=text, action=action, reason=reason, part=part):
+            case Ruling(text=text, action=action):
                 title, body = split_alert(text, action.replace("_", " ").upper())
                 # A lost link or a faulty part is over when the shoe is back; lost reads and
                 # a restart's lost queue are not: the floor must still check the hand.
-                link = reason == "shoe_fault" and part not in ("reads", "restart")
+                link = (isinstance(event, ShoeFaultRuling)
+                        and event.part not in ("reads", "restart"))
                 self._alert(title, body, t, "shoe_link" if link else None)
             case FloorCalled():
                 self._alert("FLOOR", "Floor called to this table", t)
@@ -363,13 +366,14 @@ class DisplayModel:
 
 # Rulings as the core words them, for the sample screens: short, long, and longest.
 SAMPLE_RULINGS = {
-    "alert-misdeal": ("misdeal", "MISDEAL: 2nd card exposed - reshuffle, button stays"),
-    "alert-exposed": ("replace_exposed", "EXPOSED Qs seat 4: deal on; after the deal seat 4 "
-                      "gets the next card; Qs is the flop burn"),
-    "alert-premature": ("set_aside_turn", "PREMATURE TURN: card out of play; after betting "
-                        "burn and turn; reshuffle it in before the river, no burn"),
-    "alert-reads-lost": ("call_floor", "12 CARD READS LOST: call the floor; check every seat "
-                         "and the board"),
+    "alert-misdeal": (RulingAction.MISDEAL,
+                      "MISDEAL: 2nd card exposed - reshuffle, button stays"),
+    "alert-exposed": (RulingAction.REPLACE_EXPOSED, "EXPOSED Qs seat 4: deal on; after the "
+                      "deal seat 4 gets the next card; Qs is the flop burn"),
+    "alert-premature": (RulingAction.SET_ASIDE_TURN, "PREMATURE TURN: card out of play; after "
+                        "betting burn and turn; reshuffle it in before the river, no burn"),
+    "alert-reads-lost": (RulingAction.CALL_FLOOR, "12 CARD READS LOST: call the floor; check "
+                         "every seat and the board"),
 }
 # Players moved by the floor, for the sample screens: one leaving (named by the hub's
 # roster), one arriving.

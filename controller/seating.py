@@ -18,8 +18,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 SEAT_MIN, SEAT_MAX = 1, 10
+
+
+class ButtonMovement(StrEnum):
+    """The profile's ``button_movement`` rule (the module's docstring says each)."""
+
+    DEAD_BUTTON = "dead_button"
+    DEAD_BUTTON_BUTTON_STAYS_ON_SB_BUST = "dead_button_button_stays_on_sb_bust"
+    MOVING_BUTTON = "moving_button"
+
+
+class NewPlayer(StrEnum):
+    """The profile's ``new_player`` rule: dealt in at once, or waiting where the house forbids
+    coming in until the button passes."""
+
+    DEAL_IN_IMMEDIATELY = "deal_in_immediately"
+    WAIT_BETWEEN_SB_AND_BUTTON = "wait_between_sb_and_button"
+    WAIT_BETWEEN_BUTTON_AND_BIG_BLIND = "wait_between_button_and_big_blind"
+    WAIT_ON_BUTTON_OR_SMALL_BLIND = "wait_on_button_or_small_blind"
 
 
 class SeatingError(ValueError):
@@ -83,14 +102,15 @@ def initial_positions(seats: Sequence[int], button: int) -> Positions:
     return Positions(button, small, next_occupied(seats, small), seats)
 
 
-def next_positions(previous: Positions, seats: Sequence[int], rule: str) -> Positions:
+def next_positions(previous: Positions, seats: Sequence[int],
+                   rule: ButtonMovement) -> Positions:
     """Positions for the next hand, given who is seated now."""
     seats = normalise_seats(seats)
     if len(seats) < 2:
         raise SeatingError(f"a hand needs at least two seated players, seats are {list(seats)}")
-    if rule == "moving_button":
+    if rule == ButtonMovement.MOVING_BUTTON:
         return initial_positions(seats, next_occupied(seats, previous.button))
-    if rule not in ("dead_button", "dead_button_button_stays_on_sb_bust"):
+    if rule not in (ButtonMovement.DEAD_BUTTON, ButtonMovement.DEAD_BUTTON_BUTTON_STAYS_ON_SB_BUST):
         raise SeatingError(f"unknown button movement rule {rule!r}")
     big = next_occupied(seats, previous.big_blind)
     if len(seats) == 2:
@@ -100,7 +120,7 @@ def next_positions(previous: Positions, seats: Sequence[int], rule: str) -> Posi
     small = previous.big_blind
     button = previous.small_blind
     if (
-        rule == "dead_button_button_stays_on_sb_bust"
+        rule == ButtonMovement.DEAD_BUTTON_BUTTON_STAYS_ON_SB_BUST
         and previous.small_blind_posted
         and previous.small_blind not in seats
     ):
@@ -127,28 +147,28 @@ def _clockwise_between(first: int, last: int, seat: int) -> bool:
     return 0 < (seat - first) % 10 < (last - first) % 10
 
 
-def must_wait(rule: str, positions: Positions, seat: int) -> bool:
+def must_wait(rule: NewPlayer, positions: Positions, seat: int) -> bool:
     """Whether a player new to the table in ``seat`` sits out the hand played at
     ``positions`` under the profile's ``new_player`` rule."""
     button, small = positions.button, positions.small_blind
-    if rule == "wait_between_sb_and_button":
+    if rule == NewPlayer.WAIT_BETWEEN_SB_AND_BUTTON:
         return _clockwise_between(button, small, seat)
-    if rule == "wait_between_button_and_big_blind":
+    if rule == NewPlayer.WAIT_BETWEEN_BUTTON_AND_BIG_BLIND:
         return _clockwise_between(button, positions.big_blind, seat)
-    if rule == "wait_on_button_or_small_blind":
+    if rule == NewPlayer.WAIT_ON_BUTTON_OR_SMALL_BLIND:
         return seat in (button, small) or _clockwise_between(button, small, seat)
     return False
 
 
 def seat_newcomers(positions_among: Callable[[tuple[int, ...]], Positions],
                    seats: tuple[int, ...], previous: Positions | None,
-                   rule: str) -> tuple[Positions, tuple[int, ...]]:
+                   rule: NewPlayer) -> tuple[Positions, tuple[int, ...]]:
     """The next hand's positions and the seats that wait. Players who sat down since the last
     hand (or still wait) sit the hand out where the house forbids coming in, and are dealt
     around until the button passes them. ``positions_among(seats)`` places the button and
     blinds among the seats that play."""
     positions = positions_among(seats)
-    if previous is None or rule == "deal_in_immediately":
+    if previous is None or rule == NewPlayer.DEAL_IN_IMMEDIATELY:
         return positions, ()
     newcomers = [seat for seat in seats if seat not in previous.seats]
     waiting: list[int] = []

@@ -17,6 +17,7 @@ from controller.events import (
     FloorCalled,
     Level,
     Ruling,
+    RulingAction,
     Seating,
     ShotClock,
 )
@@ -63,9 +64,9 @@ def sounds_for(event: Event) -> list[str]:
             return ["shot_clock_tick"] * int(seconds or 0)
         case ShotClock(state="expired"):
             return ["shot_clock_expired"]
-        case Ruling(action="misdeal" | "void_hand" as action):
-            return [action]
-        case Ruling(action="call_floor"):
+        case Ruling(action=RulingAction.MISDEAL | RulingAction.VOID_HAND as action):
+            return [str(action)]
+        case Ruling(action=RulingAction.CALL_FLOOR):
             return ["floor_call"]
         case Ruling():
             return ["irregularity"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from controller.cards import REREAD_SECONDS, UNKNOWN, Rereads, TaggedCard, parse_ndef_text
@@ -27,6 +28,7 @@ from controller.events import (
     HandEnded,
     HandLevel,
     Ruling,
+    RulingAction,
     Seating,
     ShoeChanged,
     ShoeReadsLost,
@@ -47,7 +49,17 @@ from controller.inputs import (
     Setup,
     ShoeStatus,
 )
-from controller.profiles import Profile
+from controller.profiles import (
+    BUTTON_MOVEMENT,
+    FLOOR_CALL_CLOCK,
+    GAME_DECLARATION,
+    LEVEL_CHANGE_TIMING,
+    NEW_PLAYER,
+    FloorCallClock,
+    GameDeclaration,
+    LevelChangeTiming,
+    Profile,
+)
 from controller.record import hand_record
 from controller.seating import (
     Positions,
@@ -63,12 +75,24 @@ from controller.table_parts import (
     ShotClockTimer,
 )
 
-GESTURE_ACTIONS = ("close_round", "end_hand", "shot_clock", "call_floor", "ignore")
-DEFAULT_GESTURES = {
-    "tap": "close_round",
-    "double_tap": "end_hand",
-    "hold": "shot_clock",
-    "long_hold": "call_floor",
+
+class GestureAction(StrEnum):
+    """What a dealer's gesture on the button does (the configuration maps each gesture)."""
+
+    CLOSE_ROUND = "close_round"
+    END_HAND = "end_hand"
+    SHOT_CLOCK = "shot_clock"
+    CALL_FLOOR = "call_floor"
+    IGNORE = "ignore"
+
+
+GESTURE_ACTIONS = tuple(GestureAction)
+_GESTURE_ACTION = {str(action): action for action in GestureAction}  # by its spelling
+DEFAULT_GESTURES: dict[str, str] = {
+    "tap": GestureAction.CLOSE_ROUND,
+    "double_tap": GestureAction.END_HAND,
+    "hold": GestureAction.SHOT_CLOCK,
+    "long_hold": GestureAction.CALL_FLOOR,
 }
 
 
@@ -151,9 +175,10 @@ class Table:
         elif isinstance(item, DeckOut):
             events.append(DeckChanged(state="removed", deck=self.last_deck,
                                       hand=self._active_number(), t=t))
-        if self.profile.choice("floor_call_clock") == "pauses" and any(
+        if self.profile.choice(FLOOR_CALL_CLOCK) is FloorCallClock.PAUSES and any(
                 isinstance(e, FloorCalled)
-                or (isinstance(e, Ruling) and e.action == "call_floor") for e in events):
+                or (isinstance(e, Ruling) and e.action is RulingAction.CALL_FLOOR)
+                for e in events):
             events += self._hold_clock_for_floor(t)
         return self._stamped(events)
 
@@ -164,11 +189,11 @@ class Table:
         clock = self.clock
         if clock is None or clock.stopped or clock.paused:
             return []
-        rule = self.profile.rules["floor_call_clock"]
+        rule = self.profile.rules[FLOOR_CALL_CLOCK.key]
         events: list[Event] = []
         if self.clock_source == "venue":
             events.append(ClockHold(reason="floor_call", hand=self._active_number(),
-                                    rule="floor_call_clock", source=rule.source, t=t))
+                                    rule=FLOOR_CALL_CLOCK.key, source=rule.source, t=t))
         return events + clock.pause(t, reason="floor_call")
 
     def _stamped(self, events: list[Event]) -> list[Event]:
@@ -245,7 +270,7 @@ class Table:
                 and set(seats) == set(previous.seats) | set(self.waiting)):
             return previous  # the same hand again: the same positions, the same players wait
         positions, self.waiting = seat_newcomers(self._positions_among, seats, previous,
-                                                 self.profile.choice("new_player"))
+                                                 self.profile.choice(NEW_PLAYER))
         return positions
 
     def _positions_among(self, seats: tuple[int, ...]) -> Positions:
@@ -263,14 +288,14 @@ class Table:
                     return previous
                 if previous.button in seats:
                     return initial_positions(seats, previous.button)
-                return next_positions(previous, seats, self.profile.choice("button_movement"))
-            return next_positions(previous, seats, self.profile.choice("button_movement"))
+                return next_positions(previous, seats, self.profile.choice(BUTTON_MOVEMENT))
+            return next_positions(previous, seats, self.profile.choice(BUTTON_MOVEMENT))
         except SeatingError as exc:
             raise TableUsageError(str(exc)) from None
 
     @property
     def declares_game(self) -> bool:
-        return self.profile.choice("game_declaration") == "dealer_declares"
+        return self.profile.choice(GAME_DECLARATION) is GameDeclaration.DEALER_DECLARES
 
     def _declared_label(self) -> str | None:
         return self.choice.label(self.game, self.betting) if self.declares_game else None
@@ -320,7 +345,7 @@ class Table:
         self._rereads.forget()
         events.append(self.hand.started_event(
             waiting=list(self.waiting) if self.waiting else None,
-            waiting_rule=self.profile.rules["new_player"].source if self.waiting else None,
+            waiting_rule=self.profile.rules[NEW_PLAYER.key].source if self.waiting else None,
             betting=self.betting if self.declares_game else None))
         return events
 
@@ -354,7 +379,8 @@ class Table:
                                 reason="no hand in progress: insert the deck to start one",
                                 hand=hand.number if hand is not None else None, t=t)]
         events: list[Event] = []
-        if hand.draws == 0 and self.profile.choice("level_change_timing") == "first_card":
+        if (hand.draws == 0 and self.profile.choice(LEVEL_CHANGE_TIMING)
+                is LevelChangeTiming.FIRST_CARD):
             level = self.clock.current_level() if self.clock is not None else None
             if level != hand.level:
                 hand.level = level
@@ -367,9 +393,9 @@ class Table:
         return events
 
     def _gesture(self, gesture: str, t: float) -> list[Event]:
-        action = self.config.gestures.get(gesture, "ignore")
+        action = _GESTURE_ACTION[self.config.gestures.get(gesture, "ignore")]
         hand = self.hand if self.hand_in_progress else None
-        if action == "close_round":
+        if action is GestureAction.CLOSE_ROUND:
             events = self._cancel_shot(t, "round closed")
             if hand is not None and hand.nothing_dealt and self.declares_game:
                 events += self._declare_for_hand(hand, t)  # seed 004: "prior to dealing"
@@ -378,18 +404,18 @@ class Table:
             elif self.declares_game and self.deck_check is None:
                 events += self.choice.tap_between_hands(t)  # between hands: the next game
             return events
-        if action == "end_hand":
+        if action is GestureAction.END_HAND:
             if hand is None or hand.nothing_dealt:
                 # The next deck came before the dealer's double tap: the tap belongs to the
                 # hand that the deck already ended, not to this one (nothing dealt yet).
                 return []
             return self._after(hand.finish(t, "double_tap"), t)
-        if action == "shot_clock":
+        if action is GestureAction.SHOT_CLOCK:
             if self.shot.running is not None:
                 return self._cancel_shot(t, "cancelled by the dealer")
             seconds, countdown = self.profile.shot_clock
             return self.shot.start(seconds, countdown, self._active_number(), t)
-        if action == "call_floor":
+        if action is GestureAction.CALL_FLOOR:
             return [FloorCalled(hand=self._active_number(), t=t)]
         return []
 
@@ -500,7 +526,7 @@ class Table:
             "hand": hand.number if hand is not None else None,
             "in_progress": self.hand_in_progress,
             "street": hand.street if hand is not None and not hand.ended else None,
-            "phase": hand.phase.value if hand is not None else None,
+            "phase": hand.shown_phase.value if hand is not None else None,
             "dealer": self.shift.dealer,
             "shoe": self.shoe_state,
             "clock": self.clock_state(),

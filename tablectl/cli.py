@@ -773,6 +773,7 @@ def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
 def _describe(event: Event, base: float = 0.0) -> str:
     from controller.events import (
         Card,
+        CardIrregularity,
         HandEnded,
         HandRecord,
         HandStarted,
@@ -789,8 +790,10 @@ def _describe(event: Event, base: float = 0.0) -> str:
             return f"{stamp}  hand {hand:>3}  #{n:<3} {card} {role:<5} {where}"
         case Ruling(hand=hand, text=text):
             return f"{stamp}  hand {hand:>3}  >>> {text}"
-        case Irregularity(hand=hand, kind=kind, card=card):
-            return f"{stamp}  hand {hand:>3}  !!! {kind}" + (f" ({card})" if card else "")
+        case CardIrregularity(hand=hand, kind=kind, card=drawn):
+            return f"{stamp}  hand {hand:>3}  !!! {kind} ({drawn})"
+        case Irregularity(hand=hand, kind=kind):
+            return f"{stamp}  hand {hand:>3}  !!! {kind}"
         case HandEnded(hand=hand, outcome=outcome, board=board):
             return f"{stamp}  hand {hand:>3}  ended: {outcome}, board {' '.join(board)}"
         case HandStarted():

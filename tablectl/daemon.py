@@ -35,7 +35,7 @@ from contract.snapshots import TableState, VenueClockReading
 from contract.supervise import EXIT_WORKER_DIED, FAILED, SystemdNotifier, failures
 from contract.wire import decode
 from controller.decks import DeckRegistry
-from controller.events import Event
+from controller.events import Event, JournalQuarantined
 from controller.inputs import (
     ClockCommand,
     Gesture,
@@ -272,8 +272,8 @@ class Daemon:
         for line_id, reason in self.quarantined:
             self.out.write(f"[{self.config.table}] journal line {line_id} quarantined: "
                            f"{reason}\n")
-            self.outbox.append({"type": "journal.quarantined", "line": line_id,
-                                "reason": reason, "hand": None, "t": self.now()},
+            self.outbox.append(JournalQuarantined(line=line_id, reason=reason,
+                                                  t=self.now()).to_json(),
                                int(time.time() * 1000))
             self.events += 1
 

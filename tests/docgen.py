@@ -58,6 +58,22 @@ def _closed_values(schema: dict[str, Any]) -> list[str]:
             for name, prop in schema.get("properties", {}).items() if "enum" in prop]
 
 
+def _variant_of(cls: type) -> str:
+    """What tells a class apart from the others of its type: an irregularity's kind, the
+    actions and reasons a ruling class is for (empty for a type of one class)."""
+    kind = getattr(cls, "KIND", None)
+    if kind is not None:
+        return f" (`kind` `{kind}`: {cls.__name__})"
+    rules_on = getattr(cls, "RULES_ON", ())
+    if rules_on:
+        said = ", ".join(f"`{action}`" + (f" for `{reason}`" if reason else "")
+                         for action, reason in rules_on)
+        return f" ({said}: {cls.__name__})"
+    if cls.__name__ == "Ruling":
+        return " (any other action)"
+    return ""
+
+
 def events_table() -> str:
     """One row per event class of the core, its JSON keys in the order ``to_json`` writes them
     (``controller.events._layout`` is that order: field order, keywords renamed)."""
@@ -68,15 +84,19 @@ def events_table() -> str:
             "|---|---|---|---|"]
     for cls in EVENT_CLASSES:
         layout = _layout(cls)
-        always = [key for _, key, omit_none, _ in layout if not omit_none]
-        when_set = [key for _, key, omit_none, _ in layout if omit_none]
-        kind = f"`{cls.TYPE}`"
+        always = [key for _, key, omit_none, *_ in layout if not omit_none]
+        when_set = [key for _, key, omit_none, *_ in layout if omit_none]
+        kind = f"`{cls.TYPE}`" + _variant_of(cls)
         state = next((f.default for f in dataclasses.fields(cls)
                       if f.name == "state" and isinstance(f.default, str)), None)
         if state is not None:  # two classes share the type; their state tells them apart
             kind += f" (`state` `{state}`)"
             always.remove("state")
         values = _closed_values(schemas[cls.TYPE]) if cls.TYPE in schemas else []
+        written = {key for _, key, *_ in layout}
+        if getattr(cls, "KIND", None) is not None:  # the row names its one kind already
+            written.discard("kind")
+        values = [v for v in values if v.split("`")[1] in written]
         rows.append("| " + " | ".join([kind, ", ".join(f"`{k}`" for k in always),
                                        ", ".join(f"`{k}`" for k in when_set),
                                        "; ".join(values)]) + " |")

@@ -20,7 +20,8 @@ from contract.commands import (
 )
 from contract.envelope import envelope
 from contract.schema import document, problems
-from contract.views import public_event
+from contract.views import public_envelope, public_event
+from controller.events import from_json
 from controller.replay import replay
 from houses.loaders import builtin_names, load_profile, load_structure
 from simulators.dealer_script import session_lines
@@ -81,6 +82,29 @@ def test_public_views_hide_hole_and_burn_cards():
               "text": "VOID HAND: Kd twice - deck fouled", "t": 9.0}
     assert "Kd" not in public_event(ruling)["text"]
     assert public_event({"type": "hand.record", "hand": 1}) is None
+
+
+def test_the_hub_derives_the_very_view_the_table_publishes():
+    """One decision, on the typed event: the table's link publishes the view of its outbox's
+    JSON; the hub derives it from the private envelope it stored; both are the event's own."""
+    lines = [json.dumps(x) for x in session_lines(
+        random.Random(11), load_profile("tda-2024"), hands=30, irregularity_rate=0.6,
+        game="mixed", clock="tda-2024")]
+    for seq, event in enumerate(replay(lines, load_profile("tda-2024"),
+                                       structure_loader=load_structure), start=1):
+        shown = public_event(event)
+        assert shown == from_json(event).public_view()
+        private = envelope(event, venue="v1", table="t1", seq=seq, boot=1, ts_ms=seq)
+        published = envelope(shown, venue="v1", table="t1", seq=seq, boot=1,
+                             ts_ms=seq) if shown is not None else None
+        assert public_envelope(private) == published, event
+
+
+def test_a_quarantined_journal_line_is_shown_and_an_event_of_no_class_is_not():
+    quarantined = {"type": "journal.quarantined", "line": 3, "reason": "ValueError: x",
+                   "hand": None, "t": 4.0}
+    assert public_event(quarantined) == quarantined
+    assert public_event({"type": "mystery", "hand": 1, "card": "As"}) is None
 
 
 @pytest.mark.parametrize("name,payload,needle", [

@@ -21,6 +21,8 @@ from controller.events import (
     HandStarted,
     Level,
     Ruling,
+    RulingAction,
+    RulingReason,
     ShoeChanged,
     ShoeReadsLost,
     ShotClock,
@@ -126,8 +128,10 @@ def _started(hand: int, t: float) -> HandStarted:
                        dealer=None, t=t)
 
 
-def _ruling(action: str, text: str, t: float, **fields) -> Ruling:
-    return Ruling(hand=7, action=action, text=text, profile="tda-2024", t=t, **fields)
+def _ruling(action: str, text: str, t: float, reason: str | None = None, **fields) -> Ruling:
+    return Ruling.of(RulingAction(action), RulingReason(reason) if reason else None)(
+        hand=7, action=RulingAction(action), reason=reason, text=text, profile="tda-2024", t=t,
+        **fields)
 
 
 def _clock_events():
@@ -205,7 +209,7 @@ def test_a_long_ruling_is_paged_every_word_shown_each_page_long_enough_to_read(d
     text = ("PREMATURE TURN: card out of play; after betting burn and turn; reshuffle it in "
             "before the river, no burn")
     model = DisplayModel(alert_seconds=5, alert_lines=ALERT_LINES[device])
-    model.update(_ruling("set_aside_turn", text, 100.0))
+    model.update(_ruling("set_aside_turn", text, 100.0, street="turn"))
     shown: list[tuple[str, tuple[str, ...], float]] = []
     t = 100.0
     while (screen := model.screen(t)).kind == "alert":  # sampled every 0.1 s

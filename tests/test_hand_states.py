@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from controller.hand import TRANSITIONS, Drawn, Hand, HandStateError, Phase
+from controller.hand import SHOWN_AS, TRANSITIONS, Drawn, Hand, HandStateError, Phase
 from controller.seating import initial_positions
 from houses.loaders import builtin_names, load_profile
 from simulators.dealer_script import session_lines
@@ -63,3 +63,50 @@ def test_whole_sessions_only_make_moves_in_the_table(profile, monkeypatch):
     # the usual ones were all made
     assert {(Phase.HOLE, Phase.BETTING), (Phase.BETTING, Phase.STREET),
             (Phase.STREET, Phase.BETTING), (Phase.BETTING, Phase.ENDED)} <= moves
+
+
+def _dealt(hand: Hand, cards: list[str], t: float, step: float = 0.2, **read) -> float:
+    for card in cards:
+        hand.draw(Drawn(card, "R1", **read), t)
+        t += step
+    return t - step
+
+
+def test_a_seat_owed_a_card_for_an_exposed_one_is_a_phase_of_the_deal():
+    hand = _hand()  # three seats, two cards each: the sixth card is the deal's last
+    t = _dealt(hand, ["As", "Ks", "Qs", "Js", "Ts"], 1.0)
+    hand.draw(Drawn("9s", "R1", face="up"), t + 0.2)  # TDA 35: replaced after the deal
+    assert (hand.phase, hand.shown_phase) == (Phase.REPLACING, Phase.HOLE)
+    hand.draw(Drawn("8s", "R1"), t + 0.4)
+    assert hand.phase is Phase.BETTING and hand.hole[hand.slots[-1]] == ["Qs", "8s"]
+
+
+def test_cards_dealt_early_are_a_phase_of_the_betting_round_until_it_closes():
+    hand = _hand()
+    t = _dealt(hand, ["As", "Ks", "Qs", "Js", "Ts", "9s"], 1.0)
+    hand.draw(Drawn("8s", "R1"), t + 5.0)  # after the deal's rhythm: a premature flop
+    assert (hand.phase, hand.shown_phase) == (Phase.PREMATURE, Phase.BETTING)
+    hand.draw(Drawn("7s", "R1"), t + 5.2)  # the same dealing action
+    assert [e.type for e in hand.events] == ["card"]  # one ruling covers both
+    hand.tap(t + 20.0)
+    assert hand.phase is Phase.STREET and hand.premature is None
+
+
+def test_a_flop_of_too_many_is_a_phase_while_its_rhythm_lasts():
+    hand = _hand()  # TDA: four flop cards are scrambled for the burn
+    t = _dealt(hand, ["As", "Ks", "Qs", "Js", "Ts", "9s"], 1.0)
+    hand.tap(t + 5.0)
+    t = _dealt(hand, ["8s", "7s", "6s", "5s", "4s"], t + 6.0)  # the burn and four
+    assert (hand.phase, hand.shown_phase) == (Phase.FOUR_CARD_FLOP, Phase.BETTING)
+    hand.draw(Drawn("3s", "R1"), t + 0.2)  # a fifth: too many to scramble, redealt
+    assert (hand.phase, hand.shown_phase) == (Phase.OVERDEALT_FLOP, Phase.STREET)
+    hand.draw(Drawn("2s", "R1"), t + 0.4)  # still the old flop's
+    assert hand.phase is Phase.OVERDEALT_FLOP and hand.board["flop"] == []
+    hand.draw(Drawn("Ad", "R1"), t + 10.0)  # after its rhythm: the new flop's first card
+    assert hand.phase is Phase.STREET and hand.board["flop"] == ["Ad"]
+
+
+def test_the_table_shows_a_sub_phase_as_the_phase_it_refines():
+    assert {SHOWN_AS[phase] for phase in Phase} == {
+        Phase.HOLE, Phase.BETTING, Phase.STREET, Phase.SHOWDOWN, Phase.ENDED}
+    assert all(SHOWN_AS[SHOWN_AS[phase]] is SHOWN_AS[phase] for phase in Phase)

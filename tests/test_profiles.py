@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from controller.profiles import RULES, ProfileError, profile_from_data
+from controller.events import RulingAction
+from controller.profiles import (
+    FLOOR_CALL_CLOCK,
+    RULES,
+    ChoiceRule,
+    FloorCallClock,
+    ProfileError,
+    profile_from_data,
+)
 from houses.loaders import builtin_names, load_profile
 
 # The venues' rule books, kept in the repository (docs/seeds) so that the quote check always
@@ -102,6 +110,33 @@ def test_profiles_match_the_spec_table(key):
         want = SPEC[key].get(name, SPEC[key].get("*"))
         if want is not None:
             assert load_profile(name).choice(key) == want, (name, key)
+
+
+def test_each_choice_is_a_member_of_its_rules_closed_vocabulary():
+    rules = [rule for rule in RULES.values() if isinstance(rule, ChoiceRule)]
+    assert len(rules) == 26
+    for name in ALL:
+        profile = load_profile(name)
+        for rule in rules:
+            value = profile.choice(rule)
+            assert value in rule.options and type(value) is type(rule.options[0]), (name, rule)
+    # a rule on an irregularity chooses among ruling actions: the choice is the ruling's action
+    assert {type(rule.options[0]) for rule in rules if rule.row.isdigit()} == {RulingAction}
+    assert load_profile("mikes-poker-tables").choice(FLOOR_CALL_CLOCK) is FloorCallClock.PAUSES
+
+
+def test_a_choice_outside_its_options_is_refused_with_them_listed():
+    data = {"name": "x", "inherits": "tda-2024",
+            "rules": {"floor_call_clock": {"value": "stops", "source": "s"},
+                      "premature_flop": {"value": "set_aside_turn", "source": "s"},
+                      "balance_seat": {"value": "Random", "source": "s"}}}
+    with pytest.raises(ProfileError) as info:
+        profile_from_data(data, "x.toml", resolve=load_profile)
+    assert info.value.problems == [
+        "rules.floor_call_clock.value: 'stops' is not one of runs, pauses",
+        "rules.premature_flop.value: 'set_aside_turn' is not one of reshuffle_redeal",
+        "rules.balance_seat.value: 'Random' is not one of worst_position, same_position, "
+        "left_of_big_blind, random"]
 
 
 def test_shot_clocks():
