@@ -5,4 +5,10 @@ import sys
 
 from hub.web.app import create_app, document
 
-sys.stdout.write(json.dumps(document(create_app(None)), indent=1, ensure_ascii=False) + "\n")
+
+def main() -> None:
+    sys.stdout.write(json.dumps(document(create_app(None)), indent=1, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":  # importing the module (a check of what ships) prints nothing
+    main()
