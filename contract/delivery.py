@@ -70,11 +70,12 @@ def _message(envelopes: list[dict[str, Any]]) -> str:
 
 class OutboxSender:
     def __init__(self, *, venue: str, table: str, max_inflight: int = 16,
-                 max_gap_replay: int = MAX_GAP_REPLAY) -> None:
+                 max_gap_replay: int = MAX_GAP_REPLAY, read_ahead: int = READ_AHEAD) -> None:
         self.venue = venue
         self.table = table
         self.max_inflight = max_inflight
         self.max_gap_replay = max_gap_replay
+        self.read_ahead = read_ahead
         self.connected = False
         self._inflight: dict[int, int] = {}  # message number -> its last seq
         self._numbered = 0
@@ -118,7 +119,7 @@ class OutboxSender:
             return messages
         while len(self._inflight) < self.max_inflight:
             if not self._buffer:
-                self._buffer.extend(read(self._sent_upto, READ_AHEAD))
+                self._buffer.extend(read(self._sent_upto, self.read_ahead))
                 if not self._buffer:
                     break
             rows = [self._buffer.popleft()]
@@ -126,7 +127,8 @@ class OutboxSender:
                 # The backlog after an outage goes several events to a message: far fewer
                 # messages for the broker and both ends (live events stay one a message).
                 if not self._buffer:
-                    self._buffer.extend(read(max(self._sent_upto, rows[0][0]), READ_AHEAD))
+                    self._buffer.extend(read(max(self._sent_upto, rows[0][0]),
+                                             self.read_ahead))
                 while (self._buffer and len(rows) < BATCH_EVENTS
                        and self._buffer[0][0] == rows[-1][0] + 1
                        and self._buffer[0][0] <= self._backlog_upto):
