@@ -25,6 +25,8 @@ flight again after a reconnect, so a disconnect resets nothing here.
 Neither sender holds a database: reading rows is a function passed to ``pump`` (and
 ``replay``), called there and nowhere else. Feeding the rows in instead would turn each
 read-ahead into a request and an answer with the same reads; a test passes a list's slice.
+Each message is named by a number of the sender's own (a shell maps paho's ``mid`` to it),
+so a PUBACK needs no client.
 """
 
 from __future__ import annotations
