@@ -3,7 +3,8 @@
 Events come from the outbox (``hardware/outbox.py``), published in ``seq`` order with a bounded
 number in flight, each to ``private`` (whole) and ``events`` (public view), QoS 1. Rows go only
 when the recorder's ``ack`` covers them; after a reconnect everything unacknowledged is sent
-again, the backlog flagged ``historical``; the recorder keeps each ``(table, seq)`` once.
+again, the backlog flagged ``historical``; the recorder keeps each ``(table, seq)`` once. What
+to send and when is ``contract.delivery.OutboxSender`` (pure); this is its MQTT shell.
 Retained ``status``: ``online`` at connect, the Last Will ``lost`` if the table vanishes,
 ``offline`` at a clean stop, each with the ``boot`` counter so a late Last Will of an old
 session is recognisable. Commands on ``cmd/<name>`` are validated and answered on ``cmd-resp``.
@@ -17,14 +18,14 @@ from __future__ import annotations
 import logging
 import queue
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from contract import topics
 from contract.commands import Command, CommandError, ReplayCommand, StatusCommand, parse_command
-from contract.envelope import envelope
+from contract.delivery import OutboxSender
 from contract.mqtt import (
     Connected,
     Disconnected,
@@ -37,21 +38,10 @@ from contract.mqtt import (
 from contract.schema import ContractError, receive
 from contract.snapshots import VenueClockReading
 from contract.supervise import LogOnce
-from contract.views import public_event
 from contract.wire import encode
 from hardware.outbox import Outbox
 
 log = logging.getLogger("tablectl.link")
-
-MAX_GAP_REPLAY = 2000  # rows of one gap sent again per request (the recorder asks again)
-BATCH_EVENTS = 50  # backlog events a message at most (the contract allows 100)
-MAX_BATCH_BYTES = 128 * 1024  # a consumer takes messages of up to 256 kB
-
-
-def _message(envelopes: list[dict[str, Any]]) -> str:
-    """One envelope as itself; several as a batch (``EnvelopeBatch`` in the contract)."""
-    return encode(envelopes[0]) if len(envelopes) == 1 else encode({"v": 1,
-                                                                    "batch": envelopes})
 
 
 @dataclass
@@ -105,13 +95,14 @@ class TableLink(MqttWorker):
         self.max_inflight = max_inflight
         self.clock = clock
         self.stats = LinkStats()
-        self.connected = False
-        self._inflight: dict[int, int] = {}  # mid -> seq
-        self._sent_upto = 0
-        self._buffer: deque[tuple[int, int, int, dict[str, Any]]] = deque()  # rows read ahead
-        self._backlog_upto = 0
+        self.sender = OutboxSender(venue=venue, table=table, max_inflight=max_inflight)
+        self._numbers: dict[int, int] = {}  # paho's mid -> the sender's message number
         self._transactions: OrderedDict[str, None] = OrderedDict()
         self._refused = LogOnce(log)
+
+    @property
+    def connected(self) -> bool:
+        return self.sender.connected
 
     def topic(self, leaf: str) -> str:
         return topics.table(self.venue, self.table, leaf)
@@ -139,15 +130,15 @@ class TableLink(MqttWorker):
                 case Connected(refused=False):
                     self._on_connect()
                 case Disconnected():
-                    self.connected = False
-                    self._inflight.clear()
+                    self.sender.disconnect()
+                    self._numbers.clear()
                 case Received(topic=name, payload=payload, retained=retained):
                     if name == topics.venue_clock(self.venue):
                         self._venue_clock(payload, retained)
                     else:
                         self._on_message(name, payload)
                 case Published(mid=mid):
-                    if self._inflight.pop(mid, None) is not None:
+                    if self._puback(mid):
                         self.stats.pubacks += 1
                 case PublishState(state=state) if self.connected:
                     self.client.publish(self.topic("state"), encode(state), qos=1, retain=True)
@@ -162,74 +153,34 @@ class TableLink(MqttWorker):
         self._pump()
 
     def _on_connect(self) -> None:
-        self.connected = True
         client = self.client
         client.publish(self.topic("status"), self._status("online"), qos=1, retain=True)
         subscriptions = [(self.topic("cmd/+"), 1), (self.topic("ack"), 1)]
         if self.on_venue_clock is not None:
             subscriptions.append((topics.venue_clock(self.venue), 1))
         client.subscribe(subscriptions)
-        self._inflight.clear()
-        self._buffer.clear()
-        self._sent_upto = self.outbox.acked_upto
-        self._backlog_upto = self.outbox.last_seq
+        self._numbers.clear()
+        self.sender.connect(self.outbox.acked_upto, self.outbox.last_seq)
 
     def _pump(self) -> None:
-        if not self.connected:
-            return
-        while len(self._inflight) < self.max_inflight:
-            if not self._buffer:
-                # Read ahead in batches: one query per few hundred rows, not per PUBACK.
-                self._buffer.extend(self.outbox.rows(self._sent_upto, 500))
-                if not self._buffer:
-                    return
-            rows = [self._buffer.popleft()]
-            if rows[0][0] <= self._backlog_upto:
-                # The backlog after an outage goes several events to a message: far fewer
-                # messages for the broker and both ends (live events stay one a message).
-                if not self._buffer:
-                    self._buffer.extend(self.outbox.rows(max(self._sent_upto, rows[0][0]),
-                                                         500))
-                while (self._buffer and len(rows) < BATCH_EVENTS
-                       and self._buffer[0][0] == rows[-1][0] + 1
-                       and self._buffer[0][0] <= self._backlog_upto):
-                    rows.append(self._buffer.popleft())
-            self._publish(rows)
+        for message in self.sender.pump(self.outbox.rows):
+            self.stats.published += len(message.seqs)
+            self.stats.historical += message.historical
+            info = self.client.publish(self.topic("private"), message.private, qos=1)
+            self.stats.messages += 1
+            if message.public is not None:
+                self.client.publish(self.topic("events"), message.public, qos=1)
+            self._numbers[info.mid] = message.number
 
-    def _publish(self, rows: list[tuple[int, int, int, dict[str, Any]]]) -> None:
-        """One message on ``private`` and one on ``events`` for ``rows`` (consecutive):
-        a single envelope, or a batch of the backlog's (halved until it fits)."""
-        private, public = [], []
-        for seq, ts, boot, event in rows:
-            historical = seq <= self._backlog_upto
-            private.append(envelope(event, venue=self.venue, table=self.table, seq=seq,
-                                    boot=boot, ts_ms=ts, historical=historical))
-            shown = public_event(event)
-            if shown is not None:
-                public.append(envelope(shown, venue=self.venue, table=self.table, seq=seq,
-                                       boot=boot, ts_ms=ts, historical=historical))
-        text = _message(private)
-        if len(rows) > 1 and len(text) > MAX_BATCH_BYTES:
-            half = len(rows) // 2
-            self._publish(rows[:half])
-            self._publish(rows[half:])
-            return
-        for seq, *_ in rows:
-            self.stats.published += 1
-            self.stats.historical += seq <= self._backlog_upto
-        info = self.client.publish(self.topic("private"), text, qos=1)
-        self.stats.messages += 1
-        if public:
-            self.client.publish(self.topic("events"), _message(public), qos=1)
-        last = rows[-1][0]
-        self._inflight[info.mid] = last
-        self._sent_upto = max(self._sent_upto, last)  # a gap's rows come before the rest
+    def _puback(self, mid: int) -> bool:
+        number = self._numbers.pop(mid, None)
+        return number is not None and self.sender.puback(number)
 
     def _on_message(self, name: str, payload: bytes) -> None:
         if name == self.topic("ack"):
             # A malformed ack is refused (ContractError): rows stay until a good one comes.
             upto = receive("Ack", payload)["upto_seq"]
-            self.outbox.ack(upto)
+            self.outbox.ack(self.sender.acked(upto))
             return
         command_name = name.rsplit("/", 1)[-1]
         self.stats.commands += 1
@@ -263,33 +214,9 @@ class TableLink(MqttWorker):
 
     def _replay(self, from_seq: int, to_seq: int | None = None) -> tuple[str | None,
                                                                          dict[str, Any]]:
-        """Send again from ``from_seq``: to ``to_seq`` (a gap the recorder found, at most
-        ``MAX_GAP_REPLAY`` rows), then on from where the link had got; without ``to_seq``,
-        everything after it again."""
-        oldest = self.outbox.oldest_kept()
-        last = self.outbox.last_seq
-        if from_seq < 1 or from_seq > last + 1:
-            return f"from_seq {from_seq} is outside 1..{last + 1}", {"last_seq": last}
-        if to_seq is not None and not from_seq <= to_seq <= last:
-            return f"to_seq {to_seq} is outside {from_seq}..{last}", {"last_seq": last}
-        if oldest is None or from_seq < oldest:
-            return (f"events before seq {oldest or last + 1} are no longer kept",
-                    {"oldest": oldest or last + 1, "last_seq": last})
-        if to_seq is None:
-            self._sent_upto = min(self._sent_upto, from_seq - 1)
-            self._buffer.clear()
-            self._backlog_upto = max(self._backlog_upto, last)
-            return None, {"from_seq": from_seq, "last_seq": last}
-        # Only the gap, ahead of what was to be sent next (what is not sent yet comes anyway).
-        sent = min(to_seq, self._sent_upto)
-        upto = min(sent, from_seq + MAX_GAP_REPLAY - 1)
-        if upto >= from_seq:
-            self._buffer.extendleft(reversed(self.outbox.rows(from_seq - 1,
-                                                              upto - from_seq + 1)))
-            self._backlog_upto = max(self._backlog_upto, upto)
-        # What this request covers: the whole gap, unless it was longer than one replay.
-        return None, {"from_seq": from_seq, "to_seq": upto if upto < sent else to_seq,
-                      "last_seq": last}
+        """Send again from ``from_seq`` (``OutboxSender.replay``)."""
+        return self.sender.replay(from_seq, to_seq, oldest=self.outbox.oldest_kept(),
+                                  last=self.outbox.last_seq, read=self.outbox.rows)
 
     def _remember(self, transaction: str) -> None:
         self._transactions[transaction] = None
@@ -306,13 +233,13 @@ class TableLink(MqttWorker):
     def finish(self) -> None:
         """Clean stop: flush what the broker will take (3 s at most), say ``offline``."""
         deadline = time.monotonic() + 3.0
-        while self.connected and self._inflight and time.monotonic() < deadline:
+        while self.connected and self.sender.in_flight and time.monotonic() < deadline:
             try:
                 item = self.queue.get(timeout=0.05)
             except queue.Empty:
                 continue
             if isinstance(item, Published):
-                self._inflight.pop(item.mid, None)
+                self._puback(item.mid)
         if self.connected:
             info = self.client.publish(self.topic("status"), self._status("offline"), qos=1,
                                        retain=True)

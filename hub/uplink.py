@@ -17,6 +17,9 @@ centre's (``deploy/cluster/accounts.conf``). So every ``report_seconds`` the upl
 counts to the central recorder, which asks it to send again the tables it is behind on
 (``hub.gaps``): the uplink moves such a table's count back to what the centre holds and sends
 from there, once none of its messages for the table is in flight.
+
+What to send and when is ``contract.delivery.UplinkSender`` (pure); this is its MQTT and
+database shell.
 """
 
 from __future__ import annotations
@@ -24,35 +27,15 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections import deque
-from dataclasses import dataclass
 
 from contract import topics
+from contract.delivery import UplinkSender, UplinkStats
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Published, Received
 from contract.schema import ContractError, receive
 from contract.wire import encode
 from hub.storage import Storage, open_storage
 
 log = logging.getLogger("tablectl.uplink")
-
-BATCH_EVENTS = 100  # the contract's EnvelopeBatch maxItems
-BATCH_BYTES = 120_000  # the contract's EnvelopeBatch: at most 128 kB, with room for the wrapper
-COUNTS_PER_MESSAGE = 500  # the contract's UplinkCounts: tables a message
-
-
-@dataclass
-class InFlight:
-    last_seq: int
-    mid: int
-    done: bool = False
-
-
-@dataclass
-class UplinkStats:
-    messages: int = 0
-    events: int = 0
-    acknowledged: int = 0  # events the cluster holds
-    sent_again: int = 0  # events the central recorder asked for again
 
 
 class Uplink(MqttWorker):
@@ -68,20 +51,21 @@ class Uplink(MqttWorker):
         self.venue = venue
         self.db_path = db
         self.state_path = state
-        self.stats = UplinkStats()
-        self.connected = False
+        self.sender = UplinkSender(window=self.window, per_table=self.per_table,
+                                   report_seconds=self.report_seconds)
+        self.stats: UplinkStats = self.sender.stats
         self._hub: Storage | None = None
         self._state: sqlite3.Connection | None = None
-        self.sent: dict[str, int] = {}  # per table: held by the cluster, without a gap
-        self._queued: dict[str, int] = {}  # per table: the last seq handed to paho
-        self._flight: dict[str, deque[InFlight]] = {}
-        self._by_mid: dict[int, str] = {}
+        # paho's mid -> the sender's message number (kept across a reconnect: paho sends what
+        # was in flight again under the same mid)
+        self._numbers: dict[int, int] = {}
         self._uptos: dict[str, int] = {}
         self._last_poll = 0.0
-        self._dirty = False
-        self._missing: set[tuple[str, int]] = set()  # gaps in the hub's database, logged
-        self._last_report = -float("inf")
         self._bad_requests = 0
+
+    @property
+    def connected(self) -> bool:
+        return self.sender.connected
 
     def configure(self, client: object) -> None:
         client.max_inflight_messages_set(self.window)  # type: ignore[attr-defined]
@@ -92,14 +76,13 @@ class Uplink(MqttWorker):
         self._state.execute("CREATE TABLE IF NOT EXISTS sent (tbl TEXT PRIMARY KEY,"
                             " upto INTEGER NOT NULL)")
         self._state.commit()
-        self.sent = {str(t): int(u) for t, u in self._state.execute("SELECT tbl, upto FROM sent")}
-        self._queued = dict(self.sent)
+        self.sender.load({str(t): int(u)
+                          for t, u in self._state.execute("SELECT tbl, upto FROM sent")})
 
     def handle(self, item: object) -> None:
         match item:
             case Connected(refused=False, session_present=present):
-                self.connected = True
-                self._last_report = -float("inf")  # at once: a new session may have lost some
+                self.sender.connect()
                 log.info("connected to the group's cluster (session %s)",
                          "kept" if present else "new")
                 self.client.subscribe(topics.group_resend(self.venue), qos=0)
@@ -107,11 +90,13 @@ class Uplink(MqttWorker):
                 log.error("the group's cluster refused venue %s's uplink: %s (check its user "
                           "and password)", self.venue, reason)
             case Disconnected(reason=reason):
-                self.connected = False
+                self.sender.disconnect()
                 log.warning("lost the group's cluster (%s): connecting to the next node; "
                             "what was in flight is sent again", reason)
             case Published(mid=mid):
-                self._held(mid)
+                number = self._numbers.pop(mid, None)
+                if number is not None:
+                    self.sender.puback(number)
             case Received(topic=topic) if topic == topics.group_resend(self.venue):
                 self._send_again(item)
 
@@ -125,33 +110,11 @@ class Uplink(MqttWorker):
             if self._bad_requests == 1:
                 log.warning("refused a resend request from the group: %s", exc)
             return
-        again: list[str] = []
-        for table, upto in sorted(asked.items()):
-            count = self.sent.get(table, 0)
-            if upto >= count or self._flight.get(table):
-                continue
-            self.stats.sent_again += count - upto
-            self.stats.acknowledged -= count - upto
-            self.sent[table] = self._queued[table] = upto
-            self._dirty = True
-            again.append(f"{table} from {upto + 1} ({count - upto} events)")
+        again = self.sender.resend(asked)
         if again:
             log.warning("the central recorder lacks what the cluster acknowledged: sending "
-                        "again %s", ", ".join(again[:10]))
-
-    def _held(self, mid: int) -> None:
-        table = self._by_mid.pop(mid, None)
-        if table is None:
-            return
-        flight = self._flight[table]
-        for entry in flight:
-            if entry.mid == mid:
-                entry.done = True
-        while flight and flight[0].done:
-            entry = flight.popleft()
-            self.stats.acknowledged += entry.last_seq - self.sent.get(table, 0)
-            self.sent[table] = entry.last_seq
-            self._dirty = True
+                        "again %s", ", ".join(f"{table} from {upto + 1} ({count} events)"
+                                               for table, upto, count in again[:10]))
 
     def turn(self) -> None:
         assert self._hub is not None and self._state is not None
@@ -160,60 +123,31 @@ class Uplink(MqttWorker):
             self._last_poll = now
             self._uptos = self._hub.uptos()
             self._hub.commit()  # end the read: the recorder's next commits are seen
-            if self._dirty:
+            if self.sender.dirty:
                 self._save_counts()
         if self.connected:
             self._send()
-            if now - self._last_report >= self.report_seconds:
-                self._last_report = now
-                self._report()
-
-    def _report(self) -> None:
-        """The counts, to the central recorder (QoS 0: the next report comes soon)."""
-        counts = sorted((t, n) for t, n in self.sent.items() if n > 0)
-        for i in range(0, len(counts), COUNTS_PER_MESSAGE):
-            self.client.publish(topics.uplink_counts(self.venue), encode(
-                {"v": 1, "tables": dict(counts[i:i + COUNTS_PER_MESSAGE])}), qos=0)
+            # The counts, to the central recorder (QoS 0: the next report comes soon).
+            for report in self.sender.reports(now):
+                self.client.publish(topics.uplink_counts(self.venue), encode(report), qos=0)
 
     def _send(self) -> None:
         assert self._hub is not None
-        for table, upto in sorted(self._uptos.items()):
-            flight = self._flight.setdefault(table, deque())
-            while (len(self._by_mid) < self.window and len(flight) < self.per_table
-                   and self._queued.get(table, 0) < upto):
-                first = self._queued.get(table, 0) + 1
-                rows = self._hub.raw_envelopes(table, first,
-                                               min(upto, first + BATCH_EVENTS - 1))
-                if not rows or rows[0][0] != first:
-                    if (table, first) not in self._missing:  # said once, not every turn
-                        self._missing.add((table, first))
-                        log.error("the hub's database lacks %s's event %d it counted as "
-                                  "recorded: the uplink waits for it", table, first)
-                    break
-                chosen: list[tuple[int, str]] = []
-                size = 0
-                for seq, raw in rows:
-                    if chosen and (seq != chosen[-1][0] + 1 or size + len(raw) > BATCH_BYTES):
-                        break
-                    chosen.append((seq, raw))
-                    size += len(raw) + 1
-                payload = (chosen[0][1] if len(chosen) == 1
-                           else '{"v":1,"batch":[' + ",".join(r for _, r in chosen) + "]}")
-                info = self.client.publish(topics.table(self.venue, table, "private"),
-                                           payload, qos=1)
-                last = chosen[-1][0]
-                flight.append(InFlight(last, info.mid))
-                self._by_mid[info.mid] = table
-                self._queued[table] = last
-                self.stats.messages += 1
-                self.stats.events += len(chosen)
+        messages, lacking = self.sender.pump(self._uptos, self._hub.raw_envelopes)
+        for table, first in lacking:
+            log.error("the hub's database lacks %s's event %d it counted as recorded: the "
+                      "uplink waits for it", table, first)
+        for message in messages:
+            info = self.client.publish(topics.table(self.venue, message.table, "private"),
+                                       message.payload, qos=1)
+            self._numbers[info.mid] = message.number
 
     def _save_counts(self) -> None:
         assert self._state is not None
         self._state.executemany("INSERT INTO sent VALUES (?, ?) ON CONFLICT (tbl) DO UPDATE "
-                                "SET upto = excluded.upto", sorted(self.sent.items()))
+                                "SET upto = excluded.upto", sorted(self.sender.sent.items()))
         self._state.commit()
-        self._dirty = False
+        self.sender.saved()
 
     def finish(self) -> None:
         assert self._hub is not None and self._state is not None

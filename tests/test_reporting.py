@@ -141,7 +141,6 @@ def test_thousands_of_events_while_the_broker_is_unreachable(tmp_path, broker, r
 def test_a_table_sends_again_only_the_gap_the_recorder_names(tmp_path, broker, monkeypatch):
     """A replay request with to_seq: the link sends those rows again, then goes on where it
     was; without to_seq, everything after from_seq."""
-    from hardware import mqtt_link
     box, link = _link(tmp_path, broker, table="t6")
     watcher, seen = _listener(broker, f"pkr/v1/{VENUE}/tables/t6/private")
     asker, answers = _listener(broker, f"pkr/v1/{VENUE}/tables/t6/cmd-resp")
@@ -169,7 +168,7 @@ def test_a_table_sends_again_only_the_gap_the_recorder_names(tmp_path, broker, m
         assert wait_for(lambda: len(answers) == 2, 10)
         assert not answers[1]["ok"] and "to_seq 99" in answers[1]["error"]
         # A gap longer than one replay: the answer says how far this one goes.
-        monkeypatch.setattr(mqtt_link, "MAX_GAP_REPLAY", 2)
+        monkeypatch.setattr(link.sender, "max_gap_replay", 2)
         asker.publish(f"pkr/v1/{VENUE}/tables/t6/cmd/replay",
                       json.dumps({"transaction": "long", "from_seq": 10, "to_seq": 15}), qos=1)
         assert wait_for(lambda: len(answers) == 3 and len(envelopes()) == 26, 10), answers

@@ -1,0 +1,352 @@
+"""Delivery without I/O: what a table's link and a venue's uplink send, and when. Fed the rows
+to send, the broker's PUBACKs, the recorder's requests and the connection's ups and downs,
+each sender says which messages to publish (their payloads, ready) and which rows may be
+dropped; the MQTT and database shells around them are ``hardware/mqtt_link.py`` and
+``hub/uplink.py``. So the rules can be driven through loss, duplication, reordering and
+restarts in milliseconds, with the recorder's own pure rules (``hub/ledger.py``,
+``hub/gaps.py``), in ``tests/test_delivery.py``.
+
+``OutboxSender`` (a table's link to its venue's recorder): the outbox's rows in ``seq`` order,
+at most ``max_inflight`` messages the broker has not acknowledged, each to ``private`` (whole)
+and ``events`` (public view), QoS 1. A row may be dropped only once the recorder's ``ack``
+covers it, never on a PUBACK. A connection starts again from the acknowledged count: what was
+unacknowledged goes again, the backlog (up to the last row at connect) flagged ``historical``
+and sent several events a message, live rows one a message. A replay request with ``to_seq``
+(a gap the recorder found) sends that gap ahead of what comes next; without, everything after
+``from_seq``.
+
+``UplinkSender`` (a venue's uplink to the group's cluster): each table's recorded events, in
+order and without a gap, in batches, at most ``window`` messages in flight and ``per_table`` of
+them for one table. A table's count moves only when the cluster holds its messages in order;
+the central recorder's request to send again moves it back; the counts are reported to the
+centre every ``report_seconds``. The cluster's session is persistent: paho sends what was in
+flight again after a reconnect, so a disconnect resets nothing here.
+
+Neither sender holds a database: reading rows is a function passed to ``pump`` (and
+``replay``), called there and nowhere else. Feeding the rows in instead would turn each
+read-ahead into a request and an answer with the same reads; a test passes a list's slice.
+Each message is named by a number of the sender's own (a shell maps paho's ``mid`` to it),
+so a PUBACK needs no client.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from contract.envelope import envelope
+from contract.views import public_event
+from contract.wire import encode
+
+# ---------------------------------------------------------------------- a table's link
+
+MAX_GAP_REPLAY = 2000  # rows of one gap sent again per request (the recorder asks again)
+BATCH_EVENTS = 50  # backlog events a message at most (the contract allows 100)
+MAX_BATCH_BYTES = 128 * 1024  # a consumer takes messages of up to 256 kB
+READ_AHEAD = 500  # outbox rows a read: one query per few hundred rows, not per PUBACK
+
+Row = tuple[int, int, int, dict[str, Any]]  # an outbox row: seq, ts_ms, boot, event
+RowReader = Callable[[int, int], list[Row]]  # (after, limit): rows with seq > after, in order
+
+
+@dataclass(frozen=True, slots=True)
+class TableMessage:
+    """One message on ``private`` and, unless every event is private, one on ``events``.
+    ``number`` names it for ``OutboxSender.puback``."""
+
+    number: int
+    private: str
+    public: str | None
+    seqs: tuple[int, ...]
+    historical: int  # how many of its events are flagged historical
+
+
+def _message(envelopes: list[dict[str, Any]]) -> str:
+    """One envelope as itself; several as a batch (``EnvelopeBatch`` in the contract)."""
+    return encode(envelopes[0]) if len(envelopes) == 1 else encode({"v": 1,
+                                                                    "batch": envelopes})
+
+
+class OutboxSender:
+    def __init__(self, *, venue: str, table: str, max_inflight: int = 16,
+                 max_gap_replay: int = MAX_GAP_REPLAY, read_ahead: int = READ_AHEAD) -> None:
+        self.venue = venue
+        self.table = table
+        self.max_inflight = max_inflight
+        self.max_gap_replay = max_gap_replay
+        self.read_ahead = read_ahead
+        self.connected = False
+        self._inflight: dict[int, int] = {}  # message number -> its last seq
+        self._numbered = 0
+        self._sent_upto = 0
+        self._buffer: deque[Row] = deque()  # rows read ahead
+        self._backlog_upto = 0
+
+    @property
+    def in_flight(self) -> int:
+        """Messages the broker has not acknowledged yet."""
+        return len(self._inflight)
+
+    def connect(self, acked_upto: int, last_seq: int) -> None:
+        """Connected: everything above the recorder's count goes again, what the outbox holds
+        now as the backlog."""
+        self.connected = True
+        self._inflight.clear()
+        self._buffer.clear()
+        self._sent_upto = acked_upto
+        self._backlog_upto = last_seq
+
+    def disconnect(self) -> None:
+        self.connected = False
+        self._inflight.clear()
+
+    def puback(self, number: int) -> bool:
+        """The broker holds message ``number``: its place in the window is free (its rows stay
+        in the outbox). False: not a message of this connection."""
+        return self._inflight.pop(number, None) is not None
+
+    def acked(self, upto: int) -> int:
+        """The recorder holds every seq up to ``upto``: the outbox may drop the rows up to the
+        returned seq (it keeps the newest for replays). A PUBACK drops nothing: the broker is
+        not the recorder."""
+        return upto
+
+    def pump(self, read: RowReader) -> list[TableMessage]:
+        """The messages to publish now, in order (none while disconnected)."""
+        messages: list[TableMessage] = []
+        if not self.connected:
+            return messages
+        while len(self._inflight) < self.max_inflight:
+            if not self._buffer:
+                self._buffer.extend(read(self._sent_upto, self.read_ahead))
+                if not self._buffer:
+                    break
+            rows = [self._buffer.popleft()]
+            if rows[0][0] <= self._backlog_upto:
+                # The backlog after an outage goes several events to a message: far fewer
+                # messages for the broker and both ends (live events stay one a message).
+                if not self._buffer:
+                    self._buffer.extend(read(max(self._sent_upto, rows[0][0]),
+                                             self.read_ahead))
+                while (self._buffer and len(rows) < BATCH_EVENTS
+                       and self._buffer[0][0] == rows[-1][0] + 1
+                       and self._buffer[0][0] <= self._backlog_upto):
+                    rows.append(self._buffer.popleft())
+            self._publish(rows, messages)
+        return messages
+
+    def _publish(self, rows: list[Row], messages: list[TableMessage]) -> None:
+        """One message for ``rows`` (consecutive): a single envelope, or a batch of the
+        backlog's (halved until it fits)."""
+        private, public = [], []
+        for seq, ts, boot, event in rows:
+            historical = seq <= self._backlog_upto
+            private.append(envelope(event, venue=self.venue, table=self.table, seq=seq,
+                                    boot=boot, ts_ms=ts, historical=historical))
+            shown = public_event(event)
+            if shown is not None:
+                public.append(envelope(shown, venue=self.venue, table=self.table, seq=seq,
+                                       boot=boot, ts_ms=ts, historical=historical))
+        text = _message(private)
+        if len(rows) > 1 and len(text) > MAX_BATCH_BYTES:
+            half = len(rows) // 2
+            self._publish(rows[:half], messages)
+            self._publish(rows[half:], messages)
+            return
+        last = rows[-1][0]
+        self._numbered += 1
+        messages.append(TableMessage(
+            self._numbered, text, _message(public) if public else None,
+            tuple(seq for seq, *_ in rows), sum(seq <= self._backlog_upto for seq, *_ in rows)))
+        self._inflight[self._numbered] = last
+        self._sent_upto = max(self._sent_upto, last)  # a gap's rows come before the rest
+
+    def replay(self, from_seq: int, to_seq: int | None, *, oldest: int | None, last: int,
+               read: RowReader) -> tuple[str | None, dict[str, Any]]:
+        """A replay request (``oldest``: the outbox's oldest row kept, ``last``: its last):
+        send again from ``from_seq`` to ``to_seq`` (a gap the recorder found, at most
+        ``max_gap_replay`` rows), then on from where the link had got; without ``to_seq``,
+        everything after it again. Returns the error (None: done) and what the answer says."""
+        if from_seq < 1 or from_seq > last + 1:
+            return f"from_seq {from_seq} is outside 1..{last + 1}", {"last_seq": last}
+        if to_seq is not None and not from_seq <= to_seq <= last:
+            return f"to_seq {to_seq} is outside {from_seq}..{last}", {"last_seq": last}
+        if oldest is None or from_seq < oldest:
+            return (f"events before seq {oldest or last + 1} are no longer kept",
+                    {"oldest": oldest or last + 1, "last_seq": last})
+        if to_seq is None:
+            self._sent_upto = min(self._sent_upto, from_seq - 1)
+            self._buffer.clear()
+            self._backlog_upto = max(self._backlog_upto, last)
+            return None, {"from_seq": from_seq, "last_seq": last}
+        # Only the gap, ahead of what was to be sent next (what is not sent yet comes anyway).
+        sent = min(to_seq, self._sent_upto)
+        upto = min(sent, from_seq + self.max_gap_replay - 1)
+        if upto >= from_seq:
+            self._buffer.extendleft(reversed(read(from_seq - 1, upto - from_seq + 1)))
+            self._backlog_upto = max(self._backlog_upto, upto)
+        # What this request covers: the whole gap, unless it was longer than one replay.
+        return None, {"from_seq": from_seq, "to_seq": upto if upto < sent else to_seq,
+                      "last_seq": last}
+
+
+# ---------------------------------------------------------------------- a venue's uplink
+
+UPLINK_BATCH_EVENTS = 100  # the contract's EnvelopeBatch maxItems
+UPLINK_BATCH_BYTES = 120_000  # the contract's EnvelopeBatch: at most 128 kB, with the wrapper
+COUNTS_PER_MESSAGE = 500  # the contract's UplinkCounts: tables a message
+
+# (table, first, last): the stored JSON of the table's events first..last, by seq
+RawReader = Callable[[str, int, int], list[tuple[int, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class UplinkMessage:
+    """One message on ``table``'s ``private`` topic: an envelope, or an ``EnvelopeBatch``."""
+
+    number: int
+    table: str
+    payload: str
+    first_seq: int
+    last_seq: int
+
+
+@dataclass
+class UplinkStats:
+    messages: int = 0
+    events: int = 0
+    acknowledged: int = 0  # events the cluster holds
+    sent_again: int = 0  # events the central recorder asked for again
+
+
+@dataclass
+class _InFlight:
+    last_seq: int
+    number: int
+    done: bool = False
+
+
+class UplinkSender:
+    def __init__(self, *, window: int = 64, per_table: int = 4,
+                 report_seconds: float = 2.0) -> None:
+        self.window = window  # messages in flight to the cluster
+        self.per_table = per_table  # of them for one table (a venue's tables share the link)
+        self.report_seconds = report_seconds
+        self.stats = UplinkStats()
+        self.connected = False
+        self.sent: dict[str, int] = {}  # per table: held by the cluster, without a gap
+        self.dirty = False  # ``sent`` moved since ``saved``
+        self._queued: dict[str, int] = {}  # per table: the last seq handed to publish
+        self._flight: dict[str, deque[_InFlight]] = {}
+        self._by_number: dict[int, str] = {}
+        self._numbered = 0
+        self._missing: set[tuple[str, int]] = set()  # gaps in the hub's database, said once
+        self._last_report = -math.inf
+
+    def load(self, sent: Mapping[str, int]) -> None:
+        """The counts saved before (``sent``), at start: sent again from there."""
+        self.sent = dict(sent)
+        self._queued = dict(self.sent)
+
+    def saved(self) -> None:
+        """The shell saved ``sent``."""
+        self.dirty = False
+
+    def connect(self) -> None:
+        """Connected: the counts go to the centre at once (a new session may have lost some)."""
+        self.connected = True
+        self._last_report = -math.inf
+
+    def disconnect(self) -> None:
+        """What was in flight stays so: paho sends it again on the next connection."""
+        self.connected = False
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._by_number)
+
+    def puback(self, number: int) -> None:
+        """The cluster holds message ``number``: the table's count moves over every message
+        of it held in order."""
+        table = self._by_number.pop(number, None)
+        if table is None:
+            return
+        flight = self._flight[table]
+        for entry in flight:
+            if entry.number == number:
+                entry.done = True
+        while flight and flight[0].done:
+            entry = flight.popleft()
+            self.stats.acknowledged += entry.last_seq - self.sent.get(table, 0)
+            self.sent[table] = entry.last_seq
+            self.dirty = True
+
+    def resend(self, asked: Mapping[str, int]) -> list[tuple[str, int, int]]:
+        """The central recorder lacks some tables' events after a seq (``asked``): move their
+        counts back to it, so they are sent again. A table with messages still in flight is
+        left for the recorder's next request. Returns those moved back: (table, the seq they
+        go again after, how many events)."""
+        again: list[tuple[str, int, int]] = []
+        for table, upto in sorted(asked.items()):
+            count = self.sent.get(table, 0)
+            if upto >= count or self._flight.get(table):
+                continue
+            self.stats.sent_again += count - upto
+            self.stats.acknowledged -= count - upto
+            self.sent[table] = self._queued[table] = upto
+            self.dirty = True
+            again.append((table, upto, count - upto))
+        return again
+
+    def reports(self, now: float) -> list[dict[str, Any]]:
+        """The counts for the central recorder (``UplinkCounts``), every ``report_seconds``
+        while connected (none between)."""
+        if not self.connected or now - self._last_report < self.report_seconds:
+            return []
+        self._last_report = now
+        counts = sorted((t, n) for t, n in self.sent.items() if n > 0)
+        return [{"v": 1, "tables": dict(counts[i:i + COUNTS_PER_MESSAGE])}
+                for i in range(0, len(counts), COUNTS_PER_MESSAGE)]
+
+    def pump(self, uptos: Mapping[str, int],
+             read: RawReader) -> tuple[list[UplinkMessage], list[tuple[str, int]]]:
+        """The messages to publish now, for the tables the hub has recorded up to ``uptos``
+        without a gap; and (table, seq) the hub's database lacks though it counted it (said
+        once each: the uplink waits for it)."""
+        messages: list[UplinkMessage] = []
+        lacking: list[tuple[str, int]] = []
+        if not self.connected:
+            return messages, lacking
+        for table, upto in sorted(uptos.items()):
+            flight = self._flight.setdefault(table, deque())
+            while (len(self._by_number) < self.window and len(flight) < self.per_table
+                   and self._queued.get(table, 0) < upto):
+                first = self._queued.get(table, 0) + 1
+                rows = read(table, first, min(upto, first + UPLINK_BATCH_EVENTS - 1))
+                if not rows or rows[0][0] != first:
+                    if (table, first) not in self._missing:
+                        self._missing.add((table, first))
+                        lacking.append((table, first))
+                    break
+                chosen: list[tuple[int, str]] = []
+                size = 0
+                for seq, raw in rows:
+                    if chosen and (seq != chosen[-1][0] + 1
+                                   or size + len(raw) > UPLINK_BATCH_BYTES):
+                        break
+                    chosen.append((seq, raw))
+                    size += len(raw) + 1
+                payload = (chosen[0][1] if len(chosen) == 1
+                           else '{"v":1,"batch":[' + ",".join(r for _, r in chosen) + "]}")
+                last = chosen[-1][0]
+                self._numbered += 1
+                messages.append(UplinkMessage(self._numbered, table, payload, first, last))
+                flight.append(_InFlight(last, self._numbered))
+                self._by_number[self._numbered] = table
+                self._queued[table] = last
+                self.stats.messages += 1
+                self.stats.events += len(chosen)
+        return messages, lacking

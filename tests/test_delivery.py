@@ -1,0 +1,752 @@
+"""Delivery without a broker (``contract/delivery.py``): the table's sender with the venue
+recorder's rules (``hub/ledger.py``), and the venue's uplink sender with the group centre's
+(``hub/gaps.py``), each with its outbox or database, all in memory and driven by hypothesis
+through a broker that reorders and redelivers, connections that drop what is on its way,
+sessions lost (a broker restarted, a recorder without its session, the centre's wiped) and
+either side restarted. Every run must end, once the network heals, with every event stored
+exactly once, as it was made; on the way, an outbox may never drop a row its recorder has not
+committed, nor an uplink count what the cluster does not hold, and every message on the wire
+keeps to the contract (``contract/schema.py``). Then the rules one by one, as the broker tests
+see them (``tests/test_reporting.py``, ``tests/test_multi_venue.py``): these take
+milliseconds, those seconds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contract.delivery import (
+    BATCH_EVENTS,
+    MAX_BATCH_BYTES,
+    UPLINK_BATCH_BYTES,
+    UPLINK_BATCH_EVENTS,
+    OutboxSender,
+    Row,
+    TableMessage,
+    UplinkMessage,
+    UplinkSender,
+)
+from contract.envelope import envelope
+from contract.schema import receive_events
+from contract.views import public_envelope
+from contract.wire import encode
+from hub.gaps import PATIENCE_S, CentralHoldings
+from hub.ledger import RecorderLedger
+
+VENUE = "v1"
+TABLES = ("t1", "t2")
+TIMEOUT = 2.0  # the recorder's reorder timeout, in the simulation's seconds
+KEEP = 3  # acknowledged rows an outbox keeps for replays (10,000 on a table)
+GAP = 3  # rows of a gap a table sends again per request (2,000 on a table)
+WINDOW = 3  # messages in flight (16 on a table)
+READ_AHEAD = 4  # rows a table reads from its outbox at a time (500 on a table)
+BIG = "x" * 30_000  # an event this big now and then: batches are halved, or cut, to fit
+
+
+def _event(seq: int, big: bool) -> dict[str, Any]:
+    """A table's event: a hole card (hidden in the public view), a board card, or a hand
+    record (private altogether)."""
+    if seq % 5 == 0:
+        return {"type": "hand.record", "hand": seq, "outcome": "complete",
+                "hole": {"1": ["As", "Kd"]}, "board": [], "burns": [], "best": {},
+                "t": float(seq)}
+    event = {"type": "card", "hand": seq, "n": seq, "card": "As", "deck": "R1",
+             "role": "hole" if seq % 2 else "board", "seat": 1, "street": "preflop",
+             "t": float(seq)}
+    return {**event, "pad": BIG} if big else event
+
+
+# ---------------------------------------------------------------------- a table's link
+
+@dataclass
+class Outbox:
+    """``hardware/outbox.py`` in memory: a row goes only below the acknowledgement, less the
+    newest ``KEEP``; an acknowledgement beyond the last row covers what exists."""
+
+    made: dict[int, Row] = field(default_factory=dict)  # every row ever appended
+    kept: set[int] = field(default_factory=set)
+    last: int = 0
+    acked: int = 0
+    boot: int = 1  # the table's starts
+
+    def append(self, big: bool) -> None:
+        self.last += 1
+        self.made[self.last] = (self.last, 1000 + self.last, self.boot, _event(self.last, big))
+        self.kept.add(self.last)
+
+    def rows(self, after: int, limit: int) -> list[Row]:
+        return [self.made[seq] for seq in sorted(s for s in self.kept if s > after)[:limit]]
+
+    def ack(self, upto: int) -> None:
+        self.acked = max(self.acked, min(upto, self.last))
+        self.kept -= {seq for seq in self.kept if seq <= self.acked - KEEP}
+
+    def oldest(self) -> int | None:
+        return min(self.kept, default=None)
+
+
+def _check_table_message(message: TableMessage) -> None:
+    """What a table publishes keeps to the contract: consecutive seqs; several only from the
+    backlog, flagged historical, at most ``BATCH_EVENTS`` and ``MAX_BATCH_BYTES``; the public
+    message the public view of the same events."""
+    private = receive_events("Envelope", message.private)
+    seqs = [e["seq"] for e in private]
+    assert tuple(seqs) == message.seqs == tuple(range(seqs[0], seqs[-1] + 1))
+    assert message.historical == sum(e["historical"] for e in private)
+    if len(private) > 1:
+        assert all(e["historical"] for e in private), seqs  # live events go one a message
+        assert len(private) <= BATCH_EVENTS and len(message.private) <= MAX_BATCH_BYTES
+    public = [shown for e in private if (shown := public_envelope(e)) is not None]
+    if message.public is None:
+        assert public == []
+    else:
+        assert receive_events("PublicEnvelope", message.public) == public
+
+
+@dataclass
+class Table:
+    name: str
+    outbox: Outbox = field(default_factory=Outbox)
+    sender: OutboxSender = field(init=False)
+    wire: list[TableMessage] = field(default_factory=list)  # published, not at the broker yet
+    pubacks: list[int] = field(default_factory=list)  # the broker's, on the way back
+    inbox: list[tuple[str, int, int | None]] = field(default_factory=list)  # acks, replays
+
+    def __post_init__(self) -> None:
+        self.sender = OutboxSender(venue=VENUE, table=self.name, max_inflight=WINDOW,
+                                   max_gap_replay=GAP, read_ahead=READ_AHEAD)
+
+    def restart(self) -> None:
+        """The table's process starts again: its outbox is as it was."""
+        self.cut()
+        self.outbox.boot += 1
+        self.__post_init__()
+
+    def cut(self) -> None:
+        """The connection is gone: what was on its way either way is lost (the table's
+        session starts clean; an acknowledgement the recorder sent meanwhile never comes)."""
+        self.sender.disconnect()
+        self.wire.clear()
+        self.pubacks.clear()
+        self.inbox.clear()
+
+    def pump(self) -> None:
+        for message in self.sender.pump(self.outbox.rows):
+            _check_table_message(message)
+            self.wire.append(message)
+
+
+@dataclass
+class Venue:
+    tables: dict[str, Table] = field(default_factory=lambda: {t: Table(t) for t in TABLES})
+    ledger: RecorderLedger = field(default_factory=lambda: RecorderLedger(TIMEOUT))
+    # At the broker for the recorder's session: (table, a private message or a command's
+    # answer).
+    queue: list[tuple[str, str | dict[str, Any]]] = field(default_factory=list)
+    committed: dict[str, dict[int, dict[str, Any]]] = field(
+        default_factory=lambda: {t: {} for t in TABLES})
+    pending: dict[str, dict[int, dict[str, Any]]] = field(
+        default_factory=lambda: {t: {} for t in TABLES})
+    counts: dict[str, int] = field(default_factory=dict)  # the database's count column
+    now: float = 0.0
+
+    def arrive(self, name: str, index: int) -> None:
+        """One of the table's messages reaches the broker, which acknowledges it."""
+        table = self.tables[name]
+        if table.wire:
+            message = table.wire.pop(index % len(table.wire))
+            self.queue.append((name, message.private))
+            table.pubacks.append(message.number)
+
+    def puback(self, name: str, index: int) -> None:
+        table = self.tables[name]
+        if table.pubacks:
+            assert table.sender.puback(table.pubacks.pop(index % len(table.pubacks)))
+            table.pump()
+
+    def cut(self, name: str, arrived: int) -> None:
+        """The table's connection drops: its first ``arrived`` messages on the way reached the
+        broker (their acknowledgements did not come back), the rest are lost."""
+        table = self.tables[name]
+        self.queue += [(name, message.private) for message in table.wire[:arrived]]
+        table.cut()
+
+    def connect(self, name: str) -> None:
+        table = self.tables[name]
+        if not table.sender.connected:
+            table.sender.connect(table.outbox.acked, table.outbox.last)
+            table.pump()
+
+    def deliver(self, index: int) -> None:
+        """One message reaches the recorder (any of those waiting: the broker's order is not
+        kept across a replay and the live stream); the recorder as ``hub/recorder.py``."""
+        if not self.queue:
+            return
+        name, message = self.queue.pop(index % len(self.queue))
+        self.ledger.heard(name)
+        if isinstance(message, dict):  # a command's answer
+            if not message["ok"] and "oldest" in message:
+                self.ledger.replay_refused(name, message["oldest"])
+            return
+        for stored in receive_events("Envelope", message):
+            assert stored["table"] == name and stored["venue"] == VENUE
+            seq = stored["seq"]
+            if seq not in self.committed[name] and seq not in self.pending[name]:
+                self.pending[name][seq] = stored
+            self.ledger.stored(name, seq)
+
+    def flush(self, seconds: float) -> None:
+        """The recorder commits rows and counts together, then acknowledges and asks."""
+        self.now += seconds
+        counted = self.ledger.counts(self.now)
+        self.counts.update(counted)
+        for name in TABLES:
+            self.committed[name].update(self.pending[name])
+            self.pending[name].clear()
+        replays = self.ledger.committed(counted, self.now)
+        for name, upto in counted.items():
+            self._to_table(name, ("ack", upto, None))
+        for replay in replays:
+            self._to_table(replay.table, ("replay", replay.from_seq, replay.to_seq))
+
+    def _to_table(self, name: str, command: tuple[str, int, int | None]) -> None:
+        table = self.tables[name]
+        if table.sender.connected:  # subscribed; else nobody keeps it for the table
+            table.inbox.append(command)
+
+    def hear(self, name: str) -> None:
+        """The table takes the next acknowledgement or replay request (in order: one
+        publisher's)."""
+        table = self.tables[name]
+        if not table.inbox:
+            return
+        kind, first, to_seq = table.inbox.pop(0)
+        if kind == "ack":
+            table.outbox.ack(table.sender.acked(first))
+            gone = set(table.outbox.made) - table.outbox.kept
+            assert gone <= set(self.committed[name]), (
+                f"{name}'s outbox dropped {sorted(gone - set(self.committed[name]))}, "
+                f"which the recorder has not committed")
+        else:
+            error, extra = table.sender.replay(first, to_seq, oldest=table.outbox.oldest(),
+                                               last=table.outbox.last, read=table.outbox.rows)
+            self.queue.append((name, {"command": "replay", "ok": error is None, **extra}))
+        table.pump()
+
+    def settle(self, seconds: float = 0.05) -> None:
+        """Everything on its way arrives, in order; the recorder flushes; the tables hear."""
+        for name, table in self.tables.items():
+            while table.wire or table.pubacks:
+                self.arrive(name, 0)
+                self.puback(name, 0)
+        while self.queue:
+            self.deliver(0)
+        self.flush(seconds)
+        for name, table in self.tables.items():
+            while table.inbox:
+                self.hear(name)
+
+    def recorder_crash(self, session_kept: bool) -> None:
+        """The recorder dies: what it had not committed is gone; it starts again from the
+        database's counts. Without its session the broker dropped what waited for it, and
+        the retained statuses of the tables online come with the new subscription."""
+        self.pending = {name: {} for name in TABLES}
+        self.ledger = RecorderLedger(TIMEOUT)
+        self.ledger.load(self.counts)
+        self.ledger.session(session_kept)
+        if not session_kept:
+            self.queue.clear()
+            for name in (name for name, table in self.tables.items() if table.sender.connected):
+                self.ledger.online(name, self.now)
+
+    def broker_restart(self) -> None:
+        """Mosquitto without persistence: every session and message gone, every client cut."""
+        self.queue.clear()
+        for name in TABLES:
+            self.cut(name, 0)
+        self.ledger.session(False)
+
+
+def _steps(weights: dict[str, int]) -> Any:
+    """Steps by name, the traffic more often than the faults, each with the same arguments
+    (a table, a number, whether an event is big, seconds), used as the step needs them: all
+    four from one integer drawn, which halves the time hypothesis takes to draw a run."""
+    names = [name for name, weight in weights.items() for _ in range(weight)]
+
+    def step(name: str, n: int) -> tuple[str, str, int, bool, float]:
+        return (name, TABLES[n % 2], n // 2 % 64, n // 128 % 10 == 0,
+                (n // 1280 % 300 + 1) / 100)
+
+    return st.builds(step, st.sampled_from(names), st.integers(0, 1280 * 300 - 1))
+
+
+table_steps = _steps(
+    {"make": 3, "arrive": 3, "puback": 3, "deliver": 3, "redeliver": 1, "flush": 2, "hear": 3,
+     "settle": 1, "cut": 1, "connect": 2, "table_restart": 1, "recorder_crash": 2,
+     "broker_restart": 1})
+
+
+def _run_table_steps(venue: Venue, steps: list[tuple[Any, ...]]) -> None:
+    for step in steps:
+        match step:
+            case ("make", name, number, big, _):
+                table = venue.tables[name]
+                for _ in range(number % 8 + 1):
+                    table.outbox.append(big)
+                table.pump()
+            case ("arrive", name, index, _, _):
+                venue.arrive(name, index)
+            case ("puback", name, index, _, _):
+                venue.puback(name, index)
+            case ("deliver", _, index, _, _):
+                venue.deliver(index)
+            case ("settle", *_):
+                venue.settle()
+            case ("redeliver", _, index, _, _):  # QoS 1: the broker sends one again
+                if venue.queue:
+                    venue.queue.append(venue.queue[index % len(venue.queue)])
+            case ("flush", _, _, _, seconds):
+                venue.flush(seconds)
+            case ("hear", name, *_):
+                venue.hear(name)
+            case ("cut", name, number, _, _):
+                venue.cut(name, number % 4)  # that many messages on the way arrived
+            case ("connect", name, *_):
+                venue.connect(name)
+            case ("table_restart", name, *_):
+                venue.tables[name].restart()
+            case ("recorder_crash", _, number, _, _):
+                venue.recorder_crash(session_kept=number % 2 == 0)
+            case ("broker_restart", *_):
+                venue.broker_restart()
+        for table in venue.tables.values():  # the link's turn, after whatever came
+            table.pump()
+
+
+def _heal(venue: Venue) -> None:
+    """The network heals and the room plays on: every table connected, one more event each,
+    and time passes; whatever was lost is asked for again within a few reorder timeouts."""
+    for name, table in venue.tables.items():
+        venue.connect(name)
+        table.outbox.append(False)
+        table.pump()
+    for _ in range(100):
+        venue.settle(TIMEOUT)
+        if all(table.outbox.acked == table.outbox.last and not table.wire
+               for table in venue.tables.values()):
+            break
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(table_steps, min_size=30, max_size=120))
+def test_a_table_s_events_are_stored_once_each_and_dropped_only_once_held(steps):
+    venue = Venue()
+    for name in TABLES:
+        venue.connect(name)
+    _run_table_steps(venue, steps)
+    _heal(venue)
+    for name, table in venue.tables.items():
+        made = table.outbox.made
+        stored = venue.committed[name]
+        assert sorted(stored) == list(range(1, table.outbox.last + 1)), name
+        for seq, held in stored.items():  # as it was made, whichever copy came first
+            _, ts, boot, event = made[seq]
+            assert held == envelope(event, venue=VENUE, table=name, seq=seq, boot=boot,
+                                    ts_ms=ts, historical=held["historical"])
+        assert venue.ledger.upto[name] == table.outbox.last == table.outbox.acked, name
+
+
+# ---------------------------------------------------------------------- a venue's uplink
+
+@dataclass
+class Group:
+    """One venue's hub database and uplink, the group's cluster and its central recorder."""
+
+    hub: dict[str, list[str]] = field(default_factory=lambda: {t: [] for t in TABLES})
+    sender: UplinkSender = field(default_factory=lambda: UplinkSender(window=5, per_table=2))
+    saved: dict[str, int] = field(default_factory=dict)  # the uplink's --state file
+    uptos: dict[str, int] = field(default_factory=dict)  # the hub's counts, as last read
+    paho: dict[int, UplinkMessage] = field(default_factory=dict)  # published, not acknowledged
+    wire: list[UplinkMessage] = field(default_factory=list)  # on the way to the cluster
+    pubacks: list[int] = field(default_factory=list)
+    held_by_cluster: dict[str, set[int]] = field(default_factory=lambda: {t: set() for t in TABLES})
+    stream: list[UplinkMessage] = field(default_factory=list)  # for the centre's session
+    taken: list[UplinkMessage] = field(default_factory=list)  # by the centre, not acknowledged
+    holdings: CentralHoldings = field(default_factory=CentralHoldings)
+    committed: dict[str, dict[int, dict[str, Any]]] = field(
+        default_factory=lambda: {t: {} for t in TABLES})
+    now: float = 0.0
+
+    def record(self, name: str, count: int, big: bool) -> None:
+        """The venue's recorder commits the table's next events."""
+        rows = self.hub[name]
+        for _ in range(count):
+            seq = len(rows) + 1
+            rows.append(encode(envelope(_event(seq, big), venue=VENUE, table=name, seq=seq,
+                                        boot=1, ts_ms=seq, historical=False)))
+
+    def read(self, name: str, first: int, last: int) -> list[tuple[int, str]]:
+        return [(seq, self.hub[name][seq - 1]) for seq in range(first, last + 1)
+                if seq <= len(self.hub[name])]
+
+    def poll(self) -> None:
+        """The uplink reads the hub's counts and saves its own."""
+        self.uptos = {name: len(rows) for name, rows in self.hub.items()}
+        if self.sender.dirty:
+            self.saved = dict(self.sender.sent)
+            self.sender.saved()
+
+    def pump(self) -> None:
+        messages, lacking = self.sender.pump(self.uptos, self.read)
+        assert lacking == []
+        for message in messages:
+            envelopes = receive_events("Envelope", message.payload)
+            seqs = [e["seq"] for e in envelopes]
+            assert seqs == list(range(message.first_seq, message.last_seq + 1))
+            assert len(seqs) <= UPLINK_BATCH_EVENTS
+            assert len(seqs) == 1 or len(message.payload) <= UPLINK_BATCH_BYTES + 20
+            self.paho[message.number] = message
+            self.wire.append(message)
+
+    def arrive(self, index: int) -> None:
+        """A message reaches the cluster, which keeps it for the centre and acknowledges it."""
+        if self.wire:
+            message = self.wire.pop(index % len(self.wire))
+            self.held_by_cluster[message.table].update(
+                range(message.first_seq, message.last_seq + 1))
+            self.stream.append(message)
+            self.pubacks.append(message.number)
+
+    def puback(self, index: int) -> None:
+        if self.pubacks:
+            number = self.pubacks.pop(index % len(self.pubacks))
+            if self.paho.pop(number, None) is not None:  # paho's own duplicate: one PUBACK
+                self.sender.puback(number)
+            for name, count in self.sender.sent.items():
+                assert set(range(1, count + 1)) <= self.held_by_cluster[name], (
+                    f"the uplink counts {name} up to {count}, the cluster holds "
+                    f"{sorted(self.held_by_cluster[name])}")
+            self.pump()
+
+    def cut(self, arrived: int) -> None:
+        """The uplink's connection drops: its first ``arrived`` messages on the way reached
+        the cluster (unacknowledged), the rest are lost; paho keeps them all to send again."""
+        for message in self.wire[:arrived]:
+            self.held_by_cluster[message.table].update(
+                range(message.first_seq, message.last_seq + 1))
+            self.stream.append(message)
+        self.wire.clear()
+        self.pubacks.clear()
+        self.sender.disconnect()
+
+    def connect(self) -> None:
+        """paho connects (to the next node) and sends again what it has not had acknowledged,
+        under the same numbers."""
+        if not self.sender.connected:
+            self.sender.connect()
+            self.wire += [self.paho[n] for n in sorted(self.paho)]
+            self.pump()
+
+    def uplink_crash(self) -> None:
+        """The uplink's process dies and starts again from its state file."""
+        self.cut(0)
+        self.paho.clear()
+        self.sender = UplinkSender(window=5, per_table=2)
+        self.sender.load(self.saved)
+        self.uptos = {}
+
+    def take(self, index: int) -> None:
+        """The centre's session delivers one of the messages the cluster keeps for it (again,
+        if it was delivered before and not acknowledged)."""
+        if self.stream:
+            self.taken.append(self.stream[index % len(self.stream)])
+
+    def centre_turn(self, seconds: float) -> None:
+        """The central recorder stores what it took, commits, acknowledges (``hub/group.py``);
+        the cluster then forgets those messages."""
+        self.now += seconds
+        for message in self.taken:
+            envelopes = receive_events("Envelope", message.payload)
+            for stored in envelopes:
+                assert stored["table"] == message.table
+                self.committed[message.table].setdefault(stored["seq"], stored)
+            self.holdings.held(VENUE, message.table, [e["seq"] for e in envelopes], self.now)
+        for message in self.taken:
+            if message in self.stream:
+                self.stream.remove(message)
+        self.taken.clear()
+
+    def centre_crash(self) -> None:
+        """The central recorder dies before committing what it took; it starts again from its
+        database (what it holds without a gap); the cluster sends what it took again."""
+        self.taken.clear()
+        self.holdings = CentralHoldings()
+        for name, stored in self.committed.items():
+            upto = 0
+            while upto + 1 in stored:
+                upto += 1
+            self.holdings.load(VENUE, name, upto, self.now)
+
+    def centre_session_lost(self) -> None:
+        """What the cluster acknowledged to the venue and kept for the centre is gone."""
+        self.stream.clear()
+        self.taken.clear()
+
+    def settle(self, seconds: float = 0.05) -> None:
+        """The uplink reads the hub; everything on its way arrives; the centre takes what the
+        cluster keeps for it; the uplink reports."""
+        self.poll()
+        self.pump()
+        while self.wire or self.pubacks:
+            self.arrive(0)
+            self.puback(0)
+        while self.stream:
+            self.take(0)
+            self.centre_turn(0.05)
+        self.report(seconds)
+
+    def report(self, seconds: float) -> None:
+        """Time passes; the uplink reports its counts, the centre asks again what it lacks
+        (QoS 0: lost while the uplink is away)."""
+        self.now += seconds
+        for report in self.sender.reports(self.now):
+            asks = self.holdings.to_ask(VENUE, report["tables"], self.now)
+            if asks and self.sender.connected:
+                self.sender.resend(asks)
+                self.pump()
+
+
+uplink_steps = _steps(
+    {"record": 3, "poll": 3, "arrive": 3, "puback": 3, "take": 2, "centre_turn": 2,
+     "report": 2, "settle": 1, "cut": 1, "connect": 2, "uplink_crash": 1, "centre_crash": 1,
+     "centre_session_lost": 2})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(uplink_steps, min_size=30, max_size=120))
+def test_a_venue_s_events_reach_the_centre_once_each_through_losses_and_restarts(steps):
+    group = Group()
+    group.connect()
+    for step in steps:
+        match step:
+            case ("record", name, number, big, _):
+                group.record(name, number % 40 + 1, big)
+            case ("poll", *_):
+                group.poll()
+            case ("settle", *_):
+                group.settle()
+            case ("arrive", _, index, _, _):
+                group.arrive(index)
+            case ("puback", _, index, _, _):
+                group.puback(index)
+            case ("cut", _, number, _, _):
+                group.cut(number % 4)  # that many messages on the way arrived
+            case ("connect", *_):
+                group.connect()
+            case ("uplink_crash", *_):
+                group.uplink_crash()
+            case ("take", _, index, _, _):
+                group.take(index)
+            case ("centre_turn", _, _, _, seconds):
+                group.centre_turn(seconds)
+            case ("centre_crash", *_):
+                group.centre_crash()
+            case ("centre_session_lost", *_):
+                group.centre_session_lost()
+            case ("report", _, _, _, seconds):
+                group.report(seconds)
+        group.pump()  # the uplink's turn, after whatever came
+    # The network heals: the uplink connected, each message delivered, every few seconds a
+    # report; whatever the centre lacks is asked for again.
+    group.connect()
+    for _ in range(100):
+        group.settle(PATIENCE_S)
+        if all(len(group.committed[name]) == len(rows) for name, rows in group.hub.items()):
+            break
+    for name, rows in group.hub.items():
+        stored = group.committed[name]
+        assert sorted(stored) == list(range(1, len(rows) + 1)), name
+        assert all(encode(stored[seq]) == rows[seq - 1] for seq in stored), name
+
+
+# ---------------------------------------------------------------------- the rules one by one
+
+def _outbox(count: int, big: bool = False) -> Outbox:
+    outbox = Outbox()
+    for _ in range(count):
+        outbox.append(big)
+    return outbox
+
+
+def _sent(sender: OutboxSender, outbox: Outbox) -> list[tuple[list[int], list[bool]]]:
+    """Pump, take every PUBACK, pump again, until nothing more goes: each message's seqs and
+    historical flags."""
+    out = []
+    while messages := sender.pump(outbox.rows):
+        for message in messages:
+            _check_table_message(message)
+            envelopes = receive_events("Envelope", message.private)
+            out.append(([e["seq"] for e in envelopes], [e["historical"] for e in envelopes]))
+            assert sender.puback(message.number)
+    return out
+
+
+def test_the_backlog_at_connect_goes_in_batches_flagged_historical_then_live_one_a_message():
+    outbox = _outbox(120)
+    sender = OutboxSender(venue=VENUE, table="t1")
+    assert sender.pump(outbox.rows) == []  # not connected: nothing
+    sender.connect(acked_upto=10, last_seq=120)
+    sent = _sent(sender, outbox)
+    assert [seqs for seqs, _ in sent] == [list(range(11, 61)), list(range(61, 111)),
+                                          list(range(111, 121))]
+    assert all(all(flags) for _, flags in sent)
+    outbox.append(False)
+    outbox.append(False)
+    assert _sent(sender, outbox) == [([121], [False]), ([122], [False])]
+
+
+def test_a_batch_over_128_kB_is_halved_until_it_fits():
+    outbox = _outbox(50, big=True)  # 50 events of 30 kB: 1.5 MB
+    sender = OutboxSender(venue=VENUE, table="t1")
+    sender.connect(acked_upto=0, last_seq=50)
+    sent = _sent(sender, outbox)
+    assert [seq for seqs, _ in sent for seq in seqs] == list(range(1, 51))
+    # Halves of halves, in order: 50 -> 25 -> 12 | 13 -> 6 | 6 | 6 | 7 -> threes, and 3 | 4.
+    assert [len(seqs) for seqs, _ in sent] == [3, 3, 3, 3, 3, 3, 3, 4] * 2
+
+
+def test_the_window_holds_max_inflight_messages_until_the_broker_acknowledges():
+    outbox = _outbox(10)
+    sender = OutboxSender(venue=VENUE, table="t1", max_inflight=3)
+    sender.connect(acked_upto=0, last_seq=0)  # nothing as backlog: one a message
+    first = sender.pump(outbox.rows)
+    assert [m.seqs for m in first] == [(1,), (2,), (3,)] and sender.pump(outbox.rows) == []
+    assert sender.puback(first[1].number) and not sender.puback(first[1].number)
+    assert [m.seqs for m in sender.pump(outbox.rows)] == [(4,)]
+    sender.disconnect()  # what was in flight is forgotten: sent again from the ack
+    assert not sender.puback(first[0].number) and sender.pump(outbox.rows) == []
+    sender.connect(acked_upto=2, last_seq=10)
+    assert [m.seqs for m in sender.pump(outbox.rows)] == [tuple(range(3, 11))]
+    assert sender.acked(7) == 7  # the recorder's acknowledgement drops rows, a PUBACK none
+
+
+def test_a_gap_is_sent_again_ahead_of_what_comes_next_and_only_the_gap():
+    """As ``test_reporting.test_a_table_sends_again_only_the_gap_the_recorder_names``."""
+    outbox = _outbox(20)
+    sender = OutboxSender(venue=VENUE, table="t6")
+    sender.connect(acked_upto=0, last_seq=0)
+    assert len(_sent(sender, outbox)) == 20
+
+    def replay(from_seq, to_seq):
+        return sender.replay(from_seq, to_seq, oldest=outbox.oldest(), last=outbox.last,
+                             read=outbox.rows)
+
+    assert replay(5, 7) == (None, {"from_seq": 5, "to_seq": 7, "last_seq": 20})
+    outbox.append(False)
+    assert _sent(sender, outbox) == [([5, 6, 7], [True] * 3), ([21], [False])]
+    assert replay(5, 99) == ("to_seq 99 is outside 5..21", {"last_seq": 21})
+    assert replay(0, None) == ("from_seq 0 is outside 1..22", {"last_seq": 21})
+    sender.max_gap_replay = 2  # a gap longer than one replay: the answer says how far
+    assert replay(10, 15) == (None, {"from_seq": 10, "to_seq": 11, "last_seq": 21})
+    assert _sent(sender, outbox) == [([10, 11], [True, True])]
+    # Without to_seq: everything after from_seq again, as backlog.
+    assert replay(19, None) == (None, {"from_seq": 19, "last_seq": 21})
+    assert _sent(sender, outbox) == [([19, 20, 21], [True] * 3)]
+    outbox.ack(21)  # rows the recorder holds go, but for the newest few (KEEP)
+    assert replay(1, 3) == ("events before seq 19 are no longer kept",
+                            {"oldest": 19, "last_seq": 21})
+
+
+def test_a_gap_not_sent_yet_is_not_sent_twice():
+    outbox = _outbox(10)
+    sender = OutboxSender(venue=VENUE, table="t1", max_inflight=2)
+    sender.connect(acked_upto=0, last_seq=0)
+    first = sender.pump(outbox.rows)
+    assert [m.seqs for m in first] == [(1,), (2,)]
+    assert all(sender.puback(m.number) for m in first)
+    # The recorder asks 2..8: only 2 has gone; 3..8 come anyway, once.
+    assert sender.replay(2, 8, oldest=1, last=10, read=outbox.rows)[1]["to_seq"] == 8
+    seqs = [seq for message in _sent(sender, outbox) for seq in message[0]]
+    assert seqs == list(range(2, 11))
+
+
+def _uplink(window: int = 64, per_table: int = 4) -> UplinkSender:
+    sender = UplinkSender(window=window, per_table=per_table)
+    sender.connect()
+    return sender
+
+
+def test_the_uplink_sends_batches_of_100_or_120_kB_at_most_per_table_and_window():
+    group = Group()
+    group.record("t1", 250, False)
+    group.record("t2", 10, True)  # 30 kB each: three to a message
+    sender = _uplink(window=5, per_table=2)
+    messages, lacking = sender.pump({"t1": 250, "t2": 10}, group.read)
+    assert lacking == []
+    assert [(m.table, m.first_seq, m.last_seq) for m in messages] == [
+        ("t1", 1, 100), ("t1", 101, 200), ("t2", 1, 3), ("t2", 4, 7)]  # 5 is small
+    assert messages[0].payload == '{"v":1,"batch":[' + ",".join(group.hub["t1"][:100]) + "]}"
+    assert sender.stats.messages == 4 and sender.stats.events == 207
+    sender.puback(messages[2].number)
+    more, _ = sender.pump({"t1": 250, "t2": 10}, group.read)
+    assert [(m.table, m.first_seq, m.last_seq) for m in more] == [("t2", 8, 10)]
+    assert sender.in_flight == 4
+
+
+def test_the_uplink_counts_a_table_over_messages_held_in_order_and_reports_the_counts():
+    group = Group()
+    group.record("t1", 3, False)
+    sender = _uplink(per_table=4)
+    sender.load({"t1": 0})
+    messages = []
+    for upto in (1, 2, 3):  # one event a message, as the hub records them
+        messages += sender.pump({"t1": upto}, group.read)[0]
+    assert [m.payload for m in messages] == group.hub["t1"]
+    sender.puback(messages[1].number)
+    assert sender.sent == {"t1": 0} and not sender.dirty  # 1 not held yet
+    sender.puback(messages[0].number)
+    assert sender.sent == {"t1": 2} and sender.dirty and sender.stats.acknowledged == 2
+    assert sender.reports(10.0) == [{"v": 1, "tables": {"t1": 2}}]
+    assert sender.reports(11.0) == [] and sender.reports(12.0) != []
+    sender.disconnect()
+    assert sender.reports(20.0) == [] and sender.pump({"t1": 3}, group.read) == ([], [])
+    sender.connect()  # at once: a new session may have lost some
+    assert sender.reports(20.5) == [{"v": 1, "tables": {"t1": 2}}]
+    sender.puback(messages[2].number)  # paho sent it again: held
+    assert sender.sent == {"t1": 3}
+
+
+def test_the_uplink_sends_again_what_the_centre_asks_for_once_nothing_is_in_flight():
+    group = Group()
+    group.record("t1", 30, False)
+    sender = _uplink()
+    sender.load({"t1": 30})
+    first, _ = sender.pump({"t1": 30}, group.read)
+    assert first == []
+    assert sender.resend({"t1": 10, "t2": 0}) == [("t1", 10, 20)]
+    assert sender.sent == {"t1": 10} and sender.stats.sent_again == 20
+    again, _ = sender.pump({"t1": 30}, group.read)
+    assert [(m.first_seq, m.last_seq) for m in again] == [(11, 30)]
+    assert sender.resend({"t1": 0}) == []  # in flight: the centre asks again later
+    sender.puback(again[0].number)
+    assert sender.sent == {"t1": 30}
+
+
+def test_the_uplink_says_once_that_the_hub_lacks_an_event_it_counted():
+    sender = _uplink()
+    assert sender.pump({"t1": 5}, lambda table, first, last: []) == ([], [("t1", 1)])
+    assert sender.pump({"t1": 5}, lambda table, first, last: []) == ([], [])  # waits
+
+
+@pytest.mark.parametrize("tables", [1, 500, 501, 1200])
+def test_the_uplink_reports_500_tables_a_message(tables):
+    sender = _uplink()
+    sender.load({f"t{i}": i + 1 for i in range(tables)})
+    reports = sender.reports(0.0)
+    assert [len(r["tables"]) for r in reports] == [
+        min(500, tables - i) for i in range(0, tables, 500)]
+    assert sender.reports(1.0) == []  # the next in report_seconds
