@@ -17,9 +17,55 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 
 from contract.supervise import start_worker
+
+if TYPE_CHECKING:
+    import paho.mqtt.client
+    from paho.mqtt.subscribeoptions import SubscribeOptions
+
+
+class Receipt(Protocol):
+    """What ``publish`` answers: the message's id (its PUBACK names it) and a wait for it."""
+
+    mid: int
+
+    def wait_for_publish(self, timeout: float | None = None) -> None: ...
+
+
+class BrokerClient(Protocol):
+    """What a worker asks of its connection to the broker: paho's ``Client`` is one (mypy
+    checks it, ``mqtt_client``), a test's recording stand-in another. Anything else a worker
+    needs of paho belongs in ``MqttWorker``, not in a subclass."""
+
+    def publish(self, topic: str, payload: str | bytes | None = None, qos: int = 0,
+                retain: bool = False) -> Receipt: ...
+
+    def subscribe(self, topic: str | list[tuple[str, int]] | list[tuple[str, SubscribeOptions]],
+                  qos: int = 0) -> object: ...
+
+    def ack(self, mid: int, qos: int) -> object: ...
+
+    def will_set(self, topic: str, payload: str | bytes | None = None, qos: int = 0,
+                 retain: bool = False) -> None: ...
+
+    def max_inflight_messages_set(self, inflight: int) -> None: ...
+
+    def disconnect(self) -> object: ...
+
+    def loop_stop(self) -> object: ...
+
+
+class NotConnected:
+    """A worker's client before ``start`` or ``attach``: using it is a bug, said as such."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> Any:
+        raise RuntimeError("this MQTT worker has no connection yet: start() or attach() it "
+                           "first")
+
+    publish = subscribe = ack = will_set = max_inflight_messages_set = _refuse
+    disconnect = loop_stop = _refuse
 
 
 @dataclass
@@ -40,7 +86,7 @@ def tls_settings(ca_file: str | None, cert_file: str | None,
 def mqtt_client(client_id: str = "", *, tls: TlsSettings | None = None,
                 username: str | None = None, password: str | None = None,
                 transport: Literal["tcp", "unix"] = "tcp", mqtt311: bool = False,
-                manual_ack: bool = False) -> Any:
+                manual_ack: bool = False) -> paho.mqtt.client.Client:
     """A paho-mqtt 2 client speaking MQTT 5 (callback API version 2), with the venue's TLS
     client certificate or a username when given: every MQTT client of the project starts here.
     ``transport="unix"``: the host is a Unix socket's path (the test harness's probe).
@@ -141,7 +187,7 @@ class MqttWorker:
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
         self.queue: queue.Queue[object] = queue.Queue()
-        self.client: Any = None
+        self.client: BrokerClient = NotConnected()
         self._owns_client = False
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -152,7 +198,7 @@ class MqttWorker:
         self.last_turn = time.monotonic()  # a worker with turn_seconds turns that often
 
     # ------------------------------------------------------------------ for subclasses
-    def configure(self, client: Any) -> None:
+    def configure(self, client: BrokerClient) -> None:
         """Before connecting: set a Last Will, in-flight limits."""
 
     def setup(self) -> None:
@@ -197,7 +243,8 @@ class MqttWorker:
         client.on_publish = lambda c, u, mid, rc, p=None: put(Published(mid))
         # A cluster's next node is tried at once (a lost node's clients fail over in 0.1 s,
         # not 1 s); a lone broker is not hammered. (paho's wait is a float in practice.)
-        client.reconnect_delay_set(min_delay=0.1 if end.others else 1, max_delay=5)
+        client.reconnect_delay_set(min_delay=0.1 if end.others else 1,  # type: ignore[arg-type]
+                                   max_delay=5)
         self._connect(client, 0)
         self.client = client
         self._owns_client = True
@@ -205,7 +252,7 @@ class MqttWorker:
         client.loop_start()
         return self
 
-    def _connect(self, client: Any, address: int) -> None:
+    def _connect(self, client: paho.mqtt.client.Client, address: int) -> None:
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
 
@@ -221,7 +268,7 @@ class MqttWorker:
         client.connect_async(host, port, keepalive=end.keepalive,
                              clean_start=end.session_seconds is None, properties=properties)
 
-    def attach(self, client: Any) -> Self:
+    def attach(self, client: BrokerClient) -> Self:
         """Run the worker on another part's connection (``client``, whose owner routes the
         messages meant for this worker to ``put``): one identity at the broker for both."""
         self.client = client
@@ -244,7 +291,7 @@ class MqttWorker:
             self.queue.put(Stop(done))
             done.wait(timeout)
             self._thread.join(timeout)
-        if self.client is not None and self._owns_client:
+        if self._owns_client:
             self._stopping = True
             self.client.disconnect()
             self.client.loop_stop()

@@ -27,6 +27,7 @@ from contract import topics
 from contract.commands import Command, CommandError, ReplayCommand, StatusCommand, parse_command
 from contract.delivery import OutboxSender
 from contract.mqtt import (
+    BrokerClient,
     Connected,
     Disconnected,
     Endpoint,
@@ -120,7 +121,7 @@ class TableLink(MqttWorker):
         self.put(PublishState(state))
 
     # ------------------------------------------------------------------ the worker
-    def configure(self, client: Any) -> None:
+    def configure(self, client: BrokerClient) -> None:
         client.will_set(self.topic("status"), self._status("lost"), qos=1, retain=True)
         client.max_inflight_messages_set(self.max_inflight * 2 + 8)
 

@@ -18,7 +18,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from contract import topics
 from contract.commands import Command, CommandError, parse_clock_command
-from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received
+from contract.mqtt import BrokerClient, Connected, Disconnected, Endpoint, MqttWorker, Received
 from contract.schema import ContractError, receive
 from contract.snapshots import VenueClockReading
 from contract.supervise import LogOnce
@@ -94,7 +94,7 @@ class FloorWorker(MqttWorker):
         self.client.publish(topics.hub(self.venue, "cmd-resp"), encode(answer), qos=1)
 
     # ------------------------------------------------------------------ the worker
-    def configure(self, client: Any) -> None:
+    def configure(self, client: BrokerClient) -> None:
         client.will_set(topics.hub(self.venue, "status"), self._status("lost"), qos=1,
                         retain=True)
 
@@ -102,7 +102,7 @@ class FloorWorker(MqttWorker):
         self._floor().open()
 
     def finish(self) -> None:
-        if self.client is not None and self.connected.is_set():
+        if self.connected.is_set():
             self.client.publish(topics.hub(self.venue, "status"), self._status("offline"),
                                 qos=1, retain=True).wait_for_publish(2)
         self._floor().close()

@@ -30,7 +30,15 @@ import time
 
 from contract import topics
 from contract.delivery import UplinkSender, UplinkStats
-from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Published, Received
+from contract.mqtt import (
+    BrokerClient,
+    Connected,
+    Disconnected,
+    Endpoint,
+    MqttWorker,
+    Published,
+    Received,
+)
 from contract.schema import ContractError, receive
 from contract.wire import encode
 from hub.storage import Storage, open_storage
@@ -67,8 +75,8 @@ class Uplink(MqttWorker):
     def connected(self) -> bool:
         return self.sender.connected
 
-    def configure(self, client: object) -> None:
-        client.max_inflight_messages_set(self.window)  # type: ignore[attr-defined]
+    def configure(self, client: BrokerClient) -> None:
+        client.max_inflight_messages_set(self.window)
 
     def setup(self) -> None:
         self._hub = open_storage(self.db_path)
