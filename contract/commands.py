@@ -14,13 +14,14 @@ it applies it. The hub builds the commands it sends as objects too (a new transa
 from __future__ import annotations
 
 import dataclasses
+import typing
 import uuid
 from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from contract.schema import document, problems
-from contract.wire import WireError, decode
+from contract.wire import WireError, decode, encode
 
 MAX_COMMAND_BYTES = 4096
 
@@ -52,6 +53,16 @@ class _Command:
 
     def to_json(self) -> dict[str, Any]:
         return {"transaction": self.transaction, **self.fields()}
+
+    def payload(self) -> bytes:
+        """The command as published; CommandError when it is over what a table takes (it
+        would refuse it unread, its transaction unknown, and the floor wait for an answer
+        that never comes)."""
+        encoded = encode(self.to_json()).encode()
+        if len(encoded) > MAX_COMMAND_BYTES:
+            raise CommandError(f"the command is {len(encoded)} bytes, over the "
+                               f"{MAX_COMMAND_BYTES}-byte limit a table takes", self.transaction)
+        return encoded
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,7 +154,9 @@ def command_from_fields(kind: type[AnyCommand], fields: object) -> AnyCommand:
     with a new transaction; CommandError says what is wrong."""
     if not isinstance(fields, dict) or "transaction" in fields:
         raise CommandError("the command's fields are a JSON object (without a transaction)")
-    return _built(kind, {"transaction": new_transaction(), **fields}, None)
+    command = _built(kind, {"transaction": new_transaction(), **fields}, None)
+    command.payload()  # refused here, at the page, if a table would refuse it unread
+    return command
 
 
 def fields_schema(kind: type[_Command]) -> dict[str, Any]:
@@ -179,9 +192,25 @@ def _not_seen(transaction: str, seen: Container[str]) -> None:
                            "command changes nothing", transaction)
 
 
+_WHOLE_NUMBERS: dict[type[_Command], tuple[str, ...]] = {}
+
+
+def _whole_numbers(kind: type[_Command]) -> tuple[str, ...]:
+    """The fields a class types as whole numbers (``int``, or ``int | None``)."""
+    if kind not in _WHOLE_NUMBERS:
+        _WHOLE_NUMBERS[kind] = tuple(name for name, hint in typing.get_type_hints(kind).items()
+                                     if hint is int or hint == int | None)
+    return _WHOLE_NUMBERS[kind]
+
+
 def _built(kind: type[AnyCommand], obj: dict[str, Any],
            transaction: str | None) -> AnyCommand:
     found = problems(kind.__name__, obj)
+    # JSON Schema's "integer" takes 3.0: a field typed int gets an int, or the command is
+    # refused (what a class says of its fields holds for whoever reads them).
+    found += [f"{name}: {obj[name]!r} is not a whole number written as one"
+              for name in _whole_numbers(kind)
+              if isinstance(obj.get(name), float)]
     if found:
         raise CommandError("; ".join(found[:5]), transaction)
     return kind(**obj)

@@ -84,7 +84,7 @@ class FloorWorker(MqttWorker):
     # ------------------------------------------------------------------ FloorLink
     def send_command(self, table: str, command: Command) -> None:
         self.client.publish(topics.table(self.venue, table, f"cmd/{command.name}"),
-                            encode(command.to_json()), qos=1)
+                            command.payload(), qos=1)
 
     def publish_clock(self, reading: VenueClockReading) -> None:
         self.client.publish(topics.venue_clock(self.venue), encode(reading.to_json()), qos=1,

@@ -345,6 +345,7 @@ class FloorService:
     # ------------------------------------------------------------------ what goes out
     def _send(self, table: str, command: Command, user: str) -> dict[str, Any]:
         """Publish one command and remember it for its reply; what was sent."""
+        command.payload()  # too long for a table: refused before anything is sent or logged
         self.link.send_command(table, command)
         now, args = self.now_ms(), command.fields()
         self._log(now, user, f"cmd/{command.name}",

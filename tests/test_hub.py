@@ -454,6 +454,13 @@ def test_floor_commands_are_validated_at_the_hub_and_the_tables_reply_is_shown(
         assert maria.post("/api/tables/t1/cmd/seating", {"seats": "1,2"}) == (
             400, {"error": 'seats: "1,2" is not of type "array"'})
         assert maria.post("/api/tables/t1/cmd/launch", {})[0] == 400
+        # What a table would refuse unread (its transaction unknown, the floor left waiting
+        # for an answer) is refused here: over the size a table takes, or 3.0 for a seq.
+        status, too_long = maria.post("/api/tables/t1/cmd/seating",
+                                      {"seats": list(range(1, 1500))})
+        assert status == 400 and "over the 4096-byte limit" in too_long["error"]
+        assert maria.post("/api/tables/t1/cmd/replay", {"from_seq": 3.0}) == (
+            400, {"error": "from_seq: 3.0 is not a whole number written as one"})
         assert maria.post("/api/tables/t9/cmd/status", {})[1] == {
             "error": "no table 't9' has been heard at this venue"}
         assert val.post("/api/tables/t1/cmd/status", {})[0] == 403
