@@ -166,6 +166,10 @@ def fields_schema(kind: type[_Command]) -> dict[str, Any]:
     schema["properties"] = {k: v for k, v in schema["properties"].items()
                             if k != "transaction"}
     schema["required"] = [k for k in schema.get("required", ()) if k != "transaction"]
+    # The MQTT message's description speaks of its answer on cmd-resp; a web body's answer is
+    # the HTTP status.
+    schema["description"] = (f"The fields of the contract's {kind.__name__} (the hub adds "
+                             "the transaction); a command refused is a 400 saying why.")
     return schema
 
 

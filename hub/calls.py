@@ -22,15 +22,18 @@ class Call:
     function: Callable[[], Any]
     future: Future[Any]
 
-    def run(self) -> None:
-        """On the worker's thread. A call its caller gave up on (cancelled: a request that
-        timed out) is not run late."""
+    def run(self) -> Exception | None:
+        """On the worker's thread; what it raised, if it did (the worker then undoes what it
+        left half-written). A call its caller gave up on (cancelled: a request that timed
+        out) is not run late."""
         if not self.future.set_running_or_notify_cancel():
-            return
+            return None
         try:
             self.future.set_result(self.function())
         except Exception as exc:  # handed to the caller, whose error it is to say
             self.future.set_exception(exc)
+            return exc
+        return None
 
 
 def submit(worker: MqttWorker, function: Callable[[], T]) -> Future[T]:

@@ -112,7 +112,10 @@ class FloorWorker(MqttWorker):
 
     def handle(self, item: object) -> None:
         if isinstance(item, Call):
-            item.run()  # its exception goes to whoever asked
+            # Its exception goes to whoever asked; what it wrote before it raised is undone
+            # (on PostgreSQL an error leaves the connection refusing all until a rollback).
+            if item.run() is not None:
+                self._floor().rollback()
             return
         try:
             self._handle(item)

@@ -1038,3 +1038,22 @@ def test_dealer_names_and_the_roster_outlive_a_hub_restart(hub):
                                                                           ("Bob", 2)]
         again.call(FloorService.add_player, maria, "Carl")  # ids go on after the restart
         assert [p["id"] for p in again.call(FloorService.roster)["players"]] == [1, 2, 3]
+
+
+def test_a_use_case_that_fails_leaves_nothing_half_written(hub):
+    """A use case that raises after writing (a bug, or the database refusing) has its writes
+    undone before the next item: on PostgreSQL the connection would refuse everything until
+    a rollback, and on either a later commit would keep half a change."""
+    def half(floor):
+        floor.db.name_dealer("B-HALF", "Half Written")
+        raise RuntimeError("a bug after a write")
+
+    def whole(floor):
+        floor.db.name_dealer("B-WHOLE", "Whole")
+        floor.db.commit()
+        return floor.db.dealer_names()
+
+    with pytest.raises(RuntimeError, match="a bug after a write"):
+        hub.worker.submit(half).result(10)
+    names = hub.worker.submit(whole).result(10)
+    assert names.get("B-WHOLE") == "Whole" and "B-HALF" not in names

@@ -86,6 +86,9 @@ async def stream(request: Request, user: Seeing, context: Context,
     try:
         snapshot = await on_floor(context, FloorService.subscribe, viewer.offer)
     except BaseException:
+        # Given up on (a timeout, the client gone): the subscription may have been made all
+        # the same, and nothing else would ever end it. Queued after it, so it runs after.
+        unsubscribe()
         streams.close(viewer)
         raise
 
