@@ -180,9 +180,9 @@ def test_a_field_typed_whole_is_a_whole_number_not_one_written_as_a_float():
     written as a float where a count is meant), and a float field keeps its floats."""
     from contract.commands import CommandError
 
-    with pytest.raises(CommandError, match="from_seq: 3.0 is not a whole number"):
+    with pytest.raises(CommandError, match=r"from_seq: 3\.0 is not a whole number"):
         parse_command("replay", b'{"transaction": "a", "from_seq": 3.0}')
-    with pytest.raises(CommandError, match="to_seq: 9.0 is not a whole number"):
+    with pytest.raises(CommandError, match=r"to_seq: 9\.0 is not a whole number"):
         parse_command("replay", b'{"transaction": "a", "from_seq": 3, "to_seq": 9.0}')
     assert parse_command("replay", b'{"transaction": "a", "from_seq": 3}').from_seq == 3
     assert parse_command("clock", b'{"transaction": "a", "action": "sync", "elapsed": 3.0}'
