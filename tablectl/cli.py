@@ -169,7 +169,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                            brisk=args.shoe)
     lines = [json.dumps(x) for x in script]
     if args.shoe:
-        events_source = _through_simulated_shoe(script, profile, args)
+        events_source = _through_simulated_shoe(script, args)
     else:
         events_source = replay_events(lines, profile, structure_loader=load_structure)
     counts: dict[str, int] = {}
@@ -739,10 +739,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return subprocess.call([sys.executable, "-m", f"tablectl.bench.{module}", *argv])
 
 
-def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
+def _through_simulated_shoe(script: list[dict[str, object]],
                             args: argparse.Namespace) -> Iterator[Event]:
     """Play the script through the simulated shoe on a pty: firmware code, serial link,
-    codec and core, live; yield events as the core emits them."""
+    codec and the table daemon, live; yield events as the table commits them."""
     import queue
     import tempfile
     import threading
@@ -754,7 +754,7 @@ def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
     events: queue.Queue[dict[str, object] | None] = queue.Queue()
 
     def run(directory: str) -> None:
-        table = SimulatedTable(Path(directory), profile, scale=args.pace,
+        table = SimulatedTable(Path(directory), args.profile, scale=args.pace,
                                on_event=events.put)
         try:
             table.play(script)
