@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import queue
 import signal
 import sys
@@ -46,9 +45,9 @@ from controller.inputs import (
 )
 from controller.screens import ALERT_LINES, DisplayModel, Status
 from controller.table import Table, TableConfig, TableUsageError
-from houses.loaders import house_structure, load_profile, read_toml
+from houses.loaders import house_structure, load_profile
 from tablectl.command_to_core import command_input, venue_clock_input
-from tablectl.config import Config, ConfigError, config_from_data
+from tablectl.config import Config, ConfigError, load_config
 from tablectl.parts import (
     ButtonPressed,
     DealerInput,
@@ -76,14 +75,10 @@ READING_CLOCKS_AGREE = 60.0
 # A reading this much older than the last one followed is the hub's wall clock stepped back
 # (NTP), not a stale reading: it is followed, and readings are ordered from it on.
 HUB_CLOCK_STEP = 600.0
-
-
-def load_config(path: str) -> Config:
-    """The configuration file, with ``~`` in storage.data_dir as the user's home (a PC's
-    configuration keeps its outbox there)."""
-    config = config_from_data(read_toml(path, ConfigError), path)
-    config.data_dir = os.path.expanduser(config.data_dir)
-    return config
+# What a reload cannot change in a running table: it says so ("restart to apply").
+RESTART_TO_APPLY = (("shoe", "backend"), ("shoe", "port"), ("mqtt", "host"), ("mqtt", "port"),
+                    ("display", "backend"), ("button", "pin"), ("table", "id"),
+                    ("table", "venue"))
 
 
 class ReadingAges:
@@ -138,9 +133,9 @@ class Daemon:
         self.resumed = 0  # journal lines replayed at start
         self.quarantined: list[tuple[int, str]] = []  # (journal line id, why) at this start
         # A ruling pages by what the display holds under its title (the terminal draws the LCD).
-        device = "oled" if config.display_backend in ("ssd1306", "sh1106") else "lcd"
+        device = "oled" if config.display.backend in ("ssd1306", "sh1106") else "lcd"
         self.screen = ScreenFeed(
-            DisplayModel(status=Status(hub="connecting" if config.mqtt_enabled else None),
+            DisplayModel(status=Status(hub="connecting" if config.mqtt.enabled else None),
                          alert_lines=ALERT_LINES[device]), started_at=self._mono())
         self.subscribe(self.screen.committed)  # from the first commit on (the setup's)
 
@@ -157,16 +152,16 @@ class Daemon:
         config = self.config
         self.outbox = self.factories.outbox(config)
         registry = DeckRegistry()
-        if config.decks:
+        if config.table.decks:
             from pathlib import Path
 
             from tablectl.deck_commands import load_registry
 
-            registry = load_registry(Path(config.decks))
-        structures = config.clock_structures
-        self.table = Table(load_profile(config.profile),
-                           TableConfig(deal_gap=config.deal_gap,
-                                       gestures=dict(config.gesture_actions), evaluate=False),
+            registry = load_registry(Path(config.table.decks))
+        structures = config.clock.structures
+        self.table = Table(load_profile(config.table.profile),
+                           TableConfig(deal_gap=config.table.deal_gap,
+                                       gestures=dict(config.button.actions), evaluate=False),
                            registry=registry,
                            structure_loader=lambda name: house_structure(name, structures))
         journal = self.outbox.journal_lines()
@@ -174,18 +169,18 @@ class Daemon:
             self._resume(journal)
             self._report_quarantine()
         self.table.config.evaluate = True
-        past = self._past_house_size(config.seats)
+        past = self._past_house_size(config.table.seats)
         if past:
             raise ConfigError(str(self.config_path or "the configuration"),
                               [f"seats: {past}"])
         if not journal:
-            self.feed(Setup(config.game, tuple(sorted(config.seats)), config.button_seat,
-                            t=self.now()))
-            if config.clock_mode == "standalone" and config.clock_structure:
-                self.feed(ClockCommand("start", config.clock_structure, t=self.now()))
+            self.feed(Setup(config.table.game, tuple(sorted(config.table.seats)),
+                            config.table.button, t=self.now()))
+            if config.clock.mode == "standalone" and config.clock.structure:
+                self.feed(ClockCommand("start", config.clock.structure, t=self.now()))
         self._start_parts()
         self.running.set()
-        self.notifier.send("READY=1\nSTATUS=dealing: table " + config.table)
+        self.notifier.send("READY=1\nSTATUS=dealing: table " + config.table.id)
         return self
 
     def _resume(self, journal: list[tuple[int, str]]) -> None:
@@ -218,7 +213,7 @@ class Daemon:
 
     def _report_quarantine(self) -> None:
         for line_id, reason in self.quarantined:
-            self.out.write(f"[{self.config.table}] journal line {line_id} quarantined: "
+            self.out.write(f"[{self.config.table.id}] journal line {line_id} quarantined: "
                            f"{reason}\n")
             self.outbox.append({"type": "journal.quarantined", "line": line_id,
                                 "reason": reason, "hand": None, "t": self.now()},
@@ -250,7 +245,7 @@ class Daemon:
         try:
             return self._handle(item)
         except TableUsageError as exc:
-            self.out.write(f"[{self.config.table}] refused: {exc}\n")
+            self.out.write(f"[{self.config.table.id}] refused: {exc}\n")
             return []
 
     def _handle(self, item: Input) -> list[Event]:
@@ -316,7 +311,7 @@ class Daemon:
         try:  # the core's own check too: a name, a finite and bounded reading
             item = venue_clock_input(reading, age, self.now())
         except ValueError as exc:
-            self.out.write(f"[{self.config.table}] venue clock refused: {exc}\n")
+            self.out.write(f"[{self.config.table.id}] venue clock refused: {exc}\n")
             return
         self.feed(item)
 
@@ -328,7 +323,7 @@ class Daemon:
             self.loop()
         self.stop()
         if FAILED.is_set():
-            self.out.write(f"[{self.config.table}] a worker died, exiting so that systemd "
+            self.out.write(f"[{self.config.table.id}] a worker died, exiting so that systemd "
                            f"restarts the table: {'; '.join(failures)}\n")
             return EXIT_WORKER_DIED
         return 0
@@ -396,29 +391,30 @@ class Daemon:
         try:
             config = load_config(self.config_path)
         except ConfigError as exc:
-            self.out.write(f"[{self.config.table}] reload refused, keeping the running "
+            self.out.write(f"[{self.config.table.id}] reload refused, keeping the running "
                            f"configuration:\n{exc}\n")
             return
         changed = []
-        if config.profile != self.config.profile:
-            self.table.profile = load_profile(config.profile)
+        if config.table.profile != self.config.table.profile:
+            self.table.profile = load_profile(config.table.profile)
             changed.append("profile")
             if self.state is not None:
                 self.state.changed = True  # the snapshot names the profile
-        if config.deal_gap != self.config.deal_gap:
-            self.table.config.deal_gap = config.deal_gap
+        if config.table.deal_gap != self.config.table.deal_gap:
+            self.table.config.deal_gap = config.table.deal_gap
             changed.append("deal_gap")
-        if config.gesture_actions != self.config.gesture_actions:
-            self.table.config.gestures = dict(config.gesture_actions)
+        if config.button.actions != self.config.button.actions:
+            self.table.config.gestures = dict(config.button.actions)
             changed.append("button.actions")
-        if config.volume != self.config.volume and isinstance(self.parts.buzzer, HasVolume):
-            self.parts.buzzer.volume = config.volume
+        if config.buzzer.volume != self.config.buzzer.volume and \
+                isinstance(self.parts.buzzer, HasVolume):
+            self.parts.buzzer.volume = config.buzzer.volume
             changed.append("buzzer.volume")
-        needs_restart = [k for k in ("shoe_backend", "shoe_port", "mqtt_host", "mqtt_port",
-                                     "display_backend", "button_pin", "table", "venue")
-                         if getattr(config, k) != getattr(self.config, k)]
+        needs_restart = [f"{part}.{name}" for part, name in RESTART_TO_APPLY
+                         if getattr(getattr(config, part), name)
+                         != getattr(getattr(self.config, part), name)]
         self.config = config
-        self.out.write(f"[{config.table}] reloaded: {', '.join(changed) or 'nothing changed'}"
+        self.out.write(f"[{config.table.id}] reloaded: {', '.join(changed) or 'nothing changed'}"
                        + (f"; restart to apply {', '.join(needs_restart)}"
                           if needs_restart else "") + "\n")
         self.notifier.send("STATUS=configuration reloaded")
@@ -429,7 +425,7 @@ class Daemon:
         self.outbox.close()
 
     def summary(self) -> dict[str, Any]:
-        return {"table": self.config.table, "events": self.events,
+        return {"table": self.config.table.id, "events": self.events,
                 "hand": self.table.hand.number if self.table.hand else None,
                 "resumed_inputs": self.resumed}
 
@@ -442,6 +438,6 @@ def main_run(config_path: str, out: TextIO = sys.stdout) -> int:
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     config = load_config(config_path)
     daemon = Daemon(config, config_path=config_path, out=out).start()
-    out.write(f"[{config.table}] running: {json.dumps(daemon.summary())}\n")
+    out.write(f"[{config.table.id}] running: {json.dumps(daemon.summary())}\n")
     out.flush()
     return daemon.run()

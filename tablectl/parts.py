@@ -140,9 +140,9 @@ class Wiring:
 def open_outbox(config: Config) -> Outbox:
     from hardware.outbox import Outbox
 
-    data = Path(config.data_dir)
+    data = Path(config.storage.data_dir)
     data.mkdir(parents=True, exist_ok=True)
-    return Outbox(data / f"{config.table}.db")
+    return Outbox(data / f"{config.table.id}.db")
 
 
 class ShoeReader:
@@ -183,7 +183,7 @@ class SimulatedShoeReader(ShoeReader):
         if shoe is None:
             self.folder = tempfile.TemporaryDirectory(prefix="tablectl-shoe-")
             shoe = SimulatedShoe(Path(self.folder.name) / "shoe",
-                                 shoe_id=f"sim-{wiring.config.table}").start()
+                                 shoe_id=f"sim-{wiring.config.table.id}").start()
         self.shoe = shoe
         offset = wiring.now() - time.monotonic()  # the daemon's time continues its journal
         super().__init__(str(shoe.port), wiring, shoe.clock_offset() + offset)
@@ -202,7 +202,7 @@ class TagReader:
         from hardware.nfc_reader import NfcReader
 
         put = wiring.put
-        self.reader = NfcReader(wiring.config.nfc_path, lambda r, t: put(Read(r, t)),
+        self.reader = NfcReader(wiring.config.shoe.nfc, lambda r, t: put(Read(r, t)),
                                 clock=wiring.now).start()
 
     def inputs(self, what: object, t: float) -> list[Input]:
@@ -216,9 +216,9 @@ class TagReader:
 
 
 def make_reader(wiring: Wiring) -> Reader | None:
-    backend = wiring.config.shoe_backend
+    backend = wiring.config.shoe.backend
     if backend == "serial":
-        return ShoeReader(wiring.config.shoe_port, wiring)
+        return ShoeReader(wiring.config.shoe.port, wiring)
     if backend == "simulated":
         return SimulatedShoeReader(wiring)
     if backend == "nfc":
@@ -228,15 +228,15 @@ def make_reader(wiring: Wiring) -> Reader | None:
 
 def pin_factory(config: Config) -> Any:
     """gpiozero's pin factory the configuration names (None: gpiozero's own choice)."""
-    if config.button_backend == "mock" or config.pin_factory == "mock":
+    if config.button.backend == "mock" or config.button.pin_factory == "mock":
         from gpiozero.pins.mock import MockFactory
 
         return MockFactory()
-    if config.pin_factory == "lgpio":
+    if config.button.pin_factory == "lgpio":
         from gpiozero.pins.lgpio import LGPIOFactory
 
         return LGPIOFactory()
-    if config.pin_factory == "rpigpio":
+    if config.button.pin_factory == "rpigpio":
         from gpiozero.pins.rpigpio import RPiGPIOFactory
 
         return RPiGPIOFactory()
@@ -245,58 +245,58 @@ def pin_factory(config: Config) -> Any:
 
 def make_button(wiring: Wiring) -> Button | None:
     config = wiring.config
-    if config.button_backend == "none":
+    if config.button.backend == "none":
         return None
     from hardware.button import ButtonControl, DealerButton
 
     put = wiring.put
     factory = pin_factory(config)
-    button = DealerButton(config.button_pin, lambda e: put(ButtonPressed(e)),
-                          config=config.gestures, pin_factory=factory, clock=wiring.now)
-    if config.button_control:  # a mock pin the simulator's finger drives from its process
-        return ButtonControl(config.button_control, factory.pin(config.button_pin), button)
+    button = DealerButton(config.button.pin, lambda e: put(ButtonPressed(e)),
+                          config=config.button.gestures, pin_factory=factory, clock=wiring.now)
+    if config.button.control:  # a mock pin the simulator's finger drives from its process
+        return ButtonControl(config.button.control, factory.pin(config.button.pin), button)
     return button
 
 
 def make_display(wiring: Wiring) -> Display | None:
     config = wiring.config
-    if config.display_backend == "none":
+    if config.display.backend == "none":
         return None
-    if config.display_backend == "terminal":
+    if config.display.backend == "terminal":
         from hardware.terminal import TerminalDisplay
 
-        return TerminalDisplay(wiring.out, config.table)
+        return TerminalDisplay(wiring.out, config.table.id)
     from hardware.display import Display, lcd_device, oled_device
 
-    if config.display_backend == "hd44780":
-        return Display(lcd_device(port=config.display_port, address=config.display_address))
-    return Display(oled_device(config.display_backend, port=config.display_port,
-                               address=config.display_address))
+    if config.display.backend == "hd44780":
+        return Display(lcd_device(port=config.display.i2c_port, address=config.display.address))
+    return Display(oled_device(config.display.backend, port=config.display.i2c_port,
+                               address=config.display.address))
 
 
 def make_buzzer(wiring: Wiring) -> Buzzer | None:
     config = wiring.config
-    if config.buzzer_backend == "none":
+    if config.buzzer.backend == "none":
         return None
-    if config.button_backend == "mock":  # a simulated table: sounds as text
+    if config.button.backend == "mock":  # a simulated table: sounds as text
         from hardware.terminal import TerminalBuzzer
 
-        return TerminalBuzzer(wiring.out, config.table)
+        return TerminalBuzzer(wiring.out, config.table.id)
     from datetime import time as daytime
 
     from hardware.buzzer import BuzzerPlayer
 
     quiet = None
-    if config.quiet_hours:
-        start, end = (daytime.fromisoformat(x) for x in config.quiet_hours)
+    if config.buzzer.quiet_hours:
+        start, end = (daytime.fromisoformat(x) for x in config.buzzer.quiet_hours)
         quiet = (start, end)
-    return BuzzerPlayer(config.buzzer_pin, kind=config.buzzer_backend, volume=config.volume,
+    return BuzzerPlayer(config.buzzer.pin, kind=config.buzzer.backend, volume=config.buzzer.volume,
                         quiet_hours=quiet)
 
 
 def make_link(wiring: Wiring) -> HubLink | None:
     config = wiring.config
-    if not config.mqtt_enabled:
+    if not config.mqtt.enabled:
         return None
     from contract.mqtt import tls_settings
     from hardware.mqtt_link import TableLink
@@ -316,10 +316,10 @@ def make_link(wiring: Wiring) -> HubLink | None:
         put(VenueClockFollowed(reading, retained))
 
     return TableLink(
-        wiring.outbox, venue=config.venue, table=config.table, host=config.mqtt_host,
-        port=config.mqtt_port, tls=tls_settings(config.mqtt_ca, config.mqtt_cert, config.mqtt_key),
-        username=config.mqtt_username, password=config.mqtt_password, on_command=command,
-        on_venue_clock=venue_clock if config.clock_mode == "venue" else None).start()
+        wiring.outbox, venue=config.table.venue, table=config.table.id, host=config.mqtt.host,
+        port=config.mqtt.port, tls=tls_settings(config.mqtt.ca, config.mqtt.cert, config.mqtt.key),
+        username=config.mqtt.username, password=config.mqtt.password, on_command=command,
+        on_venue_clock=venue_clock if config.clock.mode == "venue" else None).start()
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ reference configuration is valid, and bad configuration is reported whole."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -87,7 +88,36 @@ def test_shell_scripts_pass_shellcheck(script):
 
 def test_the_reference_configuration_is_valid():
     config = config_from_data(tomllib.loads((DEPLOY / "table.toml").read_text()), "table.toml")
-    assert config.shoe_port == "/dev/shoe" and config.mqtt_port == 8883
+    assert config.shoe.port == "/dev/shoe" and config.mqtt.port == 8883
+
+
+# The reference's values that are an example of a deployment, not the default.
+EXAMPLES = {"mqtt.host", "mqtt.ca", "mqtt.cert", "mqtt.key", "shoe.nfc"}
+
+
+@pytest.mark.parametrize("reference,model", [("table.toml", "tablectl.config:Config")])
+def test_the_reference_configuration_names_every_key_with_its_default(reference, model):
+    """Each key of the configuration's model is in its reference file, set to its default (a
+    key without one commented out), and the reference sets no other."""
+    import importlib
+
+    from tablectl.sections import defaults
+
+    module, name = model.split(":")
+    expected = defaults(getattr(importlib.import_module(module), name))
+    text = (DEPLOY / reference).read_text()
+    given = tomllib.loads(text)
+    commented = set(re.findall(r"^# ?(\w+) = ", text, re.MULTILINE))
+    for section, keys in expected.items():
+        for key, default in keys.items():
+            where = f"{section}.{key}"
+            if key not in given.get(section, {}):
+                assert default is None and key in commented, f"{where} is not in {reference}"
+            elif where not in EXAMPLES:
+                value = given[section][key]
+                assert (tuple(value) if isinstance(value, list) else value) == default, where
+    assert {f"{s}.{k}" for s, keys in given.items() for k in keys} <= {
+        f"{s}.{k}" for s, keys in expected.items() for k in keys}
 
 
 def test_the_pc_configuration_runs_a_whole_simulated_table(tmp_path):
