@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from controller.gestures import GestureEvent
 from controller.inputs import Gesture
-from tablectl.config import config_from_data
+from tablectl.config import config_from_data, load_config
 from tablectl.daemon import Daemon
 from tablectl.parts import ButtonPressed, Factories
 
@@ -108,5 +108,29 @@ def test_a_held_button_sounds_at_once_and_commits_nothing(tmp_path):
         daemon.loop(until=daemon.queue.empty)
         assert buzzer.played == ["held"] and buzzer.commits == []
         assert len(daemon.outbox.journal_lines()) == journal
+    finally:
+        daemon.stop()
+
+
+def test_a_reload_applies_what_it_can_and_names_what_needs_a_restart(tmp_path):
+    path = tmp_path / "table.toml"
+    base = (f'[shoe]\nbackend = "none"\n[button]\nbackend = "none"\n[display]\nbackend = '
+            f'"none"\n[buzzer]\nbackend = "none"\n[mqtt]\nenabled = false\n[storage]\n'
+            f'data_dir = "{tmp_path}"\n')
+    path.write_text('[table]\nid = "t1"\n' + base)
+    out = io.StringIO()
+    daemon = Daemon(load_config(path), config_path=str(path), out=out).start()
+    try:
+        path.write_text('[table]\nid = "t2"\nprofile = "roberts-rules"\ndeal_gap = 2.5\n'
+                        '[button.actions]\ntap = "ignore"\n' + base)
+        daemon.reload()
+        assert out.getvalue().splitlines()[-1] == (
+            "[t2] reloaded: profile, deal_gap, button.actions; restart to apply table.id")
+        assert daemon.table.profile.name == "roberts-rules"
+        assert daemon.table.config.deal_gap == 2.5
+        assert daemon.table.config.gestures["tap"] == "ignore"
+        path.write_text('[table]\nid = "t 3"\n' + base)
+        daemon.reload()  # refused whole: the running configuration is kept
+        assert "reload refused" in out.getvalue() and daemon.config.table.id == "t2"
     finally:
         daemon.stop()
