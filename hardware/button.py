@@ -11,6 +11,10 @@ threshold to announce) and otherwise until the next edge: an idle button costs n
 
 from __future__ import annotations
 
+import contextlib
+import math
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -90,3 +94,59 @@ class DealerButton:
         if self._thread is not None:
             self._thread.join(timeout=2)
         self.device.close()
+
+
+STAMP_WINDOW = 10.0  # seconds a finger's stamp may differ from the button's clock
+
+
+class ButtonControl:
+    """A mock pin's finger over a Unix datagram socket: the simulator's dealer, in another
+    process (``tablectl sim``; ``Finger`` in tablectl/sim_venue.py). Datagrams "down"/"up"
+    drive the pin (active low), optionally with the finger's monotonic time of the edge
+    ("down 1234.567"), which the recogniser then uses: presses delivered late on a busy
+    machine keep their rhythm (two taps do not become a double tap). A stamp that is no moment
+    of this run (not finite, or further than STAMP_WINDOW from now) is ignored: the edge keeps
+    its arrival. ``close`` closes the socket, then the button."""
+
+    def __init__(self, path: str, pin: Any, button: DealerButton) -> None:
+        self.button = button
+        self.pin = pin
+        if os.path.exists(path):
+            os.unlink(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self._closed = threading.Event()
+        threading.Thread(target=self._serve, name="button-control", daemon=True).start()
+
+    def _serve(self) -> None:
+        while not self._closed.is_set():
+            try:
+                message = self.sock.recv(64)
+            except OSError:
+                return
+            if not message:
+                continue  # shut down (the loop ends) or an empty datagram
+            what, _, when = message.partition(b" ")
+            try:
+                # The finger's clock is this machine's monotonic one; the button's may be
+                # shifted (a daemon's time continues its journal's).
+                now = self.button.clock()
+                stamped = float(when) + now - time.monotonic() if when else None
+            except ValueError:
+                continue
+            if stamped is not None and not (
+                    math.isfinite(stamped) and abs(stamped - now) <= STAMP_WINDOW):
+                stamped = None  # not a moment of this run: the edge keeps its arrival
+            if what == b"down":
+                self.button.edge_time = stamped
+                self.pin.drive_low()
+            elif what == b"up":
+                self.button.edge_time = stamped
+                self.pin.drive_high()
+
+    def close(self) -> None:
+        self._closed.set()
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)  # the blocked recv returns b""
+        self.sock.close()
+        self.button.close()

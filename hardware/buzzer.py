@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from datetime import time as daytime
 from typing import Any
@@ -75,6 +75,11 @@ class BuzzerPlayer:
     def handle_event(self, event: Event) -> None:
         for name in sounds_for(event):
             self.play(name)
+
+    def committed(self, events: Sequence[Event]) -> None:
+        """The table committed these events (the daemon's subscriber): their sounds queued."""
+        for event in events:
+            self.handle_event(event)
 
     def play(self, name: str) -> None:
         if name not in PATTERNS:

@@ -1,5 +1,6 @@
-"""What a venue hub is started with (``tablectl hub``'s options): the composition root
-(tablectl/hub_app.py) builds the recorder, the floor and the dashboard from it."""
+"""What a venue hub's parts are built with: the composition root reads the hub's configuration
+(tablectl/hub_config.py: ``hub.toml`` and ``tablectl hub``'s flags over it) into these, and
+builds the recorder, the floor and the dashboard from them (tablectl/hub_app.py)."""
 
 from __future__ import annotations
 

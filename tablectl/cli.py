@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
@@ -20,6 +19,7 @@ from houses import DEFAULT_PROFILE
 if TYPE_CHECKING:
     from controller.events import Event
     from controller.profiles import Profile
+    from tablectl.hub_config import HubConfig
 
 # The core is imported where a command uses it: the group's services (uplink, central), which
 # never do, start 40-60 ms sooner without its dataclasses (five uplinks start at once).
@@ -169,7 +169,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                            brisk=args.shoe)
     lines = [json.dumps(x) for x in script]
     if args.shoe:
-        events_source = _through_simulated_shoe(script, profile, args)
+        events_source = _through_simulated_shoe(script, args)
     else:
         events_source = replay_events(lines, profile, structure_loader=load_structure)
     counts: dict[str, int] = {}
@@ -275,18 +275,27 @@ def _until_stopped(unhealthy: Callable[[], str | None] | None = None) -> int:
     return 0
 
 
+def _hub_config(command: str, args: argparse.Namespace) -> HubConfig:
+    """The command's configuration: its --config file with the flags given over it (a
+    HubConfigError, every problem listed, is the user's: main says it)."""
+    from tablectl.hub_config import hub_config
+
+    return hub_config(command, args)
+
+
 def cmd_recorder(args: argparse.Namespace) -> int:
     """The hub's recorder (the minimal one of the reporting issue), until SIGTERM or Ctrl-C."""
-
+    from contract.mqtt import tls_settings
     from hub.recorder import Recorder
 
-    try:
-        tls = _tls(args)
-    except _TlsOptionsError as exc:
-        return _fail(str(exc))
-    recorder = Recorder(args.db, venue=args.venue, host=args.host, port=args.port, tls=tls,
+    config = _hub_config("recorder", args)
+    mqtt, db, venue = config.mqtt, config.storage.db, config.venue.id
+    assert venue is not None  # required
+    # The recorder's identity: recorder_cert and recorder_key, else cert and key.
+    tls = tls_settings(mqtt.ca, mqtt.recorder_cert or mqtt.cert, mqtt.recorder_key or mqtt.key)
+    recorder = Recorder(db, venue=venue, host=mqtt.host, port=mqtt.port, tls=tls,
                         client_id=args.client_id).start()
-    print(f"recorder for venue {args.venue} on {args.host}:{args.port}, storing in {args.db}",
+    print(f"recorder for venue {venue} on {mqtt.host}:{mqtt.port}, storing in {db}",
           file=sys.stderr, flush=True)
     status = _until_stopped()
     recorder.stop()
@@ -295,50 +304,45 @@ def cmd_recorder(args: argparse.Namespace) -> int:
     return status
 
 
-class _ClusterOptionsError(Exception):
-    """--cluster or --password-file unusable: the operator's mistake, with what to do."""
-
-
-def _cluster_endpoint(args: argparse.Namespace, client_id: str) -> Any:
+def _cluster_endpoint(config: HubConfig, client_id: str, user: str) -> Any:
     """The group's cluster (``deploy/cluster``) as an MQTT 3.1.1 endpoint: the first node of
-    --cluster, the others to fail over to; the user and the password in --password-file."""
+    group.cluster, the others to fail over to; the user (``user`` unless group.user says) and
+    the password in group.password_file."""
     from pathlib import Path
 
     from contract.mqtt import Endpoint, TlsSettings
+    from tablectl.hub_config import HubConfigError
 
+    group = config.group
     problems = []
-    nodes: list[tuple[str, int]] = []
-    for address in args.cluster.split(","):
-        host, _, port = address.strip().rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            problems.append(f"--cluster: {address.strip()!r} is not HOST:PORT")
-        else:
-            nodes.append((host, int(port)))
     password = None
-    if args.password_file:
+    if group.password_file:
         try:
-            password = Path(args.password_file).read_text().strip()
+            password = Path(group.password_file).read_text().strip()
         except OSError as exc:
-            problems.append(f"--password-file: {exc.strerror}: {args.password_file}")
-    if args.ca and not Path(args.ca).is_file():
-        problems.append(f"--ca: no such file: {args.ca}")
+            problems.append(f"group.password_file: {exc.strerror}: {group.password_file}")
+    if group.ca and not Path(group.ca).is_file():
+        problems.append(f"group.ca: no such file: {group.ca}")
     if problems:
-        raise _ClusterOptionsError("; ".join(problems))
-    (host, port), *others = nodes
-    return Endpoint(host=host, port=port, client_id=client_id, username=args.user,
+        raise HubConfigError("(its files)", problems)
+    (host, port), *others = [(host, int(port)) for host, _, port in
+                             (node.rpartition(":") for node in group.cluster)]
+    return Endpoint(host=host, port=port, client_id=client_id, username=group.user or user,
                     password=password, keepalive=5, mqtt311=True, others=tuple(others),
-                    tls=TlsSettings(args.ca) if args.ca else None)
+                    tls=TlsSettings(group.ca) if group.ca else None)
 
 
 def _cluster_options(p: argparse.ArgumentParser, user: str | None) -> None:
-    p.add_argument("--cluster", required=True, metavar="HOST:PORT,...",
-                   help="the MQTT listeners of the group's cluster nodes, tried in turn")
-    p.add_argument("--user", default=user,
-                   help=f"the cluster user (default {user or 'venue-VENUE'})")
-    p.add_argument("--password-file", metavar="FILE", help="the cluster user's password")
+    p.add_argument("--cluster", metavar="HOST:PORT,...",
+                   help="the MQTT listeners of the group's cluster nodes, tried in turn "
+                        "(group.cluster)")
+    p.add_argument("--user", help=f"the cluster user (group.user; default "
+                                  f"{user or 'venue-VENUE'})")
+    p.add_argument("--password-file", metavar="FILE",
+                   help="the cluster user's password (group.password_file)")
     p.add_argument("--ca", metavar="FILE",
                    help="the group CA's certificate: TLS to the cluster, its nodes verified "
-                        "(without it, plain TCP: a private network only)")
+                        "(group.ca; without it, plain TCP: a private network only)")
 
 
 def cmd_central(args: argparse.Namespace) -> int:
@@ -348,14 +352,14 @@ def cmd_central(args: argparse.Namespace) -> int:
 
     from hub.group import CentralRecorder
 
-    try:
-        endpoint = _cluster_endpoint(args, args.client_id)
-    except _ClusterOptionsError as exc:
-        return _fail(str(exc))
+    config = _hub_config("central", args)
+    endpoint = _cluster_endpoint(config, config.central.client_id, "central")
+    db = config.central.db
+    assert db is not None  # required
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    recorder = CentralRecorder(args.db, endpoint).start()
-    print(f"central recorder on the cluster {args.cluster}, storing in "
-          f"{args.db.split('@')[-1]}", file=sys.stderr, flush=True)
+    recorder = CentralRecorder(db, endpoint).start()
+    print(f"central recorder on the cluster {','.join(config.group.cluster)}, storing in "
+          f"{db.split('@')[-1]}", file=sys.stderr, flush=True)
     status = _until_stopped(recorder.unhealthy)
     recorder.stop()
     stats = recorder.stats
@@ -371,23 +375,16 @@ def cmd_uplink(args: argparse.Namespace) -> int:
     import logging
     import time
 
-    from contract.schema import is_name
     from hub.uplink import Uplink
 
-    if not is_name(args.venue):
-        return _fail(f"--venue {args.venue!r}: letters, digits, - and _ only")
-    try:
-        endpoint = _cluster_endpoint(args, f"uplink-{args.venue}")
-    except _ClusterOptionsError as exc:
-        return _fail(str(exc))
-    if endpoint.username is None:
-        from dataclasses import replace
-
-        endpoint = replace(endpoint, username=f"venue-{args.venue}")
+    config = _hub_config("uplink", args)
+    venue, db = config.venue.id, config.storage.db
+    assert venue is not None  # required
+    endpoint = _cluster_endpoint(config, f"uplink-{venue}", f"venue-{venue}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    uplink = Uplink(args.venue, args.db, args.state, endpoint).start()
-    print(f"uplink of venue {args.venue}: {args.db.split('@')[-1]} to the cluster "
-          f"{args.cluster}", file=sys.stderr, flush=True)
+    uplink = Uplink(venue, db, config.uplink.state, endpoint).start()
+    print(f"uplink of venue {venue}: {db.split('@')[-1]} to the cluster "
+          f"{','.join(config.group.cluster)}", file=sys.stderr, flush=True)
     status = _until_stopped(uplink.unhealthy)
     uplink.stop()
     print(json.dumps({"messages": uplink.stats.messages, "events": uplink.stats.events,
@@ -411,8 +408,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from tablectl.config import ConfigError
-    from tablectl.daemon import load_config
+    from tablectl.config import ConfigError, load_config
     from tablectl.doctor import FAIL, run_checks
 
     try:
@@ -502,45 +498,41 @@ def _sim_closing(summary: dict[str, Any], args: argparse.Namespace) -> list[str]
     return lines
 
 
+def _config_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="FILE",
+                   help="the hub's configuration (deploy/hub/hub.toml); each flag given "
+                        "overrides its key")
+
+
 def _mqtt_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--venue", required=True)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=1883)
-    p.add_argument("--ca")
-    p.add_argument("--cert")
-    p.add_argument("--key")
+    _config_option(p)
+    p.add_argument("--venue", help="the venue id in the MQTT topics (venue.id)")
+    p.add_argument("--host", help="the venue's broker (mqtt.host; default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="its port (mqtt.port; default 1883)")
+    p.add_argument("--ca", help="the venue CA's certificate (mqtt.ca)")
+    p.add_argument("--cert", help="this service's certificate (mqtt.cert)")
+    p.add_argument("--key", help="its key (mqtt.key)")
 
 
-class _TlsOptionsError(Exception):
-    """Some of --ca, --cert and --key without the others: the caller's mistake."""
-
-
-def _tls(args: argparse.Namespace) -> Any:
-    """The hub tools' TLS settings from --ca, --cert and --key (all three, or none)."""
+def _broker_tls(config: HubConfig) -> Any:
     from contract.mqtt import tls_settings
 
-    given = [args.ca, args.cert, args.key]
-    if any(given) and not all(given):
-        raise _TlsOptionsError("TLS needs --ca, --cert and --key together")
-    return tls_settings(*given)
+    return tls_settings(config.mqtt.ca, config.mqtt.cert, config.mqtt.key)
 
 
 def cmd_venue_clock(args: argparse.Namespace) -> int:
     """The hub's venue clock service, until SIGTERM or Ctrl-C."""
-
     from hub.venue_clock import VenueClockService
 
-    try:
-        tls = _tls(args)
-    except _TlsOptionsError as exc:
-        return _fail(str(exc))
-    service = VenueClockService(venue=args.venue, host=args.host, port=args.port,
-                                tls=tls).start()
-    if args.start:
+    config = _hub_config("venue-clock", args)
+    mqtt, venue = config.mqtt, config.venue.id
+    assert venue is not None  # required
+    service = VenueClockService(venue=venue, host=mqtt.host, port=mqtt.port,
+                                tls=_broker_tls(config)).start()
+    if config.clock.start:
         service.connected.wait(10)
-        service.apply("start", args.start)
-    print(f"venue clock for {args.venue} on {args.host}:{args.port}", file=sys.stderr,
-          flush=True)
+        service.apply("start", config.clock.start)
+    print(f"venue clock for {venue} on {mqtt.host}:{mqtt.port}", file=sys.stderr, flush=True)
     status = _until_stopped()
     service.stop()
     return status
@@ -556,10 +548,9 @@ def cmd_clock(args: argparse.Namespace) -> int:
     from contract.schema import ContractError, receive
     from contract.wire import encode
 
-    try:
-        tls = _tls(args)
-    except _TlsOptionsError as exc:
-        return _fail(str(exc))
+    config = _hub_config("clock", args)
+    mqtt, venue = config.mqtt, config.venue.id
+    assert venue is not None  # required
     raw: str | None = args.value
     value: object = raw
     if args.action in ("add", "level") and raw is not None:
@@ -572,7 +563,7 @@ def cmd_clock(args: argparse.Namespace) -> int:
     answer: list[dict[str, object]] = []
     done = threading.Event()
     transaction = uuid.uuid4().hex
-    client = mqtt_client(tls=tls)
+    client = mqtt_client(tls=_broker_tls(config))
 
     def on_message(c: object, u: object, msg: Any) -> None:
         try:
@@ -585,14 +576,14 @@ def cmd_clock(args: argparse.Namespace) -> int:
 
     client.on_message = on_message
     try:
-        client.connect(args.host, args.port)
+        client.connect(mqtt.host, mqtt.port)
     except OSError as exc:
-        return _fail(f"cannot reach the broker at {args.host}:{args.port}: {exc}")
-    client.subscribe(topics.hub(args.venue, "cmd-resp"), qos=1)
+        return _fail(f"cannot reach the broker at {mqtt.host}:{mqtt.port}: {exc}")
+    client.subscribe(topics.hub(venue, "cmd-resp"), qos=1)
     client.loop_start()
     # The subscription goes out before the command on the same connection: the broker
     # has it in place by the time the answer is published.
-    client.publish(topics.hub(args.venue, "cmd/clock"),
+    client.publish(topics.hub(venue, "cmd/clock"),
                    encode({"transaction": transaction, "action": args.action,
                            "value": value}), qos=1)
     got = done.wait(5)
@@ -604,78 +595,31 @@ def cmd_clock(args: argparse.Namespace) -> int:
     return 0 if answer[0].get("ok") else 1
 
 
-# A language tag as browsers take it (Intl): en, en-GB, zh-Hant-TW.
-LOCALE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$")
-
-
 def cmd_hub(args: argparse.Namespace) -> int:
     """The venue hub: recorder, venue clock and the floor dashboard, until SIGTERM or Ctrl-C."""
-
-    from contract.schema import is_name
     from controller.profiles import ProfileError
     from hub.auth import UsersFileError
     from hub.venue_clock import ClockError
-    from tablectl.hub_app import Hub, HubSettings
+    from tablectl.hub_app import Hub
 
-    try:
-        tls = _tls(args)
-        recorder_tls = None
-        if args.recorder_cert or args.recorder_key:
-            if not (args.ca and args.recorder_cert and args.recorder_key):
-                raise _TlsOptionsError("the recorder's identity needs --ca, --recorder-cert "
-                                       "and --recorder-key together")
-            from contract.mqtt import tls_settings
-
-            recorder_tls = tls_settings(args.ca, args.recorder_cert, args.recorder_key)
-    except _TlsOptionsError as exc:
-        return _fail(str(exc))
-    if bool(args.web_cert) != bool(args.web_key):
-        return _fail("HTTPS for the dashboard needs --web-cert and --web-key together")
-    host, _, port = args.http.rpartition(":")
-    if not port.isdigit():
-        return _fail(f"--http {args.http!r}: HOST:PORT, for example 0.0.0.0:8080")
-    short_tables: dict[str, int] = {}
-    bad = []
-    for given in args.short_table:
-        table, _, seats = given.partition("=")
-        if not is_name(table) or not seats.isdigit():
-            bad.append(f"--short-table {given!r}: TABLE=SEATS, for example t7=6")
-        else:
-            short_tables[table] = int(seats)
-    if args.locale is not None and not LOCALE_TAG.match(args.locale):
-        bad.append(f"--locale {args.locale!r}: a BCP 47 language tag, for example en-GB")
-    if args.time_zone is not None:
-        import zoneinfo
-
-        try:
-            zoneinfo.ZoneInfo(args.time_zone)
-        except (ValueError, zoneinfo.ZoneInfoNotFoundError):
-            bad.append(f"--time-zone {args.time_zone!r}: an IANA time zone, for example "
-                       "Europe/London")
-    if bad:
-        return _fail("; ".join(bad))
-    settings = HubSettings(venue=args.venue, db=args.db, users=args.users, host=args.host,
-                           port=args.port, tls=tls, recorder_tls=recorder_tls,
-                           http_host=host or "127.0.0.1", http_port=int(port),
-                           web_cert=args.web_cert, web_key=args.web_key,
-                           retention_days=args.retention_days, structures=args.structures,
-                           profile=args.profile, short_tables=short_tables,
-                           locale=args.locale, time_zone=args.time_zone)
+    config = _hub_config("hub", args)
+    settings = config.hub_settings()
     try:
         hub = Hub(settings).start()
     except (UsersFileError, ProfileError) as exc:
         return _fail(str(exc))
     except OSError as exc:
-        return _fail(f"the dashboard cannot listen on {args.http}: {exc}")
-    if args.start and not hub.clock.known:  # a kept clock resumes instead
+        return _fail(f"the dashboard cannot listen on {config.dashboard.listen}: {exc}")
+    start = config.clock.start
+    if start and not hub.clock.known:  # a kept clock resumes instead
         hub.clock.connected.wait(10)
         try:
-            hub.clock.apply("start", args.start)
+            hub.clock.apply("start", start)
         except ClockError as exc:
             hub.stop()
-            return _fail(f"--start {args.start}: {exc}")
-    print(f"hub for venue {args.venue}: broker {args.host}:{args.port}, storing in {args.db}, "
-          f"dashboard at {hub.url}", file=sys.stderr, flush=True)
+            return _fail(f"clock.start {start}: {exc}")
+    print(f"hub for venue {settings.venue}: broker {settings.host}:{settings.port}, storing "
+          f"in {settings.db}, dashboard at {hub.url}", file=sys.stderr, flush=True)
     status = _until_stopped(hub.unhealthy)
     hub.stop()
     return status
@@ -739,10 +683,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return subprocess.call([sys.executable, "-m", f"tablectl.bench.{module}", *argv])
 
 
-def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
+def _through_simulated_shoe(script: list[dict[str, object]],
                             args: argparse.Namespace) -> Iterator[Event]:
     """Play the script through the simulated shoe on a pty: firmware code, serial link,
-    codec and core, live; yield events as the core emits them."""
+    codec and the table daemon, live; yield events as the table commits them."""
     import queue
     import tempfile
     import threading
@@ -754,7 +698,7 @@ def _through_simulated_shoe(script: list[dict[str, object]], profile: Profile,
     events: queue.Queue[dict[str, object] | None] = queue.Queue()
 
     def run(directory: str) -> None:
-        table = SimulatedTable(Path(directory), profile, scale=args.pace,
+        table = SimulatedTable(Path(directory), args.profile, scale=args.pace,
                                on_event=events.put)
         try:
             table.play(script)
@@ -908,19 +852,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_sim)
 
     p = sub.add_parser("recorder", help="run the hub's recorder (stores and acknowledges)")
-    p.add_argument("--venue", required=True)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=1883)
-    p.add_argument("--db", default="recorder.db")
-    p.add_argument("--client-id", default="recorder")
-    p.add_argument("--ca")
-    p.add_argument("--cert")
-    p.add_argument("--key")
+    _mqtt_options(p)
+    p.add_argument("--db", help="SQLite file or postgresql:// URL (storage.db; default hub.db)")
+    p.add_argument("--client-id", default="recorder",
+                   help="its session at the broker (default recorder)")
     p.set_defaults(func=cmd_recorder)
 
     p = sub.add_parser("venue-clock", help="the hub's venue clock, which the tables follow")
     _mqtt_options(p)
-    p.add_argument("--start", metavar="STRUCTURE", help="start this structure at once")
+    p.add_argument("--start", metavar="STRUCTURE", help="start this structure at once "
+                   "(clock.start)")
     p.set_defaults(func=cmd_venue_clock)
 
     p = sub.add_parser("clock", help="control the venue clock: start STRUCTURE, pause, resume, "
@@ -934,54 +875,58 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("hub", help="the venue hub: recorder, venue clock, floor dashboard")
     _mqtt_options(p)
-    p.add_argument("--db", default="hub.db",
-                   help="SQLite file or postgresql:// URL (default hub.db)")
-    p.add_argument("--users", default="users.toml",
-                   help="staff users file, made with `tablectl hub-user` (default users.toml)")
-    p.add_argument("--http", default="127.0.0.1:8080", metavar="HOST:PORT",
-                   help="where the dashboard listens (default 127.0.0.1:8080)")
-    p.add_argument("--web-cert", help="HTTPS certificate for the dashboard")
-    p.add_argument("--web-key", help="its key")
-    p.add_argument("--recorder-cert", help="the recorder's client certificate (CN recorder)")
-    p.add_argument("--recorder-key", help="its key")
-    p.add_argument("--retention-days", type=float, default=90.0,
+    p.add_argument("--db", help="SQLite file or postgresql:// URL (storage.db; default hub.db)")
+    p.add_argument("--users", help="staff users file, made with `tablectl hub-user` "
+                                   "(dashboard.users; default users.toml)")
+    p.add_argument("--http", metavar="HOST:PORT",
+                   help="where the dashboard listens (dashboard.listen; default "
+                        "127.0.0.1:8080)")
+    p.add_argument("--web-cert", help="HTTPS certificate for the dashboard (dashboard.cert)")
+    p.add_argument("--web-key", help="its key (dashboard.key)")
+    p.add_argument("--recorder-cert", help="the recorder's client certificate, CN recorder "
+                                           "(mqtt.recorder_cert)")
+    p.add_argument("--recorder-key", help="its key (mqtt.recorder_key)")
+    p.add_argument("--retention-days", type=float,
                    help="delete events, acknowledged alerts and log lines older than this "
-                        "(0 keeps everything; default 90)")
+                        "(storage.retention_days; 0 keeps everything; default 90)")
     p.add_argument("--start", metavar="STRUCTURE", help="start the venue clock at once, "
-                   "unless the database keeps one (a restart resumes it)")
+                   "unless the database keeps one: a restart resumes it (clock.start)")
     p.add_argument("--structures", metavar="DIR",
                    help="the house's own blind structures (NAME.toml), named beside the "
-                        "built-in ones")
-    p.add_argument("--profile", default=DEFAULT_PROFILE, metavar="NAME|FILE",
+                        "built-in ones (floor.structures)")
+    p.add_argument("--profile", metavar="NAME|FILE",
                    help="the house's rules the floor balances and breaks tables by (a "
-                        f"profile as in `tablectl profiles`; default {DEFAULT_PROFILE})")
-    p.add_argument("--short-table", action="append", default=[], metavar="TABLE=SEATS",
+                        f"profile as in `tablectl profiles`; floor.profile; default "
+                        f"{DEFAULT_PROFILE})")
+    p.add_argument("--short-table", action="append", metavar="TABLE=SEATS",
                    help="a table that seats fewer than the house's table size (a 6-max "
                         "table: t7=6); balancing and breaking count its seats; repeat for "
-                        "each")
+                        "each (floor.short_tables)")
     p.add_argument("--locale", metavar="TAG",
                    help="the venue's language for dates and times on the dashboard, as "
-                        "BCP 47 (en-GB, fr-FR; default: each browser's own)")
+                        "BCP 47 (dashboard.locale: en-GB, fr-FR; default: each browser's own)")
     p.add_argument("--time-zone", metavar="ZONE",
-                   help="the venue's time zone for the dashboard's times (IANA: "
-                        "Europe/London; default: each browser's own)")
+                   help="the venue's time zone for the dashboard's times (dashboard.time_zone, "
+                        "IANA: Europe/London; default: each browser's own)")
     p.set_defaults(func=cmd_hub)
 
     p = sub.add_parser("uplink", help="send what the venue's hub recorded to the group's "
                                       "cluster (several venues, one central recorder)")
-    p.add_argument("--venue", required=True)
-    p.add_argument("--db", default="hub.db",
-                   help="the venue hub's database: SQLite file or postgresql:// URL")
-    p.add_argument("--state", default="uplink.db",
-                   help="the uplink's own SQLite file: what the cluster holds, table by table")
+    _config_option(p)
+    p.add_argument("--venue", help="the venue id (venue.id)")
+    p.add_argument("--db", help="the venue hub's database: SQLite file or postgresql:// URL "
+                                "(storage.db; default hub.db)")
+    p.add_argument("--state", help="the uplink's own SQLite file: what the cluster holds, "
+                                   "table by table (uplink.state; default uplink.db)")
     _cluster_options(p, None)
     p.set_defaults(func=cmd_uplink)
 
     p = sub.add_parser("central", help="the group's central recorder: every venue's events "
                                        "from the cluster into one database")
-    p.add_argument("--db", required=True, help="postgresql:// URL (or a SQLite file)")
-    p.add_argument("--client-id", default="central-recorder",
-                   help="its session at the cluster (default central-recorder)")
+    _config_option(p)
+    p.add_argument("--db", help="postgresql:// URL, or a SQLite file (central.db)")
+    p.add_argument("--client-id", help="its session at the cluster (central.client_id; "
+                                       "default central-recorder)")
     _cluster_options(p, "central")
     p.set_defaults(func=cmd_central)
 
@@ -1013,12 +958,13 @@ EXTRA_OF_MODULE = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from controller.datafiles import ProblemsError
     from tablectl.deck_commands import DeckCommandError
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except DeckCommandError as exc:
+    except (DeckCommandError, ProblemsError) as exc:  # a bad file or flag: the user's to mend
         return _fail(str(exc))
     except BrokenPipeError:
         return 0

@@ -1,10 +1,12 @@
 """``tablectl run``: the table daemon, the parts wired from the configuration.
 
-One queue into the core: the shoe's serial (or NFC) thread, the button's gpiozero callbacks,
-the MQTT link's commands and the timer all put items on it; the main loop alone touches the
-table core. Each input the core handles is committed with the events it caused, in one SQLite
-transaction, to the journal and the outbox: after a SIGKILL or a power cut, replaying the
-journal rebuilds the hand in progress and the clock, and no event is lost or sent twice.
+One queue into the core: the card reader's thread, the button's gpiozero callbacks, the MQTT
+link's commands and the timer all put items on it (tablectl/parts.py builds the parts, each
+callback puts one typed item); the main loop alone touches the table core. Each input the core
+handles is committed with the events it caused, in one SQLite transaction, to the journal and
+the outbox: after a SIGKILL or a power cut, replaying the journal rebuilds the hand in progress
+and the clock, and no event is lost or sent twice. After each commit the subscribers follow
+the events (tablectl/subscribers.py): the screen, the buzzer, the link, the state snapshot.
 
 Time is the daemon's own: monotonic seconds, continued from the journal's last time after a
 restart (the time the table was down is not counted until the venue clock says otherwise; a Pi
@@ -18,20 +20,16 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import queue
 import signal
-import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 from contract.commands import Command
-from contract.snapshots import TableState, VenueClockReading
+from contract.snapshots import VenueClockReading
 from contract.supervise import EXIT_WORKER_DIED, FAILED, SystemdNotifier, failures
 from contract.wire import decode
 from controller.decks import DeckRegistry
@@ -47,150 +45,103 @@ from controller.inputs import (
 )
 from controller.screens import ALERT_LINES, DisplayModel, Status
 from controller.table import Table, TableConfig, TableUsageError
-from houses.loaders import house_structure, load_profile, read_toml
+from houses.loaders import house_structure, load_profile
 from tablectl.command_to_core import command_input, venue_clock_input
-from tablectl.config import Config, ConfigError, config_from_data
+from tablectl.config import Config, ConfigError, load_config
+from tablectl.parts import (
+    ButtonPressed,
+    DealerInput,
+    Factories,
+    FloorCommand,
+    HasVolume,
+    HubLink,
+    Parts,
+    Read,
+    Reload,
+    VenueClockFollowed,
+    Wiring,
+)
+from tablectl.subscribers import HUB_CONNECT_GRACE, ScreenFeed, StatePublisher, Subscriber
 
-STATE_REFRESH = 10.0  # seconds between state snapshots when only the clock moves
+__all__ = ["HUB_CONNECT_GRACE", "TICK", "Daemon", "load_config", "main_run"]
+
 # Seconds between the timer's turns (the clock's time, the display, the link's status): the
 # dealer sees the clock's second change within a quarter of a second.
 TICK = 0.25
-
-
-def load_config(path: str) -> Config:
-    """The configuration file, with ``~`` in storage.data_dir as the user's home (a PC's
-    configuration keeps its outbox there)."""
-    config = config_from_data(read_toml(path, ConfigError), path)
-    config.data_dir = os.path.expanduser(config.data_dir)
-    return config
-
-
-STAMP_WINDOW = 10.0  # seconds a simulated finger's stamp may differ from now
-HUB_CONNECT_GRACE = 10.0  # seconds a starting table shows "HUB .." before "HUB LOST"
+UNTIL_POLL = 0.02  # seconds between a waiting caller's checks of its condition
 # A venue clock reading's age (the hub's wall clock against this table's) is trusted within
 # a minute; beyond, the two wall clocks disagree and the age says nothing.
 READING_CLOCKS_AGREE = 60.0
 # A reading this much older than the last one followed is the hub's wall clock stepped back
 # (NTP), not a stale reading: it is followed, and readings are ordered from it on.
 HUB_CLOCK_STEP = 600.0
+# What a reload cannot change in a running table: it says so ("restart to apply").
+RESTART_TO_APPLY = (("shoe", "backend"), ("shoe", "port"), ("mqtt", "host"), ("mqtt", "port"),
+                    ("display", "backend"), ("button", "pin"), ("table", "id"),
+                    ("table", "venue"))
 
 
-class TerminalDisplay:
-    """The display drawn in the terminal: the 20x4 LCD's text, each time it changes."""
+class ReadingAges:
+    """How old each venue clock reading is, by the hub's wall clock against this table's."""
 
-    def __init__(self, out: TextIO, table: str) -> None:
-        self.out = out
-        self.table = table
-        self.last: Any = None  # the screen last shown (drawn, or a tick of the clock drawn)
+    def __init__(self, wall: Callable[[], float]) -> None:
+        self.wall = wall
+        self.last: float | None = None  # the hub's time of the last reading followed
 
-    def show(self, screen: Any) -> bool:
-        from hardware.display import render_lcd
-
-        if screen == self.last:
-            return False
-        ticked = (self.last is not None and screen.kind == self.last.kind == "clock"
-                  and replace(screen, big=self.last.big) == self.last)
-        self.last = screen
-        if ticked:
-            return True  # the clock ticking every second would flood the terminal
-        lines = render_lcd(screen)
-        bar = "+" + "-" * 20 + "+"
-        self.out.write(f"[{self.table}] {bar}\n" + "".join(
-            f"[{self.table}] |{line}|\n" for line in lines) + f"[{self.table}] {bar}\n")
-        self.out.flush()
-        return True
-
-
-class TerminalBuzzer:
-    def __init__(self, out: TextIO, table: str) -> None:
-        self.out = out
-        self.table = table
-
-    def handle_event(self, event: Event) -> None:
-        from controller.sounds import sounds_for
-
-        for name in sounds_for(event):
-            self.play(name)
-
-    def play(self, name: str) -> None:
-        self.out.write(f"[{self.table}] buzzer: {name}\n")
-        self.out.flush()
-
-    def close(self) -> None:
-        pass
-
-
-# What goes on the daemon's one queue: each adapter's callback only puts one of these.
-@dataclass(frozen=True)
-class ShoeEvent:
-    """A link event from the serial shoe, at the host time it arrived."""
-
-    event: Any
-    t: float
-
-
-@dataclass(frozen=True)
-class NfcRead:
-    read: Any
-    t: float
-
-
-@dataclass(frozen=True)
-class ButtonPressed:
-    gesture: Any  # hardware.button's gesture: its kind and time
-
-
-@dataclass(frozen=True)
-class VenueClockFollowed:
-    reading: VenueClockReading
-    retained: bool
-
-
-@dataclass(frozen=True)
-class FloorCommand:
-    """A command from the hub, applied by the main loop; the link's thread waits on ``done``."""
-
-    command: Command
-    reply: list[str | None]
-    done: threading.Event
-
-
-@dataclass(frozen=True)
-class Reload:
-    """SIGHUP: read the configuration again."""
+    def age(self, at: object) -> float | None:
+        """How old a reading taken at ``at`` (the hub's wall clock) is, in seconds; None when
+        it is older than one already followed (the broker's queue after a cut): following it
+        would set the clock back. A reading without ``at``, or from a hub whose wall clock is
+        a minute or more from this table's (no NTP yet on a Pi without a battery clock), is
+        taken as of now, as before readings said when."""
+        if not isinstance(at, int | float) or isinstance(at, bool) or not math.isfinite(at):
+            return 0.0
+        last = self.last
+        if last is not None and last - HUB_CLOCK_STEP < at < last:
+            return None  # (the same moment again is a redelivery or a second publication)
+        self.last = float(at)
+        age = self.wall() - at
+        if abs(age) >= READING_CLOCKS_AGREE:
+            return 0.0
+        return max(0.0, age)
 
 
 class Daemon:
+    """The table: its core, its outbox and its parts, run by one loop. ``factories`` builds
+    the parts (from the configuration unless a simulator injects its own)."""
+
     def __init__(self, config: Config, *, config_path: str | None = None,
                  out: TextIO = sys.stdout, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time) -> None:
+                 wall: Callable[[], float] = time.time,
+                 factories: Factories | None = None) -> None:
         self.config = config
         self.config_path = config_path
         self.out = out
+        self.factories = factories or Factories()
         self._mono = clock
         self._wall = wall
-        self._reading_at: float | None = None  # the hub's time of the last reading followed
+        self.reading_ages = ReadingAges(wall)
         self.queue: queue.Queue[object] = queue.Queue()
         self.venue_clock_readings = 0  # venue clock states handled (tests wait on it)
-        self.started_at = self._mono()
-        self.hub_seen = False  # the link has been up at least once since the start
         self.notifier = SystemdNotifier()
         self.running = threading.Event()
-        self.stopped = threading.Event()
-        self.parts: dict[str, Any] = {}
+        self.parts = Parts()
+        self.subscribers: list[Subscriber] = []
+        self.state: StatePublisher | None = None  # with a link to the hub
         self.offset = 0.0
         self.events = 0
         self.resumed = 0  # journal lines replayed at start
         self.quarantined: list[tuple[int, str]] = []  # (journal line id, why) at this start
-        self._state_shown: tuple[Any, ...] | None = None  # what the last snapshot showed
-        self._state_sent = 0.0
-        # Whether the snapshot may differ from the last one sent: an input committed, a
-        # reload, the link's state (the clock's time alone is refreshed every STATE_REFRESH).
-        self._state_changed = True
-        self._state_link: bool | None = None
-        self.link: Any = None
-        self.buzzer: Any = None
-        self.display: Any = None
+        # A ruling pages by what the display holds under its title (the terminal draws the LCD).
+        device = "oled" if config.display.backend in ("ssd1306", "sh1106") else "lcd"
+        self.screen = ScreenFeed(
+            DisplayModel(status=Status(hub="connecting" if config.mqtt.enabled else None),
+                         alert_lines=ALERT_LINES[device]), started_at=self._mono())
+        self.subscribe(self.screen.committed)  # from the first commit on (the setup's)
+
+    @property
+    def link(self) -> HubLink | None:
+        return self.parts.link
 
     # ------------------------------------------------------------------ time
     def now(self) -> float:
@@ -198,45 +149,38 @@ class Daemon:
 
     # ------------------------------------------------------------------ startup
     def start(self) -> Daemon:
-        from hardware.outbox import Outbox
-
         config = self.config
-        data = Path(config.data_dir)
-        data.mkdir(parents=True, exist_ok=True)
-        self.outbox = Outbox(data / f"{config.table}.db")
+        self.outbox = self.factories.outbox(config)
         registry = DeckRegistry()
-        if config.decks:
+        if config.table.decks:
+            from pathlib import Path
+
             from tablectl.deck_commands import load_registry
 
-            registry = load_registry(Path(config.decks))
-        structures = config.clock_structures
-        self.table = Table(load_profile(config.profile),
-                           TableConfig(deal_gap=config.deal_gap,
-                                       gestures=dict(config.gesture_actions), evaluate=False),
+            registry = load_registry(Path(config.table.decks))
+        structures = config.clock.structures
+        self.table = Table(load_profile(config.table.profile),
+                           TableConfig(deal_gap=config.table.deal_gap,
+                                       gestures=dict(config.button.actions), evaluate=False),
                            registry=registry,
                            structure_loader=lambda name: house_structure(name, structures))
-        # A ruling pages by what the display holds under its title (the terminal draws the LCD).
-        device = "oled" if config.display_backend in ("ssd1306", "sh1106") else "lcd"
-        self.model = DisplayModel(status=Status(hub="connecting" if config.mqtt_enabled
-                                                else None),
-                                  alert_lines=ALERT_LINES[device])
         journal = self.outbox.journal_lines()
         if journal:
             self._resume(journal)
             self._report_quarantine()
         self.table.config.evaluate = True
-        past = self._past_house_size(config.seats)
+        past = self._past_house_size(config.table.seats)
         if past:
             raise ConfigError(str(self.config_path or "the configuration"),
                               [f"seats: {past}"])
         if not journal:
-            self.feed(Setup(config.game, tuple(sorted(config.seats)), config.button_seat,
-                            t=self.now()))
-            if config.clock_mode == "standalone" and config.clock_structure:
-                self.feed(ClockCommand("start", config.clock_structure, t=self.now()))
+            self.feed(Setup(config.table.game, tuple(sorted(config.table.seats)),
+                            config.table.button, t=self.now()))
+            if config.clock.mode == "standalone" and config.clock.structure:
+                self.feed(ClockCommand("start", config.clock.structure, t=self.now()))
         self._start_parts()
         self.running.set()
-        self.notifier.send("READY=1\nSTATUS=dealing: table " + config.table)
+        self.notifier.send("READY=1\nSTATUS=dealing: table " + config.table.id)
         return self
 
     def _resume(self, journal: list[tuple[int, str]]) -> None:
@@ -262,15 +206,14 @@ class Daemon:
                 self.outbox.quarantine(line_id, reason, int(time.time() * 1000))
                 self.quarantined.append((line_id, reason))
                 continue
-            for event in events:
-                self.model.update(event)
+            self.screen.committed(events)  # the screen as it was; nothing sounds or goes out
         # Continue the daemon's time where the journal stopped.
         self.offset = last_t + 0.001 - self._mono()
         self.resumed = len(journal)
 
     def _report_quarantine(self) -> None:
         for line_id, reason in self.quarantined:
-            self.out.write(f"[{self.config.table}] journal line {line_id} quarantined: "
+            self.out.write(f"[{self.config.table.id}] journal line {line_id} quarantined: "
                            f"{reason}\n")
             self.outbox.append(JournalQuarantined(line=line_id, reason=reason,
                                                   t=self.now()).to_json(),
@@ -278,144 +221,23 @@ class Daemon:
             self.events += 1
 
     def _start_parts(self) -> None:
-        config = self.config
-        if config.shoe_backend in ("serial", "simulated"):
-            from hardware.shoe_serial import SerialShoe
-            from tablectl.shoe_to_core import ShoeTranslator
+        """The parts, and those that follow what the table commits from now on."""
+        self.parts = Parts.build(self.factories, Wiring(self.config, self.queue.put, self.now,
+                                                        self.out, self.outbox))
+        self.screen.display = self.parts.display
+        link = self.parts.link
+        if link is not None:
+            self.state = StatePublisher(link, self.table, self.outbox, now=self.now,
+                                        mono=self._mono, wall=self._wall)
+            self.subscribe(self.state.committed)
+            self.subscribe(lambda events: link.notify() if events else None)
+        if self.parts.buzzer is not None:
+            self.subscribe(self.parts.buzzer.committed)
 
-            port = config.shoe_port
-            if config.shoe_backend == "simulated":
-                port = self._simulated_shoe()
-            self.translator = ShoeTranslator()
-            self.parts["shoe"] = SerialShoe(
-                port, lambda e, t: self.queue.put(ShoeEvent(e, t)), clock=self.now).start()
-        elif config.shoe_backend == "nfc":
-            from hardware.nfc_reader import NfcReader
-
-            self.parts["nfc"] = NfcReader(
-                config.nfc_path, lambda r, t: self.queue.put(NfcRead(r, t)),
-                clock=self.now).start()
-        if config.button_backend != "none":
-            self.parts["button"] = self._button()
-        self.display = self._display()
-        self.buzzer = self._buzzer()
-        if config.mqtt_enabled:
-            from contract.mqtt import tls_settings
-            from hardware.mqtt_link import TableLink
-
-            self.link = TableLink(
-                self.outbox, venue=config.venue, table=config.table, host=config.mqtt_host,
-                port=config.mqtt_port,
-                tls=tls_settings(config.mqtt_ca, config.mqtt_cert, config.mqtt_key),
-                username=config.mqtt_username, password=config.mqtt_password,
-                on_command=self._command_from_link,
-                on_venue_clock=(lambda reading, retained: self.queue.put(
-                    VenueClockFollowed(reading, retained)))
-                if config.clock_mode == "venue" else None).start()
-        else:
-            self.link = None
-
-    def _simulated_shoe(self) -> str:
-        """A PC without a shoe: the shoe's firmware on a pty in this process, reached through
-        the same serial link as a real shoe; its port lives in a temporary folder."""
-        import tempfile
-
-        from simulators.shoe import SimulatedShoe
-
-        folder = tempfile.TemporaryDirectory(prefix="tablectl-shoe-")
-        self.parts["simulated shoe folder"] = folder
-        shoe = SimulatedShoe(Path(folder.name) / "shoe", shoe_id=f"sim-{self.config.table}")
-        self.parts["simulated shoe"] = shoe.start()
-        return str(shoe.port)
-
-    def _button(self) -> Any:
-        from hardware.button import DealerButton
-
-        config = self.config
-        factory: Any = None
-        if config.button_backend == "mock" or config.pin_factory == "mock":
-            from gpiozero.pins.mock import MockFactory
-
-            factory = MockFactory()
-        elif config.pin_factory == "lgpio":
-            from gpiozero.pins.lgpio import LGPIOFactory
-
-            factory = LGPIOFactory()
-        elif config.pin_factory == "rpigpio":
-            from gpiozero.pins.rpigpio import RPiGPIOFactory
-
-            factory = RPiGPIOFactory()
-        button = DealerButton(config.button_pin, lambda e: self.queue.put(ButtonPressed(e)),
-                              config=config.gestures, pin_factory=factory, clock=self.now)
-        if config.button_control:
-            self._control_socket(factory.pin(config.button_pin), config.button_control, button)
-        return button
-
-    def _control_socket(self, pin: Any, path: str, button: Any) -> None:
-        """The simulator's finger: datagrams "down"/"up" drive the mock pin (active low),
-        optionally with the finger's monotonic time of the edge ("down 1234.567"), which the
-        gesture recogniser then uses: presses delivered late on a busy machine keep their
-        rhythm (two taps do not become a double tap)."""
-        if os.path.exists(path):
-            os.unlink(path)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        sock.bind(path)
-        self.parts["control"] = sock  # stop() shuts it down: the blocked recv returns b""
-
-        def serve() -> None:
-            while not self.stopped.is_set():
-                try:
-                    message = sock.recv(64)
-                except OSError:
-                    return
-                if not message:
-                    continue  # shut down (the loop ends) or an empty datagram
-                what, _, when = message.partition(b" ")
-                try:
-                    stamped = float(when) + self.offset if when else None
-                except ValueError:
-                    continue
-                if stamped is not None and not (
-                        math.isfinite(stamped) and abs(stamped - self.now()) <= STAMP_WINDOW):
-                    stamped = None  # not a moment of this run: the edge keeps its arrival
-                if what == b"down":
-                    button.edge_time = stamped
-                    pin.drive_low()
-                elif what == b"up":
-                    button.edge_time = stamped
-                    pin.drive_high()
-
-        threading.Thread(target=serve, name="button-control", daemon=True).start()
-
-    def _display(self) -> Any:
-        config = self.config
-        if config.display_backend == "none":
-            return None
-        if config.display_backend == "terminal":
-            return TerminalDisplay(self.out, config.table)
-        from hardware.display import Display, lcd_device, oled_device
-
-        if config.display_backend == "hd44780":
-            return Display(lcd_device(port=config.display_port, address=config.display_address))
-        return Display(oled_device(config.display_backend, port=config.display_port,
-                                   address=config.display_address))
-
-    def _buzzer(self) -> Any:
-        config = self.config
-        if config.buzzer_backend == "none":
-            return None
-        if config.button_backend == "mock":
-            return TerminalBuzzer(self.out, config.table)  # a simulated table: sounds as text
-        from datetime import time as daytime
-
-        from hardware.buzzer import BuzzerPlayer
-
-        quiet = None
-        if config.quiet_hours:
-            start, end = (daytime.fromisoformat(x) for x in config.quiet_hours)
-            quiet = (start, end)
-        return BuzzerPlayer(config.buzzer_pin, kind=config.buzzer_backend, volume=config.volume,
-                            quiet_hours=quiet)
+    def subscribe(self, subscriber: Subscriber) -> None:
+        """``subscriber`` follows every commit from now on: called on the main loop with the
+        events (perhaps none) each input or tick committed."""
+        self.subscribers.append(subscriber)
 
     # ------------------------------------------------------------------ the core
     def feed(self, item: Input) -> list[Event]:
@@ -423,7 +245,7 @@ class Daemon:
         try:
             return self._handle(item)
         except TableUsageError as exc:
-            self.out.write(f"[{self.config.table}] refused: {exc}\n")
+            self.out.write(f"[{self.config.table.id}] refused: {exc}\n")
             return []
 
     def _handle(self, item: Input) -> list[Event]:
@@ -432,73 +254,37 @@ class Daemon:
         self._commit(input_to_dict(item), events)
         return events
 
-    def _commit(self, line: dict[str, Any], events: list[Event]) -> None:
+    def _commit(self, line: dict[str, Any], events: Sequence[Event]) -> None:
         self.outbox.record(line, [event.to_json() for event in events],
                            int(time.time() * 1000))
         self.events += len(events)
-        self._state_changed = True
-        if self.link is not None and events:
-            self.link.notify()
-        for event in events:
-            self.model.update(event)
-            if self.buzzer is not None:
-                self.buzzer.handle_event(event)
+        for subscriber in self.subscribers:
+            subscriber(events)
 
     def tick(self) -> None:
         t = self.now()
-        if self.link is not None:
-            if self.link.connected:
-                self.hub_seen = True
-                self.model.status.hub = "ok"
-            elif self.hub_seen or self._mono() - self.started_at >= HUB_CONNECT_GRACE:
-                self.model.status.hub = "lost"
-            # else: still "connecting" (no false HUB LOST in the first frames after a start)
+        link = self.parts.link
+        if link is not None:
+            self.screen.hub_link(link.connected, self._mono())
         events = self.table.advance(t)
         if events:
             self._commit({"type": "tick", "t": t}, events)
-        if self.display is not None:
-            self.display.show(self.model.screen(t, self.table.clock_state(), self.table.now))
-        if self.link is not None:
-            self._publish_state()
-
-    def _publish_state(self) -> None:
-        """The retained ``state`` snapshot for late joiners (the dashboard): published when
-        something a viewer sees changes, and every STATE_REFRESH seconds for the clock."""
-        assert self.link is not None
-        connected, mono = self.link.connected, self._mono()
-        if not self._state_changed and connected == self._state_link and \
-                mono - self._state_sent < STATE_REFRESH:
-            return  # nothing a viewer sees can have changed: no snapshot built
-        self._state_changed, self._state_link = False, connected
-        # The snapshot describes the table at its core's time, its last input's moment (a
-        # press is stamped when the finger moved, seconds back for a hold; the clock's ticks
-        # are no input): ``ts`` says when that was, so that a viewer reading the clock's time
-        # left against ``ts`` is right.
-        behind = max(0.0, self.now() - self.table.now)
-        state = TableState.of(self.table.state(), hub_link="ok" if connected else "lost",
-                              last_seq=self.outbox.last_seq,
-                              ts_ms=int((time.time() - behind) * 1000))
-        shown = state.shown()
-        if shown != self._state_shown or mono - self._state_sent >= STATE_REFRESH:
-            self._state_shown, self._state_sent = shown, mono
-            self.link.publish_state(state.to_json())
+        self.screen.draw(t, self.table)
+        if self.state is not None:
+            self.state.publish()
 
     def _dispatch(self, item: object) -> None:
         match item:
-            case ShoeEvent(event=event, t=t):
-                for inp in self.translator.translate(event, t):
+            case Read(what=what, t=t) if self.parts.reader is not None:
+                for inp in self.parts.reader.inputs(what, t):
                     self.feed(inp)
-            case NfcRead(read=read, t=t):
-                from hardware.nfc_reader import TagRead
-                from tablectl.shoe_to_core import tag_read
-
-                if isinstance(read, TagRead):
-                    self.feed(tag_read(read.uid, read.text, t))
             case ButtonPressed(gesture=gesture) if gesture.kind == "held":
-                if self.buzzer is not None:
-                    self.buzzer.play("held")
+                if self.parts.buzzer is not None:
+                    self.parts.buzzer.play("held")
             case ButtonPressed(gesture=gesture):
                 self.feed(Gesture(gesture.kind, t=gesture.t))
+            case DealerInput(input=inp):
+                self.feed(inp)
             case Reload():
                 self.reload()
             case VenueClockFollowed(reading=reading, retained=retained):
@@ -511,7 +297,7 @@ class Daemon:
         it, as of when the hub took it (a retained state may be older still: it starts a clock
         the table does not have, and the next fresh one corrects it)."""
         self.venue_clock_readings += 1
-        age = self._reading_age(reading.at)
+        age = self.reading_ages.age(reading.at)
         if age is None:
             return
         structure = reading.structure
@@ -525,35 +311,9 @@ class Daemon:
         try:  # the core's own check too: a name, a finite and bounded reading
             item = venue_clock_input(reading, age, self.now())
         except ValueError as exc:
-            self.out.write(f"[{self.config.table}] venue clock refused: {exc}\n")
+            self.out.write(f"[{self.config.table.id}] venue clock refused: {exc}\n")
             return
         self.feed(item)
-
-    def _reading_age(self, at: object) -> float | None:
-        """How old a venue clock reading taken at ``at`` (the hub's wall clock) is, in seconds;
-        None when it is older than one already followed (the broker's queue after a cut):
-        following it would set the clock back. A reading without ``at``, or
-        from a hub whose wall clock is a minute or more from this table's (no NTP yet on a
-        Pi without a battery clock), is taken as of now, as before readings said when."""
-        if not isinstance(at, int | float) or isinstance(at, bool) or not math.isfinite(at):
-            return 0.0
-        last = self._reading_at
-        if last is not None and last - HUB_CLOCK_STEP < at < last:
-            return None  # (the same moment again is a redelivery or a second publication)
-        self._reading_at = float(at)
-        age = self._wall() - at
-        if abs(age) >= READING_CLOCKS_AGREE:
-            return 0.0
-        return max(0.0, age)
-
-    def _command_from_link(self, command: Command) -> str | None:
-        """On the link's worker thread: hand the command to the main loop and wait for it."""
-        reply: list[str | None] = []
-        done = threading.Event()
-        self.queue.put(FloorCommand(command, reply, done))
-        if not done.wait(5.0):
-            return "the table did not answer in time"
-        return reply[0]
 
     # ------------------------------------------------------------------ running
     def run(self) -> int:
@@ -563,17 +323,20 @@ class Daemon:
             self.loop()
         self.stop()
         if FAILED.is_set():
-            self.out.write(f"[{self.config.table}] a worker died, exiting so that systemd "
+            self.out.write(f"[{self.config.table.id}] a worker died, exiting so that systemd "
                            f"restarts the table: {'; '.join(failures)}\n")
             return EXIT_WORKER_DIED
         return 0
 
     def loop(self, until: Callable[[], bool] | None = None) -> None:
+        """Take items and tick until stopped, or (a simulator, a test) until ``until`` holds:
+        it is asked before each turn, and at least every UNTIL_POLL seconds."""
         next_tick = self._mono()
         last_ping = 0.0
         while self.running.is_set() and not FAILED.is_set() and not (until and until()):
+            wait = max(0.0, next_tick - self._mono())
             try:  # an item, or the next tick: the loop wakes for nothing else
-                item = self.queue.get(timeout=max(0.0, next_tick - self._mono()))
+                item = self.queue.get(timeout=min(wait, UNTIL_POLL) if until else wait)
             except queue.Empty:
                 item = None
             if item is not None:
@@ -589,12 +352,13 @@ class Daemon:
                 self.notifier.send(f"WATCHDOG=1\nSTATUS=hand {hand}, {self.events} events")
 
     def _dispatch_command(self, item: FloorCommand) -> None:
-        item.reply.append(self._apply_command_committed(item.command))
+        item.reply.append(self.apply_command(item.command))
         item.done.set()
-        if self.link is not None:
-            self._publish_state()  # a floor command's effect shows at once, not at the tick
+        if self.state is not None:
+            self.state.publish()  # a floor command's effect shows at once, not at the tick
 
-    def _apply_command_committed(self, command: Command) -> str | None:
+    def apply_command(self, command: Command) -> str | None:
+        """A floor command through the core, committed; None, or why it was refused."""
         try:
             item = command_input(command, self.now())
         except ValueError as exc:
@@ -627,54 +391,41 @@ class Daemon:
         try:
             config = load_config(self.config_path)
         except ConfigError as exc:
-            self.out.write(f"[{self.config.table}] reload refused, keeping the running "
+            self.out.write(f"[{self.config.table.id}] reload refused, keeping the running "
                            f"configuration:\n{exc}\n")
             return
         changed = []
-        if config.profile != self.config.profile:
-            self.table.profile = load_profile(config.profile)
+        if config.table.profile != self.config.table.profile:
+            self.table.profile = load_profile(config.table.profile)
             changed.append("profile")
-            self._state_changed = True  # the snapshot names the profile
-        if config.deal_gap != self.config.deal_gap:
-            self.table.config.deal_gap = config.deal_gap
+            if self.state is not None:
+                self.state.changed = True  # the snapshot names the profile
+        if config.table.deal_gap != self.config.table.deal_gap:
+            self.table.config.deal_gap = config.table.deal_gap
             changed.append("deal_gap")
-        if config.gesture_actions != self.config.gesture_actions:
-            self.table.config.gestures = dict(config.gesture_actions)
+        if config.button.actions != self.config.button.actions:
+            self.table.config.gestures = dict(config.button.actions)
             changed.append("button.actions")
-        if config.volume != self.config.volume and hasattr(self.buzzer, "volume"):
-            self.buzzer.volume = config.volume
+        if config.buzzer.volume != self.config.buzzer.volume and \
+                isinstance(self.parts.buzzer, HasVolume):
+            self.parts.buzzer.volume = config.buzzer.volume
             changed.append("buzzer.volume")
-        needs_restart = [k for k in ("shoe_backend", "shoe_port", "mqtt_host", "mqtt_port",
-                                     "display_backend", "button_pin", "table", "venue")
-                         if getattr(config, k) != getattr(self.config, k)]
+        needs_restart = [f"{part}.{name}" for part, name in RESTART_TO_APPLY
+                         if getattr(getattr(config, part), name)
+                         != getattr(getattr(self.config, part), name)]
         self.config = config
-        self.out.write(f"[{config.table}] reloaded: {', '.join(changed) or 'nothing changed'}"
+        self.out.write(f"[{config.table.id}] reloaded: {', '.join(changed) or 'nothing changed'}"
                        + (f"; restart to apply {', '.join(needs_restart)}"
                           if needs_restart else "") + "\n")
         self.notifier.send("STATUS=configuration reloaded")
 
     def stop(self) -> None:
         self.notifier.send("STOPPING=1")
-        self.stopped.set()
-        if self.link is not None:
-            self.link.stop()
-        for name in ("shoe", "nfc", "simulated shoe"):
-            if name in self.parts:
-                self.parts[name].stop()
-        if "simulated shoe folder" in self.parts:
-            self.parts["simulated shoe folder"].cleanup()
-        if "button" in self.parts:
-            self.parts["button"].close()
-        if "control" in self.parts:
-            with contextlib.suppress(OSError):
-                self.parts["control"].shutdown(socket.SHUT_RDWR)
-            self.parts["control"].close()
-        if self.buzzer is not None:
-            self.buzzer.close()
+        self.parts.close()
         self.outbox.close()
 
     def summary(self) -> dict[str, Any]:
-        return {"table": self.config.table, "events": self.events,
+        return {"table": self.config.table.id, "events": self.events,
                 "hand": self.table.hand.number if self.table.hand else None,
                 "resumed_inputs": self.resumed}
 
@@ -687,6 +438,6 @@ def main_run(config_path: str, out: TextIO = sys.stdout) -> int:
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     config = load_config(config_path)
     daemon = Daemon(config, config_path=config_path, out=out).start()
-    out.write(f"[{config.table}] running: {json.dumps(daemon.summary())}\n")
+    out.write(f"[{config.table.id}] running: {json.dumps(daemon.summary())}\n")
     out.flush()
     return daemon.run()

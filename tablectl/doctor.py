@@ -28,35 +28,35 @@ class Check:
 
 
 def check_display(config: Config, bus_factory: Any = None) -> Check:
-    if config.display_backend in ("none", "terminal"):
-        return Check("display", SKIP, f"backend {config.display_backend}")
-    address = config.display_address
+    if config.display.backend in ("none", "terminal"):
+        return Check("display", SKIP, f"backend {config.display.backend}")
+    address = config.display.address
     try:
         if bus_factory is None:
             import smbus2
 
-            bus = smbus2.SMBus(config.display_port)
+            bus = smbus2.SMBus(config.display.i2c_port)
         else:
-            bus = bus_factory(config.display_port)
+            bus = bus_factory(config.display.i2c_port)
         bus.read_byte(address)
     except FileNotFoundError:
-        return Check("display", FAIL, f"no I2C bus /dev/i2c-{config.display_port}",
+        return Check("display", FAIL, f"no I2C bus /dev/i2c-{config.display.i2c_port}",
                      "enable I2C: sudo raspi-config nonint do_i2c 0, then reboot")
     except OSError as exc:
         return Check("display", FAIL,
-                     f"nothing answers at 0x{address:02X} on I2C bus {config.display_port} "
+                     f"nothing answers at 0x{address:02X} on I2C bus {config.display.i2c_port} "
                      f"({exc.strerror or exc})",
                      f"check the wiring (SDA, SCL, 3.3 V, GND) and the address with "
-                     f"i2cdetect -y {config.display_port}; set display.address")
-    return Check("display", OK, f"{config.display_backend} answers at 0x{address:02X}")
+                     f"i2cdetect -y {config.display.i2c_port}; set display.address")
+    return Check("display", OK, f"{config.display.backend} answers at 0x{address:02X}")
 
 
 def check_shoe(config: Config, timeout: float = 3.0) -> Check:
-    if config.shoe_backend == "none":
+    if config.shoe.backend == "none":
         return Check("shoe", SKIP, "backend none")
-    if config.shoe_backend == "nfc":
+    if config.shoe.backend == "nfc":
         return check_nfc(config)
-    if config.shoe_backend == "simulated":
+    if config.shoe.backend == "simulated":
         import tempfile
 
         from simulators.shoe import SimulatedShoe
@@ -66,7 +66,7 @@ def check_shoe(config: Config, timeout: float = 3.0) -> Check:
         with tempfile.TemporaryDirectory(prefix="tablectl-doctor-") as folder:
             try:
                 shoe = SimulatedShoe(Path(folder) / "shoe",
-                                     shoe_id=f"sim-{config.table}").start()
+                                     shoe_id=f"sim-{config.table.id}").start()
             except OSError as exc:
                 return Check("shoe", FAIL, f"simulated: cannot open a pty ({exc})",
                              "this machine gives no pseudo-terminals: mount devpts on "
@@ -77,7 +77,7 @@ def check_shoe(config: Config, timeout: float = 3.0) -> Check:
                 shoe.stop()
         check.detail = f"simulated (the firmware on a pty): {check.detail}"
         return check
-    return _handshake(config.shoe_port, timeout)
+    return _handshake(config.shoe.port, timeout)
 
 
 def _handshake(port_name: str, timeout: float) -> Check:
@@ -124,9 +124,9 @@ def check_nfc(config: Config) -> Check:
     try:
         from hardware.nfc_reader import open_frontend
 
-        frontend = open_frontend(config.nfc_path)
+        frontend = open_frontend(config.shoe.nfc)
     except Exception as exc:
-        return Check("nfc reader", FAIL, f"no reader at {config.nfc_path}: {exc}",
+        return Check("nfc reader", FAIL, f"no reader at {config.shoe.nfc}: {exc}",
                      "check the wiring and the UART (raspi-config nonint do_serial_hw 0), or "
                      "for USB readers blacklist pn533 and stop pcscd")
     name = str(frontend.device)
@@ -135,7 +135,7 @@ def check_nfc(config: Config) -> Check:
 
 
 def check_button(config: Config) -> Check:
-    if config.button_backend == "none":
+    if config.button.backend == "none":
         return Check("button", SKIP, "backend none")
     import warnings
 
@@ -144,18 +144,18 @@ def check_button(config: Config) -> Check:
         from gpiozero.exc import BadPinFactory
 
         factory: Any = None
-        if config.button_backend == "mock" or config.pin_factory == "mock":
+        if config.button.backend == "mock" or config.button.pin_factory == "mock":
             from gpiozero.pins.mock import MockFactory
 
             factory = MockFactory()
-        elif config.pin_factory != "auto":
-            factory = _pin_factory(config.pin_factory)
+        elif config.button.pin_factory != "auto":
+            factory = _pin_factory(config.button.pin_factory)
         # gpiozero warns once per GPIO library it could not load before it gives up: the
         # doctor says that in one line, with the cause.
         with warnings.catch_warnings(record=True) as fallbacks:
             warnings.simplefilter("always")
             try:
-                button = Button(config.button_pin, pull_up=True, pin_factory=factory)
+                button = Button(config.button.pin, pull_up=True, pin_factory=factory)
             except BadPinFactory:
                 tried = "; ".join(str(w.message).removeprefix("Falling back from ")
                                   for w in fallbacks)
@@ -167,13 +167,13 @@ def check_button(config: Config) -> Check:
         pressed = button.is_pressed
         button.close()
     except Exception as exc:
-        return Check("button", FAIL, f"cannot read GPIO {config.button_pin}: {exc}",
+        return Check("button", FAIL, f"cannot read GPIO {config.button.pin}: {exc}",
                      "the user must be in group gpio; install lgpio "
                      "(pip install '.[pi]'); set button.pin_factory")
     if pressed:
-        return Check("button", WARN, f"GPIO {config.button_pin} reads pressed",
+        return Check("button", WARN, f"GPIO {config.button.pin} reads pressed",
                      "stuck button, or the pin is wired to ground: check the switch")
-    return Check("button", OK, f"GPIO {config.button_pin} reads released")
+    return Check("button", OK, f"GPIO {config.button.pin} reads released")
 
 
 def _pin_factory(name: str) -> Any:
@@ -191,8 +191,8 @@ def _tls_files(config: Config) -> Check | None:
     import os
 
     bad = []
-    for key, path in (("mqtt.ca", config.mqtt_ca), ("mqtt.cert", config.mqtt_cert),
-                      ("mqtt.key", config.mqtt_key)):
+    for key, path in (("mqtt.ca", config.mqtt.ca), ("mqtt.cert", config.mqtt.cert),
+                      ("mqtt.key", config.mqtt.key)):
         if path is None:
             continue
         if not os.path.exists(path):
@@ -237,7 +237,7 @@ def _connect_failure(where: str, host: str, exc: Exception) -> Check:
 
 
 def check_broker(config: Config, timeout: float = 5.0) -> Check:
-    if not config.mqtt_enabled:
+    if not config.mqtt.enabled:
         return Check("broker", SKIP, "mqtt disabled: events stay in the local outbox")
     import threading
 
@@ -250,22 +250,22 @@ def check_broker(config: Config, timeout: float = 5.0) -> Check:
         result["reason"] = reason
         done.set()
 
-    where = f"{config.mqtt_host}:{config.mqtt_port}"
+    where = f"{config.mqtt.host}:{config.mqtt.port}"
     if (unreadable := _tls_files(config)) is not None:
         return unreadable
     try:
-        client = mqtt_client(f"doctor-{config.table}",
-                             tls=tls_settings(config.mqtt_ca, config.mqtt_cert, config.mqtt_key),
-                             username=config.mqtt_username, password=config.mqtt_password)
+        client = mqtt_client(f"doctor-{config.table.id}",
+                             tls=tls_settings(config.mqtt.ca, config.mqtt.cert, config.mqtt.key),
+                             username=config.mqtt.username, password=config.mqtt.password)
     except Exception as exc:  # the files exist: they are not what they should be
         return Check("broker", FAIL, f"the TLS files cannot be used: {exc}",
                      "mqtt.ca must be a PEM certificate, mqtt.cert and mqtt.key this table's "
                      "matching pair (deploy/hub/make-certs.sh)")
     client.on_connect = on_connect
     try:
-        client.connect(config.mqtt_host, config.mqtt_port, keepalive=10)
+        client.connect(config.mqtt.host, config.mqtt.port, keepalive=10)
     except Exception as exc:
-        return _connect_failure(where, config.mqtt_host, exc)
+        return _connect_failure(where, config.mqtt.host, exc)
     client.loop_start()
     done.wait(timeout)
     client.loop_stop()
@@ -279,7 +279,7 @@ def check_broker(config: Config, timeout: float = 5.0) -> Check:
                      "the certificate's CN must be the table id (table.id) and the ACL must "
                      "list it; see deploy/hub")
     return Check("broker", OK, f"connected to {where}"
-                 + (" with the table's certificate" if config.mqtt_cert else ""))
+                 + (" with the table's certificate" if config.mqtt.cert else ""))
 
 
 def check_clock_source(config: Config) -> Check:
@@ -295,7 +295,7 @@ def check_clock_source(config: Config) -> Check:
         if answer == "yes":
             return Check("clock source", OK, "NTP synchronized")
         seen = "NTPSynchronized=no" if answer == "no" else (answer or "timedatectl said nothing")
-    if config.clock_mode == "venue":
+    if config.clock.mode == "venue":
         advice = ("the blind clock follows the hub's venue clock, so it is not affected; events' "
                   "times come from this clock: enable NTP (timedatectl set-ntp true), the hub "
                   "as the server")
@@ -311,7 +311,7 @@ def check_disk(config: Config, minimum_mb: int = 100) -> Check:
     nothing."""
     import os
 
-    data = Path(config.data_dir)
+    data = Path(config.storage.data_dir)
     existing = data
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -334,7 +334,7 @@ def check_journal(config: Config) -> Check:
     """Journal lines the daemon could not replay at a start and set aside (quarantined)."""
     import sqlite3
 
-    path = Path(config.data_dir) / f"{config.table}.db"
+    path = Path(config.storage.data_dir) / f"{config.table.id}.db"
     if not path.is_file():
         return Check("journal", SKIP, f"no outbox yet at {path}")
     try:
@@ -359,8 +359,8 @@ def check_journal(config: Config) -> Check:
 
 
 def run_checks(config: Config) -> list[Check]:
-    return [Check("config", OK, f"table {config.table} of venue {config.venue}, profile "
-                  f"{config.profile}"),
+    return [Check("config", OK, f"table {config.table.id} of venue {config.table.venue}, profile "
+                  f"{config.table.profile}"),
             check_display(config), check_shoe(config), check_button(config),
             check_broker(config), check_clock_source(config), check_disk(config),
             check_journal(config)]

@@ -182,7 +182,8 @@ def test_the_simulators_control_socket_believes_only_stamps_of_this_run(tmp_path
     import time
 
     from tablectl.config import config_from_data
-    from tablectl.daemon import ButtonPressed, Daemon
+    from tablectl.daemon import Daemon
+    from tablectl.parts import ButtonPressed
     from tests.conftest import wait_for
 
     control = tmp_path / "button.sock"

@@ -158,7 +158,7 @@ def test_hub_tools_refuse_half_a_tls_setup(command, tmp_path):
                              "--port", "1", "--ca", "ca.pem"], capture_output=True, text=True,
                             timeout=60, cwd=tmp_path)
     assert result.returncode == 2
-    assert "TLS needs --ca, --cert and --key together" in result.stderr
+    assert "TLS needs ca, cert and key together (--ca, --cert, --key)" in result.stderr
 
 
 def test_ctrl_c_during_the_simulation_is_no_false_alarm(tmp_path):
@@ -211,6 +211,7 @@ def test_the_hub_refuses_a_locale_and_a_time_zone_it_cannot_use_listing_both(tmp
                              "Mars/Olympus", "--short-table", "t7"], capture_output=True,
                             text=True, timeout=60, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
-    for needle in ("--locale 'english please'", "--time-zone 'Mars/Olympus'",
-                   "--short-table 't7'"):
+    for needle in ("--locale (dashboard.locale): must be a BCP 47 language tag",
+                   "not 'english please'", "--time-zone (dashboard.time_zone)",
+                   "not 'Mars/Olympus'", "--short-table (floor.short_tables)", "not 't7'"):
         assert needle in result.stderr

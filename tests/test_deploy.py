@@ -3,6 +3,7 @@ reference configuration is valid, and bad configuration is reported whole."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -35,29 +36,25 @@ def test_the_unit_files_pass_systemd_analyze_verify(tmp_path, unit_path):
     assert "Type=notify" in unit and "WatchdogSec=" in unit
 
 
-def test_the_hub_units_command_line_is_one_tablectl_hub_accepts():
-    """Every option the hub's unit passes is one `tablectl hub` knows."""
+@pytest.mark.parametrize("unit_path,command,flags", [
+    ("hub/tablectl-hub.service", "hub", ["--venue", "riverside"]),
+    ("hub/tablectl-uplink.service", "uplink", ["--venue", "riverside", "--cluster", "n1:8883"]),
+    ("cluster/tablectl-central.service", "central", ["--db", "postgresql://c@db/pkr",
+                                                     "--cluster", "n1:8883,n2:8883"])])
+def test_the_hub_and_group_units_read_a_hub_configuration(unit_path, command, flags):
+    """Each unit runs its command on a configuration file (the hub's reference, in the test,
+    with what a deployment must add given as flags over it)."""
     from tablectl.cli import build_parser
-
-    unit = (DEPLOY / "hub" / "tablectl-hub.service").read_text()
-    command = unit.split("ExecStart=", 1)[1].split("\nRestart=")[0].replace("\\\n", " ")
-    words = command.replace("${VENUE}", "v").replace("${BROKER}", "b").replace(
-        "${DASHBOARD}", "0.0.0.0:8443").split()[1:]
-    args = build_parser().parse_args(words)
-    assert args.command == "hub" and args.recorder_cert and args.web_cert
-
-
-@pytest.mark.parametrize("unit_path,command", [("hub/tablectl-uplink.service", "uplink"),
-                                               ("cluster/tablectl-central.service", "central")])
-def test_the_group_units_command_lines_are_ones_tablectl_accepts(unit_path, command):
-    from tablectl.cli import build_parser
+    from tablectl.hub_config import hub_config
 
     unit = (DEPLOY / unit_path).read_text()
-    line = unit.split("ExecStart=", 1)[1].split("\nRestart=")[0].replace("\\\n", " ")
-    words = line.replace("${VENUE}", "riverside").replace("${CLUSTER}", "n1:8883,n2:8883").replace(
-        "${DATABASE}", "postgresql://central@db/pkr").split()[1:]
-    args = build_parser().parse_args(words)
-    assert args.command == command and args.ca and args.password_file
+    line = unit.split("ExecStart=", 1)[1].split("\n", 1)[0]
+    words = line.split()[1:]
+    assert words[:2] == [command, "--config"] and len(words) == 3, line
+    args = build_parser().parse_args([command, "--config", str(DEPLOY / "hub" / "hub.toml"),
+                                      *flags])
+    config = hub_config(command, args)
+    assert config.storage.db == "hub.db" and config.uplink.state == "uplink.db"
 
 
 def test_the_cluster_accounts_are_laid_out_as_the_tests_run_them():
@@ -87,7 +84,37 @@ def test_shell_scripts_pass_shellcheck(script):
 
 def test_the_reference_configuration_is_valid():
     config = config_from_data(tomllib.loads((DEPLOY / "table.toml").read_text()), "table.toml")
-    assert config.shoe_port == "/dev/shoe" and config.mqtt_port == 8883
+    assert config.shoe.port == "/dev/shoe" and config.mqtt.port == 8883
+
+
+# The reference's values that are an example of a deployment, not the default.
+EXAMPLES = {"mqtt.host", "mqtt.ca", "mqtt.cert", "mqtt.key", "shoe.nfc"}
+
+
+@pytest.mark.parametrize("reference,model", [("table.toml", "tablectl.config:Config"),
+                                             ("hub/hub.toml", "tablectl.hub_config:HubConfig")])
+def test_the_reference_configuration_names_every_key_with_its_default(reference, model):
+    """Each key of the configuration's model is in its reference file, set to its default (a
+    key without one commented out), and the reference sets no other."""
+    import importlib
+
+    from tablectl.sections import defaults
+
+    module, name = model.split(":")
+    expected = defaults(getattr(importlib.import_module(module), name))
+    text = (DEPLOY / reference).read_text()
+    given = tomllib.loads(text)
+    commented = set(re.findall(r"^# ?(\w+) = ", text, re.MULTILINE))
+    for section, keys in expected.items():
+        for key, default in keys.items():
+            where = f"{section}.{key}"
+            if key not in given.get(section, {}):
+                assert default is None and key in commented, f"{where} is not in {reference}"
+            elif where not in EXAMPLES:
+                value = given[section][key]
+                assert (tuple(value) if isinstance(value, list) else value) == default, where
+    assert {f"{s}.{k}" for s, keys in given.items() for k in keys} <= {
+        f"{s}.{k}" for s, keys in expected.items() for k in keys}
 
 
 def test_the_pc_configuration_runs_a_whole_simulated_table(tmp_path):

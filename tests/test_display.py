@@ -264,9 +264,9 @@ def test_a_starting_table_says_hub_connecting_not_lost_until_the_grace_ends(tmp_
     daemon = Daemon(config, out=io.StringIO(), clock=lambda: now[0]).start()
     try:
         daemon.tick()
-        assert "HUB .." in daemon.model.status.line()
+        assert "HUB .." in daemon.screen.model.status.line()
         now[0] += HUB_CONNECT_GRACE
         daemon.tick()
-        assert "HUB LOST" in daemon.model.status.line()
+        assert "HUB LOST" in daemon.screen.model.status.line()
     finally:
         daemon.stop()

@@ -129,7 +129,7 @@ def test_a_data_folder_that_is_a_file_fails_the_disk_check(tmp_path):
 def test_a_machine_without_pseudo_terminals_fails_the_shoe_check_with_the_cause(monkeypatch):
     """A chroot without /dev/pts (seen in make pi-check's emulated root before it mounted one):
     the check says what to mount, and no traceback escapes the doctor."""
-    from tablectl.daemon import load_config
+    from tablectl.config import load_config
     from tablectl.doctor import FAIL, check_shoe
 
     def no_pty():

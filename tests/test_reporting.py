@@ -351,8 +351,8 @@ def test_a_state_snapshot_is_stamped_with_the_moment_it_describes(tmp_path):
     published = []
 
     def snapshot():
-        daemon._state_shown = None  # now, not only when something a viewer sees has changed
-        daemon._publish_state()
+        daemon.state.shown = None  # now, not only when something a viewer sees has changed
+        daemon.state.publish()
         return published[-1]
 
     try:
@@ -512,9 +512,9 @@ def test_a_table_takes_no_seat_past_its_house_size_from_its_configuration_or_a_c
         Daemon(config([1, 5, 10]), out=io.StringIO()).start()
     daemon = Daemon(config([1, 5, 9]), out=io.StringIO()).start()
     try:
-        refused = daemon._apply_command_committed(SeatingCommand(seats=[1, 10]))
+        refused = daemon.apply_command(SeatingCommand(seats=[1, 10]))
         assert refused is not None and "no seat past 9" in refused
-        assert daemon._apply_command_committed(SeatingCommand(seats=[1, 2])) is None
+        assert daemon.apply_command(SeatingCommand(seats=[1, 2])) is None
         assert daemon.table.seats == (1, 2)
     finally:
         daemon.stop()

@@ -8,7 +8,6 @@ import time
 
 import pytest
 
-from controller.inputs import parse_input
 from houses.loaders import load_profile
 from simulators.dealer_script import ScriptedDealer
 from tablectl.sim_table import SimulatedTable
@@ -18,10 +17,11 @@ SCALE = 0.05  # the script's seconds, played 20 times faster
 
 
 class Rig(SimulatedTable):
-    """Shoe on a pty -> SerialShoe -> translator -> Table; other lines go straight in."""
+    """Shoe on a pty -> SerialShoe -> translator -> the daemon's Table; other lines go
+    straight onto the daemon's queue."""
 
-    def __init__(self, tmp_path, profile="tda-2024", scale=SCALE):
-        super().__init__(tmp_path, load_profile(profile), scale=scale)
+    def __init__(self, directory, profile="tda-2024", scale=SCALE):
+        super().__init__(directory, profile, scale=scale)
 
 
 @pytest.fixture
@@ -29,7 +29,9 @@ def rig(tmp_path):
     rigs = []
 
     def make(**kwargs):
-        r = Rig(tmp_path, **kwargs)
+        directory = tmp_path / f"rig{len(rigs) + 1}"  # each its own shoe and outbox
+        directory.mkdir()
+        r = Rig(directory, **kwargs)
         rigs.append(r)
         return r
 
@@ -68,7 +70,7 @@ def test_full_hands_through_the_pty_match_the_replay(rig, profile, injections):
     got = r.play(script)
     assert _records(got) == _records(expected)
     assert _rulings(got) == _rulings(expected)
-    assert r.link.link.stats.noise == {}
+    assert r.serial.link.stats.noise == {}
 
 
 def test_a_player_running_late_keeps_the_scripts_moments(rig, monkeypatch):
@@ -155,17 +157,15 @@ def test_garbage_and_double_reads_on_the_line(rig):
             r.shoe.send_garbage(b"\x13\x37 line noise \x00\xff\x00")
         r.shoe.draw(f"R1:{card}", reads=4)
         time.sleep(0.02)
-    r.table.handle(parse_input({"type": "setup", "game": "holdem", "seats": [1, 2],
-                                "button": 1}))
-    events = r.play([])
+    events = r.play([])  # (the table is set up from its configuration)
     cards = [e["card"] for e in of_type(events, "card")]
     assert cards == ["As", "Ks", "Qs", "Js"]
-    assert sum(r.link.link.stats.noise.values()) >= 1
+    assert sum(r.serial.link.stats.noise.values()) >= 1
 
 
 def test_deck_check_mode_is_confirmed_by_the_shoe(rig):
     r = rig()
-    r.link.set_mode(1)
+    r.serial.set_mode(1)
     assert r.pump_until(lambda: r.shoe.protocol.mode == 1, 3)
     r.shoe.draw("R1:As")
     from firmware_bridge import messages as m

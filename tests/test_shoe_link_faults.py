@@ -294,7 +294,7 @@ def test_long_tags_end_to_end_are_unknown_or_unreadable_tags_and_dealing_goes_on
     assert texts[0].startswith("UNKNOWN TAG 04") and texts[1].startswith("UNKNOWN TAG 04")
     assert texts[2].startswith("UNREADABLE TAG (seat 1): call the floor")
     assert of_type(r.events, "card")[-1]["card"] == "As"
-    assert r.link.link.stats.noise == {}
+    assert r.serial.link.stats.noise == {}
 
 
 # -- 4. the firmware loop, stray ACKs and boot boundaries -----------------------------------

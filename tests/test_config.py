@@ -1,0 +1,79 @@
+"""The configuration files, declared once (tablectl/sections.py): the table's (tablectl/config.py)
+and the hub's (tablectl/hub_config.py), whose commands' flags override the file's keys."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from tablectl.cli import build_parser
+from tablectl.config import ConfigError, config_from_data
+from tablectl.hub_config import HubConfigError, hub_config
+
+
+def _hub(tmp_path, text, *argv, command="hub"):
+    path = tmp_path / "hub.toml"
+    path.write_text(text)
+    return hub_config(command, build_parser().parse_args([command, "--config", str(path), *argv]))
+
+
+def test_a_table_refuses_what_toml_holds_and_no_key_takes_naming_each_key():
+    with pytest.raises(ConfigError) as info:
+        config_from_data({"table": {"deal_gap": float("nan"), "seats": [1, float("inf")],
+                                    "profile": datetime.date(2026, 1, 1)},
+                          "mqtt": {"enabled": False}}, "t.toml")
+    assert info.value.problems == [
+        "table.deal_gap: must be a number of seconds > 0, not nan",
+        "table.seats: must be a list of at least two different seat numbers 1 to 10, "
+        "not [1, inf]",
+        "table.profile: must be a string, not a date (2026-01-01)"]
+
+
+def test_a_table_given_some_gestures_keeps_the_others_actions():
+    config = config_from_data({"button": {"actions": {"tap": "ignore"}},
+                               "mqtt": {"enabled": False}}, "t.toml")
+    assert config.button.actions == {"tap": "ignore", "double_tap": "end_hand",
+                                     "hold": "shot_clock", "long_hold": "call_floor"}
+
+
+def test_a_flag_overrides_its_key_and_the_file_gives_the_rest(tmp_path):
+    config = _hub(tmp_path, '[venue]\nid = "riverside"\n[mqtt]\nhost = "hub.lan"\nport = 8883\n'
+                  '[dashboard]\nlisten = "0.0.0.0:8443"\n[floor.short_tables]\nt7 = 6\n',
+                  "--port", "1883", "--short-table", "t9=8")
+    settings = config.hub_settings()
+    assert (settings.venue, settings.host, settings.port) == ("riverside", "hub.lan", 1883)
+    assert (settings.http_host, settings.http_port) == ("0.0.0.0", 8443)
+    assert settings.short_tables == {"t9": 8}  # the flag's table, as any key's value
+
+
+def test_every_problem_of_the_file_and_the_flags_at_once_each_named_by_who_gave_it(tmp_path):
+    with pytest.raises(HubConfigError) as info:
+        _hub(tmp_path, '[mqtt]\nport = 0\nca = "ca.crt"\n[dashbord]\n[storage]\n'
+                       'retention_days = -1\n', "--http", "8080", "--locale", "english please")
+    assert info.value.origin.endswith("hub.toml and the command line")
+    assert sorted(info.value.problems) == sorted([
+        "mqtt.port: must be a TCP port number, not 0",
+        "dashbord: unknown section (known: venue, mqtt, storage, dashboard, floor, clock, "
+        "group, uplink, central)",
+        "storage.retention_days: must be a number of days, 0 or more (0 keeps all), not -1",
+        "--http (dashboard.listen): must be HOST:PORT, for example 0.0.0.0:8080, not '8080'",
+        "--locale (dashboard.locale): must be a BCP 47 language tag, for example en-GB, "
+        "not 'english please'",
+        "venue.id: not set: give it in the file or with --venue",
+        "mqtt: TLS needs ca, cert and key together (--ca, --cert, --key)"])
+
+
+def test_each_command_asks_only_for_what_it_needs(tmp_path):
+    text = '[venue]\nid = "riverside"\n'
+    assert _hub(tmp_path, text, command="venue-clock").venue.id == "riverside"
+    with pytest.raises(HubConfigError) as info:
+        _hub(tmp_path, text, command="uplink")
+    assert info.value.problems == ["group.cluster: not set: give it in the file or with "
+                                   "--cluster"]
+    with pytest.raises(HubConfigError) as info:
+        _hub(tmp_path, text, "--cluster", "n1:8883,n2", command="central")
+    assert info.value.problems == [
+        "--cluster (group.cluster): must be a list of HOST:PORT, the cluster's nodes, "
+        "not 'n1:8883,n2'",
+        "central.db: not set: give it in the file or with --db"]
