@@ -58,11 +58,10 @@ class BrokerClient(Protocol):
 
 
 class NotConnected:
-    """A worker's client before ``start`` or ``attach``: using it is a bug, said as such."""
+    """A worker's client before ``start``: using it is a bug, said as such."""
 
     def _refuse(self, *args: object, **kwargs: object) -> Any:
-        raise RuntimeError("this MQTT worker has no connection yet: start() or attach() it "
-                           "first")
+        raise RuntimeError("this MQTT worker has no connection yet: start() it first")
 
     publish = subscribe = ack = will_set = max_inflight_messages_set = _refuse
     disconnect = loop_stop = _refuse
@@ -267,13 +266,6 @@ class MqttWorker:
             properties.SessionExpiryInterval = end.session_seconds
         client.connect_async(host, port, keepalive=end.keepalive,
                              clean_start=end.session_seconds is None, properties=properties)
-
-    def attach(self, client: BrokerClient) -> Self:
-        """Run the worker on another part's connection (``client``, whose owner routes the
-        messages meant for this worker to ``put``): one identity at the broker for both."""
-        self.client = client
-        self._start_thread()
-        return self
 
     def _start_thread(self) -> None:
         self._thread = start_worker(self._run, self.worker_name)

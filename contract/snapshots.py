@@ -6,7 +6,7 @@ Each is parsed once where it arrives and written back as the same JSON (``to_jso
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from contract.schema import receive
 
@@ -47,20 +47,34 @@ class TableState:
 
     hand: int | None
     in_progress: bool
-    street: str | None
-    phase: str | None
-    dealer: str | None
     shoe: str
     clock: dict[str, Any] | None  # structure, level, on_break, running, remaining at ts
-    profile: str
     hand_for_hand: str
     seats: list[int]
-    button: int | None
-    blind_seats: dict[str, int] | None
-    dealer_stats: dict[str, Any] | None
     links: dict[str, str]
     last_seq: int
     ts: int  # UTC ms
+    # What the schema lets a table leave out (a table's daemon writes them all).
+    street: str | None = None
+    phase: str | None = None
+    dealer: str | None = None
+    profile: str | None = None
+    button: int | None = None
+    blind_seats: dict[str, int] | None = None
+    dealer_stats: dict[str, Any] | None = None
+
+    # The order the snapshot is written in (a table's daemon has written it so since before
+    # the fields a table may leave out were told apart from the others).
+    WRITTEN: ClassVar[tuple[str, ...]] = (
+        "hand", "in_progress", "street", "phase", "dealer", "shoe", "clock", "profile",
+        "hand_for_hand", "seats", "button", "blind_seats", "dealer_stats", "links", "last_seq",
+        "ts")
+
+    @classmethod
+    def parse(cls, payload: bytes | str) -> TableState:
+        """The snapshot of a ``state`` message; ContractError says what is wrong."""
+        body = receive("State", payload)
+        return cls(**{name: body[name] for name in cls.WRITTEN if name in body})
 
     @classmethod
     def of(cls, table_state: dict[str, Any], *, hub_link: str, last_seq: int,
@@ -69,13 +83,13 @@ class TableState:
         return cls(**table_state, links={"hub": hub_link}, last_seq=last_seq, ts=ts_ms)
 
     def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: getattr(self, name) for name in self.WRITTEN}
 
     def shown(self) -> tuple[Any, ...]:
         """What a viewer sees change: the snapshot but for its moment, its last seq, the
         clock's time left (it runs: refreshed every few seconds) and the dealer's figures
         other than the hands dealt."""
         clock = None if self.clock is None else {**self.clock, "remaining": None}
-        rest = [(f.name, getattr(self, f.name)) for f in fields(self)
-                if f.name not in ("ts", "last_seq", "clock", "dealer_stats")]
+        rest = [(name, getattr(self, name)) for name in self.WRITTEN
+                if name not in ("ts", "last_seq", "clock", "dealer_stats")]
         return (*rest, ("clock", clock), ("hands", (self.dealer_stats or {}).get("hands")))

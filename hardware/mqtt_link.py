@@ -183,7 +183,11 @@ class TableLink(MqttWorker):
             upto = receive("Ack", payload)["upto_seq"]
             self.outbox.ack(self.sender.acked(upto))
             return
-        command_name = name.rsplit("/", 1)[-1]
+        topic = topics.parse(name)
+        if topic is None or topic.table != self.table or not topic.leaf.startswith("cmd/"):
+            # Only what the link subscribed to arrives; anything else is the broker's error.
+            raise ContractError(f"topic {name[:120]!r} is not one of this table's commands")
+        command_name = topic.leaf.removeprefix("cmd/")
         self.stats.commands += 1
         try:
             command = parse_command(command_name, payload, self._transactions)

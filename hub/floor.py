@@ -20,6 +20,7 @@ from hub.balance_desk import COUNTED
 from hub.roster import Roster, display_name
 
 if TYPE_CHECKING:
+    from contract.snapshots import TableState, VenueClockReading
     from controller.clock import Structure
     from hub.balance_desk import BalanceDesk
 
@@ -306,16 +307,15 @@ class FloorView:
         view.status, view.boot = state, payload.get("boot", view.boot)
         return [self._table_update(view), *updates]
 
-    def on_state(self, name: str, payload: dict[str, Any], now: int) -> list[Update]:
+    def on_state(self, name: str, state: TableState, now: int) -> list[Update]:
         view = self.table(name)
         before = (view.seats, view.button, view.blind_seats, view.in_progress)
-        clock = payload.get("clock") or {}
-        stats = payload.get("dealer_stats") or {}
-        links = payload.get("links") or {}
-        view.hand = payload.get("hand", view.hand)
-        view.in_progress = bool(payload.get("in_progress"))
-        view.street = payload.get("street")
-        view.dealer = payload.get("dealer")
+        clock = state.clock or {}
+        stats = state.dealer_stats or {}
+        view.hand = state.hand
+        view.in_progress = state.in_progress
+        view.street = state.street
+        view.dealer = state.dealer
         view.hands_per_hour = stats.get("hands_per_hour")
         view.dealer_hands = stats.get("hands")
         view.dealer_minutes = stats.get("minutes")
@@ -323,17 +323,16 @@ class FloorView:
         view.on_break = bool(clock.get("on_break"))
         view.clock_running = bool(clock.get("running"))
         view.remaining = clock.get("remaining")
-        view.state_ts = int(payload.get("ts") or now)
-        view.shoe = payload.get("shoe", view.shoe)
-        view.hub_link = links.get("hub", view.hub_link)
-        view.hand_for_hand = str(payload.get("hand_for_hand") or "off")
-        if isinstance(payload.get("seats"), list):
-            # An empty list is news too: a broken table has nobody left (keeping its old seats
-            # counted phantom players, and the hub proposed breaking it again).
-            view.seats = list(payload["seats"])
-        view.button = payload.get("button", view.button)
-        view.blind_seats = payload.get("blind_seats", view.blind_seats)
-        view.last_seq = max(view.last_seq, int(payload.get("last_seq") or 0))
+        view.state_ts = state.ts or now
+        view.shoe = state.shoe
+        view.hub_link = state.links.get("hub", view.hub_link)
+        view.hand_for_hand = state.hand_for_hand
+        # An empty list is news too: a broken table has nobody left (keeping its old seats
+        # counted phantom players, and the hub proposed breaking it again).
+        view.seats = list(state.seats)
+        view.button = state.button
+        view.blind_seats = state.blind_seats
+        view.last_seq = max(view.last_seq, state.last_seq)
         if (view.seats, view.button, view.blind_seats, view.in_progress) != before:
             self.balance_stale = True
         return [self._table_update(view)]
@@ -410,8 +409,8 @@ class FloorView:
                 view.hand_for_hand = _HAND_FOR_HAND.get(str(data.get("state")),
                                                         view.hand_for_hand)
 
-    def on_clock(self, payload: dict[str, Any], now: int) -> list[Update]:
-        self.clock = {**payload, "received": now}
+    def on_clock(self, reading: VenueClockReading, now: int) -> list[Update]:
+        self.clock = {**reading.to_json(), "received": now}
         return [{"kind": "clock", "clock": self.clock,
                  "hand_for_hand": self.hand_for_hand_panel()}]
 

@@ -20,7 +20,7 @@ from contract import topics
 from contract.commands import Command, CommandError, parse_clock_command
 from contract.mqtt import BrokerClient, Connected, Disconnected, Endpoint, MqttWorker, Received
 from contract.schema import ContractError, receive
-from contract.snapshots import VenueClockReading
+from contract.snapshots import TableState, VenueClockReading
 from contract.supervise import LogOnce
 from contract.wire import encode
 from hub.calls import Call, submit
@@ -160,19 +160,20 @@ class FloorWorker(MqttWorker):
             floor.on_clock_command(command)
             return
         if name == topics.venue_clock(self.venue):
-            floor.on_venue_clock(receive("VenueClock", payload))
+            floor.on_venue_clock(VenueClockReading.parse(payload))
             return
         topic = topics.parse(name)
         if topic is None or topic.table is None or topic.venue != self.venue or \
                 topic.leaf not in _SCHEMAS:
             raise ContractError(f"topic {name[:120]!r} is not a table's public topic")
         table, leaf = topic.table, topic.leaf
+        if leaf == "state":
+            floor.on_state(table, TableState.parse(payload))
+            return
         body = receive(_SCHEMAS[leaf], payload)
         if body.get("table", table) != table:
             raise ContractError(f"a message of table {body['table']!r} on {table}'s topic")
         if leaf == "status":
             floor.on_status(table, body)
-        elif leaf == "state":
-            floor.on_state(table, body)
         else:
             floor.on_command_response(table, body)

@@ -28,7 +28,7 @@ from contract.commands import (
     HubClockCommand,
     SeatingCommand,
 )
-from contract.snapshots import VenueClockReading
+from contract.snapshots import TableState, VenueClockReading
 from contract.views import public_envelope
 from controller.balancing import Proposal
 from controller.clock import Structure, StructureError
@@ -245,7 +245,7 @@ class FloorService:
         if connected:
             self._publish_clock()
 
-    def on_venue_clock(self, reading: dict[str, Any]) -> None:
+    def on_venue_clock(self, reading: VenueClockReading) -> None:
         """The venue clock as the broker holds it (the hub's own publication): on the
         dashboards, and hand-for-hand told to every table when it changes."""
         was = self.floor.hand_for_hand
@@ -276,9 +276,9 @@ class FloorService:
             self._send(table, HandForHandCommand(state="on"), "hub")
         self._after(updates, now)
 
-    def on_state(self, table: str, body: dict[str, Any]) -> None:
+    def on_state(self, table: str, state: TableState) -> None:
         now = self.now_ms()
-        self._after(self.floor.on_state(table, body, now), now)
+        self._after(self.floor.on_state(table, state, now), now)
 
     def on_command_response(self, table: str, body: dict[str, Any]) -> None:
         now = self.now_ms()

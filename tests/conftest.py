@@ -50,6 +50,16 @@ def of_type(events: list[Any], kind: str) -> list[dict[str, Any]]:
     return [e for e in data if e["type"] == kind]
 
 
+def table_state(**fields: Any) -> Any:
+    """A table's state snapshot (``contract.snapshots.TableState``) as a table sends it: the
+    fields a test gives, the rest as a table between hands with nobody seated writes them."""
+    from contract.snapshots import TableState
+
+    written = {"hand": None, "in_progress": False, "shoe": "ok", "clock": None,
+               "hand_for_hand": "off", "seats": [], "links": {}, "last_seq": 0, "ts": 0}
+    return TableState(**{**written, **fields})
+
+
 def wait_for(condition: Any, timeout: float = 15.0, step: float = 0.05) -> bool:
     """Poll ``condition`` until it holds or ``timeout`` seconds pass; its last value."""
     import time

@@ -7,6 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contract.schema import ContractError
+from contract.snapshots import TableState
+from contract.wire import encode
 from controller.balancing import (
     BalanceRules,
     Move,
@@ -16,6 +19,7 @@ from controller.balancing import (
     turns_to_big_blind,
 )
 from houses.loaders import builtin_names, load_profile
+from tests.conftest import table_state
 
 # Nine players, button 3, blinds 4 and 5: seat 6 is due the big blind next.
 FULL = TableSeats("t1", (1, 2, 3, 4, 5, 6, 7, 8, 9), button=3, small_blind=4, big_blind=5)
@@ -314,7 +318,7 @@ def _room(profile="tda-2024", short_tables=None):
     for name, seats in (("t1", [1, 2, 3, 4, 5, 6, 7, 8]), ("t2", [1, 2, 3, 4, 5, 6, 7]),
                         ("t3", [1, 2, 3, 4, 5, 6, 7])):
         floor.on_status(name, {"state": "online", "boot": 1, "ts": 1}, 1)
-        floor.on_state(name, {"seats": seats, "button": 1, "in_progress": False, "ts": 1}, 1)
+        floor.on_state(name, table_state(seats=seats, button=1, in_progress=False, ts=1), 1)
     return floor
 
 
@@ -323,32 +327,32 @@ def test_a_broken_table_counts_nobody_and_is_not_broken_again():
     instead of 44 in a trial) and proposed breaking it again."""
     floor = _room()
     assert sum(len(t.seats) for t in floor.tables_in_play()) == 22
-    floor.on_state("t2", {"seats": [], "in_progress": False, "ts": 2}, 2)
-    floor.on_state("t1", {"seats": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "ts": 2}, 2)
-    floor.on_state("t3", {"seats": list(range(1, 11)), "ts": 2}, 2)
+    floor.on_state("t2", table_state(seats=[], in_progress=False, button=1, ts=2), 2)
+    floor.on_state("t1", table_state(seats=[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], button=1, ts=2), 2)
+    floor.on_state("t3", table_state(seats=list(range(1, 11)), button=1, ts=2), 2)
     assert floor.tables["t2"].seats == []
     assert [t.name for t in floor.tables_in_play()] == ["t1", "t3"]
     assert sum(len(t.seats) for t in floor.tables_in_play()) == 20
     floor.review_balance(3)
     assert floor.balance.proposal is None  # two full tables of ten: nothing to break
-    # A state that does not give the seats keeps them (the contract requires them; the view
-    # does not rely on it).
-    floor.on_state("t1", {"ts": 4}, 4)
-    assert len(floor.tables["t1"].seats) == 10
+    # A state that does not give the seats is no state: refused where it arrives, before
+    # the floor view could take it for an empty table.
+    with pytest.raises(ContractError, match="seats"):
+        TableState.parse(encode({**table_state(ts=4).to_json(), "seats": None}))
 
 
 def test_a_lost_table_keeps_its_players_in_the_counts_and_in_balancing():
     """A table that drops off the network: its players did not leave. Counted out, the TV
     read wrong and the hub proposed a break ("14 players fit at 2 tables")."""
     floor = _room()
-    floor.on_state("t1", {"seats": [1, 2, 3, 4, 5, 6, 7], "ts": 2}, 2)  # 7, 7, 7
+    floor.on_state("t1", table_state(seats=[1, 2, 3, 4, 5, 6, 7], button=1, ts=2), 2)  # 7, 7, 7
     floor.on_status("t3", {"state": "lost", "boot": 1, "ts": 3}, 3)
     assert sum(len(t.seats) for t in floor.tables_in_play()) == 21
     floor.review_balance(4)
     assert floor.balance.proposal is None  # 21 do not fit at two tables of ten
     # Counts that call for a move involving the lost table: the move waits for it.
-    floor.on_state("t1", {"seats": [1, 2, 3, 4, 5, 6, 7, 8, 9], "ts": 5}, 5)
-    floor.on_state("t3", {"seats": [1, 2, 3, 4, 5, 6], "ts": 5}, 5)  # as it last said
+    floor.on_state("t1", table_state(seats=[1, 2, 3, 4, 5, 6, 7, 8, 9], button=1, ts=5), 5)
+    floor.on_state("t3", table_state(seats=[1, 2, 3, 4, 5, 6], button=1, ts=5), 5)  # as it said
     floor.balance_stale = True
     floor.review_balance(6)
     proposal = floor.balance.proposal
@@ -362,8 +366,8 @@ def test_a_lost_table_keeps_its_players_in_the_counts_and_in_balancing():
 def test_a_short_table_is_never_given_a_seat_past_its_own():
     floor = _room(short_tables={"t3": 7})
     assert floor.table_size("t3") == 7 and floor.table_size("t1") == 10
-    floor.on_state("t1", {"seats": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "ts": 2}, 2)
-    floor.on_state("t2", {"seats": [1, 2, 3, 4, 5, 6], "ts": 2}, 2)
+    floor.on_state("t1", table_state(seats=[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], button=1, ts=2), 2)
+    floor.on_state("t2", table_state(seats=[1, 2, 3, 4, 5, 6], button=1, ts=2), 2)
     floor.review_balance(3)
     proposal = floor.balance.proposal
     assert proposal is not None and proposal.tables == ("t1", "t2")  # t3 is full at 7

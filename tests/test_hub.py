@@ -14,6 +14,7 @@ import time
 import pytest
 
 from contract.commands import SeatingCommand
+from contract.snapshots import VenueClockReading
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from houses.loaders import load_profile
@@ -32,7 +33,7 @@ from hub.storage import MIGRATIONS, open_storage
 from simulators.dealer_script import session
 from simulators.staff import Staff
 from tablectl.hub_app import Hub, HubSettings
-from tests.conftest import run, wait_for
+from tests.conftest import run, table_state, wait_for
 from tests.privacy import private_leaks, shown_cards
 
 VENUE = "hubtest"
@@ -130,9 +131,9 @@ def test_each_alert_kind_has_a_severity_and_a_table_is_acknowledged_at_once():
 def test_a_bust_out_is_undone_at_the_hub_within_its_window_once():
     floor = FloorView(VENUE)
     floor.on_status("t1", {"state": "online", "boot": 1, "ts": 1}, 1000)
-    floor.on_state("t1", {"seats": [1, 3, 5, 7]}, 1000)
+    floor.on_state("t1", table_state(seats=[1, 3, 5, 7]), 1000)
     floor.command_sent("bust", "t1", "seating", {"seats": [1, 5, 7]}, "maria", 2000)
-    floor.on_state("t1", {"seats": [1, 5, 7]}, 2500)
+    floor.on_state("t1", table_state(seats=[1, 5, 7]), 2500)
     [_, made] = floor.on_command_response("t1", {"transaction": "bust", "ok": True}, 3000)
     bust = made["bustout"]
     assert (bust["seat"], bust["undo_until"], bust["undone_by"]) == (3, 3000 + UNDO_BUSTOUT_MS,
@@ -142,7 +143,7 @@ def test_a_bust_out_is_undone_at_the_hub_within_its_window_once():
     assert floor.undo_bustout(bust["id"], 4000) == ("t1", [1, 3, 5, 7])
     floor.command_sent("undo", "t1", "seating", {"seats": [1, 3, 5, 7]}, "sam", 4000)
     floor.commands["undo"].undoes = bust["id"]
-    floor.on_state("t1", {"seats": [1, 3, 5, 7]}, 4500)
+    floor.on_state("t1", table_state(seats=[1, 3, 5, 7]), 4500)
     updates = floor.on_command_response("t1", {"transaction": "undo", "ok": True}, 5000)
     assert [u["bustout"]["undone_by"] for u in updates if u["kind"] == "bustout"] == ["sam"]
     assert len(floor.bustouts) == 1  # giving the seat back is no bust-out of its own
@@ -180,10 +181,11 @@ def test_a_replayed_event_counts_once_and_an_outage_backlog_is_flagged_historica
 
 def test_the_hand_for_hand_panel_is_ready_when_every_online_table_has_finished():
     floor = FloorView(VENUE)
-    floor.on_clock({"structure": "tda-2024", "hand_for_hand": True}, 1)
+    floor.on_clock(VenueClockReading(structure="tda-2024", elapsed=0.0, running=True,
+                                     hand_for_hand=True), 1)
     for name, state in (("t1", "waiting"), ("t2", "playing"), ("t3", "playing")):
         floor.on_status(name, {"state": "online", "boot": 1}, 1)
-        floor.on_state(name, {"hand_for_hand": state, "clock": None}, 1)
+        floor.on_state(name, table_state(hand_for_hand=state, clock=None), 1)
     floor.on_status("t3", {"state": "lost", "boot": 1}, 2)  # a lost table holds no one up
     panel = floor.hand_for_hand_panel()
     assert panel == {"on": True, "playing": ["t2"], "finished": ["t1"], "ready": False}
@@ -868,8 +870,8 @@ def test_the_room_clock_says_the_blinds_what_comes_next_and_the_colour_ups():
 
 def test_the_room_at_a_glance_follows_seats_button_blinds_and_bust_outs():
     floor = FloorView(VENUE)
-    floor.on_state("t1", {"hand": 7, "seats": [1, 3, 5, 8], "button": 3,
-                          "blind_seats": {"small": 5, "big": 8}, "ts": 1}, 1000)
+    floor.on_state("t1", table_state(hand=7, seats=[1, 3, 5, 8], button=3,
+                          blind_seats={"small": 5, "big": 8}, ts=1), 1000)
     view = floor.tables["t1"]
     assert (view.button, view.blind_seats) == (3, {"small": 5, "big": 8})
     floor.command_sent("tx1", "t1", "seating", {"seats": [1, 3, 8]}, "maria", 2000)

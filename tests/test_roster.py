@@ -16,6 +16,7 @@ from houses.loaders import load_structure
 from hub.floor import FloorView
 from hub.roster import Roster, RosterError, display_name
 from hub.service import tournament_figures
+from tests.conftest import table_state
 
 VENUE = "v"
 
@@ -137,7 +138,7 @@ def _seated_floor(tables: dict[str, dict[int, str]]) -> FloorView:
     floor = FloorView(VENUE)
     for table, seats in tables.items():
         floor.on_status(table, {"state": "online", "boot": 1, "ts": 1}, 1)
-        floor.on_state(table, {"seats": sorted(seats)}, 1)
+        floor.on_state(table, table_state(seats=sorted(seats)), 1)
         for seat, name in seats.items():
             player = floor.roster.add(name, 0)
             player.table, player.seat = table, seat
@@ -153,7 +154,7 @@ def test_the_floor_view_keeps_the_roster_to_what_the_tables_applied():
     assert (bust["player"], bust["place"]) == ("Bob", 5)
     assert any(u["kind"] == "roster" for u in updates)
     # A move: Carl follows it once the table he leaves applies it.
-    floor.on_state("t1", {"seats": [1, 3]}, 21)
+    floor.on_state("t1", table_state(seats=[1, 3]), 21)
     floor.command_sent("m1", "t1", "seating", {"seats": [1], "moves": [
         {"seat": 3, "to_table": "t2", "to_seat": 5, "player": "Carl"}]}, "maria", 30)
     floor.on_command_response("t1", {"transaction": "m1", "ok": True}, 40)
