@@ -115,6 +115,10 @@ class Table:
     wire: list[TableMessage] = field(default_factory=list)  # published, not at the broker yet
     pubacks: list[int] = field(default_factory=list)  # the broker's, on the way back
     inbox: list[tuple[str, int, int | None]] = field(default_factory=list)  # acks, replays
+    # The first seq this connection has not sent yet: a message starts at or before it (a
+    # gap asked for again comes ahead), never after it (that would skip rows and leave the
+    # recorder to find the gap).
+    not_sent: int = 1
 
     def __post_init__(self) -> None:
         self.sender = OutboxSender(venue=VENUE, table=self.name, max_inflight=WINDOW,
@@ -137,6 +141,11 @@ class Table:
     def pump(self) -> None:
         for message in self.sender.pump(self.outbox.rows):
             _check_table_message(message)
+            first, last = message.seqs[0], message.seqs[-1]
+            assert first <= self.not_sent, (
+                f"{self.name} sent {first}..{last} with {self.not_sent}.. not sent yet: "
+                "rows skipped")
+            self.not_sent = max(self.not_sent, last + 1)
             self.wire.append(message)
 
 
@@ -178,7 +187,10 @@ class Venue:
     def connect(self, name: str) -> None:
         table = self.tables[name]
         if not table.sender.connected:
+            # Everything the recorder has not acknowledged goes again, from the first such
+            # row, without waiting to be asked.
             table.sender.connect(table.outbox.acked, table.outbox.last)
+            table.not_sent = table.outbox.acked + 1
             table.pump()
 
     def deliver(self, index: int) -> None:
