@@ -139,6 +139,9 @@ def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, 
     # (15 s, as for the tables: a fresh-clone run with both cores kept busy took longer than
     # Playwright's 5 s for the break to come back through the hub's stream.)
     maria.click("[data-clock=break][data-value=start]")
+    # The hub's answer first (a refusal or a busy floor says so here), then its publication
+    # back through the broker and the stream.
+    expect(maria.locator("#clock-reply")).to_have_text("clock break: done", timeout=15000)
     expect(maria.locator("#clock .level")).to_have_text("BREAK", timeout=15000)
     maria.click("[data-clock=break][data-value=end]")
     expect(maria.locator("#clock .level")).to_have_text("Level 5", timeout=15000)
