@@ -295,7 +295,8 @@ def cmd_recorder(args: argparse.Namespace) -> int:
     tls = tls_settings(mqtt.ca, mqtt.recorder_cert or mqtt.cert, mqtt.recorder_key or mqtt.key)
     recorder = Recorder(db, venue=venue, host=mqtt.host, port=mqtt.port, tls=tls,
                         client_id=args.client_id).start()
-    print(f"recorder for venue {venue} on {mqtt.host}:{mqtt.port}, storing in {db}",
+    print(f"recorder for venue {venue} on {mqtt.host}:{mqtt.port}, storing in "
+          f"{db.split('@')[-1]}",
           file=sys.stderr, flush=True)
     status = _until_stopped()
     recorder.stop()
@@ -325,7 +326,8 @@ def _cluster_endpoint(config: HubConfig, client_id: str, user: str) -> Any:
         problems.append(f"group.ca: no such file: {group.ca}")
     if problems:
         raise HubConfigError("(its files)", problems)
-    (host, port), *others = [(host, int(port)) for host, _, port in
+    # An IPv6 node is written in brackets, as in a URL; paho takes the address bare.
+    (host, port), *others = [(host.strip("[]"), int(port)) for host, _, port in
                              (node.rpartition(":") for node in group.cluster)]
     return Endpoint(host=host, port=port, client_id=client_id, username=group.user or user,
                     password=password, keepalive=5, mqtt311=True, others=tuple(others),
@@ -619,7 +621,8 @@ def cmd_hub(args: argparse.Namespace) -> int:
             hub.stop()
             return _fail(f"clock.start {start}: {exc}")
     print(f"hub for venue {settings.venue}: broker {settings.host}:{settings.port}, storing "
-          f"in {settings.db}, dashboard at {hub.url}", file=sys.stderr, flush=True)
+          f"in {settings.db.split('@')[-1]}, dashboard at {hub.url}", file=sys.stderr,
+          flush=True)
     status = _until_stopped(hub.unhealthy)
     hub.stop()
     return status

@@ -103,7 +103,7 @@ class MqttSection:
     cert: str | None = None
     key: str | None = None
     username: str | None = None
-    password: str | None = None
+    password: str | None = setting(None, secret=True)
 
 
 @dataclass(frozen=True)
@@ -122,20 +122,28 @@ class Config:
     mqtt: MqttSection = section(MqttSection)
     storage: StorageSection = section(StorageSection)
 
-    def problems(self) -> list[str]:
-        """What is wrong between keys (each key's own value is the schema's business)."""
-        found = list(self.button.gestures.problems())
+    def problems(self, refused: frozenset[str] = frozenset()) -> list[str]:
+        """What is wrong between keys (each key's own value is the schema's business); a rule
+        on a key ``refused`` already (its default stands in) is left for the next reading."""
+        def judged(*keys: str) -> bool:
+            return not refused.intersection(keys)
+
+        found = []
+        if judged("button.debounce", "button.double_tap", "button.hold", "button.long_hold"):
+            found += self.button.gestures.problems()
         table, mqtt = self.table, self.mqtt
-        if table.button not in table.seats:
+        if judged("table.button", "table.seats") and table.button not in table.seats:
             found.append(f"table.button: seat {table.button} is not one of the seats "
                          f"{list(table.seats)}")
-        if mqtt.enabled and mqtt.port == 8883 and not (mqtt.cert or mqtt.username):
+        if judged("mqtt.enabled", "mqtt.port", "mqtt.cert", "mqtt.username") and \
+                mqtt.enabled and mqtt.port == 8883 and not (mqtt.cert or mqtt.username):
             found.append("mqtt: port 8883 is the TLS listener: give ca, cert and key (or "
                          "username and password), or set enabled = false")
         tls = [mqtt.ca, mqtt.cert, mqtt.key]
-        if any(tls) and not all(tls):
+        if judged("mqtt.ca", "mqtt.cert", "mqtt.key") and any(tls) and not all(tls):
             found.append("mqtt: TLS needs ca, cert and key together")
-        if self.button.control is not None and self.button.backend != "mock":
+        if judged("button.control", "button.backend") and \
+                self.button.control is not None and self.button.backend != "mock":
             found.append("button.control: only a mock button is driven over a control socket")
         return found
 

@@ -26,12 +26,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import fields, replace
 from typing import Any, TextIO
 
 from contract.commands import Command
 from contract.snapshots import VenueClockReading
 from contract.supervise import EXIT_WORKER_DIED, FAILED, SystemdNotifier, failures
 from contract.wire import decode
+from controller.datafiles import ProblemsError
 from controller.decks import DeckRegistry
 from controller.events import Event, JournalQuarantined
 from controller.inputs import (
@@ -75,10 +77,10 @@ READING_CLOCKS_AGREE = 60.0
 # A reading this much older than the last one followed is the hub's wall clock stepped back
 # (NTP), not a stale reading: it is followed, and readings are ordered from it on.
 HUB_CLOCK_STEP = 600.0
-# What a reload cannot change in a running table: it says so ("restart to apply").
-RESTART_TO_APPLY = (("shoe", "backend"), ("shoe", "port"), ("mqtt", "host"), ("mqtt", "port"),
-                    ("display", "backend"), ("button", "pin"), ("table", "id"),
-                    ("table", "venue"))
+# What a reload applies to a running table; any other key that changed it names ("restart to
+# apply"), and the table runs on with that key's running value.
+APPLIED_ON_RELOAD = frozenset({("table", "profile"), ("table", "deal_gap"),
+                               ("button", "actions"), ("buzzer", "volume")})
 
 
 class ReadingAges:
@@ -132,6 +134,7 @@ class Daemon:
         self.events = 0
         self.resumed = 0  # journal lines replayed at start
         self.quarantined: list[tuple[int, str]] = []  # (journal line id, why) at this start
+        self.part_failures: dict[str, int] = {}  # a part that follows the table: its failures
         # A ruling pages by what the display holds under its title (the terminal draws the LCD).
         device = "oled" if config.display.backend in ("ssd1306", "sh1106") else "lcd"
         self.screen = ScreenFeed(
@@ -259,19 +262,35 @@ class Daemon:
                            int(time.time() * 1000))
         self.events += len(events)
         for subscriber in self.subscribers:
-            subscriber(events)
+            self._supervised(subscriber, events)
+
+    def _supervised(self, part: Callable[..., object], *args: Any) -> None:
+        """A part that follows the table (the display, the buzzer, the link, the state
+        snapshot) failing is said once, then counted: the table deals on, what it committed
+        kept. (An OLED's I2C write fails now and then; a dead loop would take the hub link and
+        the clock with it.) The part is tried again at its next turn."""
+        try:
+            part(*args)
+        except Exception as exc:
+            name = getattr(part, "__qualname__", type(part).__name__)
+            failures = self.part_failures.get(name, 0)
+            self.part_failures[name] = failures + 1
+            if failures == 0:
+                self.out.write(f"[{self.config.table.id}] {name} failed, the table deals on "
+                               f"(its later failures are counted): {type(exc).__name__}: "
+                               f"{exc}\n")
 
     def tick(self) -> None:
         t = self.now()
         link = self.parts.link
         if link is not None:
-            self.screen.hub_link(link.connected, self._mono())
+            self._supervised(self.screen.hub_link, link.connected, self._mono())
         events = self.table.advance(t)
         if events:
             self._commit({"type": "tick", "t": t}, events)
-        self.screen.draw(t, self.table)
+        self._supervised(self.screen.draw, t, self.table)
         if self.state is not None:
-            self.state.publish()
+            self._supervised(self.state.publish)
 
     def _dispatch(self, item: object) -> None:
         match item:
@@ -280,7 +299,7 @@ class Daemon:
                     self.feed(inp)
             case ButtonPressed(gesture=gesture) if gesture.kind == "held":
                 if self.parts.buzzer is not None:
-                    self.parts.buzzer.play("held")
+                    self._supervised(self.parts.buzzer.play, "held")
             case ButtonPressed(gesture=gesture):
                 self.feed(Gesture(gesture.kind, t=gesture.t))
             case DealerInput(input=inp):
@@ -319,9 +338,11 @@ class Daemon:
     def run(self) -> int:
         signal.signal(signal.SIGTERM, lambda *_: self.running.clear())
         signal.signal(signal.SIGHUP, lambda *_: self.queue.put(Reload()))
-        with contextlib.suppress(KeyboardInterrupt):
-            self.loop()
-        self.stop()
+        try:  # whatever ends the loop, the table stops cleanly: link flushed, offline said
+            with contextlib.suppress(KeyboardInterrupt):
+                self.loop()
+        finally:
+            self.stop()
         if FAILED.is_set():
             self.out.write(f"[{self.config.table.id}] a worker died, exiting so that systemd "
                            f"restarts the table: {'; '.join(failures)}\n")
@@ -352,10 +373,12 @@ class Daemon:
                 self.notifier.send(f"WATCHDOG=1\nSTATUS=hand {hand}, {self.events} events")
 
     def _dispatch_command(self, item: FloorCommand) -> None:
-        item.reply.append(self.apply_command(item.command))
-        item.done.set()
-        if self.state is not None:
-            self.state.publish()  # a floor command's effect shows at once, not at the tick
+        try:
+            item.reply.append(self.apply_command(item.command))
+        finally:
+            item.done.set()  # the link's thread waits for it: never left waiting
+        if self.state is not None:  # a floor command's effect shows at once, not at the tick
+            self._supervised(self.state.publish)
 
     def apply_command(self, command: Command) -> str | None:
         """A floor command through the core, committed; None, or why it was refused."""
@@ -386,37 +409,42 @@ class Daemon:
                 f"table ({rule.source}); no seat past {size}")
 
     def reload(self) -> None:
+        """SIGHUP: the file read again; what a running table can take applied, every other
+        key that changed named (the table runs on with its running value), a file that cannot
+        be used refused whole, the running configuration kept."""
         if self.config_path is None:
             return
+        running = self.config
         try:
             config = load_config(self.config_path)
-        except ConfigError as exc:
-            self.out.write(f"[{self.config.table.id}] reload refused, keeping the running "
+            profile = (load_profile(config.table.profile)
+                       if config.table.profile != running.table.profile else None)
+        except (ProblemsError, OSError) as exc:
+            self.out.write(f"[{running.table.id}] reload refused, keeping the running "
                            f"configuration:\n{exc}\n")
             return
-        changed = []
-        if config.table.profile != self.config.table.profile:
-            self.table.profile = load_profile(config.table.profile)
-            changed.append("profile")
+        changed = [(section.name, key.name) for section in fields(running)
+                   for key in fields(getattr(running, section.name))
+                   if getattr(getattr(running, section.name), key.name)
+                   != getattr(getattr(config, section.name), key.name)]
+        applied = [key for key in changed if key in APPLIED_ON_RELOAD]
+        if profile is not None:
+            self.table.profile = profile
             if self.state is not None:
                 self.state.changed = True  # the snapshot names the profile
-        if config.table.deal_gap != self.config.table.deal_gap:
-            self.table.config.deal_gap = config.table.deal_gap
-            changed.append("deal_gap")
-        if config.button.actions != self.config.button.actions:
-            self.table.config.gestures = dict(config.button.actions)
-            changed.append("button.actions")
-        if config.buzzer.volume != self.config.buzzer.volume and \
-                isinstance(self.parts.buzzer, HasVolume):
+        self.table.config.deal_gap = config.table.deal_gap
+        self.table.config.gestures = dict(config.button.actions)
+        if isinstance(self.parts.buzzer, HasVolume):
             self.parts.buzzer.volume = config.buzzer.volume
-            changed.append("buzzer.volume")
-        needs_restart = [f"{part}.{name}" for part, name in RESTART_TO_APPLY
-                         if getattr(getattr(config, part), name)
-                         != getattr(getattr(self.config, part), name)]
-        self.config = config
-        self.out.write(f"[{config.table.id}] reloaded: {', '.join(changed) or 'nothing changed'}"
-                       + (f"; restart to apply {', '.join(needs_restart)}"
-                          if needs_restart else "") + "\n")
+        for section, key in applied:  # the running configuration: only what was applied
+            running = replace(running, **{section: replace(
+                getattr(running, section), **{key: getattr(getattr(config, section), key)})})
+        self.config = running
+        restart = [f"{section}.{key}" for section, key in changed
+                   if (section, key) not in APPLIED_ON_RELOAD]
+        said = ", ".join(f"{section}.{key}" for section, key in applied) or "nothing changed"
+        self.out.write(f"[{running.table.id}] reloaded: {said}"
+                       + (f"; restart to apply {', '.join(restart)}" if restart else "") + "\n")
         self.notifier.send("STATUS=configuration reloaded")
 
     def stop(self) -> None:

@@ -358,9 +358,28 @@ def check_journal(config: Config) -> Check:
                  "whoever investigates, and report the reason")
 
 
+def check_rules(config: Config) -> Check:
+    """The house's profile and, in standalone mode, the blind structure the table starts:
+    the daemon loads both at its start, and would stop (and systemd start it again) on
+    either."""
+    from controller.datafiles import ProblemsError
+    from houses.loaders import house_structure, load_profile
+
+    try:
+        profile = load_profile(config.table.profile)
+        structure = config.clock.structure
+        if config.clock.mode == "standalone" and structure:
+            house_structure(structure, config.clock.structures)
+    except (ProblemsError, OSError) as exc:
+        return Check("config", FAIL, " ".join(str(exc).split())[:300],
+                     "name a profile `tablectl profiles` lists, or a profile file that loads; "
+                     "and a structure that exists")
+    return Check("config", OK, f"table {config.table.id} of venue {config.table.venue}, "
+                               f"profile {profile.name}")
+
+
 def run_checks(config: Config) -> list[Check]:
-    return [Check("config", OK, f"table {config.table.id} of venue {config.table.venue}, profile "
-                  f"{config.table.profile}"),
+    return [check_rules(config),
             check_display(config), check_shoe(config), check_button(config),
             check_broker(config), check_clock_source(config), check_disk(config),
             check_journal(config)]

@@ -21,7 +21,9 @@ from controller.datafiles import ProblemsError
 from hub.settings import HubSettings
 from tablectl.sections import IDENTIFIER, PORT, load, read, section, setting
 
-HOST_PORT = r"^\S*:[0-9]{1,5}$"
+# A host (a name, an IPv4 address, or an IPv6 one in brackets) and a port; the port's range is
+# checked between keys (problems), where the message can say which entry.
+HOST_PORT = r"^(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]+):[0-9]{1,5}$"
 # A language tag as browsers take it (Intl): en, en-GB, zh-Hant-TW.
 LOCALE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$")
 DEFAULT_PROFILE = "tda-2024"  # houses.DEFAULT_PROFILE (this module stays light: no core)
@@ -54,8 +56,8 @@ class MqttSection:
 @dataclass(frozen=True)
 class StorageSection:
     db: str = "hub.db"  # a SQLite file or a postgresql:// URL
-    retention_days: float = setting(90.0, expect="a number of days, 0 or more (0 keeps all)",
-                                minimum=0)
+    retention_days: float = setting(
+        90.0, expect="a number of days, 0 (keep all) to 36500", minimum=0, maximum=36500)
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,9 @@ class HubConfig:
     uplink: UplinkSection = section(UplinkSection)
     central: CentralSection = section(CentralSection)
 
-    def problems(self) -> list[str]:
-        """What is wrong between keys (each key's own value is the schema's business)."""
+    def problems(self, refused: frozenset[str] = frozenset()) -> list[str]:
+        """What is wrong between keys (each key's own value is the schema's business; a key
+        ``refused`` already is not judged again by its default)."""
         found = []
         mqtt, dashboard = self.mqtt, self.dashboard
         tls = [mqtt.ca, mqtt.cert, mqtt.key]
@@ -130,6 +133,12 @@ class HubConfig:
                 mqtt.ca and mqtt.recorder_cert and mqtt.recorder_key):
             found.append("mqtt: the recorder's identity needs ca, recorder_cert and "
                          "recorder_key together (--ca, --recorder-cert, --recorder-key)")
+        for node in self.group.cluster:
+            if not 0 < int(node.rpartition(":")[2]) < 65536:
+                found.append(f"group.cluster: {node!r}: a port is 1 to 65535")
+        if not 0 <= int(dashboard.listen.rpartition(":")[2]) < 65536:
+            found.append(f"dashboard.listen: {dashboard.listen!r}: a port is 0 (any free one) "
+                         "to 65535")
         if bool(dashboard.cert) != bool(dashboard.key):
             found.append("dashboard: HTTPS needs cert and key together (--web-cert, --web-key)")
         if dashboard.time_zone is not None:

@@ -35,11 +35,13 @@ IDENTIFIER: dict[str, Any] = {"expect": "1 to 32 letters, digits, '-' or '_'",
 PORT: dict[str, Any] = {"expect": "a TCP port number", "minimum": 1, "maximum": 65535}
 
 
-def setting(default: Any, *, expect: str | None = None, **schema: Any) -> Any:
+def setting(default: Any, *, expect: str | None = None, secret: bool = False,
+            **schema: Any) -> Any:
     """A section's key: its default (None: not set unless given), what a value must be in
-    words (a problem then says so, with the value given), and JSON Schema keywords that
-    constrain it beyond its type (``minimum``, ``pattern``, ``enum``...)."""
-    metadata = {"expect": expect, "schema": schema}
+    words (a problem then says so, with the value given), whether its value is a secret (a
+    problem never shows it: the journal and a terminal are read by others), and JSON Schema
+    keywords that constrain it beyond its type (``minimum``, ``pattern``, ``enum``...)."""
+    metadata = {"expect": expect, "schema": schema, "secret": secret}
     if isinstance(default, list | dict | set):
         return dataclasses.field(default_factory=lambda: copy.deepcopy(default),
                                  metadata=metadata)
@@ -135,6 +137,18 @@ def _field_at(cls: type, path: list[str | int]) -> tuple[int, str | None] | None
     return None
 
 
+def _secrets(cls: type, prefix: str = "") -> set[str]:
+    """The dotted keys of ``cls`` declared secret."""
+    found = set()
+    for field, hint in _fields(cls):
+        inner = _optional(hint)
+        if dataclasses.is_dataclass(inner):
+            found |= _secrets(inner, f"{prefix}{field.name}.")  # type: ignore[arg-type]
+        elif field.metadata.get("secret"):
+            found.add(prefix + field.name)
+    return found
+
+
 def _schema_at(schema: dict[str, Any], path: list[str | int]) -> dict[str, Any]:
     for step in path:
         properties = schema.get("properties", {})
@@ -176,8 +190,9 @@ _DROPPED = object()
 class _Report:
     """The problems, one for each key a value is wrong for, in the order found."""
 
-    def __init__(self, flags: Mapping[str, tuple[str, Any]]) -> None:
+    def __init__(self, flags: Mapping[str, tuple[str, Any]], secrets: set[str]) -> None:
         self.flags = flags  # dotted key -> the flag that gave its value, and as it was given
+        self.secrets = secrets  # dotted keys whose values are never shown
         self.lines: list[str] = []
         self.keys: set[str] = set()  # the keys said wrong already
         self.bad: list[list[str | int]] = []  # what to leave out before building
@@ -191,6 +206,8 @@ class _Report:
         self.bad.append(path if drop is None else drop)
 
     def line(self, where: str, text: str) -> None:
+        if where in self.secrets:
+            text = "wrong: it must be a string (the value given is not shown: a secret)"
         flag = self.flags.get(where)
         self.lines.append(f"{flag[0]} ({where}): {text}" if flag else f"{where}: {text}")
 
@@ -292,7 +309,7 @@ def load(cls: type[T], data: Mapping[str, Any], origin: str, error: type[Problem
     ``flags``: the keys whose values came from the command line, each with its flag and the
     value as given; ``required``: the keys the caller cannot do without, and how to give each
     (one whose value is wrong is said wrong, not missing)."""
-    report = _Report(flags or {})
+    report = _Report(flags or {}, _secrets(cls))
     root: type = cls
     found: list[tuple[list[str | int], Any]] = []
     clean = _unsupported(dict(data), [], found)
@@ -322,7 +339,9 @@ def load(cls: type[T], data: Mapping[str, Any], origin: str, error: type[Problem
         if found_value in (None, ()) and where not in report.keys:
             report.line(where, f"not set: {how}")
     rules = getattr(result, "problems", None)
-    for line in rules() if rules is not None else []:
+    # A rule between keys sees the defaults in place of the values refused above: it is
+    # told which, and leaves alone what it would judge by a default (a false problem).
+    for line in rules(frozenset(report.keys)) if rules is not None else []:
         where, _, text = line.partition(": ")
         report.line(where, text)
     if report.lines:

@@ -56,7 +56,7 @@ def test_every_problem_of_the_file_and_the_flags_at_once_each_named_by_who_gave_
         "mqtt.port: must be a TCP port number, not 0",
         "dashbord: unknown section (known: venue, mqtt, storage, dashboard, floor, clock, "
         "group, uplink, central)",
-        "storage.retention_days: must be a number of days, 0 or more (0 keeps all), not -1",
+        "storage.retention_days: must be a number of days, 0 (keep all) to 36500, not -1",
         "--http (dashboard.listen): must be HOST:PORT, for example 0.0.0.0:8080, not '8080'",
         "--locale (dashboard.locale): must be a BCP 47 language tag, for example en-GB, "
         "not 'english please'",
@@ -77,3 +77,36 @@ def test_each_command_asks_only_for_what_it_needs(tmp_path):
         "--cluster (group.cluster): must be a list of HOST:PORT, the cluster's nodes, "
         "not 'n1:8883,n2'",
         "central.db: not set: give it in the file or with --db"]
+
+
+def test_a_password_is_never_shown_in_a_problem():
+    """The journal and a terminal are read by others: a wrong password says what is wrong
+    with it, not what it is."""
+    for wrong in (904711, float("nan"), ["hunter2-secret"]):
+        with pytest.raises(ConfigError) as info:
+            config_from_data({"mqtt": {"password": wrong, "username": "t1",
+                                       "port": 1883}}, "t.toml")
+        assert info.value.problems == [
+            "mqtt.password: wrong: it must be a string (the value given is not shown: a "
+            "secret)"]
+        assert "904711" not in str(info.value) and "hunter2" not in str(info.value)
+
+
+def test_a_cluster_node_and_a_listener_need_a_host_and_a_port_in_range(tmp_path):
+    text = '[venue]\nid = "riverside"\n[central]\ndb = "postgresql://c@db/g"\n'
+    with pytest.raises(HubConfigError) as info:
+        _hub(tmp_path, text, "--cluster", ":0,h:8883", command="central")  # no host
+    assert info.value.problems == [
+        "--cluster (group.cluster): must be a list of HOST:PORT, the cluster's nodes, "
+        "not ':0,h:8883'"]
+    with pytest.raises(HubConfigError) as info:
+        _hub(tmp_path, text, "--cluster", "n1:8883,[::1]:0,h:99999", command="central")
+    assert info.value.problems == [
+        "--cluster (group.cluster): '[::1]:0': a port is 1 to 65535",
+        "--cluster (group.cluster): 'h:99999': a port is 1 to 65535"]
+    with pytest.raises(HubConfigError) as info:
+        _hub(tmp_path, text, "--http", "h:70000")
+    assert info.value.problems == [
+        "--http (dashboard.listen): 'h:70000': a port is 0 (any free one) to 65535"]
+    config = _hub(tmp_path, text, "--cluster", "n1:8883,[fd00::2]:8883", command="central")
+    assert config.group.cluster == ("n1:8883", "[fd00::2]:8883")

@@ -114,23 +114,63 @@ def test_a_held_button_sounds_at_once_and_commits_nothing(tmp_path):
 
 def test_a_reload_applies_what_it_can_and_names_what_needs_a_restart(tmp_path):
     path = tmp_path / "table.toml"
-    base = (f'[shoe]\nbackend = "none"\n[button]\nbackend = "none"\n[display]\nbackend = '
-            f'"none"\n[buzzer]\nbackend = "none"\n[mqtt]\nenabled = false\n[storage]\n'
-            f'data_dir = "{tmp_path}"\n')
-    path.write_text('[table]\nid = "t1"\n' + base)
+    base = (f'[shoe]\nbackend = "none"\n[display]\nbackend = "none"\n[buzzer]\n'
+            f'backend = "none"\n[mqtt]\nenabled = false\n[storage]\ndata_dir = "{tmp_path}"\n')
+    path.write_text('[table]\nid = "t1"\n[button]\nbackend = "none"\n' + base)
     out = io.StringIO()
     daemon = Daemon(load_config(path), config_path=str(path), out=out).start()
     try:
         path.write_text('[table]\nid = "t2"\nprofile = "roberts-rules"\ndeal_gap = 2.5\n'
-                        '[button.actions]\ntap = "ignore"\n' + base)
+                        '[button]\nbackend = "none"\nhold = 2.0\n[button.actions]\n'
+                        'tap = "ignore"\n' + base)
         daemon.reload()
+        # Every key that changed is named, applied or not; the table runs on as t1 (its
+        # topics, its outbox's name), with the button's timing it started with.
         assert out.getvalue().splitlines()[-1] == (
-            "[t2] reloaded: profile, deal_gap, button.actions; restart to apply table.id")
+            "[t1] reloaded: table.profile, table.deal_gap, button.actions; restart to apply "
+            "table.id, button.hold")
         assert daemon.table.profile.name == "roberts-rules"
         assert daemon.table.config.deal_gap == 2.5
         assert daemon.table.config.gestures["tap"] == "ignore"
+        assert (daemon.config.table.id, daemon.config.button.hold) == ("t1", 1.5)
+        daemon.reload()  # the same file again: still not applied, still said
+        assert out.getvalue().splitlines()[-1] == (
+            "[t1] reloaded: nothing changed; restart to apply table.id, button.hold")
         path.write_text('[table]\nid = "t 3"\n' + base)
         daemon.reload()  # refused whole: the running configuration is kept
-        assert "reload refused" in out.getvalue() and daemon.config.table.id == "t2"
+        assert "reload refused" in out.getvalue() and daemon.config.table.id == "t1"
+        path.write_text('[table]\nprofile = "tda-2099"\n[button]\nbackend = "none"\n' + base)
+        daemon.reload()  # a profile that does not load: refused, the table deals on
+        assert "tda-2099" in out.getvalue().rsplit("reload refused", 1)[1]
+        assert daemon.table.profile.name == "roberts-rules"
+    finally:
+        daemon.stop()
+
+
+def test_a_part_that_fails_is_said_once_and_the_table_deals_on(tmp_path):
+    """A display that raises (an I2C write that failed) or a buzzer that does: the commit is
+    made, the floor's command answered, the loop goes on; the failure is said once."""
+    def buzzer_down(*_):
+        raise OSError("GPIO: busy")
+
+    def display_down(*_):
+        raise OSError("I2C: remote I/O error")
+
+    daemon, _, buzzer, _ = _daemon(tmp_path)
+    buzzer.committed = buzzer_down  # it follows every commit from the start
+    daemon.start()
+    try:
+        daemon.screen.draw = display_down
+        journal = len(daemon.outbox.journal_lines())
+        for _ in range(3):
+            daemon.feed(Gesture("tap", t=daemon.now()))
+            daemon.tick()
+        said = [line for line in daemon.out.getvalue().splitlines() if "failed" in line]
+        assert len(said) == 2, said
+        assert "GPIO: busy" in said[0] and "I2C: remote I/O error" in said[1]
+        counts = {name.rsplit(".", 1)[-1]: n for name, n in daemon.part_failures.items()}
+        assert counts["buzzer_down"] >= 3 and counts["display_down"] == 3  # each tried again
+        # What the taps caused was committed all the same.
+        assert len(daemon.outbox.journal_lines()) >= journal + 3
     finally:
         daemon.stop()

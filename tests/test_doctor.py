@@ -64,6 +64,20 @@ def test_doctor_reports_a_bad_configuration(tmp_path):
     assert result.returncode == 1 and "table.seats" in result.stdout
 
 
+def test_doctor_loads_the_profile_and_structure_the_daemon_would_stop_on(tmp_path):
+    """A well-formed file naming a profile or a structure that does not exist: the daemon
+    would stop at its start (and systemd start it again, and again); the doctor says so."""
+    from tablectl.config import config_from_data
+    from tablectl.doctor import FAIL, OK, check_rules
+
+    base = {"mqtt": {"enabled": False}, "storage": {"data_dir": str(tmp_path)}}
+    assert check_rules(config_from_data(base, "t")).result == OK
+    for wrong, named in (({"table": {"profile": "tda-2099"}}, "no profile named 'tda-2099'"),
+                         ({"clock": {"structure": "nightly-99"}}, "nightly-99")):
+        check = check_rules(config_from_data({**base, **wrong}, "t"))
+        assert check.result == FAIL and named in check.detail, check
+
+
 def test_the_shipped_pc_configuration_is_green_quiet_and_creates_nothing(tmp_path):
     """deploy/pc.toml: a whole table simulated on a PC; its data folder is under ~."""
     home = tmp_path / "home"
