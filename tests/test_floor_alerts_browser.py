@@ -47,9 +47,11 @@ def test_alerts_group_by_table_filter_repeat_their_sound_and_never_hide_the_tabl
             t8.ruling("misdeal", f"MISDEAL: two cards exposed ({i})")
         t7.ruling("call_floor", "UNKNOWN TAG 04AB: call the floor", reason="unknown_tag")
         t8.ruling("call_floor", "SHORT FLOP: call the floor", reason="wrong_card_count")
-        for page in (maria, quiet):
-            expect(page.locator("#alerts .alert-group[data-table=t7] .alert")).to_have_count(6)
-            expect(page.locator("#alerts .alert-group[data-table=t8] .alert")).to_have_count(6)
+        for page in (maria, quiet):  # (15 s: a loaded run took over Playwright's 5 s)
+            expect(page.locator("#alerts .alert-group[data-table=t7] .alert")).to_have_count(
+                6, timeout=15000)
+            expect(page.locator("#alerts .alert-group[data-table=t8] .alert")).to_have_count(
+                6, timeout=15000)
         for page in (maria, quiet):  # on the first screen (the cards are redrawn each second)
             expect(page.locator(".table[data-table=t1]")).to_be_in_viewport()
         shoot(maria, "dashboard-alert-groups", tmp_path)
