@@ -23,6 +23,10 @@ from tablectl.sim_venue import SimulatedVenue
 from tests.conftest import wait_for
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# What a page shows after the venue does something (a table's event through the broker, the
+# recorder, the floor and the stream) is waited for 15 s, not Playwright's 5: a run with both
+# cores kept busy took longer, test after test (the wait ends as soon as it shows).
+EXPECT_TIMEOUT_MS = 15_000
 VENUE_ZONE = "Pacific/Kiritimati"  # UTC+14: no CI machine's own
 # Where to keep the screenshots (docs/dashboard.md's come from a run with this set to
 # docs/screens).
@@ -49,8 +53,9 @@ def floor_venue(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
     users maria, val and sam), two simulated tables t1 and t2 and a browser."""
     if not os.path.exists(CHROMIUM):
         pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     directory = tmp_path_factory.mktemp("floor")
     broker = Broker(directory / "mosquitto").start()
     users = directory / "users.toml"
