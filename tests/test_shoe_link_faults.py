@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from collections import deque
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from firmware_bridge import messages as m
@@ -464,7 +464,9 @@ def play_session(actions, seed) -> tuple[Bench, dict[int, dict[int, str]]]:
             corrupt[action[1]] += 1
     for _ in range(10000):  # heal: the line clean, the cable in
         turn()
-        if not bench.protocol.unacked and not bench.reader.tags:
+        # (synced: the host has met this boot. A shoe that booted with nothing to send says
+        # HELLO every 250 ms until then; a line that garbled the first three left it unmet.)
+        if bench.protocol.synced and not bench.protocol.unacked and not bench.reader.tags:
             break
     for _ in range(300):
         turn()
@@ -473,6 +475,10 @@ def play_session(actions, seed) -> tuple[Bench, dict[int, dict[int, str]]]:
 
 @settings(max_examples=80, deadline=None)
 @given(ACTIONS, st.integers(0, 2**32 - 1))
+# Found by a loaded run: a card garbled, the power cut, the new boot's first three HELLOs
+# garbled: the session once ended before the host met the new boot (the heal now waits).
+@example([("corrupt", "up", 0), ("corrupt", "up", 0), ("draw", 0, 0), ("power_cycle",),
+          ("corrupt", "up", 0), ("corrupt", "up", 0)], 0)
 def test_every_read_is_delivered_once_in_order_or_reported_lost(actions, seed):
     bench, made = play_session(actions, seed)
     assert not bench.protocol.unacked, "the link stalled"
