@@ -43,7 +43,7 @@ class BrokerClient(Protocol):
                 retain: bool = False) -> Receipt: ...
 
     def subscribe(self, topic: str | list[tuple[str, int]] | list[tuple[str, SubscribeOptions]],
-                  qos: int = 0) -> object: ...
+                  qos: int = 0) -> tuple[object, int | None]: ...
 
     def ack(self, mid: int, qos: int) -> object: ...
 
@@ -165,6 +165,13 @@ class Published:
 
 
 @dataclass(frozen=True)
+class Subscribed:
+    """The broker's SUBACK for the subscription paho numbered ``mid``."""
+
+    mid: int
+
+
+@dataclass(frozen=True)
 class Stop:
     """End the worker: ``finish`` runs on the worker's thread, then ``done`` is set."""
 
@@ -195,6 +202,7 @@ class MqttWorker:
         self._address = 0  # which of the endpoint's addresses paho connects to
         self._stopping = False
         self.last_turn = time.monotonic()  # a worker with turn_seconds turns that often
+        self._subscription: int | None = None  # the mid of the subscription being made
 
     # ------------------------------------------------------------------ for subclasses
     def configure(self, client: BrokerClient) -> None:
@@ -211,6 +219,15 @@ class MqttWorker:
 
     def finish(self) -> None:
         """On the worker's thread, at ``stop``: flush, say goodbye, close."""
+
+    def subscribed(self) -> None:
+        """The broker acknowledged what ``subscribe`` asked: what is published from now on
+        reaches this worker (before, the broker may take a message ahead of the SUBSCRIBE)."""
+
+    def subscribe(self, subscriptions: str | list[tuple[str, int]]
+                  | list[tuple[str, SubscribeOptions]], qos: int = 0) -> None:
+        """On the worker's thread: subscribe; ``subscribed`` runs when the broker says so."""
+        self._subscription = self.client.subscribe(subscriptions, qos)[1]
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Self:
@@ -240,6 +257,7 @@ class MqttWorker:
             Received(msg.topic, bytes(msg.payload), bool(msg.retain), msg.mid, msg.qos,
                      self.connection))
         client.on_publish = lambda c, u, mid, rc, p=None: put(Published(mid))
+        client.on_subscribe = lambda c, u, mid, codes, p=None: put(Subscribed(mid))
         # A cluster's next node is tried at once (a lost node's clients fail over in 0.1 s,
         # not 1 s); a lone broker is not hammered. (paho's wait is a float in practice.)
         client.reconnect_delay_set(min_delay=0.1 if end.others else 1,  # type: ignore[arg-type]
@@ -330,6 +348,9 @@ class MqttWorker:
                         self._finished.set()
                         item.done.set()
                     return
+                if isinstance(item, Subscribed) and item.mid == self._subscription:
+                    self._subscription = None
+                    self.subscribed()
                 self.handle(item)
             self.turn()
             self.last_turn = time.monotonic()

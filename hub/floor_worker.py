@@ -110,6 +110,9 @@ class FloorWorker(MqttWorker):
     def turn(self) -> None:
         self._floor().turn()
 
+    def subscribed(self) -> None:
+        self.connected.set()  # connected and subscribed: a command sent now is heard
+
     def handle(self, item: object) -> None:
         if isinstance(item, Call):
             # Its exception goes to whoever asked; what it wrote before it raised is undone
@@ -128,14 +131,13 @@ class FloorWorker(MqttWorker):
         floor = self._floor()
         match item:
             case Connected(refused=False):
-                self.client.subscribe(
+                self.subscribe(
                     [(topics.every_table(self.venue, leaf), 1)
                      for leaf in ("status", "state", "cmd-resp")]
                     + [(topics.venue_clock(self.venue), 1),
                        (topics.hub(self.venue, "cmd/clock"), 1)])
                 self.client.publish(topics.hub(self.venue, "status"), self._status("online"),
                                     qos=1, retain=True)
-                self.connected.set()
                 floor.on_broker(True)
             case Disconnected():
                 self.connected.clear()

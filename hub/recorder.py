@@ -91,12 +91,14 @@ class Recorder(MqttWorker):
         match item:
             case Connected(refused=False, session_present=kept):
                 self._subscribe()
-                self.connected.set()
                 self.ledger.session(kept)
             case Disconnected():
                 self.connected.clear()
             case Received(topic=name, payload=payload, retained=retained):
                 self._receive(name, payload, retained)
+
+    def subscribed(self) -> None:
+        self.connected.set()  # connected and subscribed: what a table sends now is heard
 
     def turn(self) -> None:
         now = self.last_turn = time.monotonic()
@@ -117,7 +119,7 @@ class Recorder(MqttWorker):
         # a recorder without a session (its first start, or its session expired) has missed
         # what the tables sent before, and the tables will not send it again unasked.
         every = topics.every_table
-        self.client.subscribe([
+        self.subscribe([
             (every(self.venue, "private"), SubscribeOptions(qos=1)),
             (every(self.venue, "cmd-resp"), SubscribeOptions(qos=1)),
             (every(self.venue, "status"), SubscribeOptions(qos=1, retainHandling=1))])

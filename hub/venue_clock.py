@@ -231,11 +231,13 @@ class VenueClockService(MqttWorker):
     def setup(self) -> None:
         self._due = time.monotonic() + self.interval
 
+    def subscribed(self) -> None:
+        self.connected.set()  # connected and subscribed: a command sent now is heard
+
     def handle(self, item: object) -> None:
         match item:
             case Connected(refused=False):
-                self.client.subscribe(topics.hub(self.venue, "cmd/clock"), qos=1)
-                self.connected.set()
+                self.subscribe(topics.hub(self.venue, "cmd/clock"), qos=1)
                 self._publish()
             case Disconnected():
                 self.connected.clear()

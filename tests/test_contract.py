@@ -234,3 +234,43 @@ def test_a_topic_parses_back_to_what_built_it():
                     "pkr/v1/v/uplink", "pkr/v1/v/clock/x", "pkr/v1/v/hub", "other/v1/v/clock",
                     "pkr/v1/" + "v" * 33 + "/clock", ""):
         assert topics.parse(foreign) is None, foreign
+
+
+def test_a_worker_is_subscribed_when_the_broker_says_so_not_when_it_asked():
+    """A worker that called itself ready on sending SUBSCRIBE lost a command published at
+    once (the broker took the PUBLISH ahead of the SUBSCRIBE): a fresh clone's run saw it.
+    Its ``subscribed`` runs on the SUBACK of what it asked, not on another's."""
+    import threading
+
+    from contract.mqtt import Connected, Endpoint, MqttWorker, Subscribed
+
+    class Client:
+        def subscribe(self, topic, qos=0):
+            return 0, 41
+
+    class Worker(MqttWorker):
+        def __init__(self):
+            super().__init__(Endpoint())
+            self.client = Client()
+            self.ready, self.marked = threading.Event(), threading.Event()
+
+        def handle(self, item):
+            if isinstance(item, Connected):
+                self.subscribe("pkr/v1/v1/hub/cmd/clock", 1)
+            elif item == "marker":
+                self.marked.set()
+
+        def subscribed(self):
+            self.ready.set()
+
+    worker = Worker()
+    worker._start_thread()
+    try:
+        worker.put(Connected(False, "Success"))
+        worker.put(Subscribed(40))  # another subscription's SUBACK
+        worker.put("marker")  # a barrier: handled after both
+        assert worker.marked.wait(5) and not worker.ready.is_set()
+        worker.put(Subscribed(41))
+        assert worker.ready.wait(5)
+    finally:
+        worker.stop()
