@@ -39,6 +39,7 @@ from contract.mqtt import (
 from contract.schema import ContractError, receive
 from contract.snapshots import VenueClockReading
 from contract.supervise import LogOnce
+from contract.views import public_event
 from contract.wire import encode
 from hardware.outbox import Outbox
 
@@ -96,7 +97,8 @@ class TableLink(MqttWorker):
         self.max_inflight = max_inflight
         self.clock = clock
         self.stats = LinkStats()
-        self.sender = OutboxSender(venue=venue, table=table, max_inflight=max_inflight)
+        self.sender = OutboxSender(venue=venue, table=table, public_view=public_event,
+                                   max_inflight=max_inflight)
         self._numbers: dict[int, int] = {}  # paho's mid -> the sender's message number
         self._transactions: OrderedDict[str, None] = OrderedDict()
         self._refused = LogOnce(log)

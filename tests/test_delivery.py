@@ -32,7 +32,7 @@ from contract.delivery import (
 )
 from contract.envelope import envelope
 from contract.schema import receive_events
-from contract.views import public_envelope
+from contract.views import public_envelope, public_event
 from contract.wire import encode
 from hub.gaps import PATIENCE_S, CentralHoldings
 from hub.ledger import RecorderLedger
@@ -121,8 +121,9 @@ class Table:
     not_sent: int = 1
 
     def __post_init__(self) -> None:
-        self.sender = OutboxSender(venue=VENUE, table=self.name, max_inflight=WINDOW,
-                                   max_gap_replay=GAP, read_ahead=READ_AHEAD)
+        self.sender = OutboxSender(venue=VENUE, table=self.name, public_view=public_event,
+                                   max_inflight=WINDOW, max_gap_replay=GAP,
+                                   read_ahead=READ_AHEAD)
 
     def restart(self) -> None:
         """The table's process starts again: its outbox is as it was."""
@@ -609,7 +610,7 @@ def _sent(sender: OutboxSender, outbox: Outbox) -> list[tuple[list[int], list[bo
 
 def test_the_backlog_at_connect_goes_in_batches_flagged_historical_then_live_one_a_message():
     outbox = _outbox(120)
-    sender = OutboxSender(venue=VENUE, table="t1")
+    sender = OutboxSender(venue=VENUE, table="t1", public_view=public_event)
     assert sender.pump(outbox.rows) == []  # not connected: nothing
     sender.connect(acked_upto=10, last_seq=120)
     sent = _sent(sender, outbox)
@@ -623,7 +624,7 @@ def test_the_backlog_at_connect_goes_in_batches_flagged_historical_then_live_one
 
 def test_a_batch_over_128_kB_is_halved_until_it_fits():
     outbox = _outbox(50, big=True)  # 50 events of 30 kB: 1.5 MB
-    sender = OutboxSender(venue=VENUE, table="t1")
+    sender = OutboxSender(venue=VENUE, table="t1", public_view=public_event)
     sender.connect(acked_upto=0, last_seq=50)
     sent = _sent(sender, outbox)
     assert [seq for seqs, _ in sent for seq in seqs] == list(range(1, 51))
@@ -633,7 +634,7 @@ def test_a_batch_over_128_kB_is_halved_until_it_fits():
 
 def test_the_window_holds_max_inflight_messages_until_the_broker_acknowledges():
     outbox = _outbox(10)
-    sender = OutboxSender(venue=VENUE, table="t1", max_inflight=3)
+    sender = OutboxSender(venue=VENUE, table="t1", public_view=public_event, max_inflight=3)
     sender.connect(acked_upto=0, last_seq=0)  # nothing as backlog: one a message
     first = sender.pump(outbox.rows)
     assert [m.seqs for m in first] == [(1,), (2,), (3,)] and sender.pump(outbox.rows) == []
@@ -649,7 +650,7 @@ def test_the_window_holds_max_inflight_messages_until_the_broker_acknowledges():
 def test_a_gap_is_sent_again_ahead_of_what_comes_next_and_only_the_gap():
     """As ``test_reporting.test_a_table_sends_again_only_the_gap_the_recorder_names``."""
     outbox = _outbox(20)
-    sender = OutboxSender(venue=VENUE, table="t6")
+    sender = OutboxSender(venue=VENUE, table="t6", public_view=public_event)
     sender.connect(acked_upto=0, last_seq=0)
     assert len(_sent(sender, outbox)) == 20
 
@@ -675,7 +676,7 @@ def test_a_gap_is_sent_again_ahead_of_what_comes_next_and_only_the_gap():
 
 def test_a_gap_not_sent_yet_is_not_sent_twice():
     outbox = _outbox(10)
-    sender = OutboxSender(venue=VENUE, table="t1", max_inflight=2)
+    sender = OutboxSender(venue=VENUE, table="t1", public_view=public_event, max_inflight=2)
     sender.connect(acked_upto=0, last_seq=0)
     first = sender.pump(outbox.rows)
     assert [m.seqs for m in first] == [(1,), (2,)]
