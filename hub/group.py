@@ -25,13 +25,17 @@ from __future__ import annotations
 
 import json
 import logging
+import queue
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from contract import topics
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received
 from contract.schema import ContractError, is_name, receive, receive_events
+from contract.supervise import start_worker
 from contract.wire import encode
 from hub.gaps import CentralHoldings
 from hub.storage import connect, migrate
@@ -50,8 +54,8 @@ MIGRATIONS = [
 class GroupStorage:
     """The central database: PostgreSQL (a ``postgresql://`` URL) or a SQLite file."""
 
-    def __init__(self, location: str) -> None:
-        self.db, self.p = connect(location)
+    def __init__(self, location: str, *, passed_between_threads: bool = False) -> None:
+        self.db, self.p = connect(location, passed_between_threads=passed_between_threads)
         migrate(self.execute, "group_schema", MIGRATIONS)
         self.db.commit()
 
@@ -148,30 +152,133 @@ class GroupStats:
     asked_again: int = 0  # tables a venue's uplink was asked to send again
 
 
+Message = tuple[str, list[dict[str, Any]], bytes]  # venue, its envelopes (checked), as it came
+Ack = tuple[int, int, int]  # connection, mid, qos
+
+
+@dataclass(frozen=True)
+class Write:
+    """Messages to store in one statement and one commit; then ``acks`` may be sent."""
+
+    messages: list[Message]
+    acks: list[Ack]
+
+
+@dataclass(frozen=True)
+class Written:
+    """A ``Write`` committed by writer number ``writer``: ``stored`` of its rows were new."""
+
+    writer: int
+    messages: list[Message]
+    acks: list[Ack]
+    stored: int
+
+
+@dataclass(frozen=True)
+class _Close:
+    done: threading.Event
+
+
+class GroupWriter:
+    """A thread of the central database's, with a connection of its own, fed ``Write``s and
+    answering each with a ``Written`` (to ``done``) after its commit. So the recorder checks
+    the next messages while PostgreSQL stores the last: one after the other, the two took
+    turns on one core. What waits when a write ends goes in the next statement together."""
+
+    def __init__(self, number: int, storage: GroupStorage,
+                 done: Callable[[Written], None]) -> None:
+        self.number = number
+        self.storage = storage
+        self.done = done
+        self.queue: queue.Queue[Write | _Close] = queue.Queue()
+        self.busy_since: float | None = None  # a write's start, while it runs
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> GroupWriter:
+        self.thread = start_worker(self._run, f"central-recorder-storage-{self.number}")
+        return self
+
+    def put(self, write: Write) -> None:
+        self.queue.put(write)
+
+    def close(self, timeout: float) -> bool:
+        """Store what was put, then close the database; False if that took over ``timeout``."""
+        done = threading.Event()
+        self.queue.put(_Close(done))
+        return done.wait(timeout)
+
+    def _run(self) -> None:
+        while True:
+            items = [self.queue.get()]
+            while True:
+                try:
+                    items.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            writes = [item for item in items if isinstance(item, Write)]
+            if writes:
+                self.busy_since = time.monotonic()
+                messages = [m for write in writes for m in write.messages]
+                stored = self.storage.insert(messages)
+                self.storage.commit()
+                self.busy_since = None
+                self.done(Written(self.number, messages,
+                                  [a for write in writes for a in write.acks], stored))
+            for item in items:
+                if isinstance(item, _Close):
+                    self.storage.close()
+                    item.done.set()
+                    return
+
+
 class CentralRecorder(MqttWorker):
     worker_name = "central-recorder"
     manual_ack = True  # after the commit of what the message carried
     turn_seconds = 0.05
-    commit_interval = 0.05  # seconds between commits (each an fsync) while messages come
+    commit_interval = 0.05  # seconds at least between a writer's writes (each an fsync)
+    # PostgreSQL's writers, each its share of the tables (a table's rows always by the same
+    # one: two never insert the same key, so never wait on each other): the database's work
+    # on two cores, not one, when a backlog's last messages wait for it. SQLite takes one
+    # writer at a time: one.
+    postgresql_writers = 2
 
     def __init__(self, db: str, endpoint: Endpoint) -> None:
         super().__init__(endpoint)
         self.db_path = db
         self.stats = GroupStats()
-        self._db: GroupStorage | None = None
-        self._unacked: list[tuple[int, int, int]] = []  # (connection, mid, qos)
-        # Checked messages not stored yet: (venue, envelopes, the message as it came).
-        self._pending: list[tuple[str, list[dict[str, Any]], bytes]] = []
-        self._last_commit = 0.0
+        self._writers: list[GroupWriter] = []
+        # Writer by writer: a Write is with it (the next waits for its Written), what it
+        # has not been handed yet (messages checked; acknowledgements), when it was last.
+        self._writing: list[bool] = []
+        self._pending: list[list[Message]] = []
+        self._unacked: list[list[Ack]] = []
+        self._last_write: list[float] = []
         self._refused_topics: set[str] = set()
         self.holdings = CentralHoldings()
 
     def setup(self) -> None:
-        self._db = GroupStorage(self.db_path)
+        storage = GroupStorage(self.db_path, passed_between_threads=True)
         now = time.monotonic()
-        for venue, table, upto in self._db.uptos():
+        for venue, table, upto in storage.uptos():
             self.holdings.load(venue, table, upto, now)
-        self._db.commit()  # end the read
+        storage.commit()  # end the read
+        # From here on each connection is its writer's alone.
+        count = self.postgresql_writers if storage.p == "%s" else 1
+        storages = [storage] + [GroupStorage(self.db_path) for _ in range(count - 1)]
+        self._writers = [GroupWriter(n, s, self.put).start() for n, s in enumerate(storages)]
+        self._writing = [False] * count
+        self._pending = [[] for _ in range(count)]
+        self._unacked = [[] for _ in range(count)]
+        self._last_write = [0.0] * count
+
+    def unhealthy(self, timeout: float = 5.0) -> str | None:
+        for writer in self._writers:
+            if writer.thread is None or not writer.thread.is_alive():
+                return f"the central recorder's storage thread {writer.number} is not running"
+            started = writer.busy_since
+            if started is not None and time.monotonic() - started > timeout:
+                return f"the central database has not answered a write for {timeout:g} s"
+        return super().unhealthy(timeout)
 
     def handle(self, item: object) -> None:
         match item:
@@ -191,9 +298,10 @@ class CentralRecorder(MqttWorker):
                             reason)
             case Received():
                 self._receive(item)
+            case Written():
+                self._written(item)
 
     def _receive(self, item: Received) -> None:
-        assert self._db is not None
         topic = topics.parse(item.topic)
         if topic is not None and topic.table is None and topic.leaf == "uplink/sent":
             self._compare(topic.venue, item)
@@ -208,14 +316,16 @@ class CentralRecorder(MqttWorker):
                     raise ContractError(f"an envelope of {envelope['venue']}/"
                                         f"{envelope['table']} on {venue}/{table}'s topic")
             self.stats.received += len(envelopes)
-            if envelopes:  # stored with the turn's other messages, in one statement (turn)
-                self._pending.append((venue, envelopes, item.payload))
+            writer = hash((venue, table)) % len(self._writers)
+            if envelopes:  # stored with the others that wait, in one statement (turn)
+                self._pending[writer].append((venue, envelopes, item.payload))
         except ContractError as exc:
             self._refuse(item.topic, exc)
-        # Refused or stored, it is acknowledged after the next commit: a refused message
-        # would come back forever otherwise.
+            writer = 0
+        # Refused or stored, it is acknowledged after its writer's next commit: a refused
+        # message would come back forever otherwise.
         if item.qos > 0:
-            self._unacked.append((item.connection, item.mid, item.qos))
+            self._unacked[writer].append((item.connection, item.mid, item.qos))
 
     def _refuse(self, topic: str, problem: ContractError) -> None:
         self.stats.refused += 1
@@ -243,40 +353,43 @@ class CentralRecorder(MqttWorker):
         self.client.publish(topics.group_resend(venue), encode({"v": 1, "tables": asks}),
                             qos=0)
 
-    def _store_pending(self) -> None:
-        """The messages taken in since the last turn, in one statement; then what the centre
-        holds of their tables."""
-        assert self._db is not None
-        pending, self._pending = self._pending, []
-        if not pending:
-            return
-        stored = self._db.insert(pending)
-        self.stats.stored += stored
-        self.stats.duplicates += sum(len(envelopes) for _, envelopes, _ in pending) - stored
+    def _written(self, written: Written) -> None:
+        """A write committed: its messages acknowledged, what the centre holds moved on."""
+        self._writing[written.writer] = False
+        self.stats.stored += written.stored
+        self.stats.duplicates += (sum(len(envelopes) for _, envelopes, _ in written.messages)
+                                  - written.stored)
+        for connection, mid, qos in written.acks:
+            # An id from an earlier connection may name another message now: that one is
+            # left for the cluster to send again (it is stored already; counted twice).
+            if connection == self.connection:
+                self.client.ack(mid, qos)
         now = time.monotonic()
-        for venue, envelopes, _ in pending:
+        for venue, envelopes, _ in written.messages:
             table = envelopes[0]["table"]
             if self.holdings.held(venue, table, [e["seq"] for e in envelopes], now):
                 log.info("%s/%s: held up to %d, with a gap before seq %d", venue, table,
                          self.holdings.upto(venue, table), envelopes[0]["seq"])
 
     def turn(self) -> None:
-        self._store_pending()
+        """What was taken in since a writer's last write, to it, once it is free."""
         now = time.monotonic()
-        if not self._unacked or now - self._last_commit < self.commit_interval:
-            return
-        assert self._db is not None
-        self._db.commit()
-        self._last_commit = now
-        for connection, mid, qos in self._unacked:
-            # An id from an earlier connection may name another message now: that one is
-            # left for the cluster to send again (it is stored already; counted twice).
-            if connection == self.connection:
-                self.client.ack(mid, qos)
-        self._unacked.clear()
+        for n, writer in enumerate(self._writers):
+            if (self._writing[n] or not (self._unacked[n] or self._pending[n])
+                    or now - self._last_write[n] < self.commit_interval):
+                continue
+            writer.put(Write(self._pending[n], self._unacked[n]))
+            self._pending[n], self._unacked[n] = [], []
+            self._writing[n] = True
+            self._last_write[n] = now
 
     def finish(self) -> None:
-        assert self._db is not None
-        self._store_pending()
-        self._db.commit()
-        self._db.close()
+        """What was taken in is stored (not acknowledged: the cluster sends it again, and it
+        is counted a duplicate); then the database closed."""
+        for n, writer in enumerate(self._writers):
+            if self._pending[n]:
+                writer.put(Write(self._pending[n], []))
+        self._pending = [[] for _ in self._writers]
+        for writer in self._writers:
+            if not writer.close(timeout=10):
+                log.error("the central database did not take the last writes within 10 s")

@@ -228,6 +228,39 @@ def test_the_central_recorder_acknowledges_only_what_it_committed(tmp_path, brok
         first.stop()
 
 
+def test_a_central_database_that_hangs_makes_the_recorder_unhealthy(tmp_path, broker):
+    """The recorder's storage runs on a thread of its own: a database that stops answering
+    (here another process holds its lock) makes the recorder unhealthy for the systemd
+    watchdog, and what waits for it is kept; once it answers, all is stored and the
+    recorder is healthy again."""
+    import sqlite3
+
+    from contract.mqtt import Endpoint
+    from hub.group import CentralRecorder
+
+    db = str(tmp_path / "central.db")
+    recorder = CentralRecorder(db, Endpoint(port=broker.port, client_id="group-recorder",
+                                            mqtt311=True)).start()
+    publisher = _venue_publisher(broker)
+    blocker = sqlite3.connect(db, isolation_level=None)
+    try:
+        assert wait_for(lambda: _publish(publisher, "a", 1) or recorder.stats.stored == 1, 10)
+        assert recorder.unhealthy(timeout=0.5) is None
+        blocker.execute("BEGIN EXCLUSIVE")  # the database stops answering writes
+        _publish(publisher, "a", 2)
+        assert wait_for(lambda: "database has not answered" in (
+            recorder.unhealthy(timeout=0.5) or ""), 10)
+        assert recorder.stats.stored == 1
+        blocker.execute("COMMIT")
+        assert wait_for(lambda: recorder.stats.stored == 2, 10), recorder.stats
+        assert recorder.unhealthy(timeout=0.5) is None
+    finally:
+        blocker.close()
+        publisher.disconnect()
+        publisher.loop_stop()
+        recorder.stop()
+
+
 def _venue_publisher(broker):
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
