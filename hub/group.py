@@ -384,8 +384,9 @@ class CentralRecorder(MqttWorker):
             self._last_write[n] = now
 
     def finish(self) -> None:
-        """What was taken in is stored (not acknowledged: the cluster sends it again, and it
-        is counted a duplicate); then the database closed."""
+        """What was taken in is stored, and the database closed. The writes under way are
+        acknowledged once committed (paho's connection is still up); what still waited is
+        stored unacknowledged, so the cluster sends it again on the next run (a duplicate)."""
         for n, writer in enumerate(self._writers):
             if self._pending[n]:
                 writer.put(Write(self._pending[n], []))
@@ -393,3 +394,10 @@ class CentralRecorder(MqttWorker):
         for writer in self._writers:
             if not writer.close(timeout=10):
                 log.error("the central database did not take the last writes within 10 s")
+        while True:  # the last writes' answers
+            try:
+                item = self.queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, Written):
+                self._written(item)
