@@ -518,3 +518,43 @@ def test_a_table_takes_no_seat_past_its_house_size_from_its_configuration_or_a_c
         assert daemon.table.seats == (1, 2)
     finally:
         daemon.stop()
+
+
+def test_the_recorder_acknowledges_what_its_kept_session_delivers_before_the_suback(tmp_path):
+    """With a kept session the broker delivers what waited before it answers the recorder's
+    SUBSCRIBE: those rows are committed then, and their ack goes at once (a fresh clone's run
+    saw a table wait for an ack that the recorder held back until the SUBACK, then dropped).
+    A count committed while offline is acknowledged once the recorder is back."""
+    from contract.mqtt import Connected, Disconnected, Received
+    from contract.wire import encode
+    from tests.test_hub import _envelope
+
+    published: list[tuple[str, dict]] = []
+
+    class Client:  # a recording stand-in for paho's client: no broker
+        def subscribe(self, topic, qos=0):
+            return 0, 7  # its SUBACK never comes in this test
+
+        def publish(self, topic, payload=None, qos=0, retain=False):
+            published.append((topic, json.loads(payload)))
+
+    def envelope(seq):
+        return encode({**_envelope(seq, "floor.called"), "venue": VENUE}).encode()
+
+    rec = Recorder(tmp_path / "rec.db", venue=VENUE, ack_interval=0.0)
+    rec.client = Client()
+    rec._start_thread()
+    try:
+        rec.put(Connected(False, "Success", session_present=True))
+        rec.put(Received(f"pkr/v1/{VENUE}/tables/t1/private", envelope(1), False))
+        ack = (f"pkr/v1/{VENUE}/tables/t1/ack", {"upto_seq": 1})
+        assert wait_for(lambda: ack in published, 5), published
+        assert not rec.connected.is_set()  # the SUBACK is still to come
+        rec.put(Disconnected("lost"))
+        rec.put(Received(f"pkr/v1/{VENUE}/tables/t1/private", envelope(2), False))
+        assert wait_for(lambda: rec.upto.get("t1") == 2, 5)  # committed while offline
+        assert (ack[0], {"upto_seq": 2}) not in published
+        rec.put(Connected(False, "Success", session_present=True))
+        assert wait_for(lambda: (ack[0], {"upto_seq": 2}) in published, 5), published
+    finally:
+        rec.stop()
