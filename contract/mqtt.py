@@ -198,7 +198,9 @@ class MqttWorker:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._finished = threading.Event()
-        self.connection = 0  # counts CONNACKs: which connection a message came on
+        # Which connection a message came on: moves on at each CONNACK and each loss, so an
+        # answer for a message of a lost connection is never taken for one of the next.
+        self.connection = 0
         self._address = 0  # which of the endpoint's addresses paho connects to
         self._stopping = False
         self.last_turn = time.monotonic()  # a worker with turn_seconds turns that often
@@ -245,6 +247,7 @@ class MqttWorker:
                           bool(getattr(f, "session_present", False))))
 
         def disconnected(c: Any, u: Any, f: Any, rc: Any, p: Any = None) -> None:
+            self.connection += 1
             put(Disconnected(str(rc)))
             if end.others and not self._stopping:
                 # paho reconnects to where connect_async last pointed it: the next node
@@ -340,8 +343,9 @@ class MqttWorker:
                     items.append(self.queue.get_nowait())
                 except queue.Empty:
                     break
-            for item in items:
+            for index, item in enumerate(items):
                 if isinstance(item, Stop):
+                    self._put_back(items[index + 1:])  # for finish: an answer it waits for
                     try:
                         self.finish()
                     finally:
@@ -354,3 +358,14 @@ class MqttWorker:
                 self.handle(item)
             self.turn()
             self.last_turn = time.monotonic()
+
+    def _put_back(self, items: list[object]) -> None:
+        """``items`` back on the queue, ahead of what waits there (only this thread takes)."""
+        waiting = []
+        while True:
+            try:
+                waiting.append(self.queue.get_nowait())
+            except queue.Empty:
+                break
+        for item in (*items, *waiting):
+            self.queue.put(item)

@@ -181,9 +181,10 @@ class _Close:
 
 class GroupWriter:
     """A thread of the central database's, with a connection of its own, fed ``Write``s and
-    answering each with a ``Written`` (to ``done``) after its commit. So the recorder checks
-    the next messages while PostgreSQL stores the last: one after the other, the two took
-    turns on one core. What waits when a write ends goes in the next statement together."""
+    answering what it took together with one ``Written`` (to ``done``) after its commit. So
+    the recorder checks the next messages while PostgreSQL stores the last: one after the
+    other, the two took turns on one core. What waits when a write ends goes in the next
+    statement together."""
 
     def __init__(self, number: int, storage: GroupStorage,
                  done: Callable[[Written], None]) -> None:
@@ -317,7 +318,7 @@ class CentralRecorder(MqttWorker):
                                         f"{envelope['table']} on {venue}/{table}'s topic")
             self.stats.received += len(envelopes)
             writer = hash((venue, table)) % len(self._writers)
-            if envelopes:  # stored with the others that wait, in one statement (turn)
+            if envelopes:  # to its writer, with the others taken in since its last write
                 self._pending[writer].append((venue, envelopes, item.payload))
         except ContractError as exc:
             self._refuse(item.topic, exc)
@@ -391,9 +392,13 @@ class CentralRecorder(MqttWorker):
             if self._pending[n]:
                 writer.put(Write(self._pending[n], []))
         self._pending = [[] for _ in self._writers]
+        # Within stop's 5 s, all writers together; a writer whose thread died is not waited for.
+        deadline = time.monotonic() + 4.0
         for writer in self._writers:
-            if not writer.close(timeout=10):
-                log.error("the central database did not take the last writes within 10 s")
+            alive = writer.thread is not None and writer.thread.is_alive()
+            if alive and not writer.close(timeout=max(0.0, deadline - time.monotonic())):
+                log.error("the central database did not take the last writes within 4 s: "
+                          "the cluster sends them again on the next start")
         while True:  # the last writes' answers
             try:
                 item = self.queue.get_nowait()

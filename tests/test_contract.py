@@ -274,3 +274,36 @@ def test_a_worker_is_subscribed_when_the_broker_says_so_not_when_it_asked():
         assert worker.ready.wait(5)
     finally:
         worker.stop()
+
+
+def test_what_follows_stop_in_a_worker_s_batch_is_left_for_finish():
+    """A worker takes what waits in one batch: an answer queued just after ``Stop`` (a
+    storage thread's commit, whose acknowledgements ``finish`` sends) was dropped with the
+    batch. It is put back, ahead of what came later, for ``finish`` to take."""
+    import queue
+    import threading
+
+    from contract.mqtt import Endpoint, MqttWorker, Stop
+
+    class Worker(MqttWorker):
+        def __init__(self):
+            super().__init__(Endpoint())
+            self.handled, self.left = [], []
+
+        def handle(self, item):
+            self.handled.append(item)
+
+        def finish(self):
+            while True:
+                try:
+                    self.left.append(self.queue.get_nowait())
+                except queue.Empty:
+                    return
+
+    worker = Worker()
+    done = threading.Event()
+    for item in ("before", Stop(done), "answer", "later"):
+        worker.put(item)  # all in the queue before the worker's first batch
+    worker._start_thread()
+    assert done.wait(5)
+    assert worker.handled == ["before"] and worker.left == ["answer", "later"]
