@@ -144,11 +144,13 @@ class Group:
             "--ca", self.cluster.ca_file)
 
     def uplinks_connected(self) -> set[str]:
-        """The venues whose uplink the cluster has a connection of (monitoring's ``/connz``:
-        its MQTT client id)."""
+        """The venues whose uplink is connected and subscribed to its resend requests
+        (monitoring's ``/connz``: its MQTT client id, holding a group/resend subscription)."""
         ids = {f"uplink-{venue}": venue for venue in self.uplinks}
-        return {ids[c["mqtt_client"]] for found in monitoring(self.cluster, "connz?limit=1000")
-                for c in found.get("connections") or [] if c.get("mqtt_client") in ids}
+        return {ids[c["mqtt_client"]]
+                for found in monitoring(self.cluster, "connz?subs=1&limit=1000")
+                for c in found.get("connections") or [] if c.get("mqtt_client") in ids
+                and any("resend" in s for s in c.get("subscriptions_list") or [])}
 
     def kill_uplink(self, venue: str) -> None:
         process = self.uplinks[venue]
@@ -380,10 +382,12 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
             for venue in venues:
                 group.start_uplink(venue)
             deadline = time.monotonic() + 60
-            while group.uplinks_connected() != set(venues):
+            while (missing := set(venues) - group.uplinks_connected()):
                 if time.monotonic() > deadline:
-                    raise RuntimeError("the uplinks did not connect: "
-                                       + group.log_tail(f"uplink-{venues[0]}"))
+                    first = sorted(missing)[0]
+                    raise RuntimeError(f"the uplinks of {', '.join(sorted(missing))} did not "
+                                       f"connect; {first}'s: "
+                                       + group.log_tail(f"uplink-{first}"))
                 time.sleep(0.1)
         for venue, tables in spread.items():
             for n, table in enumerate(tables):
@@ -394,13 +398,18 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
 
         # Phase 1, the backlog: how fast the centre takes it in, no fault.
         backlog = sum(len(first) for first, _ in halves.values())
+        if args.cold:  # committed before the clock: it counts from the uplinks' start
+            for hub in hubs.values():
+                hub.commit()
+                hub.close()
         started = time.monotonic()
-        for hub in hubs.values():
-            hub.commit()
-            hub.close()
         if args.cold:
             for venue in venues:
                 group.start_uplink(venue)
+        else:
+            for hub in hubs.values():
+                hub.commit()
+                hub.close()
         caught = _first_time(samples, backlog, 600)
         backlog_seconds = (caught or time.monotonic()) - started
 
@@ -502,31 +511,35 @@ class HeldCount:
     each time: a ``COUNT(*)`` of the whole table (20 ms of a parallel scan at 110,000 rows)
     took the processes under test a quarter of a core by the end of a backlog. On PostgreSQL
     the bench adds, for its run, a statement trigger that adds each INSERT's new rows (its
-    transition table: ON CONFLICT's skipped rows are not in it) to a one-row count, committed
-    with them; it is dropped at the end. Another database: ``COUNT(*)``."""
+    transition table: ON CONFLICT's skipped rows are not in it) to a count of the connection's
+    own (its server process's row: the recorder's two writers never wait on each other's),
+    committed with them; it is dropped at the end. Another database: ``COUNT(*)``."""
 
     def __init__(self, storage: GroupStorage) -> None:
         self.storage = storage
         self.counted = storage.p == "%s"
         if self.counted:
             for statement in (
-                    "CREATE TABLE IF NOT EXISTS bench_held (n BIGINT NOT NULL)",
+                    "DROP TABLE IF EXISTS bench_held",  # a run cut short left its own
+                    "CREATE TABLE bench_held (pid INTEGER PRIMARY KEY,"
+                    " n BIGINT NOT NULL)",
                     "CREATE OR REPLACE FUNCTION bench_count_held() RETURNS trigger"
-                    " LANGUAGE plpgsql AS $$ BEGIN UPDATE bench_held SET n = n +"
-                    " (SELECT COUNT(*) FROM inserted); RETURN NULL; END $$",
+                    " LANGUAGE plpgsql AS $$ BEGIN INSERT INTO bench_held"
+                    " SELECT pg_backend_pid(), COUNT(*) FROM inserted ON CONFLICT (pid)"
+                    " DO UPDATE SET n = bench_held.n + excluded.n; RETURN NULL; END $$",
                     # (the trigger locks the table against inserts: the count starts exact)
                     "CREATE OR REPLACE TRIGGER bench_held AFTER INSERT ON group_events"
                     " REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT"
                     " EXECUTE FUNCTION bench_count_held()",
                     "DELETE FROM bench_held",
-                    "INSERT INTO bench_held SELECT COUNT(*) FROM group_events"):
+                    "INSERT INTO bench_held SELECT 0, COUNT(*) FROM group_events"):
                 storage.db.execute(statement)
             storage.commit()
 
     def __call__(self) -> int:
         if not self.counted:
             return self.storage.total()
-        return int(self.storage.execute("SELECT n FROM bench_held").fetchone()[0])
+        return int(self.storage.execute("SELECT SUM(n) FROM bench_held").fetchone()[0])
 
     def close(self) -> None:
         if self.counted:
