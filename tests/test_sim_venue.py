@@ -98,24 +98,26 @@ def test_tablectl_sim_with_the_dashboard_runs_the_hub_and_keeps_it_up(tmp_path):
     import subprocess
     import sys
 
-    from simulators.broker import free_port
     from simulators.staff import Staff
 
-    port = free_port()
+    # Port 0: the dashboard says where it listens (a port picked free here could be taken by
+    # another test's service before the simulator binds it, with four workers at once).
     process = subprocess.Popen(
         [sys.executable, "-m", "tablectl.cli", "sim", "--tables", "1", "--hands", "1",
-         "--quiet", "--dashboard", f"127.0.0.1:{port}"],
+         "--quiet", "--dashboard", "127.0.0.1:0"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert process.stdout is not None
     try:
-        password = None
+        password = address = None
+        printed = []
         for line in process.stdout:
-            found = re.search(r"user demo, password (\S+)\)", line)
-            password = found[1] if found else password
+            printed.append(line)
+            found = re.search(r"dashboard at (http://\S+) \(user demo, password (\S+)\)", line)
+            address, password = (found[1], found[2]) if found else (address, password)
             if "the dashboard stays at" in line:
                 break
-        assert password, "the demo login was not printed"
-        demo = Staff(f"http://127.0.0.1:{port}", "demo", password)
+        assert password and address, "the demo login was not printed: " + "".join(printed)
+        demo = Staff(address, "demo", password)
         [table] = demo.get("/api/state")[1]["tables"]
         assert table["name"] == "t1" and table["events"] > 10 and table["status"] == "online"
         hands = demo.get("/api/tables/t1/hands")[1]
