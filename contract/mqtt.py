@@ -201,6 +201,9 @@ class MqttWorker:
         # Which connection a message came on: moves on at each CONNACK and each loss, so an
         # answer for a message of a lost connection is never taken for one of the next.
         self.connection = 0
+        # Connected (the last CONNACK accepted, no loss since), as the worker's thread has
+        # seen it: publish now and paho sends it on this connection.
+        self.online = False
         self._address = 0  # which of the endpoint's addresses paho connects to
         self._stopping = False
         self.last_turn = time.monotonic()  # a worker with turn_seconds turns that often
@@ -352,6 +355,10 @@ class MqttWorker:
                         self._finished.set()
                         item.done.set()
                     return
+                if isinstance(item, Connected):
+                    self.online = not item.refused
+                elif isinstance(item, Disconnected):
+                    self.online = False
                 if isinstance(item, Subscribed) and item.mid == self._subscription:
                     self._subscription = None
                     self.subscribed()

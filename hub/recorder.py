@@ -73,9 +73,6 @@ class Recorder(MqttWorker):
         self.upto = self.ledger.upto  # committed counts, table by table (read by others)
         self.stats = RecorderStats(gaps=self.ledger.gaps)
         self.connected = threading.Event()  # connected and subscribed (for whoever waits)
-        # Connected (the CONNACK, not the SUBACK: with a kept session the broker delivers what
-        # waited before it answers the SUBSCRIBE, and those rows are acknowledged at once).
-        self._online = False
         self._unsent_acks: dict[str, int] = {}  # counts committed while offline
         self._db: Storage | None = None
         self._refused = LogOnce(log)
@@ -94,11 +91,9 @@ class Recorder(MqttWorker):
     def handle(self, item: object) -> None:
         match item:
             case Connected(refused=False, session_present=kept):
-                self._online = True
                 self._subscribe()
                 self.ledger.session(kept)
             case Disconnected():
-                self._online = False
                 self.connected.clear()
             case Received(topic=name, payload=payload, retained=retained):
                 self._receive(name, payload, retained)
@@ -200,10 +195,11 @@ class Recorder(MqttWorker):
         if self.on_stored is not None:
             for table, envelopes in stored.items():
                 self.on_stored(table, envelopes)
-        # A count committed while offline is acknowledged once back: a table would otherwise
-        # wait for the next event's ack to drop these from its outbox.
+        # Acknowledged once connected (the CONNACK, not the SUBACK: with a kept session the
+        # broker delivers what waited before it answers the SUBSCRIBE); a count committed
+        # while offline, once back: a table would otherwise wait for its next event's ack.
         self._unsent_acks.update(counted)
-        if self._online:
+        if self.online:
             for table, upto in self._unsent_acks.items():
                 self.client.publish(self._topic(table, "ack"), encode({"upto_seq": upto}),
                                     qos=1)

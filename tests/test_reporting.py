@@ -541,7 +541,7 @@ def test_the_recorder_acknowledges_what_its_kept_session_delivers_before_the_sub
     def envelope(seq):
         return encode({**_envelope(seq, "floor.called"), "venue": VENUE}).encode()
 
-    rec = Recorder(tmp_path / "rec.db", venue=VENUE, ack_interval=0.0)
+    rec = Recorder(tmp_path / "rec.db", venue=VENUE, ack_interval=0.01)
     rec.client = Client()
     rec._start_thread()
     try:
@@ -553,6 +553,8 @@ def test_the_recorder_acknowledges_what_its_kept_session_delivers_before_the_sub
         rec.put(Disconnected("lost"))
         rec.put(Received(f"pkr/v1/{VENUE}/tables/t1/private", envelope(2), False))
         assert wait_for(lambda: rec.upto.get("t1") == 2, 5)  # committed while offline
+        since = rec.stats.flushed_at
+        assert wait_for(lambda: rec.stats.flushed_at > since, 5)  # that flush is over
         assert (ack[0], {"upto_seq": 2}) not in published
         rec.put(Connected(False, "Success", session_present=True))
         assert wait_for(lambda: (ack[0], {"upto_seq": 2}) in published, 5), published

@@ -398,18 +398,20 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
 
         # Phase 1, the backlog: how fast the centre takes it in, no fault.
         backlog = sum(len(first) for first, _ in halves.values())
-        if args.cold:  # committed before the clock: it counts from the uplinks' start
+
+        def commit_backlog() -> None:
             for hub in hubs.values():
                 hub.commit()
                 hub.close()
-        started = time.monotonic()
-        if args.cold:
+
+        if args.cold:  # committed before the clock, which counts from the uplinks' start
+            commit_backlog()
+            started = time.monotonic()
             for venue in venues:
                 group.start_uplink(venue)
         else:
-            for hub in hubs.values():
-                hub.commit()
-                hub.close()
+            started = time.monotonic()
+            commit_backlog()
         caught = _first_time(samples, backlog, 600)
         backlog_seconds = (caught or time.monotonic()) - started
 
