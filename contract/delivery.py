@@ -15,18 +15,20 @@ and sent several events a message, live rows one a message. A replay request wit
 (a gap the recorder found) sends that gap ahead of what comes next; without, everything after
 ``from_seq``.
 
-``UplinkSender`` (a venue's uplink to the group's cluster): each table's recorded events, in
-order and without a gap, in batches, at most ``window`` messages in flight and ``per_table`` of
-them for one table. A table's count moves only when the cluster holds its messages in order;
-the central recorder's request to send again moves it back; the counts are reported to the
-centre every ``report_seconds``. The cluster's session is persistent: paho sends what was in
-flight again after a reconnect, so a disconnect resets nothing here.
+``UplinkSender`` (a venue's uplink to the group's central recorder, through the cluster): each
+table's recorded events, in order and without a gap, in batches, at most ``window`` messages
+in flight and ``per_table`` of them for one table. A table's count moves only when the central
+recorder has answered its messages in order (it answers after its commit); a message not
+answered within ``answer_timeout`` (a multiple of the answers' recent delay, 1 s at least),
+and everything in flight when the connection drops, goes again from the table's count (core
+NATS keeps nothing for anybody). The central recorder's request to send again moves a count
+back; the counts are reported to the centre every ``report_seconds``.
 
 Neither sender holds a database: reading rows is a function passed to ``pump`` (and
 ``replay``), called there and nowhere else. Feeding the rows in instead would turn each
 read-ahead into a request and an answer with the same reads; a test passes a list's slice.
-Each message is named by a number of the sender's own (a shell maps paho's ``mid`` to it),
-so a PUBACK needs no client.
+Each message is named by a number of the sender's own (a shell maps paho's ``mid`` to it, or
+puts it in the reply subject), so an acknowledgement needs no client.
 """
 
 from __future__ import annotations
@@ -223,26 +225,35 @@ class UplinkMessage:
 class UplinkStats:
     messages: int = 0
     events: int = 0
-    acknowledged: int = 0  # events the cluster holds
+    acknowledged: int = 0  # events the central recorder holds
     sent_again: int = 0  # events the central recorder asked for again
+    unanswered: int = 0  # messages sent again: no answer in time, or the connection lost
 
 
 @dataclass
 class _InFlight:
     last_seq: int
     number: int
+    sent_at: float
     done: bool = False
 
 
 class UplinkSender:
+    # An answer's delay, smoothed: the timeout is ``answer_factor`` times it, ``answer_floor``
+    # at least. Under a backlog the centre answers later as its queue grows, and so the
+    # timeout; a message lost with a node goes again after about the floor.
+    answer_floor = 1.0
+    answer_factor = 4.0
+
     def __init__(self, *, window: int = 64, per_table: int = 4,
                  report_seconds: float = 2.0) -> None:
-        self.window = window  # messages in flight to the cluster
+        self.window = window  # messages in flight to the centre
         self.per_table = per_table  # of them for one table (a venue's tables share the link)
         self.report_seconds = report_seconds
         self.stats = UplinkStats()
         self.connected = False
-        self.sent: dict[str, int] = {}  # per table: held by the cluster, without a gap
+        self.delay = 0.0  # the centre's answers' recent delay, seconds
+        self.sent: dict[str, int] = {}  # per table: held by the centre, without a gap
         self.dirty = False  # ``sent`` moved since ``saved``
         self._queued: dict[str, int] = {}  # per table: the last seq handed to publish
         self._flight: dict[str, deque[_InFlight]] = {}
@@ -266,16 +277,42 @@ class UplinkSender:
         self._last_report = -math.inf
 
     def disconnect(self) -> None:
-        """What was in flight stays so: paho sends it again on the next connection."""
+        """What was in flight goes again from each table's count, on the next connection
+        (an answer that still comes for it is taken: its number is forgotten)."""
         self.connected = False
+        for table in list(self._flight):
+            self._again(table)
+
+    @property
+    def answer_timeout(self) -> float:
+        return max(self.answer_floor, self.answer_factor * self.delay)
+
+    def expire(self, now: float) -> list[str]:
+        """The tables whose oldest unanswered message is older than ``answer_timeout``: what
+        they have in flight goes again from their counts. Returns them."""
+        late = now - self.answer_timeout
+        expired = [table for table, flight in self._flight.items()
+                   if any(not entry.done and entry.sent_at < late for entry in flight)]
+        for table in expired:
+            self._again(table)
+        return expired
+
+    def _again(self, table: str) -> None:
+        flight = self._flight.pop(table, None)
+        if not flight:
+            return
+        for entry in flight:
+            self._by_number.pop(entry.number, None)
+            self.stats.unanswered += not entry.done
+        self._queued[table] = self.sent.get(table, 0)
 
     @property
     def in_flight(self) -> int:
         return len(self._by_number)
 
-    def puback(self, number: int) -> None:
-        """The cluster holds message ``number``: the table's count moves over every message
-        of it held in order."""
+    def puback(self, number: int, now: float = 0.0) -> None:
+        """The centre holds message ``number``: the table's count moves over every message
+        of it held in order. (``now``: when the answer came, for ``answer_timeout``.)"""
         table = self._by_number.pop(number, None)
         if table is None:
             return
@@ -283,6 +320,8 @@ class UplinkSender:
         for entry in flight:
             if entry.number == number:
                 entry.done = True
+                if now:
+                    self.delay += 0.2 * (max(0.0, now - entry.sent_at) - self.delay)
         while flight and flight[0].done:
             entry = flight.popleft()
             self.stats.acknowledged += entry.last_seq - self.sent.get(table, 0)
@@ -316,8 +355,8 @@ class UplinkSender:
         return [{"v": 1, "tables": dict(counts[i:i + COUNTS_PER_MESSAGE])}
                 for i in range(0, len(counts), COUNTS_PER_MESSAGE)]
 
-    def pump(self, uptos: Mapping[str, int],
-             read: RawReader) -> tuple[list[UplinkMessage], list[tuple[str, int]]]:
+    def pump(self, uptos: Mapping[str, int], read: RawReader,
+             now: float = 0.0) -> tuple[list[UplinkMessage], list[tuple[str, int]]]:
         """The messages to publish now, for the tables the hub has recorded up to ``uptos``
         without a gap; and (table, seq) the hub's database lacks though it counted it (said
         once each: the uplink waits for it)."""
@@ -349,7 +388,7 @@ class UplinkSender:
                 last = chosen[-1][0]
                 self._numbered += 1
                 messages.append(UplinkMessage(self._numbered, table, payload, first, last))
-                flight.append(_InFlight(last, self._numbered))
+                flight.append(_InFlight(last, self._numbered, now))
                 self._by_number[self._numbered] = table
                 self._queued[table] = last
                 self.stats.messages += 1

@@ -1,24 +1,23 @@
-"""The group's central recorder: every venue's events, from the group's clustered broker (NATS
-with JetStream; ``deploy/cluster``), into one database, each venue's apart.
+"""The group's central recorder: every venue's events, from the group's cluster (NATS;
+``deploy/cluster``), into one database, each venue's apart.
 
-Each venue's uplink (``hub.uplink``) publishes what its hub recorded to the cluster; the
-cluster keeps every QoS 1 message for this recorder's persistent MQTT 3.1.1 session in a
-replicated stream until the recorder acknowledges it. The recorder acknowledges a message only
-after the rows it carried are committed, so a message is never lost between the cluster and
-the database (a crash before the commit: the cluster sends it again; after the commit but
-before the acknowledgement: the same rows arrive again and are counted as duplicates, not
-stored twice, by their key ``(venue, table, seq)``).
+Each venue's uplink (``hub.uplink``) sends what its hub recorded through the cluster, each
+message with a reply subject; the recorder answers there only after the rows the message
+carried are committed, and the uplink counts a message delivered only on that answer. So a
+message is never lost between the venue and the database: one lost on the way (a node lost,
+the recorder restarting) is not answered and goes again; one answered after the commit whose
+answer was lost comes again and its rows are counted as duplicates, not stored twice, by their
+key ``(venue, table, seq)``.
 
 Venues are kept apart three times: each venue has an account of its own at the cluster, and
 the recorder another that only it logs in to (``deploy/cluster/accounts.conf``), so no venue
-can take the recorder's session or client id, or another venue's; a venue's user may publish
-only under its own ``pkr/v1/<venue>/``; and the recorder stores an envelope only when it names
-the venue and table of the topic it came on.
+can read another's messages or answers, nor the centre's; a venue's user may publish only
+under its own ``pkr.v1.<venue>.``; and the recorder stores an envelope only when it names the
+venue and table of the subject it came on.
 
-What the cluster acknowledged to a venue but the recorder never got (its session wiped, a
-message lost between the venue's account and the recorder's) comes back: each uplink reports
-its counts every 2 s, and the recorder asks it to send again the tables it is behind on
-(``hub.gaps``).
+What an uplink counts but the centre lacks (a central database restored from an older
+backup) comes back: each uplink reports its counts every 2 s, and the recorder asks it to send
+again the tables it is behind on (``hub.gaps``).
 """
 
 from __future__ import annotations
@@ -33,11 +32,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract import topics
-from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received
 from contract.schema import ContractError, is_name, receive, receive_events
 from contract.supervise import start_worker
 from contract.wire import encode
+from contract.worker import Connected, Disconnected, Received
 from hub.gaps import CentralHoldings
+from hub.group_link import GroupEndpoint, NatsWorker, subject, topic
 from hub.storage import connect, migrate
 
 log = logging.getLogger("tablectl.group")
@@ -153,7 +153,7 @@ class GroupStats:
 
 
 Message = tuple[str, list[dict[str, Any]], bytes]  # venue, its envelopes (checked), as it came
-Ack = tuple[int, int, int]  # connection, mid, qos
+Ack = tuple[int, str]  # the connection it came on, the reply subject its uplink waits on
 
 
 @dataclass(frozen=True)
@@ -232,9 +232,8 @@ class GroupWriter:
                     return
 
 
-class CentralRecorder(MqttWorker):
+class CentralRecorder(NatsWorker):
     worker_name = "central-recorder"
-    manual_ack = True  # after the commit of what the message carried
     turn_seconds = 0.05
     commit_interval = 0.05  # seconds at least between a writer's writes (each an fsync)
     # PostgreSQL's writers, each its share of the tables (a table's rows always by the same
@@ -243,7 +242,7 @@ class CentralRecorder(MqttWorker):
     # writer at a time: one.
     postgresql_writers = 2
 
-    def __init__(self, db: str, endpoint: Endpoint) -> None:
+    def __init__(self, db: str, endpoint: GroupEndpoint) -> None:
         super().__init__(endpoint)
         self.db_path = db
         self.stats = GroupStats()
@@ -281,16 +280,14 @@ class CentralRecorder(MqttWorker):
                 return f"the central database has not answered a write for {timeout:g} s"
         return super().unhealthy(timeout)
 
+    def subscriptions(self) -> list[str]:
+        return [subject(topics.every_table("+", "private")),
+                subject(topics.uplink_counts("+"))]
+
     def handle(self, item: object) -> None:
         match item:
-            case Connected(refused=False, session_present=present):
-                log.info("connected to the group's cluster (session %s)",
-                         "kept" if present else "new")
-                if not present:  # a new session: the cluster keeps it from now on
-                    self.client.subscribe(topics.every_table("+", "private"), qos=1)
-                # QoS 0, asked on every connection: a session kept from before the uplinks
-                # reported their counts has no such subscription.
-                self.client.subscribe(topics.uplink_counts("+"), qos=0)
+            case Connected(refused=False, reason=reason):
+                log.info("%s (the group's cluster)", reason)
             case Connected(refused=True, reason=reason):
                 log.error("the group's cluster refused the central recorder: %s (check its "
                           "user and password)", reason)
@@ -303,14 +300,14 @@ class CentralRecorder(MqttWorker):
                 self._written(item)
 
     def _receive(self, item: Received) -> None:
-        topic = topics.parse(item.topic)
-        if topic is not None and topic.table is None and topic.leaf == "uplink/sent":
-            self._compare(topic.venue, item)
+        named = topics.parse(topic(item.topic))
+        if named is not None and named.table is None and named.leaf == "uplink/sent":
+            self._compare(named.venue, item)
             return
         try:
-            if topic is None or topic.table is None or "/" in topic.leaf:
-                raise ContractError(f"topic {item.topic[:120]!r} names no venue's table")
-            venue, table = topic.venue, topic.table
+            if named is None or named.table is None or "/" in named.leaf:
+                raise ContractError(f"subject {item.topic[:120]!r} names no venue's table")
+            venue, table = named.venue, named.table
             envelopes = receive_events("Envelope", item.payload)
             for envelope in envelopes:  # a message is taken whole or not at all
                 if envelope["venue"] != venue or envelope["table"] != table:
@@ -323,10 +320,10 @@ class CentralRecorder(MqttWorker):
         except ContractError as exc:
             self._refuse(item.topic, exc)
             writer = 0
-        # Refused or stored, it is acknowledged after its writer's next commit: a refused
-        # message would come back forever otherwise.
-        if item.qos > 0:
-            self._unacked[writer].append((item.connection, item.mid, item.qos))
+        # Refused or stored, it is answered after its writer's next commit: a refused message
+        # would come back forever otherwise.
+        if item.reply:
+            self._unacked[writer].append((item.connection, item.reply))
 
     def _refuse(self, topic: str, problem: ContractError) -> None:
         self.stats.refused += 1
@@ -351,8 +348,7 @@ class CentralRecorder(MqttWorker):
         log.warning("venue %s's uplink counts more than the centre holds: asked to send again "
                     "%s", venue, ", ".join(f"{t} from {upto + 1}"
                                            for t, upto in sorted(asks.items())[:10]))
-        self.client.publish(topics.group_resend(venue), encode({"v": 1, "tables": asks}),
-                            qos=0)
+        self.publish(subject(topics.group_resend(venue)), encode({"v": 1, "tables": asks}))
 
     def _written(self, written: Written) -> None:
         """A write committed: its messages acknowledged, what the centre holds moved on."""
@@ -360,11 +356,12 @@ class CentralRecorder(MqttWorker):
         self.stats.stored += written.stored
         self.stats.duplicates += (sum(len(envelopes) for _, envelopes, _ in written.messages)
                                   - written.stored)
-        for connection, mid, qos in written.acks:
-            # An id from an earlier connection may name another message now: that one is
-            # left for the cluster to send again (it is stored already; counted twice).
+        for connection, reply in written.acks:
+            # The cluster lets the recorder answer only what came on the same connection
+            # (allow_responses): a message of a lost connection goes unanswered, and its
+            # uplink sends it again (it is stored already; counted twice).
             if connection == self.connection:
-                self.client.ack(mid, qos)
+                self.publish(reply, b"")
         now = time.monotonic()
         for venue, envelopes, _ in written.messages:
             table = envelopes[0]["table"]
@@ -386,8 +383,8 @@ class CentralRecorder(MqttWorker):
 
     def finish(self) -> None:
         """What was taken in is stored, and the database closed. The writes under way are
-        acknowledged once committed (paho's connection is still up); what still waited is
-        stored unacknowledged, so the cluster sends it again on the next run (a duplicate)."""
+        answered once committed (the connection is still up); what still waited is stored
+        unanswered, so its uplink sends it again (a duplicate)."""
         for n, writer in enumerate(self._writers):
             if self._pending[n]:
                 writer.put(Write(self._pending[n], []))
@@ -398,7 +395,7 @@ class CentralRecorder(MqttWorker):
             alive = writer.thread is not None and writer.thread.is_alive()
             if alive and not writer.close(timeout=max(0.0, deadline - time.monotonic())):
                 log.error("the central database did not take the last writes within 4 s: "
-                          "the cluster sends them again on the next start")
+                          "the uplinks send them again")
         while True:  # the last writes' answers
             try:
                 item = self.queue.get_nowait()

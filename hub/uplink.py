@@ -1,60 +1,56 @@
 """A venue's uplink to the group: what the venue's hub recorded, table by table and in order,
-published to the group's clustered broker (``deploy/cluster``) for the central recorder
-(``hub.group``).
+sent through the group's cluster (``deploy/cluster``) to the central recorder (``hub.group``).
 
 It reads the hub's database, not the venue's broker: the hub's recorder is where every event
 is complete (it asks tables for what it missed), so the uplink forwards exactly that, however
 long the venue was cut off from the group, and a restart of the venue's broker, of the hub or
 of the uplink loses nothing. It sends a table's events only up to what the recorder has
 committed without a gap, as backlog batches (``EnvelopeBatch``: up to 100 envelopes a
-message), over MQTT 3.1.1 with a persistent session and QoS 1. The cluster acknowledges a
-message once its replicated stream holds it; only then does the uplink move its count for the
-table, kept in a small SQLite file of its own (``--state``). After a crash it sends again from
-that count: the central recorder keeps an event once however often it comes.
+message), over NATS (``hub.group_link``), each message with a reply subject of its own
+(``<inbox>.<number>``). The central recorder answers there once the rows are committed; only
+then does the uplink move its count for the table, kept in a small SQLite file of its own
+(``--state``). What is not answered in time, or was in flight when the connection dropped, is
+sent again from that count, and after a crash everything after it: the central recorder keeps
+an event once however often it comes.
 
-The cluster's acknowledgement says the venue's own account holds the message, not yet the
-centre's (``deploy/cluster/accounts.conf``). So every ``report_seconds`` the uplink reports its
-counts to the central recorder, which asks it to send again the tables it is behind on
-(``hub.gaps``): the uplink moves such a table's count back to what the centre holds and sends
-from there, once none of its messages for the table is in flight.
+Every ``report_seconds`` the uplink also reports its counts to the central recorder, which
+asks it to send again the tables it is behind on (``hub.gaps``): a central database restored
+from a backup older than the counts gets back what it lost. The uplink moves such a table's
+count back to what the centre holds and sends from there, once none of its messages for the
+table is in flight.
 
-What to send and when is ``contract.delivery.UplinkSender`` (pure); this is its MQTT and
+What to send and when is ``contract.delivery.UplinkSender`` (pure); this is its NATS and
 database shell.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import sqlite3
 import time
+from collections.abc import Sequence
 
 from contract import topics
 from contract.delivery import UplinkSender, UplinkStats
-from contract.mqtt import (
-    BrokerClient,
-    Connected,
-    Disconnected,
-    Endpoint,
-    MqttWorker,
-    Published,
-    Received,
-)
 from contract.schema import ContractError, receive
 from contract.wire import encode
+from contract.worker import Connected, Disconnected, Received
+from hub.group_link import GroupEndpoint, NatsWorker, subject
 from hub.storage import Storage, open_storage
 
 log = logging.getLogger("tablectl.uplink")
 
 
-class Uplink(MqttWorker):
+class Uplink(NatsWorker):
     worker_name = "uplink"
     turn_seconds = 0.05
     poll_seconds = 0.2  # how often the hub's database is asked what is new
-    window = 64  # messages in flight to the cluster
+    window = 64  # messages in flight to the central recorder
     per_table = 4  # of them for one table (a venue's tables share the link)
     report_seconds = 2.0  # how often the counts go to the central recorder
 
-    def __init__(self, venue: str, db: str, state: str, endpoint: Endpoint) -> None:
+    def __init__(self, venue: str, db: str, state: str, endpoint: GroupEndpoint) -> None:
         super().__init__(endpoint)
         self.venue = venue
         self.db_path = db
@@ -64,9 +60,10 @@ class Uplink(MqttWorker):
         self.stats: UplinkStats = self.sender.stats
         self._hub: Storage | None = None
         self._state: sqlite3.Connection | None = None
-        # paho's mid -> the sender's message number (kept across a reconnect: paho sends what
-        # was in flight again under the same mid)
-        self._numbers: dict[int, int] = {}
+        # The central recorder's answers come to <inbox>.<the sender's message number>: a
+        # subject of this process's own, so no answer of an earlier run is taken for one now.
+        self.inbox = f"_INBOX.uplink-{venue}-{secrets.token_hex(8)}"
+        self._resend = subject(topics.group_resend(venue))
         self._uptos: dict[str, int] = {}
         self._last_poll = 0.0
         self._bad_requests = 0
@@ -75,8 +72,8 @@ class Uplink(MqttWorker):
     def connected(self) -> bool:
         return self.sender.connected
 
-    def configure(self, client: BrokerClient) -> None:
-        client.max_inflight_messages_set(self.window)
+    def subscriptions(self) -> Sequence[str]:
+        return (self.inbox + ".*", self._resend)
 
     def setup(self) -> None:
         self._hub = open_storage(self.db_path)
@@ -89,11 +86,9 @@ class Uplink(MqttWorker):
 
     def handle(self, item: object) -> None:
         match item:
-            case Connected(refused=False, session_present=present):
+            case Connected(refused=False, reason=reason):
                 self.sender.connect()
-                log.info("connected to the group's cluster (session %s)",
-                         "kept" if present else "new")
-                self.client.subscribe(topics.group_resend(self.venue), qos=0)
+                log.info("%s (the group's cluster)", reason)
             case Connected(refused=True, reason=reason):
                 log.error("the group's cluster refused venue %s's uplink: %s (check its user "
                           "and password)", self.venue, reason)
@@ -101,11 +96,11 @@ class Uplink(MqttWorker):
                 self.sender.disconnect()
                 log.warning("lost the group's cluster (%s): connecting to the next node; "
                             "what was in flight is sent again", reason)
-            case Published(mid=mid):
-                number = self._numbers.pop(mid, None)
-                if number is not None:
-                    self.sender.puback(number)
-            case Received(topic=topic) if topic == topics.group_resend(self.venue):
+            case Received(topic=topic) if topic.startswith(self.inbox + "."):
+                number = topic[len(self.inbox) + 1:]
+                if number.isdigit():
+                    self.sender.puback(int(number), time.monotonic())
+            case Received(topic=topic) if topic == self._resend:
                 self._send_again(item)
 
     def _send_again(self, item: Received) -> None:
@@ -133,22 +128,25 @@ class Uplink(MqttWorker):
             self._hub.commit()  # end the read: the recorder's next commits are seen
             if self.sender.dirty:
                 self._save_counts()
+        expired = self.sender.expire(now)
+        if expired:
+            log.warning("no answer from the central recorder within %.1f s: sending again "
+                        "%s", self.sender.answer_timeout, ", ".join(expired[:10]))
         if self.connected:
-            self._send()
-            # The counts, to the central recorder (QoS 0: the next report comes soon).
+            self._send(now)
+            # The counts, to the central recorder (unanswered: the next report comes soon).
             for report in self.sender.reports(now):
-                self.client.publish(topics.uplink_counts(self.venue), encode(report), qos=0)
+                self.publish(subject(topics.uplink_counts(self.venue)), encode(report))
 
-    def _send(self) -> None:
+    def _send(self, now: float) -> None:
         assert self._hub is not None
-        messages, lacking = self.sender.pump(self._uptos, self._hub.raw_envelopes)
+        messages, lacking = self.sender.pump(self._uptos, self._hub.raw_envelopes, now)
         for table, first in lacking:
             log.error("the hub's database lacks %s's event %d it counted as recorded: the "
                       "uplink waits for it", table, first)
         for message in messages:
-            info = self.client.publish(topics.table(self.venue, message.table, "private"),
-                                       message.payload, qos=1)
-            self._numbers[info.mid] = message.number
+            self.publish(subject(topics.table(self.venue, message.table, "private")),
+                         message.payload, reply=f"{self.inbox}.{message.number}")
 
     def _save_counts(self) -> None:
         assert self._state is not None

@@ -305,13 +305,13 @@ def cmd_recorder(args: argparse.Namespace) -> int:
     return status
 
 
-def _cluster_endpoint(config: HubConfig, client_id: str, user: str) -> Any:
-    """The group's cluster (``deploy/cluster``) as an MQTT 3.1.1 endpoint: the first node of
-    group.cluster, the others to fail over to; the user (``user`` unless group.user says) and
-    the password in group.password_file."""
+def _cluster_endpoint(config: HubConfig, name: str, user: str) -> Any:
+    """The group's cluster (``deploy/cluster``): its nodes (group.cluster, tried in turn), the
+    user (``user`` unless group.user says) and the password in group.password_file; ``name``
+    is the connection's name at the cluster."""
     from pathlib import Path
 
-    from contract.mqtt import Endpoint, TlsSettings
+    from hub.group_link import GroupEndpoint
     from tablectl.hub_config import HubConfigError
 
     group = config.group
@@ -326,17 +326,14 @@ def _cluster_endpoint(config: HubConfig, client_id: str, user: str) -> Any:
         problems.append(f"group.ca: no such file: {group.ca}")
     if problems:
         raise HubConfigError("(its files)", problems)
-    # An IPv6 node is written in brackets, as in a URL; paho takes the address bare.
-    (host, port), *others = [(host.strip("[]"), int(port)) for host, _, port in
-                             (node.rpartition(":") for node in group.cluster)]
-    return Endpoint(host=host, port=port, client_id=client_id, username=group.user or user,
-                    password=password, keepalive=5, mqtt311=True, others=tuple(others),
-                    tls=TlsSettings(group.ca) if group.ca else None)
+    # (An IPv6 node is written in brackets, as in a URL: what nats-py takes.)
+    return GroupEndpoint(servers=tuple(group.cluster), user=group.user or user,
+                         password=password, ca_file=group.ca, name=name)
 
 
 def _cluster_options(p: argparse.ArgumentParser, user: str | None) -> None:
     p.add_argument("--cluster", metavar="HOST:PORT,...",
-                   help="the MQTT listeners of the group's cluster nodes, tried in turn "
+                   help="the group's cluster nodes (their NATS client port), tried in turn "
                         "(group.cluster)")
     p.add_argument("--user", help=f"the cluster user (group.user; default "
                                   f"{user or 'venue-VENUE'})")
@@ -392,6 +389,7 @@ def cmd_uplink(args: argparse.Namespace) -> int:
     print(json.dumps({"messages": uplink.stats.messages, "events": uplink.stats.events,
                       "held": uplink.stats.acknowledged,
                       "sent_again": uplink.stats.sent_again,
+                      "unanswered": uplink.stats.unanswered,
                       "cpu_seconds": round(time.process_time(), 2)}), file=sys.stderr)
     return status
 
@@ -919,7 +917,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--venue", help="the venue id (venue.id)")
     p.add_argument("--db", help="the venue hub's database: SQLite file or postgresql:// URL "
                                 "(storage.db; default hub.db)")
-    p.add_argument("--state", help="the uplink's own SQLite file: what the cluster holds, "
+    p.add_argument("--state", help="the uplink's own SQLite file: what the centre holds, "
                                    "table by table (uplink.state; default uplink.db)")
     _cluster_options(p, None)
     p.set_defaults(func=cmd_uplink)
@@ -928,8 +926,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        "from the cluster into one database")
     _config_option(p)
     p.add_argument("--db", help="postgresql:// URL, or a SQLite file (central.db)")
-    p.add_argument("--client-id", help="its session at the cluster (central.client_id; "
-                                       "default central-recorder)")
+    p.add_argument("--client-id", help="its connection's name at the cluster "
+                                       "(central.client_id; default central-recorder)")
     _cluster_options(p, "central")
     p.set_defaults(func=cmd_central)
 

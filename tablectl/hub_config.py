@@ -100,7 +100,7 @@ class GroupSection:
 
 @dataclass(frozen=True)
 class UplinkSection:
-    state: str = "uplink.db"  # what the cluster holds, table by table
+    state: str = "uplink.db"  # what the centre holds, table by table
 
 
 @dataclass(frozen=True)

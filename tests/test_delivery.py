@@ -2,10 +2,11 @@
 recorder's rules (``hub/ledger.py``), and the venue's uplink sender with the group centre's
 (``hub/gaps.py``), each with its outbox or database, all in memory and driven by hypothesis
 through a broker that reorders and redelivers, connections that drop what is on its way,
-sessions lost (a broker restarted, a recorder without its session, the centre's wiped) and
-either side restarted. Every run must end, once the network heals, with every event stored
-exactly once, as it was made; on the way, an outbox may never drop a row its recorder has not
-committed, nor an uplink count what the cluster does not hold, and every message on the wire
+sessions lost (a broker restarted, a recorder without its session), the centre's database
+restored from an older backup, and either side restarted. Every run must end, once the network
+heals, with every event stored exactly once, as it was made; on the way, an outbox may never
+drop a row its recorder has not committed, nor an uplink count what the centre never
+committed, and every message on the wire
 keeps to the contract (``contract/schema.py``). Then the rules one by one, as the broker tests
 see them (``tests/test_reporting.py``, ``tests/test_multi_venue.py``): these take
 milliseconds, those seconds."""
@@ -377,21 +378,23 @@ def test_a_table_s_events_are_stored_once_each_and_dropped_only_once_held(steps)
 
 @dataclass
 class Group:
-    """One venue's hub database and uplink, the group's cluster and its central recorder."""
+    """One venue's hub database and uplink, the group's cluster (core NATS: it keeps nothing)
+    and its central recorder, which answers each message once its rows are committed."""
 
     hub: dict[str, list[str]] = field(default_factory=lambda: {t: [] for t in TABLES})
     sender: UplinkSender = field(default_factory=lambda: UplinkSender(window=5, per_table=2))
     saved: dict[str, int] = field(default_factory=dict)  # the uplink's --state file
     uptos: dict[str, int] = field(default_factory=dict)  # the hub's counts, as last read
-    paho: dict[int, UplinkMessage] = field(default_factory=dict)  # published, not acknowledged
-    wire: list[UplinkMessage] = field(default_factory=list)  # on the way to the cluster
-    pubacks: list[int] = field(default_factory=list)
-    held_by_cluster: dict[str, set[int]] = field(default_factory=lambda: {t: set() for t in TABLES})
-    stream: list[UplinkMessage] = field(default_factory=list)  # for the centre's session
-    taken: list[UplinkMessage] = field(default_factory=list)  # by the centre, not acknowledged
+    # Each message with the sender that numbered it: its answer goes to that sender's reply
+    # subject (an inbox of the uplink process's own), never to a later process's.
+    wire: list[tuple[UplinkSender, UplinkMessage]] = field(default_factory=list)
+    taken: list[tuple[UplinkSender, UplinkMessage]] = field(default_factory=list)
+    answers: list[tuple[UplinkSender, int]] = field(default_factory=list)
     holdings: CentralHoldings = field(default_factory=CentralHoldings)
     committed: dict[str, dict[int, dict[str, Any]]] = field(
         default_factory=lambda: {t: {} for t in TABLES})
+    ever_committed: dict[str, set[int]] = field(
+        default_factory=lambda: {t: set() for t in TABLES})
     now: float = 0.0
 
     def record(self, name: str, count: int, big: bool) -> None:
@@ -414,7 +417,7 @@ class Group:
             self.sender.saved()
 
     def pump(self) -> None:
-        messages, lacking = self.sender.pump(self.uptos, self.read)
+        messages, lacking = self.sender.pump(self.uptos, self.read, self.now)
         assert lacking == []
         for message in messages:
             envelopes = receive_events("Envelope", message.payload)
@@ -422,80 +425,69 @@ class Group:
             assert seqs == list(range(message.first_seq, message.last_seq + 1))
             assert len(seqs) <= UPLINK_BATCH_EVENTS
             assert len(seqs) == 1 or len(message.payload) <= UPLINK_BATCH_BYTES + 20
-            self.paho[message.number] = message
-            self.wire.append(message)
+            self.wire.append((self.sender, message))
 
     def arrive(self, index: int) -> None:
-        """A message reaches the cluster, which keeps it for the centre and acknowledges it."""
+        """A message reaches the central recorder."""
         if self.wire:
-            message = self.wire.pop(index % len(self.wire))
-            self.held_by_cluster[message.table].update(
-                range(message.first_seq, message.last_seq + 1))
-            self.stream.append(message)
-            self.pubacks.append(message.number)
+            self.taken.append(self.wire.pop(index % len(self.wire)))
 
-    def puback(self, index: int) -> None:
-        if self.pubacks:
-            number = self.pubacks.pop(index % len(self.pubacks))
-            if self.paho.pop(number, None) is not None:  # paho's own duplicate: one PUBACK
-                self.sender.puback(number)
+    def answer(self, index: int) -> None:
+        """An answer of the centre's reaches the uplink: it never counts what the centre
+        never committed."""
+        if self.answers:
+            sender, number = self.answers.pop(index % len(self.answers))
+            if sender is self.sender:  # (an earlier process's inbox: nobody listens there)
+                self.sender.puback(number, self.now)
             for name, count in self.sender.sent.items():
-                assert set(range(1, count + 1)) <= self.held_by_cluster[name], (
-                    f"the uplink counts {name} up to {count}, the cluster holds "
-                    f"{sorted(self.held_by_cluster[name])}")
+                assert set(range(1, count + 1)) <= self.ever_committed[name], (
+                    f"the uplink counts {name} up to {count}, the centre committed "
+                    f"{sorted(self.ever_committed[name])}")
             self.pump()
 
     def cut(self, arrived: int) -> None:
         """The uplink's connection drops: its first ``arrived`` messages on the way reached
-        the cluster (unacknowledged), the rest are lost; paho keeps them all to send again."""
-        for message in self.wire[:arrived]:
-            self.held_by_cluster[message.table].update(
-                range(message.first_seq, message.last_seq + 1))
-            self.stream.append(message)
+        the centre, the rest are lost, and so are the answers on their way back."""
+        self.taken += self.wire[:arrived]
         self.wire.clear()
-        self.pubacks.clear()
+        self.answers.clear()
         self.sender.disconnect()
 
     def connect(self) -> None:
-        """paho connects (to the next node) and sends again what it has not had acknowledged,
-        under the same numbers."""
+        """nats-py connects (to the next node); the uplink sends from its counts."""
         if not self.sender.connected:
             self.sender.connect()
-            self.wire += [self.paho[n] for n in sorted(self.paho)]
             self.pump()
+
+    def wait(self, seconds: float) -> None:
+        """Time passes at the uplink: what the centre did not answer in time goes again."""
+        self.now += seconds
+        self.sender.expire(self.now)
+        self.pump()
 
     def uplink_crash(self) -> None:
         """The uplink's process dies and starts again from its state file."""
         self.cut(0)
-        self.paho.clear()
         self.sender = UplinkSender(window=5, per_table=2)
         self.sender.load(self.saved)
         self.uptos = {}
 
-    def take(self, index: int) -> None:
-        """The centre's session delivers one of the messages the cluster keeps for it (again,
-        if it was delivered before and not acknowledged)."""
-        if self.stream:
-            self.taken.append(self.stream[index % len(self.stream)])
-
-    def centre_turn(self, seconds: float) -> None:
-        """The central recorder stores what it took, commits, acknowledges (``hub/group.py``);
-        the cluster then forgets those messages."""
-        self.now += seconds
-        for message in self.taken:
+    def centre_turn(self) -> None:
+        """The central recorder stores what it took, commits, then answers each message
+        (``hub/group.py``)."""
+        for sender, message in self.taken:
             envelopes = receive_events("Envelope", message.payload)
             for stored in envelopes:
                 assert stored["table"] == message.table
                 self.committed[message.table].setdefault(stored["seq"], stored)
+                self.ever_committed[message.table].add(stored["seq"])
             self.holdings.held(VENUE, message.table, [e["seq"] for e in envelopes], self.now)
-        for message in self.taken:
-            if message in self.stream:
-                self.stream.remove(message)
+            self.answers.append((sender, message.number))
         self.taken.clear()
 
     def centre_crash(self) -> None:
-        """The central recorder dies before committing what it took; it starts again from its
-        database (what it holds without a gap); the cluster sends what it took again."""
+        """The central recorder dies before committing what it took (never answered); it
+        starts again from its database (what it holds without a gap)."""
         self.taken.clear()
         self.holdings = CentralHoldings()
         for name, stored in self.committed.items():
@@ -504,27 +496,27 @@ class Group:
                 upto += 1
             self.holdings.load(VENUE, name, upto, self.now)
 
-    def centre_session_lost(self) -> None:
-        """What the cluster acknowledged to the venue and kept for the centre is gone."""
-        self.stream.clear()
-        self.taken.clear()
+    def centre_database_lost(self, name: str, keep: int) -> None:
+        """The central database is restored from a backup that held ``name`` up to ``keep``:
+        the recorder starts again from it."""
+        self.committed[name] = {s: e for s, e in self.committed[name].items() if s <= keep}
+        self.centre_crash()
 
     def settle(self, seconds: float = 0.05) -> None:
-        """The uplink reads the hub; everything on its way arrives; the centre takes what the
-        cluster keeps for it; the uplink reports."""
+        """The uplink reads the hub; everything on its way arrives and is answered; time
+        passes (what went unanswered goes again); the uplink reports."""
         self.poll()
         self.pump()
-        while self.wire or self.pubacks:
+        while self.wire or self.taken or self.answers:
             self.arrive(0)
-            self.puback(0)
-        while self.stream:
-            self.take(0)
-            self.centre_turn(0.05)
-        self.report(seconds)
+            self.centre_turn()
+            self.answer(0)
+        self.wait(seconds)
+        self.report(0.0)
 
     def report(self, seconds: float) -> None:
         """Time passes; the uplink reports its counts, the centre asks again what it lacks
-        (QoS 0: lost while the uplink is away)."""
+        (lost while the uplink is away)."""
         self.now += seconds
         for report in self.sender.reports(self.now):
             asks = self.holdings.to_ask(VENUE, report["tables"], self.now)
@@ -534,9 +526,9 @@ class Group:
 
 
 uplink_steps = _steps(
-    {"record": 3, "poll": 3, "arrive": 3, "puback": 3, "take": 2, "centre_turn": 2,
+    {"record": 3, "poll": 3, "arrive": 3, "answer": 3, "centre_turn": 2, "wait": 2,
      "report": 2, "settle": 1, "cut": 1, "connect": 2, "uplink_crash": 1, "centre_crash": 1,
-     "centre_session_lost": 2})
+     "centre_database_lost": 1})
 
 
 @settings(max_examples=200, deadline=None)
@@ -554,27 +546,28 @@ def test_a_venue_s_events_reach_the_centre_once_each_through_losses_and_restarts
                 group.settle()
             case ("arrive", _, index, _, _):
                 group.arrive(index)
-            case ("puback", _, index, _, _):
-                group.puback(index)
+            case ("answer", _, index, _, _):
+                group.answer(index)
             case ("cut", _, number, _, _):
                 group.cut(number % 4)  # that many messages on the way arrived
             case ("connect", *_):
                 group.connect()
             case ("uplink_crash", *_):
                 group.uplink_crash()
-            case ("take", _, index, _, _):
-                group.take(index)
-            case ("centre_turn", _, _, _, seconds):
-                group.centre_turn(seconds)
+            case ("centre_turn", *_):
+                group.centre_turn()
             case ("centre_crash", *_):
                 group.centre_crash()
-            case ("centre_session_lost", *_):
-                group.centre_session_lost()
+            case ("centre_database_lost", name, number, _, _):
+                group.centre_database_lost(name, number % 30)
+            case ("wait", _, _, _, seconds):
+                group.wait(seconds)
             case ("report", _, _, _, seconds):
                 group.report(seconds)
         group.pump()  # the uplink's turn, after whatever came
-    # The network heals: the uplink connected, each message delivered, every few seconds a
-    # report; whatever the centre lacks is asked for again.
+    # The network heals: the uplink connected, each message delivered and answered, every few
+    # seconds a report; whatever went unanswered goes again, whatever the centre lacks is
+    # asked for again.
     group.connect()
     for _ in range(100):
         group.settle(PATIENCE_S)
@@ -729,8 +722,40 @@ def test_the_uplink_counts_a_table_over_messages_held_in_order_and_reports_the_c
     assert sender.reports(20.0) == [] and sender.pump({"t1": 3}, group.read) == ([], [])
     sender.connect()  # at once: a new session may have lost some
     assert sender.reports(20.5) == [{"v": 1, "tables": {"t1": 2}}]
-    sender.puback(messages[2].number)  # paho sent it again: held
+    sender.puback(messages[2].number)  # an answer from before the loss: its number forgotten
+    assert sender.sent == {"t1": 2}
+    again, _ = sender.pump({"t1": 3}, group.read)  # what was in flight goes again
+    assert [(m.first_seq, m.last_seq) for m in again] == [(3, 3)]
+    sender.puback(again[0].number)
     assert sender.sent == {"t1": 3}
+
+
+def test_the_uplink_sends_again_what_the_centre_did_not_answer_in_time():
+    """A message unanswered for ``answer_timeout`` (1 s at least, four times the answers'
+    recent delay) goes again from the table's count, with what its table has in flight
+    after it; other tables wait on."""
+    group = Group()
+    group.record("t1", 3, False)
+    group.record("t2", 1, False)
+    sender = _uplink(per_table=4)
+    messages = []
+    for upto in (1, 2, 3):
+        messages += sender.pump({"t1": upto, "t2": 1}, group.read, now=10.0)[0]
+    assert [(m.table, m.first_seq) for m in messages] == [("t1", 1), ("t2", 1), ("t1", 2),
+                                                          ("t1", 3)]
+    sender.puback(messages[0].number, now=10.1)
+    assert sender.sent == {"t1": 1} and sender.delay == pytest.approx(0.02)
+    assert sender.answer_timeout == 1.0  # the floor: answers come fast
+    assert sender.expire(10.9) == []
+    assert sender.expire(11.1) == ["t1", "t2"]  # both sent at 10.0, unanswered
+    assert sender.stats.unanswered == 3 and sender.in_flight == 0
+    again, _ = sender.pump({"t1": 3, "t2": 1}, group.read, now=11.1)
+    assert [(m.table, m.first_seq, m.last_seq) for m in again] == [("t1", 2, 3), ("t2", 1, 1)]
+    sender.puback(messages[2].number, now=11.2)  # a late answer to the first sending
+    assert sender.sent == {"t1": 1}  # its number is forgotten: nothing counted twice
+    for _ in range(30):  # answers slow down (a busy centre): the timeout follows
+        sender.delay += 0.2 * (2.0 - sender.delay)
+    assert sender.answer_timeout == pytest.approx(8.0, rel=0.01)
 
 
 def test_the_uplink_sends_again_what_the_centre_asks_for_once_nothing_is_in_flight():

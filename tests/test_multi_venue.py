@@ -1,16 +1,18 @@
-"""Several venues on the group's clustered broker: a three-node NATS cluster with JetStream
-(Debian's nats-server, as ``deploy/cluster``), each venue's uplink and the central recorder as
-processes (``tablectl uplink``, ``tablectl central``), the central database a PostgreSQL of
-the test's own. Through the command ``python -m tests.bench.multi_venue`` at a small scale:
-a cluster node SIGKILLed and a venue's uplink SIGKILLed while events come, and the checker
-finds every event of every venue once at the centre, equal to the venue's, under its venue.
-And a venue cannot write as another: the cluster refuses its publishing under another venue's
-topics, and the central recorder refuses an envelope that names another venue; nor take the
-centre's session or another venue's client id (an account each); and what the centre lost
-after the cluster acknowledged it comes back (the centre asks the venue's uplink again)."""
+"""Several venues on the group's cluster: a three-node NATS cluster (Debian's nats-server, as
+``deploy/cluster``), each venue's uplink and the central recorder as processes (``tablectl
+uplink``, ``tablectl central``), the central database a PostgreSQL of the test's own. Through
+the command ``python -m tests.bench.multi_venue`` at a small scale: a cluster node SIGKILLed
+and a venue's uplink SIGKILLed while events come, and the checker finds every event of every
+venue once at the centre, equal to the venue's, under its venue. And a venue cannot write as
+another: the cluster refuses its publishing under another venue's subjects, and the central
+recorder refuses an envelope that names another venue; nor read another's messages or the
+centre's answers to it (an account each); an uplink counts only what the recorder answered
+after its commit, and sends again what it did not; and what the centre's database lost comes
+back (the centre asks the venue's uplink again)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -42,90 +44,149 @@ def test_a_node_and_an_uplink_killed_mid_stream_lose_and_double_nothing(tmp_path
     assert figures["ingest_events_per_s"] > 0 and figures["bare_single_events_per_s"] > 0
 
 
-def test_a_venue_cannot_write_as_another_venue(tmp_path, postgres):
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
+def _level(venue: str, seq: int, table: str = "t1") -> bytes:
+    event = {"type": "level", "hand": None, "level": seq, "sb": 100, "bb": 200, "ante": 0,
+             "t": 1.0}
+    return json.dumps(envelope(event, venue=venue, table=table, seq=seq, boot=1,
+                               ts_ms=1_700_000_000_000)).encode()
 
+
+async def _venue_client(group, venue: str, node: int = 1):
+    """A NATS client of the group's cluster with venue ``venue``'s credentials."""
+    import ssl
+
+    import nats
+
+    return await nats.connect(
+        f"tls://{group.cluster.nodes[node].address}", user=f"venue-{venue}",
+        password=group.passwords[venue], name="intruder", allow_reconnect=False,
+        tls=ssl.create_default_context(cafile=group.cluster.ca_file))
+
+
+async def _answered(client, inbox: str, answers: list[str], number: int) -> None:
+    """Until the centre's answer to ``<inbox>.<number>`` came (the barrier)."""
+    deadline = time.monotonic() + 30
+    while f"{inbox}.{number}" not in answers:
+        assert time.monotonic() < deadline, answers
+        await asyncio.sleep(0.02)
+
+
+def _violations(group) -> str:
+    return "".join(node.log.read_text() for node in group.cluster.nodes)
+
+
+def test_a_venue_cannot_write_as_another_venue(tmp_path, postgres):
+    """Venue a publishes under b's subjects (the cluster refuses it), on its own subject an
+    envelope naming b (the recorder refuses it: answered, not stored), and its own (stored:
+    the barrier)."""
     group = Group(tmp_path, ["a", "b"], postgres).start()
     try:
         group.start_central()
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="intruder",
-                             protocol=mqtt.MQTTv311)
-        client.username_pw_set("venue-a", group.passwords["a"])
-        client.tls_set(ca_certs=group.cluster.ca_file)
-        client.connect(*group.cluster.nodes[1].mqtt)
-        client.loop_start()
 
-        def sent(venue_topic: str, venue_claimed: str, seq: int) -> None:
-            event = {"type": "level", "hand": None, "level": seq, "sb": 100, "bb": 200,
-                     "ante": 0, "t": 1.0}
-            body = envelope(event, venue=venue_claimed, table="t1", seq=seq, boot=1,
-                            ts_ms=1_700_000_000_000)
-            info = client.publish(f"pkr/v1/{venue_topic}/tables/t1/private",
-                                  json.dumps(body), qos=1)
-            info.wait_for_publish(10)
+        async def intrude() -> list[str]:
+            client = await _venue_client(group, "a")
+            inbox, answers = client.new_inbox(), []
 
-        sent("b", "b", 1)  # under b's topics: the cluster does not let a's user publish there
-        sent("a", "b", 2)  # on a's topic, naming b: the central recorder refuses it
-        sent("a", "a", 3)  # the marker: a's own
+            async def answer(msg) -> None:
+                answers.append(msg.subject)
+
+            await client.subscribe(inbox + ".*", cb=answer)
+            await client.publish("pkr.v1.b.tables.t1.private", _level("b", 1), reply=inbox + ".1")
+            await client.publish("pkr.v1.a.tables.t1.private", _level("b", 2), reply=inbox + ".2")
+            await client.publish("pkr.v1.a.tables.t1.private", _level("a", 3), reply=inbox + ".3")
+            await _answered(client, inbox, answers, 3)
+            await client.close()
+            return [a.rsplit(".", 1)[1] for a in answers]
+
+        assert sorted(asyncio.run(intrude())) == ["2", "3"]  # b's subject: never delivered
         storage = GroupStorage(postgres)
-        deadline = time.monotonic() + 30
-        while storage.counts() == {} and time.monotonic() < deadline:
-            storage.commit()
-            time.sleep(0.05)
         assert storage.counts() == {"a": {"t1": 1}}
         assert [e["seq"] for e in storage.envelopes("a", "t1")] == [3]
         storage.close()
-        client.disconnect()
-        client.loop_stop()
         counts = group.stop_central()
         assert counts["refused"] == 1, counts
         assert "an envelope of b/t1 on a/t1's topic" in group.log_tail("central", 20)
-        violations = "".join(node.log.read_text() for node in group.cluster.nodes)
-        assert 'Publish Violation - User "venue-a", Subject "pkr.v1.b.tables.t1.private"' \
-            in violations
+        assert ('Publish Violation - User "venue-a", Subject "pkr.v1.b.tables.t1.private"'
+                in _violations(group))
     finally:
         group.stop()
 
 
-def test_no_venue_can_take_the_centres_session_nor_another_venues_client_id(tmp_path, postgres):
-    """Hostile: with the central recorder stopped, venue b's uplink sends 20 events; venue a
-    then connects with the recorder's client id and a clean session, and with b's uplink's.
-    When all venues shared one account, that wiped the recorder's session (it then stored 0
-    of 20) and kicked b's uplink off; each venue in an account of its own, and the centre in
-    another, the recorder stores all 20 and b's uplink stays connected."""
+def test_no_venue_reads_another_venues_messages_nor_the_centres_answers(tmp_path, postgres):
+    """Hostile: venue a, logged in while venue b's uplink sends 20 events, tries to read b's
+    subjects and everything (the cluster refuses both subscriptions), to ask b's uplink to
+    send again, and listens on every reply subject of its own account: it gets nothing of
+    b's, only the answer to its own message (the later marker); the recorder stores b's 20
+    events and b's uplink counts them answered."""
+    from hub.storage import open_storage
+
     group = Group(tmp_path, ["a", "b"], postgres).start()
     try:
-        group.start_central()  # its session, subscribed
-        group.stop_central()
-        uplink_b, b_lost = _cluster_client(group, "venue-b", group.passwords["b"], "uplink-b")
-        for seq in range(1, 21):
-            _publish(uplink_b, "b", seq)
-        for taken in ("central-recorder", "uplink-b"):
-            intruder, _ = _cluster_client(group, "venue-a", group.passwords["a"], taken,
-                                          clean=True)
-            _publish(intruder, "a", 1)  # the barrier: its session is in place
-            intruder.disconnect()
-            intruder.loop_stop()
-        _publish(uplink_b, "b", 21)  # a later marker: b's uplink connected all along
-        assert b_lost == []
         group.start_central()
+
+        async def listen() -> list[str]:
+            client = await _venue_client(group, "a", node=0)
+            heard: list[str] = []
+
+            async def note(msg) -> None:
+                heard.append(msg.subject)
+
+            for wanted in ("pkr.v1.b.>", ">"):
+                await client.subscribe(wanted, cb=note)
+            await client.subscribe("_INBOX.>", cb=note)
+            await client.publish("pkr.v1.b.group.resend", b'{"v":1,"tables":{"t1":0}}')
+            await client.flush()
+            hub = open_storage(group.hub_db("b"))
+            record(hub, "b", "t1", [{"type": "level", "hand": None, "level": n, "sb": 100,
+                                     "bb": 200, "ante": 0, "t": 1.0} for n in range(1, 21)], 1)
+            hub.commit()
+            hub.close()
+            group.start_uplink("b")
+            state = tmp_path / "b-uplink.db"
+            deadline = time.monotonic() + 30
+            while _counted(state) != 20:
+                assert time.monotonic() < deadline, group.log_tail("uplink-b")
+                await asyncio.sleep(0.05)
+            inbox = client.new_inbox()
+            await client.publish("pkr.v1.a.tables.t1.private", _level("a", 1),
+                                 reply=inbox + ".1")
+            await _answered(client, inbox, heard, 1)
+            await client.close()
+            return heard
+
+        heard = asyncio.run(listen())
+        assert len(heard) == 1 and heard[0].endswith(".1"), heard
         storage = GroupStorage(postgres)
-        assert wait_for(lambda: storage.commit() or storage.counts().get("b") == {"t1": 21},
-                        30), storage.counts()
-        assert [e["seq"] for e in storage.envelopes("b", "t1")] == list(range(1, 22))
+        assert [e["seq"] for e in storage.envelopes("b", "t1")] == list(range(1, 21))
         storage.close()
-        uplink_b.disconnect()
-        uplink_b.loop_stop()
+        uplink = group.stop_uplinks()["b"]
+        assert uplink["held"] == 20 and uplink["sent_again"] == 0, uplink
+        logs = _violations(group)
+        for refused in ('Subscription Violation - User "venue-a", Subject "pkr.v1.b.>"',
+                        'Subscription Violation - User "venue-a", Subject ">"',
+                        'Publish Violation - User "venue-a", Subject "pkr.v1.b.group.resend"'):
+            assert refused in logs, refused
     finally:
         group.stop()
 
 
-def test_the_centre_asks_a_venue_again_for_what_its_lost_session_held(tmp_path, postgres):
-    """The cluster acknowledges an uplink's message once the venue's account holds it; the
-    centre's session is lost after that (wiped here with the centre's own credentials, as a
-    mistaken client or a lost store would): the recorder, comparing the uplink's counts with
-    what it holds, asks the venue's uplink to send the table again, and holds every event."""
+def _counted(state) -> int:
+    """An uplink's count for table t1: what the centre answered, in order."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(state) as db:
+            row = db.execute("SELECT upto FROM sent WHERE tbl = 't1'").fetchone()
+    except sqlite3.Error:
+        return 0
+    return int(row[0]) if row else 0
+
+
+def test_the_centre_asks_a_venue_again_for_what_its_database_lost(tmp_path, postgres):
+    """The uplink counts 30 events answered; the central database then loses the last 20 (a
+    backup restored from before they came): the recorder, started again, compares the
+    uplink's counts with what it holds, asks the venue's uplink to send the table again from
+    seq 11, and holds every event."""
     from hub.storage import open_storage
 
     group = Group(tmp_path, ["a"], postgres).start()
@@ -136,118 +197,125 @@ def test_the_centre_asks_a_venue_again_for_what_its_lost_session_held(tmp_path, 
         hub.commit()
         hub.close()
         group.start_central()
-        group.stop_central()
         group.start_uplink("a")
-        state = tmp_path / "a-uplink.db"
-
-        def acknowledged() -> int:
-            import sqlite3
-
-            try:
-                with sqlite3.connect(state) as db:
-                    row = db.execute("SELECT upto FROM sent WHERE tbl = 't1'").fetchone()
-            except sqlite3.Error:
-                return 0
-            return int(row[0]) if row else 0
-
-        assert wait_for(lambda: acknowledged() == 30, 30)
-        # Connected (CONNACK) is the barrier: the clean session has replaced the old one.
-        wiper, _ = _cluster_client(group, "central", group.cluster.central_password,
-                                   "central-recorder", clean=True)
-        wiper.disconnect()
-        wiper.loop_stop()
-        group.start_central()
+        assert wait_for(lambda: _counted(tmp_path / "a-uplink.db") == 30, 30)
+        group.stop_central()
         storage = GroupStorage(postgres)
+        storage.execute("DELETE FROM group_events WHERE seq > 10")
+        storage.commit()
+        group.start_central()
         assert wait_for(lambda: storage.commit() or storage.counts() == {"a": {"t1": 30}},
                         30), (storage.counts(), group.log_tail("central"))
         storage.close()
         counts = group.stop_central()
-        assert counts["asked_again"] >= 1 and counts["stored"] == 30, counts
-        assert "asked to send again t1 from 1" in group.log_tail("central", 40)
+        assert counts["asked_again"] >= 1 and counts["stored"] == 20, counts
+        assert "asked to send again t1 from 11" in group.log_tail("central", 40)
         uplink = group.stop_uplinks()["a"]
-        assert uplink["sent_again"] >= 30 and uplink["held"] == 30, uplink
+        assert uplink["sent_again"] >= 20 and uplink["held"] == 30, uplink
     finally:
         group.stop()
 
 
-def _cluster_client(group, user: str, password: str, client_id: str, *, clean: bool = False):
-    """An MQTT client of the group's cluster, connected; and the list its disconnections go
-    to."""
-    import threading
-
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
-
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
-                         protocol=mqtt.MQTTv311, clean_session=clean)
-    client.username_pw_set(user, password)
-    client.tls_set(ca_certs=group.cluster.ca_file)
-    connected = threading.Event()
-    lost: list[object] = []
-    client.on_connect = lambda c, u, f, rc, p=None: rc.is_failure or connected.set()
-    client.on_disconnect = lambda c, u, f, rc, p=None: lost.append(rc)
-    client.connect(*group.cluster.nodes[0].mqtt)
-    client.loop_start()
-    assert connected.wait(15), f"{user} not connected as {client_id}"
-    return client, lost
-
-
-def test_the_central_recorder_acknowledges_only_what_it_committed(tmp_path, broker):
-    """A message the recorder took but had not committed when it went away comes to its next
-    run again: the recorder acknowledges after its commit, never on receipt, whatever its
-    client id. (On a test Mosquitto, which keeps an MQTT 3.1.1 session and sends its
-    unacknowledged messages again, as the cluster does.)"""
-    from contract.mqtt import Endpoint
+def test_an_uplink_sends_again_what_the_recorder_took_but_never_answered(tmp_path, postgres):
+    """A recorder that takes a message in but never commits never answers it: the uplink
+    keeps its count and, once the recorder is gone and another runs, sends the message again
+    after its answer timeout; the second recorder stores and answers it, and only then does
+    the uplink count it. (In process, on the real cluster.)"""
     from hub.group import CentralRecorder
+    from hub.group_link import GroupEndpoint
+    from hub.storage import open_storage
+    from hub.uplink import Uplink
 
-    endpoint = Endpoint(port=broker.port, client_id="group-recorder", mqtt311=True)
-    first = CentralRecorder(str(tmp_path / "first.db"), endpoint)
-    # Takes messages in, never commits: so never acknowledges. (3600 s was not "never": the
-    # interval counts from the monotonic clock's zero, and a machine up for an hour committed
-    # and acknowledged at once; the test passed only when it had sent the message twice.)
+    group = Group(tmp_path, ["a"], postgres).start()
+    nodes = tuple(node.address for node in group.cluster.nodes)
+    centre = GroupEndpoint(nodes, "central", group.cluster.central_password,
+                           group.cluster.ca_file, "central-recorder")
+    hub = open_storage(group.hub_db("a"))
+    record(hub, "a", "t1", [{"type": "level", "hand": None, "level": 1, "sb": 100, "bb": 200,
+                             "ante": 0, "t": 1.0}], 1)
+    hub.commit()
+    hub.close()
+    first = CentralRecorder(str(tmp_path / "first.db"), centre)
+    # Takes messages in, never commits: so never answers. (3600 s was not "never": the
+    # interval counts from the monotonic clock's zero.)
     first.commit_interval = float("inf")
     first.start()
-    publisher = _venue_publisher(broker)
+    uplink = Uplink("a", group.hub_db("a"), str(tmp_path / "a-uplink.db"),
+                    GroupEndpoint(nodes, "venue-a", group.passwords["a"],
+                                  group.cluster.ca_file, "uplink-a"))
+    second = None
     try:
-        # Until its subscription is in place: the first message sent after it arrives.
-        assert wait_for(lambda: _publish(publisher, "a", 1) or first.stats.received, 10)
-        # The first goes away without having committed; the next run takes its session. (Had
-        # the first stayed, its client would take the session back in turn, and the message
-        # go back and forth between the two: a flaky test, one run in six.)
+        assert wait_for(lambda: first.online)
+        uplink.start()
+        assert wait_for(lambda: first.stats.received >= 1, 15)
+        assert uplink.stats.acknowledged == 0 and uplink.sender.in_flight == 1
         first.stop()
-        second = CentralRecorder(str(tmp_path / "second.db"), endpoint).start()
-        try:
-            assert wait_for(lambda: second.connection >= 1)
-            _publish(publisher, "a", 2)  # the barrier: sent after the takeover
-            assert wait_for(lambda: second.stats.stored == 2), second.stats
-        finally:
-            second.stop()
+        second = CentralRecorder(str(tmp_path / "second.db"), centre).start()
+        assert wait_for(lambda: second.stats.stored == 1, 15), second.stats
+        assert wait_for(lambda: uplink.stats.acknowledged == 1, 15), uplink.stats
+        assert uplink.stats.unanswered >= 1
+        assert first.stats.stored == 1  # what it had taken in was committed as it stopped
     finally:
-        publisher.disconnect()
-        publisher.loop_stop()
+        uplink.stop()
+        if second is not None:
+            second.stop()
         first.stop()
+        group.stop()
 
 
-def test_a_central_database_that_hangs_makes_the_recorder_unhealthy(tmp_path, broker):
+def test_an_uplink_with_a_wrong_password_says_the_cluster_refused_it(tmp_path, postgres,
+                                                                      caplog):
+    """Who is at fault and what to do: the venue's uplink, refused by the cluster, says so
+    (once, however often nats-py tries again), and sends nothing."""
+    import logging
+
+    from hub.group_link import GroupEndpoint
+    from hub.uplink import Uplink
+
+    group = Group(tmp_path, ["a"], postgres).start()
+    nodes = tuple(node.address for node in group.cluster.nodes)
+    uplink = Uplink("a", group.hub_db("a"), str(tmp_path / "a-uplink.db"),
+                    GroupEndpoint(nodes, "venue-a", "not-the-password", group.cluster.ca_file,
+                                  "uplink-a"))
+    caplog.set_level(logging.INFO)
+    try:
+        uplink.start()
+        assert wait_for(lambda: any("refused venue a's uplink" in r.getMessage()
+                                    for r in caplog.records), 15)
+        # nats-py tries again and again (each node logs each refusal): said once all the same
+        assert wait_for(lambda: _violations(group).lower().count(
+            'authentication error - user "venue-a"') >= 3, 15), _violations(group)[-2000:]
+        refused = [r for r in caplog.records if "refused venue a's uplink" in r.getMessage()]
+        assert len(refused) == 1 and "check its user and password" in refused[0].getMessage()
+        assert refused[0].levelno == logging.ERROR
+        assert not uplink.online and uplink.stats.messages == 0
+    finally:
+        uplink.stop()
+        group.stop()
+
+
+def test_a_central_database_that_hangs_makes_the_recorder_unhealthy(tmp_path):
     """The recorder's storage runs on a thread of its own: a database that stops answering
     (here another process holds its lock) makes the recorder unhealthy for the systemd
     watchdog, and what waits for it is kept; once it answers, all is stored and the
-    recorder is healthy again."""
+    recorder is healthy again. (No cluster: messages put on its queue as nats-py would.)"""
     import sqlite3
 
-    from contract.mqtt import Endpoint
+    from contract.worker import Connected, Received
     from hub.group import CentralRecorder
+    from hub.group_link import GroupEndpoint
 
     db = str(tmp_path / "central.db")
-    recorder = CentralRecorder(db, Endpoint(port=broker.port, client_id="group-recorder",
-                                            mqtt311=True)).start()
-    publisher = _venue_publisher(broker)
+    recorder = CentralRecorder(db, GroupEndpoint(("127.0.0.1:1",)))
+    recorder._start_thread()
     blocker = sqlite3.connect(db, isolation_level=None)
     try:
-        assert wait_for(lambda: _publish(publisher, "a", 1) or recorder.stats.stored == 1, 10)
+        recorder.put(Connected(False, "connected"))
+        recorder.put(Received("pkr.v1.a.tables.t1.private", _level("a", 1)))
+        assert wait_for(lambda: recorder.stats.stored == 1, 10)
         assert wait_for(lambda: recorder.unhealthy(timeout=0.5) is None, 10)
         blocker.execute("BEGIN EXCLUSIVE")  # the database stops answering writes
-        _publish(publisher, "a", 2)
+        recorder.put(Received("pkr.v1.a.tables.t1.private", _level("a", 2)))
         assert wait_for(lambda: "database has not answered" in (
             recorder.unhealthy(timeout=0.5) or ""), 10)
         assert recorder.stats.stored == 1
@@ -256,40 +324,32 @@ def test_a_central_database_that_hangs_makes_the_recorder_unhealthy(tmp_path, br
         assert wait_for(lambda: recorder.unhealthy(timeout=0.5) is None, 10)
     finally:
         blocker.close()
-        publisher.disconnect()
-        publisher.loop_stop()
         recorder.stop()
 
 
-def test_the_central_recorder_acks_after_the_commit_on_the_connection_it_came_on(tmp_path):
-    """Without a broker (a recording stand-in for paho's client) and with a database held
-    back by hand: nothing is acknowledged before its commit; a message of a lost connection
-    is stored but not acknowledged on the next one (its id may name another message there);
-    and what is committed while the recorder stops is acknowledged before it goes."""
+def test_the_central_recorder_answers_after_the_commit_on_the_connection_it_came_on(tmp_path):
+    """Without a cluster (what it publishes recorded) and with a database held back by hand:
+    nothing is answered before its commit; a message of a lost connection is stored but not
+    answered on the next one (the cluster lets it answer only on the connection the message
+    came on: its uplink sends it again); and what is committed while the recorder stops is
+    answered before it goes."""
     import threading
 
-    from contract.mqtt import Connected, Disconnected, Endpoint, Received
+    from contract.worker import Connected, Disconnected, Received
     from hub.group import CentralRecorder
+    from hub.group_link import GroupEndpoint
 
-    acked: list[int] = []
+    answered: list[str] = []
 
-    class Client:
-        def subscribe(self, topic, qos=0):
-            return 0, 1
+    def message(seq: int, connection: int) -> Received:
+        return Received(f"pkr.v1.a.tables.t{seq}.private", _level("a", 1, f"t{seq}"),
+                        reply=f"_INBOX.x.{seq}", connection=connection)
 
-        def ack(self, mid, qos):
-            acked.append(mid)
+    class Recorder(CentralRecorder):
+        def publish(self, subject, payload, reply=""):
+            answered.append(subject)
 
-    def message(seq: int, mid: int, connection: int) -> Received:
-        event = {"type": "level", "hand": None, "level": seq, "sb": 100, "bb": 200,
-                 "ante": 0, "t": 1.0}
-        body = envelope(event, venue="a", table=f"t{seq}", seq=1, boot=1,
-                        ts_ms=1_700_000_000_000)
-        return Received(f"pkr/v1/a/tables/t{seq}/private", json.dumps(body).encode(), False,
-                        mid, 1, connection)
-
-    recorder = CentralRecorder(str(tmp_path / "central.db"), Endpoint())
-    recorder.client = Client()
+    recorder = Recorder(str(tmp_path / "central.db"), GroupEndpoint(("127.0.0.1:1",)))
     recorder._start_thread()
     gate, writing = threading.Event(), threading.Event()
     storage = recorder._writers[0].storage
@@ -303,49 +363,31 @@ def test_the_central_recorder_acks_after_the_commit_on_the_connection_it_came_on
     storage.insert = held_insert
     stopping = None
     try:
-        recorder.connection = 1  # paho's CONNACK callback counts connections
-        recorder.put(Connected(False, "Success", True))
-        recorder.put(message(1, 11, 1))
+        recorder.connection = 1  # nats-py's callbacks count connections
+        recorder.put(Connected(False, "connected"))
+        recorder.put(message(1, 1))
         assert writing.wait(5)
         assert wait_for(lambda: recorder.unhealthy(timeout=0.2) is not None, 5)
-        recorder.put(message(2, 12, 1))  # waits for the writer, with its ack
-        recorder.connection = 2  # lost: what connection 1 brought is not acked on the next
+        recorder.put(message(2, 1))  # waits for the writer, with its answer
+        recorder.connection = 2  # lost: what connection 1 brought is not answered on the next
         recorder.put(Disconnected("lost"))
-        assert acked == []  # message 1 was taken in (it is with the writer), not acked
+        assert answered == []  # message 1 was taken in (it is with the writer), not answered
         gate.set()
         assert wait_for(lambda: recorder.stats.stored == 2, 5), recorder.stats
-        assert acked == []
+        assert answered == []
         writing.clear()
         gate.clear()
-        recorder.put(message(3, 13, 2))
+        recorder.put(message(3, 2))
         assert writing.wait(5)
         stopping = threading.Thread(target=recorder.stop)
         stopping.start()  # stops while the write is under way
         gate.set()
         stopping.join(10)
-        assert recorder.stats.stored == 3 and acked == [13]
+        assert recorder.stats.stored == 3 and answered == ["_INBOX.x.3"]
     finally:
         gate.set()
         if stopping is None:
             recorder.stop()
-
-
-def _venue_publisher(broker):
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
-
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311)
-    client.connect("127.0.0.1", broker.port)
-    client.loop_start()
-    return client
-
-
-def _publish(client, venue: str, seq: int) -> None:
-    event = {"type": "level", "hand": None, "level": seq, "sb": 100, "bb": 200, "ante": 0,
-             "t": 1.0}
-    body = envelope(event, venue=venue, table="t1", seq=seq, boot=1, ts_ms=1_700_000_000_000)
-    client.publish(f"pkr/v1/{venue}/tables/t1/private", json.dumps(body),
-                   qos=1).wait_for_publish(10)
 
 
 # ------------------------------------------------ what the centre asks for again (no broker)

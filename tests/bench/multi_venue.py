@@ -1,7 +1,7 @@
-"""Several venues on the group's clustered broker (``python -m tests.bench.multi_venue``): a
-three-node NATS cluster with JetStream (Debian's nats-server, ``deploy/cluster``), each venue's hub
-database with what its tables dealt, each venue's uplink (``tablectl uplink``, a process), and
-the central recorder (``tablectl central``, a process) storing into a PostgreSQL of its own.
+"""Several venues on the group's cluster (``python -m tests.bench.multi_venue``): a three-node
+NATS cluster (Debian's nats-server, ``deploy/cluster``), each venue's hub database with what its
+tables dealt, each venue's uplink (``tablectl uplink``, a process), and the central recorder
+(``tablectl central``, a process) storing into a PostgreSQL of its own.
 
 The tables' events are the core's own, replayed from dealers' sessions (a few sessions, each
 dealt at many tables). Half of each table's events come to its venue's database at once, the
@@ -14,21 +14,26 @@ to is SIGKILLed (started again 5 s later), and one venue's uplink is SIGKILLed (
 2 s later).
 
 Figures: the central recorder's ingest (events a second, from the backlog's commit at the
-venues, or with ``--cold`` from the uplinks' start, until it holds every event) against the
-engine's bare rate in the same run, on the same cluster: a bare paho publisher and a bare QoS 1
-subscriber (no database, no checks, connected before its clock starts), with one envelope a
-message (what a table sends live) and with the uplink's batches of 100. The checker: every
-event of every venue's database once at the centre, equal to the venue's, under its own venue.
+venues, or with ``--cold`` from the uplinks' start, until it holds every event) against two
+floors measured in the same run: the engine's bare rate on the same cluster (a bare nats-py
+publisher in a venue's account, 64 messages in flight, each answered at once by a bare
+subscriber in the centre's account on another node: no database, no checks), with one
+envelope a message (what a table sends live) and with the uplink's batches of 100; and the
+central database's own (the same rows inserted by one statement a batch and committed, by the
+recorder's storage class, with nothing else running). The checker: every event of every
+venue's database once at the centre, equal to the venue's, under its own venue.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import random
 import secrets
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -101,7 +106,7 @@ class Group:
 
     def _cluster_arg(self, first: int) -> str:
         nodes = self.cluster.nodes[first:] + self.cluster.nodes[:first]
-        return ",".join(f"{host}:{port}" for host, port in (n.mqtt for n in nodes))
+        return ",".join(n.address for n in nodes)
 
     def _tablectl(self, name: str, *args: str) -> subprocess.Popen[bytes]:
         with open(self.directory / f"{name}.log", "ab") as log:  # the child has its own
@@ -109,8 +114,7 @@ class Group:
                                     stdout=log, stderr=log)
 
     def start_central(self) -> None:
-        """The central recorder, connected first to the first node; its session subscribed
-        before anything is sent (the cluster keeps messages for the sessions it knows)."""
+        """The central recorder, connected first to the first node, and subscribed."""
         self.central = self._tablectl(
             "central", "central", "--db", self.central_db, "--cluster", self._cluster_arg(0),
             "--password-file", str(self.directory / "central.password"),
@@ -123,13 +127,12 @@ class Group:
             time.sleep(0.1)
 
     def central_subscribed(self) -> bool:
-        """The cluster has a consumer for the central recorder's session (its monitoring
-        port's ``/connz``: the client named central-recorder holds a subscription)."""
+        """A node's monitoring port's ``/connz``: the connection named central-recorder holds
+        its subscription to the tables' messages."""
         for found in monitoring(self.cluster, "connz?subs=1&limit=1000"):
             for connection in found.get("connections") or []:
-                if (connection.get("mqtt_client") == "central-recorder"
-                        or connection.get("name") == "central-recorder") and any(
-                            "private" in s for s in connection.get("subscriptions_list") or []):
+                if connection.get("name") == "central-recorder" and any(
+                        "private" in s for s in connection.get("subscriptions_list") or []):
                     return True
         return False
 
@@ -145,11 +148,12 @@ class Group:
 
     def uplinks_connected(self) -> set[str]:
         """The venues whose uplink is connected and subscribed to its resend requests
-        (monitoring's ``/connz``: its MQTT client id, holding a group/resend subscription)."""
+        (monitoring's ``/connz``: its connection's name, holding a group.resend
+        subscription)."""
         ids = {f"uplink-{venue}": venue for venue in self.uplinks}
-        return {ids[c["mqtt_client"]]
+        return {ids[c["name"]]
                 for found in monitoring(self.cluster, "connz?subs=1&limit=1000")
-                for c in found.get("connections") or [] if c.get("mqtt_client") in ids
+                for c in found.get("connections") or [] if c.get("name") in ids
                 and any("resend" in s for s in c.get("subscriptions_list") or [])}
 
     def kill_uplink(self, venue: str) -> None:
@@ -193,48 +197,79 @@ class Group:
 
 def bare_rate(cluster: NatsCluster, password: str, central_password: str,
               payloads: list[bytes], window: int) -> float:
-    """Messages a second from a bare paho publisher (MQTT 3.1.1, QoS 1, ``window`` in flight,
-    as the uplink) on one node to a bare QoS 1 subscriber on another: the cluster's own cost
-    for these messages, with nothing of ours around it."""
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
+    """Messages a second from a bare nats-py publisher in venue ``bare``'s account (``window``
+    in flight, as the uplink, through the service the centre's account lends it) on one node,
+    each answered at once by a bare subscriber in the centre's account on another: the
+    cluster's own cost for these messages and their answers, with nothing of ours around
+    them."""
+    return asyncio.run(_bare_rate(cluster, password, central_password, payloads, window))
 
-    received = threading.Semaphore(0)
-    subscribed = threading.Event()
-    sub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bare-subscriber",
-                      protocol=mqtt.MQTTv311, clean_session=True)
-    sub.username_pw_set("central", central_password)
-    sub.tls_set(ca_certs=cluster.ca_file)
-    sub.on_connect = lambda c, u, f, rc, p=None: c.subscribe(
-        "pkr/v1/bare/tables/+/private", qos=1)
-    sub.on_subscribe = lambda *a: subscribed.set()
-    sub.on_message = lambda c, u, m: received.release()
-    sub.connect(*cluster.nodes[1].mqtt)
-    sub.loop_start()
-    pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bare-publisher",
-                      protocol=mqtt.MQTTv311, clean_session=True)
-    pub.username_pw_set("venue-bare", password)
-    pub.tls_set(ca_certs=cluster.ca_file)
-    pub.max_inflight_messages_set(window)
-    pub.max_queued_messages_set(0)
-    connected = threading.Event()
-    pub.on_connect = lambda *a: connected.set()
-    pub.connect(*cluster.nodes[0].mqtt)
-    pub.loop_start()
+
+async def _bare_rate(cluster: NatsCluster, password: str, central_password: str,
+                     payloads: list[bytes], window: int) -> float:
+    import logging
+
+    import nats
+
+    from hub.group_link import SSL_EOF_NOTICE
+
+    logging.getLogger("asyncio").addFilter(SSL_EOF_NOTICE)
+    tls = ssl.create_default_context(cafile=cluster.ca_file)
+    node = cluster.nodes
+    sub = await nats.connect(f"tls://{node[1].address}", user="central",
+                             password=central_password, tls=tls, name="bare-subscriber")
+    pub = await nats.connect(f"tls://{node[0].address}", user="venue-bare", password=password,
+                             tls=tls, name="bare-publisher")
     try:
-        if not (subscribed.wait(30) and connected.wait(30)):
-            raise RuntimeError("the bare publisher or subscriber did not connect")
+        async def answer(msg: Any) -> None:
+            await sub.publish(msg.reply, b"")
+
+        await sub.subscribe("pkr.v1.bare.tables.*.private", cb=answer)
+        await sub.flush()
+        room = asyncio.Semaphore(window)
+        answered = 0
+        done = asyncio.Event()
+
+        async def answered_one(msg: Any) -> None:
+            nonlocal answered
+            answered += 1
+            room.release()
+            if answered == len(payloads):
+                done.set()
+
+        inbox = pub.new_inbox()
+        await pub.subscribe(inbox + ".*", cb=answered_one)
+        await pub.flush()
         start = time.perf_counter()
         for i, payload in enumerate(payloads):
-            pub.publish(f"pkr/v1/bare/tables/t{i % 40 + 1}/private", payload, qos=1)
-        for _ in payloads:
-            if not received.acquire(timeout=60):
-                raise RuntimeError("the bare subscriber stopped receiving")
+            await room.acquire()
+            await pub.publish(f"pkr.v1.bare.tables.t{i % 40 + 1}.private", payload,
+                              reply=f"{inbox}.{i}")
+        await asyncio.wait_for(done.wait(), 60)
         return len(payloads) / (time.perf_counter() - start)
     finally:
-        for client in (pub, sub):
-            client.disconnect()
-            client.loop_stop()
+        await pub.close()
+        await sub.close()
+
+
+def database_rate(central_db: str, venue: str, batches: list[list[dict[str, Any]]]) -> float:
+    """Events a second the central database takes by itself: ``batches`` (each one venue
+    table's envelopes, as an uplink's message) inserted by the recorder's storage class, 64
+    messages a statement and a commit, on one connection, nothing else running; then deleted."""
+    storage = GroupStorage(central_db)
+    try:
+        messages = [(venue, batch, (b'{"v":1,"batch":[' + b",".join(
+            encode(e).encode() for e in batch) + b"]}")) for batch in batches]
+        start = time.perf_counter()
+        for i in range(0, len(messages), 64):
+            storage.insert(messages[i:i + 64])
+            storage.commit()
+        seconds = time.perf_counter() - start
+        storage.execute("DELETE FROM group_events WHERE venue = ?", (venue,))
+        storage.commit()
+        return sum(len(batch) for batch in batches) / seconds
+    finally:
+        storage.close()
 
 
 # -------------------------------------------------------------------- a venue's hub records
@@ -341,12 +376,11 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
     dealt = table_events(args.hands, args.seed)
     faults: list[dict[str, Any]] = []
     fault_at: list[tuple[str, float]] = []
-    leaders: list[list[str]] = []  # what the killed node led, for the node's fault
     done = threading.Event()
     watching: threading.Thread | None = None
     try:
-        # The engine's bare rate, first: the central recorder's session does not exist yet,
-        # so nothing of it reaches the centre.
+        # The floors, first: the engine's bare rate (the central recorder is not running
+        # yet: nothing of it reaches the centre), and the central database's.
         sample = [encode(envelope(e, venue="bare", table="t1", seq=i + 1, boot=1,
                                   ts_ms=1_700_000_000_000 + i)).encode()
                   for i, e in enumerate(dealt[0] * 4)][:max(200, args.bare_messages)]
@@ -354,12 +388,17 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
                    for i in range(0, len(sample) - 99, 100)] * 3
         password = group.passwords["bare"]
         central_password = (directory / "central.password").read_text()
-        # The faster of two runs each: a cluster just started is slower for a while (it
-        # places its streams' replicas), which is no cost of ours.
+        # The faster of two runs each: the first pays for the connections' and the
+        # interpreter's warming up, which is no cost of the engine's.
         bare_single = max(bare_rate(group.cluster, password, central_password, sample, 64)
                           for _ in range(2))
         bare_batched = 100 * max(bare_rate(group.cluster, password, central_password,
                                            batches, 64) for _ in range(2))
+        floor_batches = [
+            [envelope(e, venue="bare", table=f"t{n}", seq=i + 1, boot=1,
+                      ts_ms=1_700_000_000_000 + i) for i, e in enumerate(events[:100])]
+            for n, events in enumerate(dealt * max(1, args.tables // len(dealt)))]
+        database = database_rate(central_db, "bare", floor_batches)
 
         # Each venue's backlog: the first half of every table's events. Warm (by default),
         # the uplinks run and are connected, as a venue's service does while its link to the
@@ -426,12 +465,10 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
         if not args.no_faults:
             node: Node = group.cluster.nodes[0]  # the central recorder's first node
             _sleep_until(live_started + args.live_seconds / 4)
-            led = led_by(group.cluster, node)
             group.cluster.kill_node(node)
             fault_at.append((f"cluster node {node.name} SIGKILLed (down 5 s)", time.monotonic()))
-            leaders.append(led)
             time.sleep(5)
-            group.cluster.start_node(node)  # it catches up by itself
+            group.cluster.start_node(node)  # it keeps nothing: nothing to catch up with
             _sleep_until(live_started + args.live_seconds * 2 / 3)
             victim = venues[1]
             group.kill_uplink(victim)
@@ -445,11 +482,10 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
         watching.join(10)
         end = complete or time.monotonic()
         ends = [at for _, at in fault_at[1:]] + [end]
-        for n, ((what, at), until) in enumerate(zip(fault_at, ends, strict=False)):
+        for (what, at), until in zip(fault_at, ends, strict=False):
             faults.append({"what": what, "at_s": round(at - live_started, 2),
                            "held_then": max([c for t, c in samples if t <= at], default=0),
-                           "longest_stall_s": _stalled(samples, at, until),
-                           **({"led": leaders[n]} if n < len(leaders) else {})})
+                           "longest_stall_s": _stalled(samples, at, until)})
         central = group.stop_central()
         uplinks = group.stop_uplinks()
         report = check(group, spread)
@@ -472,6 +508,8 @@ def _bench(args: argparse.Namespace, directory: Path, central_db: str) -> dict[s
             "bare_batched_events_per_s": round(bare_batched),
             "ratio_to_bare_single": round(ingest / bare_single, 2),
             "ratio_to_bare_batched": round(ingest / bare_batched, 2),
+            "database_events_per_s": round(database),
+            "ratio_to_database": round(ingest / database, 2),
             "live_seconds": args.live_seconds,
             "caught_up_after_last_event_s": round(end - recorded, 2),
             "faults": faults, "uplink_boots": group.uplink_boots,
@@ -597,29 +635,6 @@ def monitoring(cluster: NatsCluster, query: str, but: Node | None = None,
             continue
 
 
-def led_by(cluster: NatsCluster, victim: Node) -> list[str]:
-    """What of the path from the venues to the centre ``victim`` leads, as another node's
-    monitoring port (``/jsz``) tells: each account's streams of QoS 1 messages
-    (``$MQTT_msgs``) and of sessions (``$MQTT_sess``, which every MQTT connection reads), and
-    the central recorder's consumer. A stream or consumer whose leader dies takes no writes
-    until the others elect another: at least 4 s in nats-server (its raft election timeout,
-    4-9 s, not configurable)."""
-    for found in monitoring(cluster, "jsz?accounts=1&streams=1&consumers=1", but=victim):
-        led: list[str] = []
-        for account in found.get("account_details") or []:
-            for stream in account.get("stream_detail") or []:
-                if stream.get("name") not in ("$MQTT_msgs", "$MQTT_sess"):
-                    continue
-                where = f"{account.get('name')} {stream['name']}"
-                if (stream.get("cluster") or {}).get("leader") == victim.name:
-                    led.append(where)
-                for consumer in stream.get("consumer_detail") or []:
-                    if (consumer.get("cluster") or {}).get("leader") == victim.name:
-                        led.append(f"a consumer of {where}")
-        return sorted(led)
-    return []
-
-
 def _stalled(samples: list[tuple[float, int]], at: float, until: float) -> float:
     """The longest the centre went without storing anything between a fault and ``until``."""
     longest = 0.0
@@ -643,14 +658,14 @@ def _print(figures: dict[str, Any]) -> None:
           "the engine's bare rate "
           f"{figures['bare_single_events_per_s']} events/s one to a message "
           f"(x{figures['ratio_to_bare_single']}), {figures['bare_batched_events_per_s']} "
-          f"events/s in batches of 100 (x{figures['ratio_to_bare_batched']})")
+          f"events/s in batches of 100 (x{figures['ratio_to_bare_batched']}); the central "
+          f"database by itself {figures['database_events_per_s']} events/s "
+          f"(x{figures['ratio_to_database']})")
     print(f"  live: the rest over {figures['live_seconds']:g} s; the centre held everything "
           f"{figures['caught_up_after_last_event_s']} s after the venues recorded the last")
     for fault in figures["faults"]:
         print(f"  {fault['what']} at {fault['at_s']} s ({fault['held_then']} events held): the "
               f"centre stored nothing for {fault['longest_stall_s']} s at most after it")
-        if "led" in fault:
-            print("    it led " + (", ".join(fault["led"]) or "nothing of the venues' path"))
     central = figures["central"]
     print(f"  central recorder: {central.get('stored')} stored, {central.get('duplicates')} "
           f"came twice (not stored twice), {central.get('refused')} refused")

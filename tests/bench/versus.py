@@ -1,13 +1,14 @@
 """Benchmarks of this checkout against another commit, measured in the same run.
 
-    python -m tests.bench.versus REV [--rounds 2] [--json]
+    python -m tests.bench.versus REV [--rounds 2] [--bench NAME ...] [--json]
 
 Checks REV out in a temporary git worktree and runs the same benchmark commands there and
 here, alternating (old, new, old, new...) so that a busy machine weighs on both alike. Prints,
 for each figure, the median of each side and new/old. The commands: the core's per-card path
 (``replay_throughput``), the shoe codec (``shoe_link``), a display frame (``display``) and the
-contract's envelope check (``contract``). It asserts nothing; it is how a refactor shows that
-it kept the figures (issue 14).
+contract's envelope check (``contract``); ``--bench multi_venue`` instead, the group's centre
+taking a backlog (``multi_venue``, about a minute a run: not among the defaults). It asserts
+nothing; it is how a refactor shows that it kept the figures (issue 14).
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
                                                             "frame.ratio"]),
     ("contract", [], ["over_json_loads.wire_decode", "over_json_loads.receive_jsonschema_rs"]),
 ]
+# Run only when asked for by name (--bench): higher is better for events a second.
+ON_REQUEST: list[tuple[str, list[str], list[str]]] = [
+    ("multi_venue", ["--live-seconds", "10", "--no-faults"],
+     ["ingest_events_per_s", "backlog_seconds", "caught_up_after_last_event_s"]),
+]
 
 
 def _figure(data: dict[str, Any], path: str) -> float:
@@ -53,14 +59,16 @@ def _run(tree: Path, module: str, args: list[str]) -> dict[str, Any]:
     return data
 
 
-def compare(rev: str, rounds: int) -> dict[str, dict[str, dict[str, float]]]:
+def compare(rev: str, rounds: int, names: list[str] | None = None,
+            ) -> dict[str, dict[str, dict[str, float]]]:
     out: dict[str, dict[str, dict[str, float]]] = {}
+    benches = ([b for b in BENCHES + ON_REQUEST if b[0] in names] if names else BENCHES)
     with tempfile.TemporaryDirectory(prefix="bench-versus-") as tmp:
         old_tree = Path(tmp) / "old"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
                         str(old_tree), rev], check=True)
         try:
-            for module, args, figures in BENCHES:
+            for module, args, figures in benches:
                 runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
                 for _ in range(rounds):
                     runs["old"].append(_run(old_tree, module, args))
@@ -81,9 +89,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rev", help="the commit to compare with (e.g. the one before a change)")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--bench", action="append", metavar="NAME",
+                        choices=[b[0] for b in BENCHES + ON_REQUEST],
+                        help="only these (repeat it); multi_venue only so")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = compare(args.rev, args.rounds)
+    result = compare(args.rev, args.rounds, args.bench)
     if args.json:
         print(json.dumps(result))
         return 0
