@@ -1,7 +1,7 @@
 """Delivery without I/O: what a table's link and a venue's uplink send, and when. Fed the rows
 to send, the broker's PUBACKs, the recorder's requests and the connection's ups and downs,
 each sender says which messages to publish (their payloads, ready) and which rows may be
-dropped; the MQTT and database shells around them are ``hardware/mqtt_link.py`` and
+dropped; the MQTT, NATS and database shells around them are ``hardware/mqtt_link.py`` and
 ``hub/uplink.py``. So the rules can be driven through loss, duplication, reordering and
 restarts in milliseconds, with the recorder's own pure rules (``hub/ledger.py``,
 ``hub/gaps.py``), in ``tests/test_delivery.py``.

@@ -1,16 +1,15 @@
 """What the group's centre holds of each venue's tables, and what it asks a venue's uplink to
 send again. No I/O: fed the seqs the centre stored and the counts the uplinks report, with the
 time passed in, it says which tables to ask for (the central recorder, ``hub.group``, is the
-MQTT shell around it).
+NATS shell around it).
 
-Why it is needed: the cluster acknowledges an uplink's message once the *venue's* account
-holds it (``deploy/cluster/accounts.conf``: each venue has an account of its own, the centre
-another, which imports from each); what is lost after that (the centre's session wiped, the
-centre's stream without a quorum at that moment) would otherwise be lost for good while the
-uplink counts it delivered. So every uplink reports its counts, and a table on which the
-centre is behind, with no progress for ``patience`` seconds, is asked for again from the first
-seq the centre lacks. The centre stores each ``(venue, table, seq)`` once, so asking too early
-costs only duplicates, never a row twice.
+Why it is needed: the central recorder answers an uplink's message once its rows are
+committed, and only then does the uplink count it delivered; what the central database loses
+after that (restored from a backup older than the answers) would otherwise be lost for good.
+So every uplink reports its counts, and a table on which the centre is behind, with no
+progress for ``patience`` seconds, is asked for again from the first seq the centre lacks.
+The centre stores each ``(venue, table, seq)`` once, so asking too early costs only
+duplicates, never a row twice.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import json
 import time
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from contract.envelope import envelope
@@ -292,6 +292,80 @@ def test_an_uplink_with_a_wrong_password_says_the_cluster_refused_it(tmp_path, p
     finally:
         uplink.stop()
         group.stop()
+
+
+_GARBAGE = [b"\xff\xfe\x00{", '{"seq": 1}'.encode("utf-16"), b"[" * 5000 + b"]" * 5000,
+            b'{"a":"' + b"\x00" * 10 + b'"}', b"x" * 1_000_000, b"", b"null", b"[]",
+            b'{"seq": 1e400, "ts": "soon"}', b'{"elapsed": NaN}', b'{"a": 1, "a": 2}']
+_GROUP_SCHEMAS = {"pkr.v1.a.tables.t9.private": ("Envelope", "EnvelopeBatch"),
+                  "pkr.v1.a.uplink.sent": ("UplinkCounts",),
+                  "pkr.v1.a.tables.t9.private.extra": ("Envelope",)}
+
+
+@st.composite
+def _hostile_uplink_messages(draw):
+    """A subject of venue a's and a payload: a message of the contract generated from its
+    AsyncAPI schema (valid), the same with one field poisoned at any depth, or bytes that are
+    no JSON at all."""
+    from tests.schema_strategies import mutated, valid
+
+    subject = draw(st.sampled_from(sorted(_GROUP_SCHEMAS)))
+    how = draw(st.sampled_from(["valid", "mutated", "mutated", "bytes"]))
+    if how == "bytes":
+        return subject, draw(st.sampled_from(_GARBAGE))
+    schema = draw(st.sampled_from(_GROUP_SCHEMAS[subject]))
+    value = draw(valid(schema) if how == "valid" else mutated(schema))
+    batch = value.get("batch") if isinstance(value, dict) else None
+    for each in (batch if isinstance(batch, list) else [value]):
+        if isinstance(each, dict) and "table" in each and draw(st.booleans()):
+            each["table"], each["venue"] = "t9", "a"  # so that the recorder acts on it
+    return subject, json.dumps(value, allow_nan=True).encode()
+
+
+@pytest.fixture
+def live_group(tmp_path, postgres):
+    group = Group(tmp_path, ["a"], postgres).start()
+    group.start_central()
+    yield group
+    group.stop()
+
+
+@settings(max_examples=4, deadline=None, derandomize=True, phases=[Phase.generate],
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(messages=st.lists(_hostile_uplink_messages(), min_size=40, max_size=40))
+def test_generated_hostile_messages_stop_not_the_central_recorder(live_group, postgres,
+                                                                  messages):
+    """Hostile input through the real cluster into the real ``tablectl central``: then the
+    liveness check, a fresh event answered and stored, the process still running."""
+    group = live_group
+    storage = GroupStorage(postgres)
+    marker = len(storage.envelopes("a", "t1")) + 1
+    storage.close()
+
+    async def send() -> None:
+        client = await _venue_client(group, "a")
+        inbox, answers = client.new_inbox(), []
+
+        async def answer(msg) -> None:
+            answers.append(msg.subject)
+
+        await client.subscribe(inbox + ".*", cb=answer)
+        for subject, payload in messages:
+            await client.publish(subject, payload, reply=inbox + ".0")
+        await client.publish("pkr.v1.a.tables.t1.private", _level("a", marker),
+                             reply=inbox + ".1")
+        await _answered(client, inbox, answers, 1)
+        await client.close()
+
+    asyncio.run(send())
+    assert group.central is not None and group.central.poll() is None
+    storage = GroupStorage(postgres)
+    assert [e["seq"] for e in storage.envelopes("a", "t1")] == list(range(1, marker + 1))
+    storage.close()
+    if any(subject == "pkr.v1.a.tables.t9.private" and payload in _GARBAGE
+           for subject, payload in messages):  # what it refused, it said (once a subject)
+        assert "refused a message on pkr.v1.a.tables.t9.private" in group.log_tail("central", 400)
 
 
 def test_a_central_database_that_hangs_makes_the_recorder_unhealthy(tmp_path):
