@@ -515,6 +515,16 @@ def _hands(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
                for e in events if e["type"] == "hand.ended"])
 
 
+def _first_difference(scripted: list[tuple[Any, ...]], dealt: list[tuple[Any, ...]]) -> str:
+    """Where two lists of ``_hands`` part: what the next failure's reader needs (a
+    difference seen once, under load, said no more than that it was there)."""
+    for index, (want, got) in enumerate(zip(scripted, dealt, strict=False)):
+        if want != got:
+            return f"entry {index}: the script {want!r}, the table {got!r}"[:600]
+    return (f"the script has {len(scripted)} entries, the table {len(dealt)} (next: "
+            f"{(scripted[len(dealt):] or dealt[len(scripted):])[0]!r})")[:600]
+
+
 def check(venue: NetworkVenue) -> dict[str, Any]:
     """The checker's findings, table by table; ``problems`` empty when the venue held up:
     every event of every outbox once and in order at the recorder, equal to the outbox's, the
@@ -544,7 +554,8 @@ def check(venue: NetworkVenue) -> dict[str, Any]:
                               "hands_equal_script": _hands(script) == _hands(events),
                               "off_script": table.name in venue.off_script}
         if table.name not in venue.off_script and _hands(script) != _hands(events):
-            problems.append(f"{table.name}: the hands differ from its dealer's script")
+            problems.append(f"{table.name}: the hands differ from its dealer's script: "
+                            + _first_difference(_hands(script), _hands(events)))
         if missing:
             problems.append(f"{table.name}: {len(missing)} events never recorded "
                             f"(first {missing[:5]})")

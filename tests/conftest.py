@@ -8,8 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from tablectl.bench import replay_lines
+
+# No hypothesis deadline anywhere: a deadline asserts wall-clock speed, which a machine kept
+# busy does not have (one example of the shoe codec's corrupted streams took 315 ms against
+# the default 200 ms with both cores loaded). A test that sets its own settings keeps this.
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
