@@ -240,10 +240,15 @@ class _InFlight:
 
 class UplinkSender:
     # An answer's delay, smoothed: the timeout is ``answer_factor`` times it, ``answer_floor``
-    # at least. Under a backlog the centre answers later as its queue grows, and so the
-    # timeout; a message lost with a node goes again after about the floor.
+    # at least, doubled at each expiry that found a message unanswered (up to
+    # ``answer_backoff_cap`` times) and back to once at the next answer in time. Under a
+    # backlog the centre answers later as its queue grows, and so the timeout; a late answer
+    # still teaches the delay (the message is sent again all the same); a centre that stalls
+    # is not flooded with copies; a message lost with a node goes again after about the floor.
     answer_floor = 1.0
     answer_factor = 4.0
+    answer_backoff_cap = 16.0
+    late_kept = 4096  # expired messages whose late answer may still teach the delay
 
     def __init__(self, *, window: int = 64, per_table: int = 4,
                  report_seconds: float = 2.0) -> None:
@@ -253,6 +258,9 @@ class UplinkSender:
         self.stats = UplinkStats()
         self.connected = False
         self.delay = 0.0  # the centre's answers' recent delay, seconds
+        self.backoff = 1.0  # the timeout's multiplier: doubled at each expiry, reset by answers
+        self.refused: dict[str, str] = {}  # tables the centre refused, and why: parked
+        self._expired: dict[int, float] = {}  # number -> sent_at, of messages sent again
         self.sent: dict[str, int] = {}  # per table: held by the centre, without a gap
         self.dirty = False  # ``sent`` moved since ``saved``
         self._queued: dict[str, int] = {}  # per table: the last seq handed to publish
@@ -285,16 +293,19 @@ class UplinkSender:
 
     @property
     def answer_timeout(self) -> float:
-        return max(self.answer_floor, self.answer_factor * self.delay)
+        return max(self.answer_floor, self.answer_factor * self.delay) * self.backoff
 
     def expire(self, now: float) -> list[str]:
         """The tables whose oldest unanswered message is older than ``answer_timeout``: what
-        they have in flight goes again from their counts. Returns them."""
+        they have in flight goes again from their counts, and the timeout doubles. Returns
+        them."""
         late = now - self.answer_timeout
         expired = [table for table, flight in self._flight.items()
                    if any(not entry.done and entry.sent_at < late for entry in flight)]
         for table in expired:
             self._again(table)
+        if expired:
+            self.backoff = min(self.backoff * 2, self.answer_backoff_cap)
         return expired
 
     def _again(self, table: str) -> None:
@@ -303,8 +314,24 @@ class UplinkSender:
             return
         for entry in flight:
             self._by_number.pop(entry.number, None)
-            self.stats.unanswered += not entry.done
+            if not entry.done:
+                self.stats.unanswered += 1
+                self._expired[entry.number] = entry.sent_at
+        while len(self._expired) > self.late_kept:  # the oldest first (insertion order)
+            del self._expired[next(iter(self._expired))]
         self._queued[table] = self.sent.get(table, 0)
+
+    def refuse(self, number: int, reason: str) -> str | None:
+        """The centre refused message ``number`` (the contract does not allow what it carried):
+        its table is parked, nothing of it counted or sent again until the uplink starts again
+        (someone must mend the cause: a venue ahead of the centre's contract, a wrong venue
+        id). Returns the table, the first time only."""
+        table = self._by_number.get(number)
+        if table is None or table in self.refused:
+            return None
+        self.refused[table] = reason
+        self._again(table)
+        return table
 
     @property
     def in_flight(self) -> int:
@@ -315,6 +342,9 @@ class UplinkSender:
         of it held in order. (``now``: when the answer came, for ``answer_timeout``.)"""
         table = self._by_number.pop(number, None)
         if table is None:
+            sent_at = self._expired.pop(number, None)
+            if sent_at is not None and now:  # late, and sent again: it still says the delay
+                self.delay += 0.2 * (max(0.0, now - sent_at) - self.delay)
             return
         flight = self._flight[table]
         for entry in flight:
@@ -322,6 +352,7 @@ class UplinkSender:
                 entry.done = True
                 if now:
                     self.delay += 0.2 * (max(0.0, now - entry.sent_at) - self.delay)
+                    self.backoff = 1.0
         while flight and flight[0].done:
             entry = flight.popleft()
             self.stats.acknowledged += entry.last_seq - self.sent.get(table, 0)
@@ -336,7 +367,7 @@ class UplinkSender:
         again: list[tuple[str, int, int]] = []
         for table, upto in sorted(asked.items()):
             count = self.sent.get(table, 0)
-            if upto >= count or self._flight.get(table):
+            if upto >= count or self._flight.get(table) or table in self.refused:
                 continue
             self.stats.sent_again += count - upto
             self.stats.acknowledged -= count - upto
@@ -365,6 +396,8 @@ class UplinkSender:
         if not self.connected:
             return messages, lacking
         for table, upto in sorted(uptos.items()):
+            if table in self.refused:
+                continue
             flight = self._flight.setdefault(table, deque())
             while (len(self._by_number) < self.window and len(flight) < self.per_table
                    and self._queued.get(table, 0) < upto):

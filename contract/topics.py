@@ -29,7 +29,7 @@ def hub(venue: str, leaf: str) -> str:
 
 
 def uplink_counts(venue: str) -> str:
-    """A venue's uplink to the group's central recorder: what the cluster acknowledged."""
+    """A venue's uplink to the group's central recorder: what the recorder answered."""
     return f"{ROOT}/{venue}/uplink/sent"
 
 

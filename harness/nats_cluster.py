@@ -126,7 +126,7 @@ class NatsCluster:
                 "TLS_CERT": str(self.certificates / "broker.crt"),
                 "TLS_KEY": str(self.certificates / "broker.key")}
 
-    def start(self, timeout: float = 30) -> NatsCluster:
+    def start(self, timeout: float = 60) -> NatsCluster:
         # The nodes' certificate from a CA of the group's own, made by the deployment's
         # script (for 127.0.0.1: every node here is on loopback).
         subprocess.run(["bash", str(deploy_config().parents[1] / "hub" / "make-certs.sh"),

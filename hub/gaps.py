@@ -71,8 +71,8 @@ class CentralHoldings:
 
     def to_ask(self, venue: str, counts: Mapping[str, int], now: float) -> dict[str, int]:
         """The tables to ask ``venue``'s uplink for again, each with the seq up to which the
-        centre holds it (the uplink sends from the next): those its uplink says the cluster
-        acknowledged further than the centre holds without a gap, with no progress for
+        centre holds it (the uplink sends from the next): those its uplink says the centre
+        answered further than the centre holds without a gap, with no progress for
         ``patience`` seconds and not asked within them."""
         asks: dict[str, int] = {}
         for table, count in counts.items():

@@ -153,7 +153,9 @@ class GroupStats:
 
 
 Message = tuple[str, list[dict[str, Any]], bytes]  # venue, its envelopes (checked), as it came
-Ack = tuple[int, str]  # the connection it came on, the reply subject its uplink waits on
+# The connection it came on, the reply subject its uplink waits on, the answer: empty once
+# stored, a GroupRefusal (why) for a message refused.
+Ack = tuple[int, str, bytes]
 
 
 @dataclass(frozen=True)
@@ -317,13 +319,15 @@ class CentralRecorder(NatsWorker):
             writer = hash((venue, table)) % len(self._writers)
             if envelopes:  # to its writer, with the others taken in since its last write
                 self._pending[writer].append((venue, envelopes, item.payload))
+            answer = b""
         except ContractError as exc:
             self._refuse(item.topic, exc)
             writer = 0
-        # Refused or stored, it is answered after its writer's next commit: a refused message
-        # would come back forever otherwise.
+            answer = encode({"v": 1, "refused": str(exc)[:500]}).encode("utf-8", "replace")
+        # Stored or refused, it is answered after its writer's next commit; refused, with why:
+        # its uplink counts nothing of it and parks the table, instead of sending it forever.
         if item.reply:
-            self._unacked[writer].append((item.connection, item.reply))
+            self._unacked[writer].append((item.connection, item.reply, answer))
 
     def _refuse(self, topic: str, problem: ContractError) -> None:
         self.stats.refused += 1
@@ -356,12 +360,12 @@ class CentralRecorder(NatsWorker):
         self.stats.stored += written.stored
         self.stats.duplicates += (sum(len(envelopes) for _, envelopes, _ in written.messages)
                                   - written.stored)
-        for connection, reply in written.acks:
+        for connection, reply, answer in written.acks:
             # The cluster lets the recorder answer only what came on the same connection
             # (allow_responses): a message of a lost connection goes unanswered, and its
             # uplink sends it again (it is stored already; counted twice).
             if connection == self.connection:
-                self.publish(reply, b"")
+                self.publish(reply, answer)
         now = time.monotonic()
         for venue, envelopes, _ in written.messages:
             table = envelopes[0]["table"]

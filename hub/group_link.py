@@ -8,7 +8,7 @@ way; what makes the group's delivery sure is end to end, between the two ends th
 databases: the central recorder answers each of an uplink's messages once the rows it carried
 are committed, and the uplink moves its count only on that answer (it sends again what was
 not answered in time). So a node lost costs its clients a reconnection to the next node
-(``reconnect_seconds``) and what was in flight through it a second sending, never a raft
+(tried at once) and what was in flight through it a second sending, never a raft
 leader's election (4-9 s in nats-server; what a JetStream stream waits when its leader is
 lost).
 
@@ -101,6 +101,7 @@ class NatsWorker(QueueWorker):
         self._closing = False
         self._tasks: set[asyncio.Future[None]] = set()
         self.refusals = 0  # the cluster refused a publish or a subscription (permissions)
+        self.lost_for_good: str | None = None  # why nats-py gave the connection up, if it did
         self._said: dict[str, float] = {}  # what the cluster said, when it was last logged
 
     # ------------------------------------------------------------------ for subclasses
@@ -123,7 +124,20 @@ class NatsWorker(QueueWorker):
         self._loop = loop
         start_worker(loop.run_forever, f"{self.worker_name}-nats")
         self._connecting = asyncio.run_coroutine_threadsafe(self._connect(), loop)
+        self._connecting.add_done_callback(self._connect_ended)
         return self
+
+    def _connect_ended(self, future: concurrent.futures.Future[None]) -> None:
+        if not future.cancelled() and future.exception() is not None:
+            self.lost_for_good = f"connecting to the cluster failed: {future.exception()!r}"
+            log.error("%s", self.lost_for_good)
+
+    def unhealthy(self, timeout: float = 5.0) -> str | None:
+        """Also unhealthy once nats-py has given the connection up for good (a server error it
+        does not retry): systemd restarts the service."""
+        if self.lost_for_good is not None:
+            return self.lost_for_good
+        return super().unhealthy(timeout)
 
     def turned(self) -> None:
         self._send_out()
@@ -171,6 +185,12 @@ class NatsWorker(QueueWorker):
             put(Connected(False, f"reconnected to {client.connected_url.netloc}"
                           if client is not None and client.connected_url else "reconnected"))
 
+        async def closed() -> None:
+            if not self._closing:
+                self.lost_for_good = "nats-py closed the connection to the cluster for good"
+                log.error("%s: the %s stops, to be started again", self.lost_for_good,
+                          self.worker_name)
+
         async def error(exc: Exception) -> None:
             # nats-py tries the nodes again and again while none answers, and says why each
             # time: each reason is logged once a minute at most.
@@ -192,7 +212,8 @@ class NatsWorker(QueueWorker):
             allow_reconnect=True, max_reconnect_attempts=-1,
             reconnect_time_wait=self.reconnect_seconds, connect_timeout=self.connect_timeout,
             ping_interval=self.ping_seconds, max_outstanding_pings=self.max_outstanding_pings,
-            disconnected_cb=disconnected, reconnected_cb=reconnected, error_cb=error)
+            disconnected_cb=disconnected, reconnected_cb=reconnected, error_cb=error,
+            closed_cb=closed)
         while not self._closing:
             try:  # (nats-py itself tries the nodes until one lets it in)
                 client = await nats.connect(**options)
@@ -203,10 +224,10 @@ class NatsWorker(QueueWorker):
         else:
             return
         self._client = client
+        self.connection += 1  # before the subscriptions: what they bring is of this connection
         for wanted in self.subscriptions():
             await client.subscribe(wanted, cb=self._received)
         await client.flush()
-        self.connection += 1
         put(Connected(False, f"connected to {client.connected_url.netloc}"
                       if client.connected_url else "connected"))
 

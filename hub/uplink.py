@@ -99,9 +99,31 @@ class Uplink(NatsWorker):
             case Received(topic=topic) if topic.startswith(self.inbox + "."):
                 number = topic[len(self.inbox) + 1:]
                 if number.isdigit():
-                    self.sender.puback(int(number), time.monotonic())
+                    self._answered(int(number), item.payload)
             case Received(topic=topic) if topic == self._resend:
                 self._send_again(item)
+
+    def _answered(self, number: int, payload: bytes) -> None:
+        """The central recorder's answer: empty once it stored the message; a
+        ``GroupRefusal`` when the contract did not let it (its table is parked)."""
+        if not payload:
+            self.sender.puback(number, time.monotonic())
+            return
+        try:
+            why = receive("GroupRefusal", payload)["refused"]
+        except ContractError as exc:  # neither: the message goes again when it expires
+            self._bad_requests += 1
+            if self._bad_requests == 1:
+                log.warning("an answer from the group that is neither empty nor a refusal: %s",
+                            exc)
+            return
+        table = self.sender.refuse(number, why)
+        if table is not None:
+            log.error("the central recorder refused venue %s's table %s from seq %d: %s. The "
+                      "uplink sends nothing more of it until it is started again: mend the "
+                      "cause (a venue's software ahead of the centre's contract, or venue.id "
+                      "not the hub's) and restart it", self.venue, table,
+                      self.sender.sent.get(table, 0) + 1, why)
 
     def _send_again(self, item: Received) -> None:
         """The central recorder lacks some tables' events from a seq on: send them again
@@ -115,8 +137,8 @@ class Uplink(NatsWorker):
             return
         again = self.sender.resend(asked)
         if again:
-            log.warning("the central recorder lacks what the cluster acknowledged: sending "
-                        "again %s", ", ".join(f"{table} from {upto + 1} ({count} events)"
+            log.warning("the central recorder lacks what it answered (its database restored?): "
+                        "sending again %s", ", ".join(f"{table} from {upto + 1} ({count} events)"
                                                for table, upto, count in again[:10]))
 
     def turn(self) -> None:

@@ -733,7 +733,9 @@ def test_the_uplink_counts_a_table_over_messages_held_in_order_and_reports_the_c
 def test_the_uplink_sends_again_what_the_centre_did_not_answer_in_time():
     """A message unanswered for ``answer_timeout`` (1 s at least, four times the answers'
     recent delay) goes again from the table's count, with what its table has in flight
-    after it; other tables wait on."""
+    after it; other tables wait on. Each expiry doubles the timeout (a stalled centre is not
+    flooded with copies) until an answer comes in time; a late answer counts nothing but
+    still teaches the delay."""
     group = Group()
     group.record("t1", 3, False)
     group.record("t2", 1, False)
@@ -749,13 +751,45 @@ def test_the_uplink_sends_again_what_the_centre_did_not_answer_in_time():
     assert sender.expire(10.9) == []
     assert sender.expire(11.1) == ["t1", "t2"]  # both sent at 10.0, unanswered
     assert sender.stats.unanswered == 3 and sender.in_flight == 0
+    assert sender.answer_timeout == 2.0  # backed off
     again, _ = sender.pump({"t1": 3, "t2": 1}, group.read, now=11.1)
     assert [(m.table, m.first_seq, m.last_seq) for m in again] == [("t1", 2, 3), ("t2", 1, 1)]
-    sender.puback(messages[2].number, now=11.2)  # a late answer to the first sending
-    assert sender.sent == {"t1": 1}  # its number is forgotten: nothing counted twice
-    for _ in range(30):  # answers slow down (a busy centre): the timeout follows
-        sender.delay += 0.2 * (2.0 - sender.delay)
-    assert sender.answer_timeout == pytest.approx(8.0, rel=0.01)
+    sender.puback(messages[2].number, now=16.0)  # a late answer to the first sending
+    assert sender.sent == {"t1": 1}  # its number is forgotten: nothing counted twice...
+    assert sender.delay == pytest.approx(0.2 * 6.0 + 0.8 * 0.02)  # ...but the delay learnt
+    assert sender.answer_timeout == pytest.approx(4 * sender.delay * 2)
+    assert sender.expire(20.0) == [] and sender.expire(21.0) == ["t1", "t2"]  # 11.1 + 9.7
+    assert sender.answer_timeout == pytest.approx(4 * sender.delay * 4)
+    for _ in range(10):  # a centre that answers nothing: the timeout stops doubling
+        sender.pump({"t1": 3, "t2": 1}, group.read, now=20.0)
+        sender.expire(1e6)
+    assert sender.backoff == sender.answer_backoff_cap
+    third, _ = sender.pump({"t1": 3, "t2": 1}, group.read, now=1e6)
+    sender.puback(third[0].number, now=1e6 + 0.1)  # an answer in time: back to once
+    assert sender.backoff == 1.0 and sender.sent == {"t1": 3}
+
+
+def test_the_uplink_parks_a_table_the_centre_refused():
+    """The centre refused a message (the contract does not let it store it): nothing of it is
+    counted, the table is sent no more (nor on the centre's request) until the uplink starts
+    again; the other tables go on."""
+    group = Group()
+    group.record("t1", 5, False)
+    group.record("t2", 2, False)
+    sender = _uplink()
+    messages, _ = sender.pump({"t1": 5, "t2": 2}, group.read, now=1.0)
+    t1 = next(m for m in messages if m.table == "t1")
+    assert sender.refuse(t1.number, "an envelope of b/t1 on a/t1's topic") == "t1"
+    assert sender.refuse(t1.number, "again") is None  # said once
+    assert sender.refused == {"t1": "an envelope of b/t1 on a/t1's topic"}
+    assert sender.sent.get("t1", 0) == 0 and sender.stats.acknowledged == 0
+    group.record("t1", 3, False)
+    more, _ = sender.pump({"t1": 8, "t2": 2}, group.read, now=2.0)
+    assert all(m.table != "t1" for m in more)
+    assert sender.resend({"t1": 0}) == []
+    t2 = next(m for m in messages if m.table == "t2")
+    sender.puback(t2.number, now=1.1)
+    assert sender.sent == {"t2": 2}
 
 
 def test_the_uplink_sends_again_what_the_centre_asks_for_once_nothing_is_in_flight():

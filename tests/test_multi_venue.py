@@ -89,16 +89,21 @@ def test_a_venue_cannot_write_as_another_venue(tmp_path, postgres):
 
             async def answer(msg) -> None:
                 answers.append(msg.subject)
+                said[msg.subject.rsplit(".", 1)[1]] = msg.data
 
+            said: dict[str, bytes] = {}
             await client.subscribe(inbox + ".*", cb=answer)
             await client.publish("pkr.v1.b.tables.t1.private", _level("b", 1), reply=inbox + ".1")
             await client.publish("pkr.v1.a.tables.t1.private", _level("b", 2), reply=inbox + ".2")
             await client.publish("pkr.v1.a.tables.t1.private", _level("a", 3), reply=inbox + ".3")
             await _answered(client, inbox, answers, 3)
             await client.close()
-            return [a.rsplit(".", 1)[1] for a in answers]
+            return said
 
-        assert sorted(asyncio.run(intrude())) == ["2", "3"]  # b's subject: never delivered
+        said = asyncio.run(intrude())
+        assert sorted(said) == ["2", "3"]  # b's subject: never delivered
+        assert said["3"] == b""  # stored
+        assert "an envelope of b/t1 on a/t1's topic" in json.loads(said["2"])["refused"]
         storage = GroupStorage(postgres)
         assert storage.counts() == {"a": {"t1": 1}}
         assert [e["seq"] for e in storage.envelopes("a", "t1")] == [3]
@@ -366,6 +371,46 @@ def test_generated_hostile_messages_stop_not_the_central_recorder(live_group, po
     if any(subject == "pkr.v1.a.tables.t9.private" and payload in _GARBAGE
            for subject, payload in messages):  # what it refused, it said (once a subject)
         assert "refused a message on pkr.v1.a.tables.t9.private" in group.log_tail("central", 400)
+
+
+def test_an_uplink_whose_venue_is_not_the_hubs_parks_what_the_centre_refuses(
+        tmp_path, postgres, caplog):
+    """venue.id says a, the hub's database holds b's envelopes: the central recorder refuses
+    them (an envelope of b on a's subject), the uplink counts nothing, says what to mend,
+    once, and sends the table no more; another table of a's goes on."""
+    import logging
+
+    from hub.group_link import GroupEndpoint
+    from hub.storage import open_storage
+    from hub.uplink import Uplink
+
+    group = Group(tmp_path, ["a"], postgres).start()
+    hub = open_storage(group.hub_db("a"))
+    level = {"type": "level", "hand": None, "level": 1, "sb": 100, "bb": 200, "ante": 0,
+             "t": 1.0}
+    record(hub, "b", "t1", [level] * 3, 1)  # recorded under another venue's name
+    record(hub, "a", "t2", [level] * 3, 1)
+    hub.commit()
+    hub.close()
+    nodes = tuple(node.address for node in group.cluster.nodes)
+    uplink = Uplink("a", group.hub_db("a"), str(tmp_path / "a-uplink.db"),
+                    GroupEndpoint(nodes, "venue-a", group.passwords["a"],
+                                  group.cluster.ca_file, "uplink-a"))
+    caplog.set_level(logging.INFO)
+    try:
+        group.start_central()
+        uplink.start()
+        assert wait_for(lambda: "t1" in uplink.sender.refused, 20), group.log_tail("central")
+        assert wait_for(lambda: uplink.sender.sent.get("t2") == 3, 20)  # the barrier
+        assert uplink.sender.sent.get("t1", 0) == 0 and uplink.stats.acknowledged == 3
+        said = [r for r in caplog.records if "refused venue a's table t1" in r.getMessage()]
+        assert len(said) == 1 and "restart it" in said[0].getMessage()
+        storage = GroupStorage(postgres)
+        assert storage.counts() == {"a": {"t2": 3}}
+        storage.close()
+    finally:
+        uplink.stop()
+        group.stop()
 
 
 def test_a_central_database_that_hangs_makes_the_recorder_unhealthy(tmp_path):
