@@ -232,8 +232,9 @@ def test_a_hand_history_reads_as_the_floor_says_it(venue, tmp_path):
 
 
 def test_a_bust_out_from_the_table_panel_reaches_the_table_and_its_reply_is_shown(venue):
-    # The panel lists the seats the hub knows when it opens: on a busy machine t1's seating
-    # may reach the hub after the page is live (the panel then said "-", 1 run in 3 loaded).
+    # The panel lists the seats the hub knows when it opens: t1's seating known first. (A
+    # loaded run once found no seat buttons: the tap had been lost to a redraw and the panel
+    # never opened; test_a_tap_on_a_table_opens_it... below.)
     floor = venue["hub"].floor
     assert wait_for(lambda: "t1" in floor.tables and len(floor.tables["t1"].seats) >= 4, 30)
     maria = login_page(venue, "maria")
@@ -683,3 +684,24 @@ def test_dealers_by_name_with_their_table_time_in_the_box_and_pace(venue, tmp_pa
         assert box_of(page.locator("#tables-panel h2"))["y"] < height - 44  # the first screen
         shoot(page, name, tmp_path, full_page=False)
         page.context.close()
+
+
+def test_a_tap_on_a_table_opens_it_though_the_room_redraws_under_the_finger(venue):
+    """The room redraws every second and at each event: a press and a release on either side
+    of a redraw still open the table. (Each redraw made every card anew, and the click went to
+    what the two had in common, the list: a floor manager's tap lost, once in a few loaded
+    runs of these tests.)"""
+    maria = login_page(venue, "maria")
+    try:
+        card = maria.locator(".table[data-table=t1]")
+        box = box_of(card)
+        maria.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        maria.mouse.down()
+        maria.evaluate("drawTables()")  # the redraw, between the press and the release
+        maria.mouse.up()
+        dialog = maria.locator("#table-dialog")
+        expect(dialog).to_have_attribute("open", "")
+        expect(dialog.locator(".name")).to_have_text("t1")
+        maria.click("#table-dialog .close")
+    finally:
+        maria.context.close()

@@ -29,12 +29,13 @@ SCREENSHOTS = os.environ.get("TABLECTL_SCREENSHOTS")
 STATIC = Path(__file__).resolve().parent.parent / "hub" / "static"
 
 
-def test_the_vendored_chart_library_is_the_file_its_note_names():
+@pytest.mark.parametrize("library,licence", [("chart.umd.min.js", "chart.js.LICENSE.md"),
+                                             ("morphdom-umd.min.js", "morphdom.LICENSE")])
+def test_each_vendored_library_is_the_file_its_note_names(library, licence):
     note = (STATIC / "VENDORED.md").read_text(encoding="utf-8")
-    (named,) = re.findall(r"\| `chart\.umd\.min\.js` \|.*\| `([0-9a-f]{64})` \|", note)
-    assert hashlib.sha256((STATIC / "chart.umd.min.js").read_bytes()).hexdigest() == named
-    assert (STATIC / "chart.js.LICENSE.md").read_text(encoding="utf-8").startswith(
-        "The MIT License")
+    (named,) = re.findall(r"\| `" + re.escape(library) + r"` \|.*\| `([0-9a-f]{64})` \|", note)
+    assert hashlib.sha256((STATIC / library).read_bytes()).hexdigest() == named
+    assert (STATIC / licence).read_text(encoding="utf-8").startswith("The MIT License")
 
 
 @pytest.fixture(scope="module")

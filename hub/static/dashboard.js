@@ -310,6 +310,23 @@ function alertItem(a) {
   return li;
 }
 
+// Each table's card is made once and kept, and a redraw (every second, and at each event)
+// changes inside it only what changed (morphdom, vendored): the element under a finger stays
+// the same element. Made anew each time, a card lost a tap whose press and release fell on
+// either side of a redraw (the browser sends no click when the pressed element is gone).
+const tableCards = new Map();
+
+function tableCard(name) {
+  let card = tableCards.get(name);
+  if (!card) {
+    card = el("div", "table");
+    card.dataset.table = name;
+    card.addEventListener("click", (event) => { if (!unsettled(event)) openTable(name); });
+    tableCards.set(name, card);
+  }
+  return card;
+}
+
 function drawTables() {
   const box = $("#tables");
   const alerting = new Set(Object.values(state.alerts).filter((a) => !a.acked_by).map((a) => a.table));
@@ -317,24 +334,29 @@ function drawTables() {
   const cards = [];
   for (const name of names) {
     const t = state.tables[name];
-    const card = el("div", `table ${t.status}` + (alerting.has(name) ? " alerting" : ""));
-    card.dataset.table = name;
-    card.append(el("span", "status", `${t.status} ${ago(t.status_since)}`),
-                el("div", "name", name));
+    const card = tableCard(name);
+    const fresh = el("div", `table ${t.status}` + (alerting.has(name) ? " alerting" : ""));
+    fresh.append(el("span", "status", `${t.status} ${ago(t.status_since)}`),
+                 el("div", "name", name));
     // A table that is not online is shown as last heard: its clock frozen, its link down.
     const online = t.status === "online";
     const left = leftNow(t.remaining, t.state_ts, t.clock_running && online);
     const level = t.on_break ? "break" : (t.level ? `level ${t.level}` : "no clock");
-    card.append(seatMap(t));
-    card.append(line("", [level, left === null ? "" : ` ${clockText(left)}`]),
+    fresh.append(seatMap(t));
+    fresh.append(line("", [level, left === null ? "" : ` ${clockText(left)}`]),
                 line("hand ", [t.hand ?? "-", t.in_progress && t.street ? ` ${t.street}` : (t.hand ? " ended" : "")]),
                 line("dealer ", [t.dealer ? dealerName(t.dealer) : "-", t.hands_per_hour ? `, ${t.hands_per_hour} hands/h` : ""]),
                 line("shoe ", [t.shoe ?? "?", "  hub link ", online ? (t.hub_link ?? "?") : t.status]));
-    if (t.hand_for_hand !== "off") card.append(line("hand for hand: ", [t.hand_for_hand]));
-    card.addEventListener("click", (event) => { if (!unsettled(event)) openTable(name); });
+    if (t.hand_for_hand !== "off") fresh.append(line("hand for hand: ", [t.hand_for_hand]));
+    card.className = fresh.className;
+    morphdom(card, fresh, { childrenOnly: true });
     cards.push(card);
   }
-  box.replaceChildren(...cards);
+  for (const name of [...tableCards.keys()]) if (!(name in state.tables)) tableCards.delete(name);
+  // The same cards in the same order: left in place (a card moved out and back is still the
+  // same card, but there is no need to move it).
+  const same = box.children.length === cards.length && cards.every((c, i) => box.children[i] === c);
+  if (!same) box.replaceChildren(...cards);
   $("#table-count").textContent = `(${names.length})`;
   // The room at a glance: players seated at the tables in play. A lost table keeps its last
   // known seats (its players did not leave), said as such; a broken or closed one counts none.
