@@ -25,6 +25,7 @@ import contextlib
 import logging
 import math
 import ssl
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -97,6 +98,7 @@ class NatsWorker(QueueWorker):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: Client | None = None
         self._connecting: concurrent.futures.Future[None] | None = None
+        self._loop_thread: threading.Thread | None = None
         self._out: list[tuple[str, bytes, str]] = []  # what this turn published
         self._closing = False
         self._tasks: set[asyncio.Future[None]] = set()
@@ -122,7 +124,7 @@ class NatsWorker(QueueWorker):
         logging.getLogger("asyncio").addFilter(SSL_EOF_NOTICE)  # (once: the same filter)
         loop = asyncio.new_event_loop()
         self._loop = loop
-        start_worker(loop.run_forever, f"{self.worker_name}-nats")
+        self._loop_thread = start_worker(loop.run_forever, f"{self.worker_name}-nats")
         self._connecting = asyncio.run_coroutine_threadsafe(self._connect(), loop)
         self._connecting.add_done_callback(self._connect_ended)
         return self
@@ -152,7 +154,8 @@ class NatsWorker(QueueWorker):
         """``finish`` on the worker's thread, what it published sent, the connection closed.
         Idempotent."""
         self._stop_thread(timeout)
-        self._send_out()
+        if self.stopped:  # finish ran: what it published goes (else its thread still owns it)
+            self._send_out()
         loop = self._loop
         if loop is None or self._closing:
             return
@@ -165,6 +168,10 @@ class NatsWorker(QueueWorker):
             log.warning("the %s's connection to the cluster did not close: %r",
                         self.worker_name, exc)
         loop.call_soon_threadsafe(loop.stop)
+        if self._loop_thread is not None:
+            self._loop_thread.join(timeout)
+            if not self._loop_thread.is_alive():
+                loop.close()
 
     # ------------------------------------------------------------------ on nats-py's loop
     async def _connect(self) -> None:

@@ -253,7 +253,9 @@ def test_an_uplink_sends_again_what_the_recorder_took_but_never_answered(tmp_pat
         assert wait_for(lambda: first.online)
         uplink.start()
         assert wait_for(lambda: first.stats.received >= 1, 15)
-        assert uplink.stats.acknowledged == 0 and uplink.sender.in_flight == 1
+        # (read from this thread: waited for, as the worker's turn may be halfway)
+        assert wait_for(lambda: uplink.sender.in_flight == 1, 5)
+        assert uplink.stats.acknowledged == 0
         first.stop()
         second = CentralRecorder(str(tmp_path / "second.db"), centre).start()
         assert wait_for(lambda: second.stats.stored == 1, 15), second.stats
