@@ -184,10 +184,28 @@ function applyUpdate(update, answer = false) {
 
 // ------------------------------------------------------------------ drawing
 let drawPending = false;
+// No redraw while a finger or the mouse is down: a button made anew between the press and the
+// release gets no click (the floor's "Acknowledge all" lost so, once in a test run); what
+// came meanwhile is drawn once it is released, after its click.
+let pressing = false;
+let drawAfterPress = false;
+document.addEventListener("pointerdown", () => { pressing = true; }, true);
+const released = () => {
+  pressing = false;
+  if (drawAfterPress) { drawAfterPress = false; setTimeout(draw, 0); }
+};
+document.addEventListener("pointerup", released, true);
+document.addEventListener("pointercancel", released, true);
+
 function draw() {
+  if (pressing) { drawAfterPress = true; return; }
   if (drawPending) return;
   drawPending = true;
-  requestAnimationFrame(() => { drawPending = false; drawAll(); });
+  requestAnimationFrame(() => {
+    drawPending = false;
+    if (pressing) { drawAfterPress = true; return; }
+    drawAll();
+  });
 }
 
 function drawAll() {
@@ -1310,7 +1328,7 @@ async function startDashboard() {
   setUpStats();
   connect();
   if (state.me.may.includes("command")) loadLog();
-  setInterval(() => { drawLink(); drawClock(); drawTables(); repeatSounds(); }, 1000);  // the clocks and "since" count on
+  setInterval(() => { if (!pressing) { drawLink(); drawClock(); drawTables(); } repeatSounds(); }, 1000);  // the clocks and "since" count on
 }
 
 if (document.body.classList.contains("login")) {
