@@ -102,7 +102,6 @@ class NatsWorker(QueueWorker):
         self._out: list[tuple[str, bytes, str]] = []  # what this turn published
         self._closing = False
         self._tasks: set[asyncio.Future[None]] = set()
-        self.refusals = 0  # the cluster refused a publish or a subscription (permissions)
         self.lost_for_good: str | None = None  # why nats-py gave the connection up, if it did
         self._said: dict[str, float] = {}  # what the cluster said, when it was last logged
 
@@ -202,8 +201,6 @@ class NatsWorker(QueueWorker):
             # nats-py tries the nodes again and again while none answers, and says why each
             # time: each reason is logged once a minute at most.
             text = str(exc) or type(exc).__name__
-            if "permissions violation" in text.lower():
-                self.refusals += 1
             if "authorization" in text.lower() or isinstance(exc, nats.errors.AuthorizationError):
                 text = "authorization violation"
                 if self._said.get(text) is None:

@@ -98,7 +98,7 @@ class Uplink(NatsWorker):
                             "what was in flight is sent again", reason)
             case Received(topic=topic) if topic.startswith(self.inbox + "."):
                 number = topic[len(self.inbox) + 1:]
-                if number.isdigit():
+                if number.isascii() and number.isdigit():  # (int() takes '²' too)
                     self._answered(int(number), item.payload)
             case Received(topic=topic) if topic == self._resend:
                 self._send_again(item)

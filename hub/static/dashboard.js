@@ -187,23 +187,26 @@ let drawPending = false;
 // No redraw while a finger or the mouse is down: a button made anew between the press and the
 // release gets no click (the floor's "Acknowledge all" lost so, once in a test run); what
 // came meanwhile is drawn once it is released, after its click.
-let pressing = false;
+// A release the page never hears (the window left meanwhile) ends the hold after 5 s.
+let pressedAt = null;
 let drawAfterPress = false;
-document.addEventListener("pointerdown", () => { pressing = true; }, true);
+const pressing = () => pressedAt !== null && performance.now() - pressedAt < 5000;
+document.addEventListener("pointerdown", () => { pressedAt = performance.now(); }, true);
 const released = () => {
-  pressing = false;
+  pressedAt = null;
   if (drawAfterPress) { drawAfterPress = false; setTimeout(draw, 0); }
 };
 document.addEventListener("pointerup", released, true);
 document.addEventListener("pointercancel", released, true);
+window.addEventListener("blur", released);
 
 function draw() {
-  if (pressing) { drawAfterPress = true; return; }
+  if (pressing()) { drawAfterPress = true; setTimeout(draw, 5000); return; }
   if (drawPending) return;
   drawPending = true;
   requestAnimationFrame(() => {
     drawPending = false;
-    if (pressing) { drawAfterPress = true; return; }
+    if (pressing()) { drawAfterPress = true; setTimeout(draw, 5000); return; }
     drawAll();
   });
 }
@@ -1328,7 +1331,7 @@ async function startDashboard() {
   setUpStats();
   connect();
   if (state.me.may.includes("command")) loadLog();
-  setInterval(() => { if (!pressing) { drawLink(); drawClock(); drawTables(); } repeatSounds(); }, 1000);  // the clocks and "since" count on
+  setInterval(() => { if (!pressing()) { drawLink(); drawClock(); drawTables(); } repeatSounds(); }, 1000);  // the clocks and "since" count on
 }
 
 if (document.body.classList.contains("login")) {
