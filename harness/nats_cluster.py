@@ -1,6 +1,6 @@
-"""A private three-node NATS cluster (Debian's ``nats-server``): routes between the nodes,
-each node's client port with TLS, on free loopback ports; nodes killed by PID and started again
-on the same ports.
+"""A private three-node NATS cluster (Debian's ``nats-server``): routes between the nodes
+(mutual TLS with the group's CA and the route password), each node's client port with TLS, on
+free loopback ports; nodes killed by PID and started again on the same ports.
 
 Each node runs ``deploy/cluster/nats.conf`` word for word, with this machine's ports and
 folders in its environment, and an ``accounts.conf`` laid out as the deployment's
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -23,6 +24,7 @@ from typing import Any
 from simulators.broker import free_port
 
 CLUSTER_NAME = "pkr-group"
+ROUTE_USER = "pkr-route"  # as deploy/cluster/nats.conf names it
 
 
 def nats_binary() -> str:
@@ -115,22 +117,29 @@ class NatsCluster:
                       for i in range(1, nodes + 1)]
         self.certificates = self.directory / "certs"
         self.ca_file = str(self.certificates / "ca.crt")  # what clients verify the nodes by
+        # nats-server parses a variable's value as configuration: a value that starts with a
+        # digit is read as a number (and "1e5..." stops the node), so it starts with a letter.
+        self.route_password = "r" + secrets.token_hex(24)
 
     def environment(self, node: Node) -> dict[str, str]:
-        """What ``deploy/cluster/nats.conf`` takes from each node's environment."""
-        routes = [f"nats-route://127.0.0.1:{n.route_port}" for n in self.nodes]
+        """What ``deploy/cluster/nats.conf`` takes from each node's environment (the
+        deployment's ``pkr-node.env``)."""
+        routes = [f"nats-route://{ROUTE_USER}:{self.route_password}@127.0.0.1:{n.route_port}"
+                  for n in self.nodes]
         return {"NODE_NAME": node.name, "CLIENT_LISTEN": f"127.0.0.1:{node.client_port}",
                 "MONITOR_LISTEN": f"127.0.0.1:{node.monitor_port}",
                 "ROUTE_LISTEN": f"127.0.0.1:{node.route_port}",
                 **{f"ROUTE_{i}": route for i, route in enumerate(routes, start=1)},
-                "TLS_CERT": str(self.certificates / "broker.crt"),
-                "TLS_KEY": str(self.certificates / "broker.key")}
+                "TLS_CERT": str(self.certificates / f"{node.name}.crt"),
+                "TLS_KEY": str(self.certificates / f"{node.name}.key"),
+                "GROUP_CA": self.ca_file, "ROUTE_PASSWORD": self.route_password}
 
     def start(self, timeout: float = 60) -> NatsCluster:
-        # The nodes' certificate from a CA of the group's own, made by the deployment's
+        # Each node's certificate from a CA of the group's own, made by the deployment's
         # script (for 127.0.0.1: every node here is on loopback).
         subprocess.run(["bash", str(deploy_config().parents[1] / "hub" / "make-certs.sh"),
-                        str(self.certificates), "group", "127.0.0.1"],
+                        str(self.certificates), "group", "127.0.0.1",
+                        *(f"{node.name}@127.0.0.1" for node in self.nodes)],
                        check=True, capture_output=True, timeout=60)
         try:
             for node in self.nodes:

@@ -74,6 +74,29 @@ def test_the_cluster_accounts_are_laid_out_as_the_tests_run_them():
     assert block == accounts_block(venues, central)
 
 
+def test_a_cluster_node_environment_sets_what_nats_conf_reads(tmp_path):
+    """deploy/cluster/pkr-node.env (a node's EnvironmentFile) sets every variable that
+    nats.conf reads and no other, as the harness does for the nodes the tests run; the route
+    password keeps the template's rule (nats-server reads a value starting with a digit as a
+    number) and is the one in every route URL."""
+    from harness.nats_cluster import NatsCluster
+
+    conf = (DEPLOY / "cluster" / "nats.conf").read_text()
+    wanted = set(re.findall(r"\$([A-Z][A-Z0-9_]*)", re.sub(r"#.*", "", conf)))
+    template = dict(line.split("=", 1) for line in
+                    (DEPLOY / "cluster" / "pkr-node.env").read_text().splitlines()
+                    if line and not line.startswith("#"))
+    assert set(template) == wanted
+    cluster = NatsCluster(tmp_path, {"a": "x"}, "y")
+    assert set(cluster.environment(cluster.nodes[0])) == wanted
+    password = template["ROUTE_PASSWORD"]
+    assert re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", password)
+    assert all(template[f"ROUTE_{i}"].startswith(f"nats-route://pkr-route:{password}@")
+               for i in (1, 2, 3))
+    dropin = (DEPLOY / "cluster" / "nats-server.conf").read_text()
+    assert "EnvironmentFile=/etc/nats/pkr-node.env" in dropin
+
+
 @pytest.mark.parametrize("script", ["deploy/install.sh", "deploy/hub/make-certs.sh", ".ci/run"])
 def test_shell_scripts_pass_shellcheck(script):
     shellcheck = shutil.which("shellcheck")

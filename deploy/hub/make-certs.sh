@@ -5,7 +5,11 @@
 # certificate ("web", for the same host as the broker: the hub runs beside it; the staff's
 # tablets trust ca.crt).
 #
-#   deploy/hub/make-certs.sh OUTDIR VENUE BROKER_HOST [TABLE...]
+#   deploy/hub/make-certs.sh OUTDIR VENUE BROKER_HOST [TABLE...] [NODE@HOST...]
+#
+# The group's cluster (docs/group.md) uses the same script with a CA of the group's own: each
+# NODE@HOST (n1@n1.group.example) issues NODE.crt for that host name, good for serving and for
+# connecting (a node is both ends of its routes), so that only the group's nodes become routes.
 #
 # Keys are EC P-256, written with mode 600. An existing CA in OUTDIR is reused and existing
 # certificates are kept, so tables can be added later: run again with the new table ids (the
@@ -26,7 +30,19 @@ command -v openssl >/dev/null || { echo "openssl is needed (apt-get install open
 
 # Every id is checked before anything is issued: one bad id stops the run with nothing made.
 bad=0
+tables=()
+nodes=()
 for table in "$@"; do
+    if [[ "$table" == *@* ]]; then  # a cluster node: NODE@HOST
+        nodes+=("$table")
+        if ! [[ "${table%%@*}" =~ ^[A-Za-z0-9_-]{1,32}$ && "${table#*@}" =~ ^[A-Za-z0-9.:-]{1,253}$ ]]; then
+            echo "node '$table': use NAME@HOST, NAME 1 to 32 letters, digits, '-' or '_', HOST a host name or address" >&2
+            bad=1
+        fi
+        table=${table%%@*}
+    else
+        tables+=("$table")
+    fi
     if ! [[ "$table" =~ ^[A-Za-z0-9_-]{1,32}$ ]]; then
         echo "table id '$table': use 1 to 32 letters, digits, '-' or '_' (it is an MQTT topic level)" >&2
         bad=1
@@ -70,17 +86,25 @@ issue() {  # name, extended key usage, subjectAltName (optional); kept if it exi
     rm -f "$out/$name.csr" "$ext"
 }
 
-case "$broker" in
-    *[!0-9.]*) san="DNS:$broker,DNS:localhost,IP:127.0.0.1" ;;
-    *) san="IP:$broker,DNS:localhost,IP:127.0.0.1" ;;
-esac
+host_san() {  # a host name or an address, as a subjectAltName entry
+    case "$1" in
+        *:*) echo "IP:$1" ;;
+        *[!0-9.]*) echo "DNS:$1" ;;
+        *) echo "IP:$1" ;;
+    esac
+}
+
+san="$(host_san "$broker"),DNS:localhost,IP:127.0.0.1"
 issue broker serverAuth "$san"
 issue web serverAuth "$san"
 for role in dashboard recorder hub floor; do
     issue "$role" clientAuth
 done
-for table in "$@"; do
+for table in ${tables[@]+"${tables[@]}"}; do
     issue "$table" clientAuth
+done
+for node in ${nodes[@]+"${nodes[@]}"}; do
+    issue "${node%%@*}" serverAuth,clientAuth "$(host_san "${node#*@}")"
 done
 chmod 644 "$out"/*.crt
 if [ "${#issued[@]}" -eq 0 ]; then
