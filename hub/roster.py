@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hub.spreadsheet import cells, csv_writer
+
 MAX_PLAYERS = 2000
 # Letters that have no decomposition into a base letter and an accent.
 _NOT_DECOMPOSED = str.maketrans({"ß": "ss", "Ł": "L", "ł": "l", "Ø": "O", "ø": "o",
@@ -307,14 +309,15 @@ class Roster:
                 **self.counts()}
 
     def finishing_csv(self) -> str:
+        """The finishing order for a spreadsheet in any locale (hub/spreadsheet.py)."""
         out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(["place", "name", "entries", "add_ons", "out_utc", "out_at_ms",
-                         "table", "seat", "hand"])
+        writer = csv_writer(out)
+        writer.writerow(cells(("place", "name", "entries", "add_ons", "out_utc", "out_at_ms",
+                               "table", "seat", "hand")))
         for place, p in self.finishing():
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime((p.out_at or 0) / 1000))
-            writer.writerow([place, _csv_safe(p.name), p.entries, p.add_ons, when, p.out_at,
-                             p.table, p.seat, p.out_hand])
+            writer.writerow(cells((place, p.name, p.entries, p.add_ons, when, p.out_at,
+                                   p.table, p.seat, p.out_hand)))
         return out.getvalue()
 
 
@@ -322,8 +325,3 @@ def _count(text: str, what: str, *, minimum: int) -> int:
     if not text.isdigit() or not minimum <= int(text) <= 99:
         raise RosterError(f"{what} {text!r} is a whole number from {minimum} to 99")
     return int(text)
-
-
-def _csv_safe(text: str) -> str:
-    """A name a spreadsheet will not run as a formula."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

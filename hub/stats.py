@@ -11,15 +11,15 @@ they dealt, so hands per hour compare dealers by their own pace, breaks left out
 
 from __future__ import annotations
 
-import csv
 import io
 import itertools
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+from hub.spreadsheet import cells, csv_writer
 
 STATS_TYPES = ("hand.started", "hand.ended", "irregularity")
 BREAK_GAP_MS = 10 * 60 * 1000
@@ -171,20 +171,17 @@ CSV_COLUMNS = ("table", "hand", "dealer", "started_utc", "seconds", "outcome",
 def hands_csv_rows(envelopes: Iterable[dict[str, Any]], start_ms: int,
                    end_ms: int) -> Iterator[str]:
     """The CSV a piece at a time (the header, then a table's rows), to stream: one row a hand
-    started in the period, for a spreadsheet. Every text quoted (a ";" in a dealer's badge
-    splits no cell where ";" separates lists: Excel in DE, FR, NL, and LibreOffice) and none
-    able to start a formula; numbers as numbers."""
+    started in the period, for a spreadsheet in any locale (hub/spreadsheet.py: no text able
+    to start a formula, numbers as numbers)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_NONNUMERIC)
-    writer.writerow(CSV_COLUMNS)
+    writer = csv_writer(out)
+    writer.writerow(cells(CSV_COLUMNS))
     for hands in hands_by_table(_in_order(envelopes)):
         for hand in hands:
             if start_ms <= hand.started <= end_ms:
-                writer.writerow((_cell(hand.table), hand.hand, _cell(hand.dealer),
-                                 _utc(hand.started),
-                                 "" if hand.seconds is None else hand.seconds,
-                                 _cell(hand.outcome or ""),
-                                 _cell(";".join(hand.irregularities))))
+                writer.writerow(cells((hand.table, hand.hand, hand.dealer,
+                                       _utc(hand.started), hand.seconds, hand.outcome or "",
+                                       ";".join(hand.irregularities))))
         yield out.getvalue()
         out.seek(0)
         out.truncate()
@@ -205,18 +202,3 @@ def _utc(ms: int) -> str:
             timespec="seconds").replace("+00:00", "Z")
     except (ValueError, OverflowError, OSError):
         return str(ms)
-
-
-# A cell that starts with one of these is a formula to a spreadsheet (OWASP's CSV injection
-# list, with the fullwidth forms some spreadsheets also take).
-FORMULA = "=+-@\uff1d\uff0b\uff0d\uff20"
-# A formula can also start after a character that a spreadsheet splits cells at: a comma or a
-# semicolon (the list separator in DE, FR, NL: a file read with it splits the text whatever
-# its quotes meant with the other), a tab, a line break.
-_FORMULA_AT = re.compile(f"(^|[,;\t\r\n])([{re.escape(FORMULA)}])")
-
-
-def _cell(text: str) -> str:
-    """Text as a spreadsheet cell that cannot run as a formula, however the file is split:
-    each formula start at the beginning or after a separator is made text (a quote mark)."""
-    return _FORMULA_AT.sub(r"\1'\2", text)
