@@ -21,9 +21,11 @@ import os
 import re
 import secrets
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from controller.datafiles import ProblemsError
 from houses.loaders import read_toml
@@ -115,7 +117,9 @@ def _quote(text: str) -> str:
 
 
 def save_user(path: Path | str, name: str, role: str, password: str) -> None:
-    """Add or replace one user (the password hashed), keeping the others."""
+    """Add or replace one user (the password hashed), keeping the others. The same password
+    again keeps its hash, so that a role changed this way narrows or widens the user's
+    sessions instead of ending them (a new password ends them: ``Sessions``)."""
     if not NAME.match(name):
         raise ValueError(f"user name {name!r}: 1-32 letters, digits, '_', '.' or '-'")
     if role not in ROLES:
@@ -124,7 +128,12 @@ def save_user(path: Path | str, name: str, role: str, password: str) -> None:
         raise ValueError("a staff password has at least 8 characters")
     path = Path(path)
     users = load_users(path) if path.exists() else {}
-    users[name] = User(name, role, hash_password(password))
+    before = users.get(name)
+    if before is not None and check_password(password, before.password):
+        hashed = before.password
+    else:
+        hashed = hash_password(password)
+    users[name] = User(name, role, hashed)
     lines = ["# Staff of the floor dashboard: written by `tablectl hub-user`.", ""]
     for user in sorted(users.values(), key=lambda u: u.name):
         lines += [f"[users.{user.name}]", f"role = {_quote(user.role)}",
@@ -144,26 +153,41 @@ def save_user(path: Path | str, name: str, role: str, password: str) -> None:
 
 class UsersFile:
     """The users file, read again when it changes: a login added with ``tablectl hub-user``
-    works without restarting the hub, and a removed one ends its sessions. A file changed
-    into one that does not load keeps the accounts read last (``problem`` says why)."""
+    works without restarting the hub, and one taken out or given a new password ends its
+    sessions (``Sessions``). A file changed into one that does not load keeps the accounts
+    read last (``problem`` says why).
+
+    A change is seen by looking at the file's inode, times and size (one ``stat``): every
+    request looks, and the event streams, which check their user at each delivery, accept a
+    look up to ``max_age`` old, so that however many streams there are the file is looked at
+    a few times a second at most for them."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._seen = self._stamp()
+        self._looked_at = time.monotonic()
         self.users = load_users(self.path)
         self.problem: str | None = None
         self._lock = threading.Lock()
 
-    def _stamp(self) -> tuple[int, int] | None:
+    def _stamp(self) -> tuple[int, int, int, int] | None:
         try:
             info = self.path.stat()
         except OSError:
             return None
-        return info.st_mtime_ns, info.st_size
+        # The inode too: `tablectl hub-user` swaps a new file in, and two files written within
+        # one tick of the kernel's clock may have the same times and size.
+        return info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_size
 
-    def current(self) -> dict[str, User]:
-        stamp = self._stamp()
+    def current(self, max_age: float = 0.0) -> dict[str, User]:
+        """The users as the file says, looked at again unless that was done less than
+        ``max_age`` seconds ago."""
         with self._lock:
+            now = time.monotonic()
+            if max_age > 0 and now - self._looked_at < max_age:
+                return self.users
+            self._looked_at = now
+            stamp = self._stamp()
             if stamp != self._seen:
                 self._seen = stamp
                 try:
@@ -178,8 +202,21 @@ class LoginRefused(ValueError):
     """A login the hub refuses: the same words for a wrong name and a wrong password."""
 
 
+class Session(NamedTuple):
+    """A logged-in staff member's session: its user as the hub knew it at login."""
+
+    name: str
+    expires: float  # monotonic seconds
+    password: str  # the user's password hash at login: another one ends the session
+
+
 class Sessions:
     """Logged-in staff, by token; time is passed in (seconds, monotonic).
+
+    A session is bound to its user's password as it was at login: a new password, or the
+    user taken out of the file, ends every session made before (the next request is refused,
+    as after a logout). The role is read at each request, so a changed one narrows or widens
+    what the session may do from the next request on.
 
     Guessing is throttled per client address and per (name, address), with a delay that
     doubles with each failure past a few: an attacker elsewhere on the venue's Wi-Fi slows
@@ -194,7 +231,7 @@ class Sessions:
 
     def __init__(self, users: dict[str, User] | UsersFile) -> None:
         self._users = users
-        self._sessions: dict[str, tuple[str, float]] = {}
+        self._sessions: dict[str, Session] = {}
         self._failures: dict[str, list[float]] = {}  # key -> failure times in the window
         self._trusted: dict[str, list[str]] = {}  # name -> addresses it logged in from
         self._lock = threading.Lock()
@@ -205,7 +242,12 @@ class Sessions:
 
     @property
     def users(self) -> dict[str, User]:
-        return self._users.current() if isinstance(self._users, UsersFile) else self._users
+        return self._current()
+
+    def _current(self, max_age: float = 0.0) -> dict[str, User]:
+        if isinstance(self._users, UsersFile):
+            return self._users.current(max_age)
+        return self._users
 
     def _wait(self, key: str, free: int, cap: float, now: float) -> float:
         """Seconds until ``key`` may try again (0: now)."""
@@ -255,27 +297,27 @@ class Sessions:
                 trusted.append(address)
                 del trusted[:-MAX_TRUSTED]
             token = secrets.token_urlsafe(32)
-            self._sessions[token] = (name, now + SESSION_SECONDS)
-            expired = [t for t, (_, ends) in self._sessions.items() if ends <= now]
+            self._sessions[token] = Session(name, now + SESSION_SECONDS, user.password)
+            expired = [t for t, session in self._sessions.items() if session.expires <= now]
             for old in expired:
                 del self._sessions[old]
         return token
 
-    def user(self, token: str | None, now: float) -> User | None:
+    def user(self, token: str | None, now: float, max_age: float = 0.0) -> User | None:
+        """The session's user as the users file says now (its role too); None when there is
+        none: logged out, expired, the user's password changed since the login or the user
+        taken out (the session then ends). ``max_age``: a look at the users file that old
+        will do (UsersFile.current)."""
         with self._lock:
-            if not token or token not in self._sessions:
+            session = self._sessions.get(token or "")
+            if session is None:
                 return None
-            name, expires = self._sessions[token]
-            user = self.users.get(name)
-            if now >= expires or user is None:
-                del self._sessions[token]
+            user = self._current(max_age).get(session.name)
+            if now >= session.expires or user is None or user.password != session.password:
+                del self._sessions[token or ""]
                 return None
         return user
 
     def logout(self, token: str | None) -> None:
         with self._lock:
             self._sessions.pop(token or "", None)
-
-    def valid(self, token: str, now: float) -> bool:
-        """The session is still open (not logged out, not expired, its user still there)."""
-        return self.user(token, now) is not None

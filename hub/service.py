@@ -55,6 +55,9 @@ log = logging.getLogger("tablectl.hub")
 RECENT_ALERTS_MS = 12 * 3600 * 1000  # acknowledged alerts shown again after a restart
 PURGE_INTERVAL = 3600.0
 CLOCK_INTERVAL = 5.0  # seconds between the venue clock's publications when nothing changes
+TV_KEY_BYTES = 18
+# Withdrawn TV links remembered (kept in storage), for a TV still showing one to be told so.
+TV_KEYS_WITHDRAWN_KEPT = 16
 
 Sink = Callable[[Update | None], None]  # one dashboard stream's (None: the stream ends)
 P = ParamSpec("P")
@@ -84,6 +87,10 @@ class OnFloor(Protocol):
 
 class NotTheRoomKey(PermissionError):
     """A room clock page asking with a key that is not its viewer link's."""
+
+
+class TvLinkWithdrawn(NotTheRoomKey):
+    """A room clock page asking with a viewer link the floor withdrew."""
 
 
 def tournament_figures(roster: Roster, structure: Structure | None) -> dict[str, Any]:
@@ -148,6 +155,7 @@ class FloorService:
             self.profile, secrets.randbits(32), settings.short_tables))
         self.clock = VenueClock(structures=settings.structures)
         self.tv_key = ""  # the room clock page's key (its viewer link), kept in storage
+        self._withdrawn_tv_keys: list[str] = []  # the newest first, kept in storage
         self._rng = random.SystemRandom()  # a seat draw no one can foresee
         self._saved_players: dict[int, dict[str, Any]] = {}  # the roster as stored
         self._sinks: list[Sink] = []  # each dashboard stream's
@@ -171,8 +179,9 @@ class FloorService:
         clock resumed, the alerts, bust-outs, dealers' names and roster of the session, and
         the alerts of what the recorder stored while the floor was away."""
         self._db = db = open_storage(self.settings.db)
-        self.tv_key = db.setting("tv_key") or secrets.token_urlsafe(18)  # made once
+        self.tv_key = db.setting("tv_key") or secrets.token_urlsafe(TV_KEY_BYTES)  # made once
         db.set_setting("tv_key", self.tv_key)
+        self._withdrawn_tv_keys = (db.setting("tv_keys_withdrawn") or "").split()
         saved = db.saved_clock()
         if saved is not None:
             clock, saved_ms = saved
@@ -677,6 +686,10 @@ class FloorService:
     def room_clock(self, key: str) -> dict[str, Any]:
         """What the room's TV shows; NotTheRoomKey for a key that is not the viewer link's."""
         if not secrets.compare_digest(key.encode(), self.tv_key.encode()):
+            if any(secrets.compare_digest(key.encode(), old.encode())
+                   for old in self._withdrawn_tv_keys):
+                raise TvLinkWithdrawn("this TV link was withdrawn: ask the floor for the new "
+                                      "one")
             raise NotTheRoomKey("this is not the room clock's link: ask a supervisor")
         in_play = self.floor.tables_in_play()
         reading = self.clock_reading()
@@ -687,3 +700,15 @@ class FloorService:
     def tv_link(self) -> str:
         """The room clock page's path, its key in the fragment (never in a server's logs)."""
         return f"/tv#{self.tv_key}"
+
+    def withdraw_tv_link(self, user: User) -> str:
+        """The TV link withdrawn (one leaked, or a TV taken away) and a new one made, both
+        kept for restarts and logged: a TV showing the old one is refused from its next
+        question (every few seconds), told so (TvLinkWithdrawn). The new link's path."""
+        self._withdrawn_tv_keys = [self.tv_key, *self._withdrawn_tv_keys][
+            :TV_KEYS_WITHDRAWN_KEPT]
+        self.tv_key = secrets.token_urlsafe(TV_KEY_BYTES)
+        self.db.set_setting("tv_key", self.tv_key)
+        self.db.set_setting("tv_keys_withdrawn", " ".join(self._withdrawn_tv_keys))
+        self._log(self.now_ms(), user.name, "tv-link/withdraw", {})  # committed with them
+        return self.tv_link()

@@ -30,6 +30,7 @@ class Staff:
             raise PermissionError(urllib.parse.unquote_plus(response.url.split("error=")[1]))
         self.received: list[str] = []  # the raw text of every stream message
         self.updates: list[dict[str, Any]] = []
+        self.stream_ended = threading.Event()  # the hub ended the stream, or it was closed
         self._stream: http.client.HTTPConnection | None = None
 
     def cookie(self) -> str:
@@ -82,6 +83,8 @@ class Staff:
                                                  "at": time.time() * 1000})
             except (OSError, ValueError, AttributeError, http.client.HTTPException):
                 pass  # the stream closed (by close(), or the hub stopping)
+            finally:
+                self.stream_ended.set()
 
         threading.Thread(target=read, daemon=True).start()
         assert ready.wait(10), "no snapshot on the event stream"

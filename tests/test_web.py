@@ -506,9 +506,9 @@ def test_a_stream_ends_when_its_session_ends(hub):
     try:
         assert b" 200 " in status
         with hub.sessions._lock:  # the shift is over: the session expires now
-            for token, (name, _) in list(hub.sessions._sessions.items()):
+            for token, session in list(hub.sessions._sessions.items()):
                 if token in maria.cookie():
-                    hub.sessions._sessions[token] = (name, 0.0)
+                    hub.sessions._sessions[token] = session._replace(expires=0.0)
         assert _ends(sock, streams.SESSION_CHECK * 4), "a stream outlived its session"
     finally:
         sock.close()

@@ -176,6 +176,7 @@ function applyUpdate(update, answer = false) {
   } else if (update.kind === "dealers") {
     state.dealers = update.dealers;
   } else if (update.kind === "log") {
+    if (update.line.action === "tv-link/withdraw") loadTvLink();  // withdrawn elsewhere
     state.log.unshift(update.line);
     state.log.length = Math.min(state.log.length, 100);
     drawLog();
@@ -997,6 +998,34 @@ function showRunningStructure() {
   }
 }
 
+// The room clock's TV link (its key after "#"), and the floor's way to withdraw it (a link
+// that leaked, a TV taken away): the TVs showing it say so, and the new one is shown here.
+function showTvLink(link) {
+  const a = $("#tv-link");
+  a.href = link.path;
+  a.textContent = `Room clock for a TV: ${window.location.origin}/tv#…`;
+  a.hidden = false;
+  $("#tv-link-withdraw").hidden = false;
+}
+
+function loadTvLink() {
+  api("/api/tv-link").then(showTvLink).catch(() => {});
+}
+
+async function withdrawTvLink() {
+  if (!(await confirmed("Withdraw the room clock's TV link? Every TV showing it stops and " +
+                        "says so; open the new link on the TVs.", "Withdraw the link"))) return;
+  const reply = $("#clock-reply");
+  try {
+    showTvLink(await api("/api/tv-link/withdraw", {}));
+    reply.className = "reply ok";
+    reply.textContent = "TV link withdrawn: open the new one on the TVs";
+  } catch (e) {
+    reply.className = "reply error";
+    reply.textContent = shown(`TV link: ${e.message}`);
+  }
+}
+
 async function clockCommand(action, value) {
   const reply = $("#clock-reply");
   try {
@@ -1192,6 +1221,7 @@ function logSentence(line) {
   if (line.action === "confirm balance") return `${who} confirmed the balancing of tables ${seatList(d.tables)}`;
   if (line.action === "confirm break") return `${who} confirmed breaking table ${seatList(d.tables)}`;
   if (line.action === "cancel balance") return `${who} withdrew the confirmed move`;
+  if (line.action === "tv-link/withdraw") return `${who} withdrew the TV link and made a new one`;
   if (line.action === "break table" || line.action === "balance tables") {
     const moves = (d.moves || []).map(moveText).join("; ");
     return `${who} ${line.action === "break table" ? "broke a table" : "balanced the tables"}: ${moves || "no moves"}`;
@@ -1306,12 +1336,8 @@ async function startDashboard() {
   setUpDealers();
   loadStructures();
   if (state.me.may.includes("clock")) {
-    api("/api/tv-link").then((link) => {
-      const a = $("#tv-link");
-      a.href = link.path;
-      a.textContent = `Room clock for a TV: ${window.location.origin}/tv#…`;
-      a.hidden = false;
-    }).catch(() => {});
+    loadTvLink();
+    $("#tv-link-withdraw").addEventListener("click", withdrawTvLink);
   }
   $("#h4h-on").addEventListener("click", () => clockCommand("hand-for-hand", "on"));
   $("#h4h-off").addEventListener("click", () => clockCommand("hand-for-hand", "off"));

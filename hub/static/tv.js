@@ -1,5 +1,6 @@
 // The room clock for a TV: the viewer link's key (after "#") asks the hub every few seconds;
-// the seconds count down here between answers. Everything is set with textContent.
+// the seconds count down here between answers. A link refused (a wrong one, or one the floor
+// withdrew) blanks the clock and says why. Everything is set with textContent.
 "use strict";
 
 const $ = (selector) => document.querySelector(selector);
@@ -24,6 +25,11 @@ function secondsGone() {
   return reading && reading.running ? (Date.now() + offset - readAt) / 1000 : 0;
 }
 
+function blank() {
+  for (const id of ["#time", "#blinds", "#next", "#break", "#players", "#field", "#prizes"]) $(id).textContent = "";
+  $("#announcements").replaceChildren();
+}
+
 function draw() {
   if (!reading) return;
   const r = reading;
@@ -31,8 +37,7 @@ function draw() {
   $("#title").textContent = r.title ? `\u00b7 ${r.title}` : "";
   if (!r.structure) {
     $("#level").textContent = "No clock running";
-    for (const id of ["#time", "#blinds", "#next", "#break", "#players", "#field", "#prizes"]) $(id).textContent = "";
-    $("#announcements").replaceChildren();
+    blank();
     return;
   }
   const gone = secondsGone();
@@ -91,9 +96,14 @@ async function ask() {
     const response = await fetch("/api/tv", { headers: { "X-Room-Key": key } });
     const value = await response.json().catch(() => ({}));
     if (response.status === 403 || response.status === 400) {
+      // This link will not work again: nothing of the clock stays up, and the page stops asking.
+      clearInterval(asking);
+      reading = null;
+      blank();
+      for (const id of ["#venue", "#title", "#level"]) $(id).textContent = "";
       $("#problem").textContent = value.error || "this link is not the room clock's";
       $("#problem").hidden = false;
-      $("#level").textContent = "";
+      document.body.dataset.live = "";
       return;
     }
     if (!response.ok) throw new Error(value.error || response.statusText);
@@ -114,6 +124,6 @@ async function ask() {
 
 $("#fullscreen").addEventListener("click", () => document.documentElement.requestFullscreen().catch(() => {}));
 window.addEventListener("hashchange", () => window.location.reload());  // another link's key
+const asking = setInterval(ask, 3000);
 ask();
-setInterval(ask, 3000);
 setInterval(draw, 250);

@@ -1,6 +1,6 @@
 """The venue clock: its actions (the contract's ``HubClockCommand``, as ``tablectl clock``),
 the structures it can start, hand-for-hand's release, and the room's TV page (a viewer link's
-key, no login)."""
+key, no login; the floor may withdraw the link and make another)."""
 
 from __future__ import annotations
 
@@ -80,6 +80,14 @@ async def room_clock(key: Annotated[str, Header(alias="X-Room-Key", min_length=1
             summary="the room clock page's viewer link (for the floor to open on a TV)")
 async def tv_link(user: Clocking, context: Context) -> TvLink:
     return TvLink(path=await on_floor(context, FloorService.tv_link))
+
+
+@router.post("/api/tv-link/withdraw", response_model=TvLink,
+             summary="withdraw the TV link (a TV showing it is refused from its next "
+                     "question, and says so) and make a new one")
+async def withdraw_tv_link(user: Clocking, context: Context,
+                           body: Empty | None = None) -> TvLink:
+    return TvLink(path=await on_floor(context, FloorService.withdraw_tv_link, user))
 
 
 @router.get("/api/structures", response_model=list[StructureChoice],

@@ -25,7 +25,7 @@ from hub.web.deps import (
     session_of,
 )
 from hub.web.errors import ERRORS
-from hub.web.streams import EventStream, events
+from hub.web.streams import USERS_FILE_AGE, EventStream, events
 
 router = APIRouter(responses=ERRORS)
 ALERT = Annotated[int, Path(ge=1, le=2**53 - 1)]
@@ -75,9 +75,7 @@ async def state(user: Seeing, context: Context) -> dict[str, Any]:
             response_class=StreamingResponse)
 async def stream(request: Request, user: Seeing, context: Context,
                  streams: Streams) -> Response:
-    viewer = streams.open(session_of(request) or "", user.name, user.may("command"),
-                          asyncio.get_running_loop())
-    viewer.reads_log = user.may("command")  # the floor log is the floor's (as /api/log)
+    viewer = streams.open(session_of(request) or "", user, asyncio.get_running_loop())
     floor = context.floor
 
     def unsubscribe() -> None:  # on the floor's worker, in its turn: nothing waits for it
@@ -100,7 +98,8 @@ async def stream(request: Request, user: Seeing, context: Context,
     sessions = context.sessions
     return EventStream(
         events(viewer, snapshot, streams=streams, unsubscribe=unsubscribe,
-               session_valid=lambda session: sessions.valid(session, time.monotonic())),
+               session_user=lambda session: sessions.user(session, time.monotonic(),
+                                                          USERS_FILE_AGE)),
         media_type="text/event-stream", headers={"X-Accel-Buffering": "no"})
 
 

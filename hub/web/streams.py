@@ -3,9 +3,13 @@
 The floor's worker offers each update to every stream (``Viewer.offer``, from its thread); the
 update waits in a bounded queue on the server's loop. A viewer that falls STREAM_QUEUE behind
 is dropped (its page reconnects and gets a fresh snapshot), never buffered for; a write that
-waits SEND_TIMEOUT (a tablet asleep mid-stream) drops it too; a stream ends within
-SESSION_CHECK of its session ending; streams are capped per session, per account and in all,
-with room kept for the floor's staff.
+waits SEND_TIMEOUT (a tablet asleep mid-stream) drops it too; streams are capped per
+session, per account and in all, with room kept for the floor's staff.
+
+A stream checks its session's user at each delivery, and every SESSION_CHECK when idle: it
+ends with the session (a logout, its expiry, the user's password changed or the user taken
+out), and carries only what the user's role now may see (``may_see``: a user demoted to
+viewer gets no more floor log lines, even those already waiting for it).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 from fastapi.responses import StreamingResponse
 
 from contract.wire import encode
+from hub.auth import User
 from hub.floor import Update
 from hub.web.errors import Refused
 
@@ -31,23 +36,33 @@ MAX_STREAMS_PER_SESSION = 4
 MAX_STREAMS_PER_ACCOUNT = 8  # however many times one account logs in
 MAX_STREAMS = 200
 STAFF_STREAMS = 40  # of MAX_STREAMS, kept for the floor and supervisors: viewers never take them
-SESSION_CHECK = 2.0  # seconds: a stream ends this soon after its session ended
+SESSION_CHECK = 2.0  # seconds: an idle stream ends this soon after its session ended
+# Seconds: a look at the users file this old does for a stream's check, so that many streams
+# delivering many updates look at the file a few times a second at most (each request looks).
+USERS_FILE_AGE = 0.5
+
+
+def may_see(user: User, update: Update) -> bool:
+    """Whether ``user``'s role may see ``update``: the floor log is the floor's (as
+    /api/log)."""
+    return update.get("kind") != "log" or user.may("command")
 
 
 class Viewer:
     """One event stream: updates offered from the floor's thread wait in a bounded queue on
     the server's loop; a viewer that falls STREAM_QUEUE behind is dropped."""
 
-    def __init__(self, session: str, loop: asyncio.AbstractEventLoop, account: str = "",
-                 staff: bool = False) -> None:
+    def __init__(self, session: str, loop: asyncio.AbstractEventLoop, user: User) -> None:
         self.session = session
-        self.account = account
-        self.staff = staff
+        self.user = user  # as the stream last checked it: what it may see
         self.loop = loop
         self.queue: asyncio.Queue[Update | None] = asyncio.Queue(STREAM_QUEUE)
         self.dropped = False
-        self.reads_log = False
         self.on_drop: Callable[[], Any] = lambda: None
+
+    @property
+    def account(self) -> str:
+        return self.user.name
 
     def offer(self, update: Update | None) -> None:
         """From any thread."""
@@ -55,8 +70,7 @@ class Viewer:
             self.loop.call_soon_threadsafe(self._put, update)
 
     def _put(self, update: Update | None) -> None:
-        if self.dropped or (update is not None and update.get("kind") == "log"
-                            and not self.reads_log):
+        if self.dropped or (update is not None and not may_see(self.user, update)):
             return
         try:
             self.queue.put_nowait(update)
@@ -76,8 +90,8 @@ class StreamRegistry:
     def __init__(self) -> None:
         self.viewers: list[Viewer] = []
 
-    def open(self, session: str, account: str, staff: bool,
-             loop: asyncio.AbstractEventLoop) -> Viewer:
+    def open(self, session: str, user: User, loop: asyncio.AbstractEventLoop) -> Viewer:
+        account, staff = user.name, user.may("command")
         mine = [v for v in self.viewers if v.session == session]
         if len(mine) >= MAX_STREAMS_PER_SESSION:
             raise Refused(429, f"at most {MAX_STREAMS_PER_SESSION} streams a session: "
@@ -88,7 +102,7 @@ class StreamRegistry:
         ceiling = MAX_STREAMS if staff else MAX_STREAMS - STAFF_STREAMS
         if len(self.viewers) >= ceiling:
             raise Refused(503, "the hub serves as many streams as it can")
-        viewer = Viewer(session, loop, account, staff)
+        viewer = Viewer(session, loop, user)
         self.viewers.append(viewer)
         return viewer
 
@@ -103,10 +117,11 @@ class StreamRegistry:
 
 
 async def events(viewer: Viewer, snapshot: dict[str, Any], *, streams: StreamRegistry,
-                 session_valid: Callable[[str], bool],
+                 session_user: Callable[[str], User | None],
                  unsubscribe: Callable[[], None]) -> AsyncIterator[bytes]:
-    """A viewer's stream: the snapshot, then its updates (a few at a time when they wait),
-    until the update None, its session ends or the client goes."""
+    """A viewer's stream: the snapshot, then the updates its user's role may see (a few at a
+    time when they wait), until the update None, its session ends or the client goes.
+    ``session_user``: the session's user now (None: the session ended)."""
     try:
         yield b"retry: 1000\nevent: snapshot\ndata: " + encode(snapshot).encode() + b"\n\n"
         quiet = 0.0  # seconds since the last write
@@ -116,8 +131,10 @@ async def events(viewer: Viewer, snapshot: dict[str, Any], *, streams: StreamReg
                 waited = False
             except TimeoutError:
                 update, waited = None, True
-            if not session_valid(viewer.session):
-                return  # logged out, expired, or its user removed: the stream ends too
+            user = session_user(viewer.session)
+            if user is None:
+                return  # logged out, expired, a new password, the user taken out: it ends
+            viewer.user = user  # its role now: what is offered to it next is sorted by it
             if waited:
                 quiet += SESSION_CHECK
                 if quiet >= HEARTBEAT:
@@ -133,8 +150,11 @@ async def events(viewer: Viewer, snapshot: dict[str, Any], *, streams: StreamReg
                 if more is None:
                     break
                 chunks.append(more)
-            yield b"".join(b"event: update\ndata: " + encode(c).encode() + b"\n\n"
-                           for c in chunks)
+            # What waited was sorted by the role as it was then: sorted again by this one.
+            shown = [c for c in chunks if may_see(user, c)]
+            if shown:
+                yield b"".join(b"event: update\ndata: " + encode(c).encode() + b"\n\n"
+                               for c in shown)
     finally:
         unsubscribe()
         streams.close(viewer)

@@ -1,0 +1,238 @@
+"""What the staff's accounts and the TV link can no longer be used for once they change
+(issue 43): a new password or a user taken out of the users file ends every session made
+before, its open event stream too; a role changed narrows the session at once, its open
+stream included; the floor withdraws the room clock's TV link and makes a new one. Against
+the real hub (a Mosquitto, the hub's process parts, its web server on a socket), the users
+file changed as `tablectl hub-user` or an editor changes it while the hub runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import requests
+
+from hub import auth
+from hub.web import streams
+from simulators.broker import Broker
+from simulators.staff import Staff
+from tablectl.hub_app import Hub, HubSettings
+from tests.conftest import wait_for
+
+WITHDRAWN = "this TV link was withdrawn: ask the floor for the new one"
+# A stream with nothing to deliver looks at its session every SESSION_CHECK, at a users file
+# read up to USERS_FILE_AGE before: it ends within both (and a busy machine's slack).
+STREAM_ENDS_WITHIN = streams.SESSION_CHECK + streams.USERS_FILE_AGE + 8.0
+
+
+@pytest.fixture(scope="module")
+def venue(tmp_path_factory):
+    """A broker and the users file (maria, floor), for hubs of the tests' own."""
+    directory = tmp_path_factory.mktemp("revoked")
+    broker = Broker(directory / "mosquitto").start()
+    users = directory / "users.toml"
+    auth.save_user(users, "maria", "floor", "maria-password")
+    yield {"broker": broker, "users": users, "directory": directory}
+    broker.kill()
+
+
+def _start_hub(venue, db: str) -> Hub:
+    hub = Hub(HubSettings(venue="revoked", db=str(venue["directory"] / db),
+                          users=str(venue["users"]), port=venue["broker"].port,
+                          http_port=0)).start()
+    assert hub.connected.wait(10)
+    return hub
+
+
+@pytest.fixture(scope="module")
+def hub(venue):
+    started = _start_hub(venue, "hub.db")
+    started.clock.apply("start", "tda-2024")
+    yield started
+    started.stop()
+
+
+def _take_out(users: Path, name: str) -> None:
+    """The user's table deleted from the users file, the file swapped in whole (as an editor
+    saves it)."""
+    kept = [block for block in users.read_text().split("\n[users.")
+            if not block.startswith(f"{name}]")]
+    partial = users.with_name(users.name + ".edit")
+    partial.write_text("\n[users.".join(kept))
+    os.replace(partial, users)
+
+
+def _log_lines(staff: Staff) -> list[dict]:
+    return [u["line"] for u in list(staff.updates) if u["kind"] == "log"]
+
+
+def _tv(hub: Hub, key: str) -> tuple[int, dict]:
+    """The room clock as a TV asks for it, with ``key``: the status and the answer."""
+    answer = requests.get(hub.url + "/api/tv", headers={"X-Room-Key": key}, timeout=10)
+    return answer.status_code, answer.json()
+
+
+def test_a_new_password_ends_every_session_made_before_and_its_stream(venue, hub):
+    """A password changed while the hub runs (it leaked): the sessions logged in with the old
+    one could pause the clock for 12 hours more; now the next request is refused as after a
+    logout, and an open stream ends."""
+    auth.save_user(venue["users"], "pat", "floor", "pat-password-1")
+    pat = Staff(hub.url, "pat", "pat-password-1").listen()
+    try:
+        assert pat.get("/api/me")[0] == 200
+        auth.save_user(venue["users"], "pat", "floor", "pat-password-2")
+        assert pat.get("/api/me") == (401, {"error": "log in first"})
+        assert pat.post("/api/clock", {"action": "pause"})[0] == 401
+        assert pat.stream_ended.wait(STREAM_ENDS_WITHIN), "a stream outlived its password"
+        with pytest.raises(PermissionError, match="wrong user name or password"):
+            Staff(hub.url, "pat", "pat-password-1")
+        again = Staff(hub.url, "pat", "pat-password-2")  # the new one works
+        assert again.get("/api/me")[1]["user"] == "pat"
+        again.close()
+    finally:
+        pat.close()
+
+
+def test_the_same_password_set_again_keeps_the_sessions(venue, hub):
+    """`tablectl hub-user` asks for a password every time: given the same one (to change only
+    the role, say) it keeps the hash, and so the sessions."""
+    auth.save_user(venue["users"], "kim", "floor", "kim-password")
+    kim = Staff(hub.url, "kim", "kim-password")
+    try:
+        before = auth.load_users(venue["users"])["kim"].password
+        auth.save_user(venue["users"], "kim", "floor", "kim-password")
+        assert auth.load_users(venue["users"])["kim"].password == before
+        assert kim.get("/api/me")[0] == 200
+    finally:
+        kim.close()
+
+
+def test_a_user_taken_out_of_the_file_ends_every_session_and_its_stream(venue, hub):
+    auth.save_user(venue["users"], "rem", "floor", "rem-password")
+    rem = Staff(hub.url, "rem", "rem-password").listen()
+    try:
+        assert rem.get("/api/me")[0] == 200
+        _take_out(venue["users"], "rem")
+        assert "rem" not in auth.load_users(venue["users"])
+        assert rem.get("/api/me")[0] == 401
+        assert rem.post("/api/clock", {"action": "pause"})[0] == 401
+        assert rem.stream_ended.wait(STREAM_ENDS_WITHIN), "a stream outlived its user"
+    finally:
+        rem.close()
+
+
+def test_a_demotion_narrows_the_session_and_its_open_stream_at_once(venue, hub):
+    """Floor to viewer while logged in, a stream open: the next clock pause is refused, and
+    the stream goes on with the floor (a badge named) but no longer carries the floor log,
+    not even the line that waited for it when the role changed."""
+    auth.save_user(venue["users"], "dem", "floor", "dem-password")
+    dem = Staff(hub.url, "dem", "dem-password").listen()
+    maria = Staff(hub.url, "maria", "maria-password")
+    try:
+        assert dem.post("/api/clock", {"action": "pause"})[0] == 200
+        assert wait_for(lambda: any(line["action"] == "clock/pause" and line["user"] == "dem"
+                                    for line in _log_lines(dem)), 10), \
+            "the floor's stream did not carry the floor log to begin with"
+        assert dem.post("/api/clock", {"action": "resume"})[0] == 200
+
+        auth.save_user(venue["users"], "dem", "viewer", "dem-password")  # the same password
+        status, refused = dem.post("/api/clock", {"action": "pause"})
+        assert status == 403 and refused["error"] == "the role viewer may not clock"
+        assert dem.get("/api/me")[1]["role"] == "viewer"
+        # A floor action: its log line is broadcast first, then the dealers' list.
+        assert maria.post("/api/dealers", {"badge": "B-DEM", "name": "Dee"})[0] == 200
+        assert wait_for(lambda: any(u["kind"] == "dealers" and u["dealers"].get("B-DEM")
+                                    for u in list(dem.updates)), 10), \
+            "the demoted stream ended or stalled: it should go on, narrowed"
+        assert not [line for line in _log_lines(dem) if line["action"] == "dealers/name"], \
+            "a viewer's stream carried the floor log"
+        assert not dem.stream_ended.is_set()
+        status, refused = dem.get("/api/log")
+        assert status == 403
+    finally:
+        dem.close()
+        maria.close()
+
+
+def test_the_floor_withdraws_the_tv_link_and_the_new_one_survives_a_restart(venue):
+    """The TV link leaked: the floor withdraws it (a viewer may not); the old key is refused
+    with words the TV page shows, the new one is served, the floor log says who did it, and
+    after a restart the new link still works and the old one is still withdrawn."""
+    auth.save_user(venue["users"], "val", "viewer", "val-password")
+    hub = _start_hub(venue, "tv.db")
+    maria = Staff(hub.url, "maria", "maria-password")
+    val = Staff(hub.url, "val", "val-password")
+    try:
+        old = hub.tv_key
+        assert _tv(hub, old)[0] == 200
+        assert maria.get("/api/tv-link") == (200, {"path": f"/tv#{old}"})
+        assert val.post("/api/tv-link/withdraw")[0] == 403
+        anonymous = requests.post(hub.url + "/api/tv-link/withdraw", json={}, timeout=10)
+        assert anonymous.status_code == 401
+        assert _tv(hub, old)[0] == 200, "a refused withdrawal withdrew the link"
+
+        status, made = maria.post("/api/tv-link/withdraw")
+        assert status == 200
+        new = made["path"].removeprefix("/tv#")
+        assert new and new != old and len(new) == len(old)
+        assert _tv(hub, old) == (403, {"error": WITHDRAWN})
+        assert _tv(hub, new)[0] == 200
+        assert _tv(hub, "not-the-key") == (403, {"error": "this is not the room clock's link: ask "
+                                                    "a supervisor"})
+        assert maria.get("/api/tv-link") == (200, {"path": f"/tv#{new}"})
+        line = maria.get("/api/log")[1][0]
+        assert (line["user"], line["action"]) == ("maria", "tv-link/withdraw")
+        assert old not in str(line) and new not in str(line)  # no key in the log
+    finally:
+        maria.close()
+        val.close()
+        hub.stop()
+    again = _start_hub(venue, "tv.db")
+    try:
+        assert again.tv_key == new
+        assert _tv(again, new)[0] == 200
+        assert _tv(again, old) == (403, {"error": WITHDRAWN})
+    finally:
+        again.stop()
+
+
+def test_the_dashboard_withdraws_the_tv_link_and_the_tv_showing_it_says_so(hub):
+    """In a browser: the floor's button, its question, the new link shown; the TV showing
+    the old link blanks its clock within its next question and says why in words; the new
+    link runs the clock on the TV."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.floor_browser import CHROMIUM, EXPECT_TIMEOUT_MS, login_page
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    playwright = sync_playwright().start()
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    try:
+        old = hub.tv_key
+        tv = browser.new_page()
+        tv.goto(f"{hub.url}/tv#{old}")
+        tv.wait_for_selector("body[data-live='1']", timeout=EXPECT_TIMEOUT_MS)
+        expect(tv.locator("#time")).not_to_have_text("")
+        maria = login_page({"browser": browser, "hub": hub}, "maria")
+        expect(maria.locator("#tv-link")).to_have_attribute("href", f"/tv#{old}")
+        maria.click("#tv-link-withdraw")
+        expect(maria.locator("#confirm .question")).to_contain_text(
+            "Withdraw the room clock's TV link?")
+        maria.click("#confirm .yes")
+        expect(maria.locator("#tv-link")).not_to_have_attribute("href", f"/tv#{old}")
+        new = hub.tv_key
+        assert new != old
+        expect(maria.locator("#tv-link")).to_have_attribute("href", f"/tv#{new}")
+        expect(maria.locator("#log")).to_contain_text(
+            "maria withdrew the TV link and made a new one")
+        expect(tv.locator("#problem")).to_have_text(WITHDRAWN)
+        expect(tv.locator("#time")).to_have_text("")
+        expect(tv.locator("body")).not_to_have_attribute("data-live", "1")
+        renewed = browser.new_page()
+        renewed.goto(f"{hub.url}/tv#{new}")
+        renewed.wait_for_selector("body[data-live='1']", timeout=EXPECT_TIMEOUT_MS)
+        expect(renewed.locator("#time")).not_to_have_text("")
+    finally:
+        browser.close()
+        playwright.stop()
