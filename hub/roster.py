@@ -21,14 +21,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hub.lookalikes import lookalike_keys, mixed_scripts, unlike
 from hub.spreadsheet import cells, csv_writer
 
 MAX_PLAYERS = 2000
-# Letters that have no decomposition into a base letter and an accent.
-_NOT_DECOMPOSED = str.maketrans({"ß": "ss", "Ł": "L", "ł": "l", "Ø": "O", "ø": "o",
-                                 "Æ": "AE", "æ": "ae", "Œ": "OE", "œ": "oe", "Đ": "D",
-                                 "đ": "d", "Þ": "Th", "þ": "th", "ı": "i"})
 MAX_NAME = 40
+# Shown on a table's display for a character that has no ASCII form: seen, never dropped.
+NO_ASCII_FORM = "?"
 CSV_COLUMNS = ("name", "entries", "add_ons")
 
 
@@ -67,13 +66,36 @@ def check_name(name: Any) -> str:
     return said
 
 
+def check_one_alphabet(name: str) -> None:
+    """Refused: a name whose letters come from two alphabets (but Latin with Chinese, Japanese
+    or Korean), how a twin of another entrant's name is made ('Аlice', its 'А' Cyrillic)."""
+    mixed = mixed_scripts(name)
+    if mixed is None:
+        return
+    fewest = min(mixed, key=lambda script: len(mixed[script]))
+    letters = ", ".join(f"'{c}'" for c in mixed[fewest])
+    raise RosterError(
+        f"{name!r} mixes {' and '.join(s.title() for s in mixed)} letters ({letters} "
+        f"{'is' if len(mixed[fewest]) == 1 else 'are'} {fewest.title()}): type the name in "
+        "one alphabet, as on the player's ID (a letter from another alphabet can make a twin "
+        "of another entrant's name)")
+
+
 def display_name(name: str, width: int = 16) -> str:
-    """The name as a table's 20-column LCD shows it: ASCII (accents dropped), at most
-    ``width`` characters."""
-    plain = unicodedata.normalize("NFKD", name.translate(_NOT_DECOMPOSED))
-    plain = plain.encode("ascii", "ignore").decode()
-    plain = "".join(c for c in plain if c.isprintable()).strip()
-    return (plain or "player")[:width]
+    """The name as a table's 20-column LCD shows it: ASCII, each character transliterated
+    (Zoë Zoe, Weiß Weiss, Сергей Sergey, 王 Wang: anyascii), one without an ASCII form shown
+    as '?' rather than dropped (a dropped letter showed 'Аlice' as 'lice'), accents and
+    other marks on a letter left out; at most ``width`` characters."""
+    from anyascii import anyascii
+
+    shown = []
+    for char in unicodedata.normalize("NFC", name):
+        if unicodedata.category(char) in ("Mn", "Me"):
+            continue  # a mark on the letter before it, shown already
+        form = anyascii(char)
+        shown.append(form if form and all(" " <= c <= "~" for c in form) else NO_ASCII_FORM)
+    plain = " ".join("".join(shown).split())
+    return (plain or "player")[:width].rstrip()
 
 
 @dataclass
@@ -86,12 +108,21 @@ class Roster:
         folded = name.casefold()
         return next((p for p in self.players.values() if p.name.casefold() == folded), None)
 
+    def _lookalikes(self) -> dict[tuple[int, str], Player]:
+        """Each entrant by what a name that looks like theirs shares (hub/lookalikes.py)."""
+        return {(kind, key): p for p in self.players.values()
+                for kind, key in enumerate(lookalike_keys(p.name))}
+
     def add(self, name: Any, now: int, entries: int = 1, add_ons: int = 0) -> Player:
         name = check_name(name)
         known = self._named(name)
         if known is not None:
             raise RosterError(f"{known.name} has entered already: a second buy-in is a "
                               "re-entry (once out)")
+        twin = _twin(name, self._lookalikes())
+        if twin is not None:
+            raise RosterError(_looks_like(name, twin.name, "who has entered already"))
+        check_one_alphabet(name)
         if len(self.players) >= MAX_PLAYERS:
             raise RosterError(f"a roster holds at most {MAX_PLAYERS} players")
         player = Player(self.next_id, name, now, entries=entries, add_ons=add_ons)
@@ -115,6 +146,8 @@ class Roster:
                             f"{', '.join(CSV_COLUMNS)})")
         wanted: list[tuple[str, int, int]] = []
         seen: dict[str, int] = {}
+        entered = self._lookalikes()
+        on_lines: dict[tuple[int, str], tuple[int, str]] = {}  # a look-alike key: line, name
         for number, row in enumerate(rows, start=2):
             if row.get(None):  # type: ignore[call-overload,unused-ignore]
                 problems.append(f"line {number}: more values than the header has columns")
@@ -128,11 +161,26 @@ class Roster:
                 problems.append(f"line {number}: {exc}")
                 continue
             folded = name.casefold()
+            keys = list(enumerate(lookalike_keys(name)))
+            earlier = next((on_lines[k] for k in keys if k in on_lines), None)
+            twin = _twin(name, entered)
             if folded in seen:
                 problems.append(f"line {number}: {name} is on line {seen[folded]} too")
             elif self._named(name) is not None:
                 problems.append(f"line {number}: {name} has entered already")
+            elif earlier is not None:
+                problems.append(f"line {number}: " + _looks_like(
+                    name, earlier[1], f"on line {earlier[0]}"))
+            elif twin is not None:
+                problems.append(f"line {number}: " + _looks_like(
+                    name, twin.name, "who has entered already"))
+            else:
+                try:
+                    check_one_alphabet(name)
+                except RosterError as exc:
+                    problems.append(f"line {number}: {exc}")
             seen[folded] = number
+            on_lines.update((k, (number, name)) for k in keys if k not in on_lines)
             wanted.append((name, entries, add_ons))
         if len(self.players) + len(wanted) > MAX_PLAYERS:
             problems.append(f"a roster holds at most {MAX_PLAYERS} players")
@@ -319,6 +367,22 @@ class Roster:
             writer.writerow(cells((place, p.name, p.entries, p.add_ons, when, p.out_at,
                                    p.table, p.seat, p.out_hand)))
         return out.getvalue()
+
+
+def _twin(name: str, entrants: Mapping[tuple[int, str], Player]) -> Player | None:
+    """The entrant whose name looks like ``name`` (``Roster._lookalikes``), if one does."""
+    return next((entrants[k] for k in enumerate(lookalike_keys(name)) if k in entrants), None)
+
+
+def _looks_like(name: str, other: str, where: str) -> str:
+    """Why ``name`` is refused: the name it looks like, where that is, the characters that
+    differ, and what to do."""
+    differing = unlike(name, other)
+    return (f"{name!r} looks like {other!r}, {where}"
+            + (f" ({differing})" if differing else "")
+            + ": the floor could not tell them apart. The same player buys in again with a "
+            "re-entry; another player needs a name that differs to the eye: add an initial "
+            f"or a number ('{other} B.', '{other} 2')")
 
 
 def _count(text: str, what: str, *, minimum: int) -> int:

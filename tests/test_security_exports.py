@@ -9,10 +9,17 @@ import csv
 import io
 import unicodedata
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.events import Seating
+from controller.inputs import SeatsChange, parse_input
+from controller.screens import ALERT_LINES, DisplayModel
+from hardware.display import render_lcd
 from hub import auth
+from hub.lookalikes import skeleton
+from hub.roster import Player, Roster, RosterError, display_name
 from hub.service import FloorService
 from hub.settings import HubSettings
 from hub.spreadsheet import cells, csv_writer, safe_cell
@@ -142,3 +149,74 @@ def test_the_hands_csv_writes_through_the_same_cells():
     assert list(csv.reader(io.StringIO(text)))[1][2] == "x;'\uff1d1+1"
     for line in text.splitlines():
         assert _formula_cells(line) == [], line
+
+
+# ------------------------------------------------------------------ look-alike names
+def test_a_look_alike_of_an_entrant_is_refused_saying_whom_it_looks_like_and_what_to_do():
+    roster = Roster()
+    roster.add("Alice", 1)
+    roster.add("Pop", 1)
+    with pytest.raises(RosterError) as refused:
+        roster.add("\u0410lice", 2)  # its A Cyrillic
+    said = str(refused.value)
+    assert "looks like 'Alice', who has entered already" in said, said
+    assert "CYRILLIC CAPITAL LETTER A" in said and "add an initial or a number" in said
+    for twin in ("\u0420\u043e\u0440", "\uff21lice", "ALICE", "AL\u0406CE"):  # Рор, Ａlice
+        with pytest.raises(RosterError, match="has entered already"):
+            roster.add(twin, 2)
+    roster.add("Ian", 3)
+    with pytest.raises(RosterError, match="'lan' looks like 'Ian'"):
+        roster.add("lan", 3)
+    with pytest.raises(RosterError) as refused:
+        roster.import_csv("name\nBob\nB\u041eb\n\u0410lice\nSerge\u0443\n", 4)
+    said = str(refused.value)
+    for needle in ("line 3: 'BОb' looks like 'Bob', on line 2",
+                   "line 4: 'Аlice' looks like 'Alice', who has entered already",
+                   "line 5: 'Sergeу' mixes Latin and Cyrillic letters ('у' is Cyrillic)"):
+        assert needle in said, said
+    assert [p.name for p in roster.players.values()] == ["Alice", "Pop", "Ian"]
+    for told_apart in ("Alice 2", "Alice B.", "\u0421\u0435\u0440\u0433\u0435\u0439",
+                       "Zo\u00eb \u00c5ngstr\u00f6m", "\u5c71\u7530 Taro"):
+        roster.add(told_apart, 5)  # another player, or one alphabet (Latin with Han too)
+
+
+def test_a_name_mixing_alphabets_is_refused_through_the_floor(tmp_path):
+    floor = FloorService(HubSettings(venue="v", db=str(tmp_path / "hub.db")), _Link(),
+                         wall=lambda: 1_800_000_000.0)
+    floor.open()
+    try:
+        with pytest.raises(RosterError, match="mixes Latin and Cyrillic letters"):
+            floor.add_player(auth.User("maria", "floor", ""), "Anna \u0418\u0432\u0430\u043d")
+    finally:
+        floor.close()
+
+
+def test_the_skeleton_is_unicode_s():
+    """UTS #39's own examples: the look-alikes of one text share its skeleton."""
+    assert skeleton("\U0001d52d\U0001d4b6\u1eff\U0001d561\U0001d552\u2113") == \
+        skeleton("paypal")
+    assert skeleton("m") == skeleton("rn") and skeleton("corn") == skeleton("com")
+    assert skeleton("\u0410") == skeleton("A") and skeleton("\u03a1") == skeleton("P")
+    assert skeleton("Zo\u00eb") != skeleton("Zoe")  # an accent is seen
+
+
+def test_the_display_shows_every_letter_in_ascii_and_a_placeholder_for_none():
+    """'Аlice' (a name kept from before the check, or typed in one alphabet) showed as 'lice':
+    a letter without an ASCII form vanished."""
+    assert display_name("\u0410lice") == "Alice"
+    assert display_name("\u0421\u0435\u0440\u0433\u0435\u0439") == "Sergey"
+    assert display_name("Julia Wei\u00df") == "Julia Weiss"
+    assert display_name("\ue000 Bo") == "? Bo"  # private use: seen, not dropped
+    roster = Roster()
+    roster.players[1] = Player(1, "\u0410lice", 0, table="t1", seat=6)  # as storage keeps it
+    commands = {"t1": {"seats": [1, 2, 3], "moves": [{"seat": 6, "to_table": "t2",
+                                                         "to_seat": 5}]}}
+    roster.name_moves(commands)
+    moves = commands["t1"]["moves"]
+    assert isinstance(parse_input({"type": "seats", "seats": [1, 2, 3], "moves": moves}),
+                      SeatsChange)  # what a table takes
+    model = DisplayModel(alert_lines=ALERT_LINES["lcd"])
+    model.update(Seating(seats=[1, 2, 3], effective="now", moves=moves, t=0.0))
+    assert model.alert is not None
+    shown = " ".join(render_lcd(model.alert.screen(0.0, "status")))
+    assert "Alice: seat 6" in " ".join(shown.split()), shown
