@@ -86,8 +86,15 @@ fi
 
 echo "== configuration"
 install -d -m 0755 /etc/tablectl
+# It may hold the broker's password (mqtt.password): readable by the service's user alone, as
+# the daemon refuses a file holding a secret that others may read (as ssh does a private key).
 if [ ! -f /etc/tablectl/table.toml ]; then
-    install -m 0640 -g tablectl "$here/table.toml" /etc/tablectl/table.toml
+    install -m 0600 -o tablectl -g tablectl "$here/table.toml" /etc/tablectl/table.toml
+elif [ -n "$(find /etc/tablectl/table.toml -perm /077)" ]; then
+    # an install before this one made it 0640, root's, its group the service's
+    chown tablectl:tablectl /etc/tablectl/table.toml
+    chmod 0600 /etc/tablectl/table.toml
+    echo "/etc/tablectl/table.toml: now readable by the service's user alone (mode 600)"
 fi
 install -d -m 0750 -o tablectl -g tablectl /var/lib/tablectl
 

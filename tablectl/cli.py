@@ -313,11 +313,15 @@ def _cluster_endpoint(config: HubConfig, name: str, user: str) -> Any:
 
     from hub.group_link import GroupEndpoint
     from tablectl.hub_config import HubConfigError
+    from tablectl.secret_files import loose_secret
 
     group = config.group
     problems = []
     password = None
     if group.password_file:
+        loose = loose_secret(group.password_file, "the cluster user's password")
+        if loose is not None:
+            problems.append(f"group.password_file: {loose}")
         try:
             password = Path(group.password_file).read_text().strip()
         except OSError as exc:

@@ -148,13 +148,14 @@ class Config:
         return found
 
 
-def config_from_data(data: dict[str, Any], origin: str) -> Config:
-    return load(Config, data, origin, ConfigError)
+def config_from_data(data: dict[str, Any], origin: str, source: str | None = None) -> Config:
+    return load(Config, data, origin, ConfigError, source=source)
 
 
 def load_config(path: str | Path) -> Config:
     """The configuration file, with ``~`` in storage.data_dir as the user's home (a PC's
-    configuration keeps its outbox there)."""
-    config = config_from_data(read(str(path), ConfigError), str(path))
+    configuration keeps its outbox there); refused if it holds mqtt.password and others may
+    read it."""
+    config = config_from_data(read(str(path), ConfigError), str(path), source=str(path))
     return replace(config, storage=replace(
         config.storage, data_dir=os.path.expanduser(config.storage.data_dir)))

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from controller.clock import Structure
-from hub.auth import Sessions, UsersFile
+from hub.auth import Sessions, UsersFile, UsersFileError
 from hub.floor import FloorView
 from hub.floor_worker import FloorWorker, Recorded
 from hub.recorder import Recorder
@@ -33,6 +33,7 @@ from hub.storage import open_storage
 from hub.web.app import create_app
 from hub.web.deps import WebContext
 from hub.web.server import WebServer
+from tablectl.secret_files import loose_secret
 
 __all__ = ["ClockControl", "Hub", "HubSettings"]
 
@@ -50,6 +51,9 @@ class Hub:
         self.worker = FloorWorker(settings, wall=wall)
         self.service = FloorService(settings, self.worker, wall=wall)
         self.worker.feed(self.service)
+        loose = loose_secret(settings.users, "the staff's password hashes")
+        if loose is not None:
+            raise UsersFileError(settings.users, [loose])
         self.sessions = Sessions(UsersFile(settings.users))
         self.reports = Reports(settings.db, wall=wall)
         self.recorder = Recorder(settings.db, venue=settings.venue, host=settings.host,

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from contract.schema import NAME
 from controller.datafiles import ProblemsError
@@ -53,9 +54,24 @@ class MqttSection:
     recorder_key: str | None = None
 
 
+def holds_password(db: Any) -> bool:
+    """Whether a database setting carries a password (``postgresql://user:PASSWORD@host/db``,
+    ``?password=``, or ``password=`` in a keyword string): the file is then a secret file."""
+    if not isinstance(db, str):
+        return False
+    if "://" in db:
+        parts = urlsplit(db)
+        try:
+            in_url = parts.password is not None
+        except ValueError:  # (a malformed port: the database says what is wrong)
+            in_url = "@" in parts.netloc
+        return in_url or "password" in parse_qs(parts.query)
+    return re.search(r"(^|\s)password\s*=", db) is not None
+
+
 @dataclass(frozen=True)
 class StorageSection:
-    db: str = "hub.db"  # a SQLite file or a postgresql:// URL
+    db: str = setting("hub.db", secret=holds_password)  # a SQLite file or a postgresql:// URL
     retention_days: float = setting(
         90.0, expect="a number of days, 0 (keep all) to 36500", minimum=0, maximum=36500)
 
@@ -105,7 +121,7 @@ class UplinkSection:
 
 @dataclass(frozen=True)
 class CentralSection:
-    db: str | None = None  # a postgresql:// URL (or a SQLite file)
+    db: str | None = setting(None, secret=holds_password)  # postgresql:// URL (or SQLite file)
     client_id: str = "central-recorder"
 
 
@@ -240,7 +256,8 @@ def hub_config(command: str, args: argparse.Namespace) -> HubConfig:
                 for where in REQUIRED[command]}
     origin = (f"{args.config} and the command line" if args.config and given else
               args.config or "(the command line)")
-    return load(HubConfig, data, origin, HubConfigError, flags=given, required=required)
+    return load(HubConfig, data, origin, HubConfigError, flags=given, required=required,
+                source=args.config)
 
 
 def flag_keys(command: str) -> Mapping[str, str]:

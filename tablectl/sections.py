@@ -19,12 +19,13 @@ import dataclasses
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from contract.schema import NAME
 from controller.datafiles import ProblemsError, parse_toml
+from tablectl.secret_files import loose_secret
 
 T = TypeVar("T")
 
@@ -35,12 +36,14 @@ IDENTIFIER: dict[str, Any] = {"expect": "1 to 32 letters, digits, '-' or '_'",
 PORT: dict[str, Any] = {"expect": "a TCP port number", "minimum": 1, "maximum": 65535}
 
 
-def setting(default: Any, *, expect: str | None = None, secret: bool = False,
-            **schema: Any) -> Any:
+def setting(default: Any, *, expect: str | None = None,
+            secret: bool | Callable[[Any], bool] = False, **schema: Any) -> Any:
     """A section's key: its default (None: not set unless given), what a value must be in
     words (a problem then says so, with the value given), whether its value is a secret (a
-    problem never shows it: the journal and a terminal are read by others), and JSON Schema
-    keywords that constrain it beyond its type (``minimum``, ``pattern``, ``enum``...)."""
+    problem never shows it: the journal and a terminal are read by others; a file that holds
+    one is refused when others may read it) or, a function, which of its values hold one (a
+    database URL with a password), and JSON Schema keywords that constrain it beyond its type
+    (``minimum``, ``pattern``, ``enum``...)."""
     metadata = {"expect": expect, "schema": schema, "secret": secret}
     if isinstance(default, list | dict | set):
         return dataclasses.field(default_factory=lambda: copy.deepcopy(default),
@@ -149,6 +152,21 @@ def _secrets(cls: type, prefix: str = "") -> set[str]:
     return found
 
 
+def held_secrets(cls: type, data: Any, prefix: str = "") -> list[str]:
+    """The dotted keys of ``cls`` whose values in ``data`` hold a secret."""
+    found: list[str] = []
+    if not isinstance(data, Mapping):
+        return found
+    for field, hint in _fields(cls):
+        inner, value = _optional(hint), data.get(field.name)
+        secret = field.metadata.get("secret")
+        if dataclasses.is_dataclass(inner):
+            found += held_secrets(typing.cast(type, inner), value, f"{prefix}{field.name}.")
+        elif value is not None and (secret is True or (callable(secret) and secret(value))):
+            found.append(prefix + field.name)
+    return found
+
+
 def _schema_at(schema: dict[str, Any], path: list[str | int]) -> dict[str, Any]:
     for step in path:
         properties = schema.get("properties", {})
@@ -205,8 +223,10 @@ class _Report:
             self.line(where, text)
         self.bad.append(path if drop is None else drop)
 
-    def line(self, where: str, text: str) -> None:
-        if where in self.secrets:
+    def line(self, where: str, text: str, *, of_the_value: bool = True) -> None:
+        """A problem with the key ``where``; ``of_the_value``: said of the value given (never
+        shown for a secret)."""
+        if where in self.secrets and of_the_value:
             text = "wrong: it must be a string (the value given is not shown: a secret)"
         flag = self.flags.get(where)
         self.lines.append(f"{flag[0]} ({where}): {text}" if flag else f"{where}: {text}")
@@ -304,12 +324,18 @@ def build(cls: type[T], data: Mapping[str, Any]) -> T:
 
 def load(cls: type[T], data: Mapping[str, Any], origin: str, error: type[ProblemsError], *,
          flags: Mapping[str, tuple[str, Any]] | None = None,
-         required: Mapping[str, str] | None = None) -> T:
+         required: Mapping[str, str] | None = None, source: str | None = None) -> T:
     """The file's sections from its data, or ``error`` listing every problem with its key.
     ``flags``: the keys whose values came from the command line, each with its flag and the
     value as given; ``required``: the keys the caller cannot do without, and how to give each
-    (one whose value is wrong is said wrong, not missing)."""
+    (one whose value is wrong is said wrong, not missing); ``source``: the file the data was
+    read from, refused if it holds a secret that users other than its owner may read."""
     report = _Report(flags or {}, _secrets(cls))
+    if source is not None:
+        for key in held_secrets(cls, data):
+            loose = None if key in report.flags else loose_secret(source, "a secret")
+            if loose is not None:  # (the file's fault, not the value's: said as it is)
+                report.lines.append(f"{key}: {loose}")
     root: type = cls
     found: list[tuple[list[str | int], Any]] = []
     clean = _unsupported(dict(data), [], found)
@@ -337,7 +363,7 @@ def load(cls: type[T], data: Mapping[str, Any], origin: str, error: type[Problem
         for step in where.split("."):
             found_value = getattr(found_value, step)
         if found_value in (None, ()) and where not in report.keys:
-            report.line(where, f"not set: {how}")
+            report.line(where, f"not set: {how}", of_the_value=False)
     rules = getattr(result, "problems", None)
     # A rule between keys sees the defaults in place of the values refused above: it is
     # told which, and leaves alone what it would judge by a default (a false problem).

@@ -218,6 +218,7 @@ def test_passwords_are_salted_scrypt_hashes():
 
 def test_a_users_file_with_faults_lists_every_one(tmp_path):
     path = tmp_path / "users.toml"
+    path.touch(mode=0o600)  # a users file, if a broken one: readable by its owner alone
     path.write_text('[users.ok]\nrole = "floor"\npassword = "scrypt$1$1$1$00$00"\n'
                     '[users."bad name"]\nrole = "boss"\npassword = "hunter2"\ncolour = 1\n'
                     'extra = 1\n')

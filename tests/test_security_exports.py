@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import csv
 import io
+import subprocess
+import sys
 import unicodedata
 
 import pytest
@@ -24,6 +26,10 @@ from hub.service import FloorService
 from hub.settings import HubSettings
 from hub.spreadsheet import cells, csv_writer, safe_cell
 from hub.stats import hands_csv
+from tablectl.cli import _cluster_endpoint, build_parser
+from tablectl.config import ConfigError, load_config
+from tablectl.hub_app import Hub
+from tablectl.hub_config import HubConfigError, hub_config
 
 # ------------------------------------------------------------------ CSV exports, any locale
 # What a spreadsheet runs at a cell's start, after NFKC (fullwidth and small forms fold into
@@ -220,3 +226,78 @@ def test_the_display_shows_every_letter_in_ascii_and_a_placeholder_for_none():
     assert model.alert is not None
     shown = " ".join(render_lcd(model.alert.screen(0.0, "status")))
     assert "Alice: seat 6" in " ".join(shown.split()), shown
+
+
+# ------------------------------------------------------------------ secret files
+def _secret(path, text, mode):
+    path.write_text(text)
+    path.chmod(mode)
+    return path
+
+
+def _refusal(path, mode):
+    return (f"{path} holds", f"its mode {mode:04o} lets", f"run `chmod 600 {path}`")
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o620])
+def test_a_table_configuration_with_a_password_others_may_read_is_refused(tmp_path, mode):
+    path = _secret(tmp_path / "table.toml", '[table]\nid = "t1"\n[mqtt]\nusername = "t1"\n'
+                   'password = "hunter2-secret"\nport = 1883\n', mode)
+    with pytest.raises(ConfigError) as refused:
+        load_config(path)
+    [problem] = refused.value.problems
+    assert problem.startswith("mqtt.password: ") and "hunter2" not in problem
+    for needle in _refusal(path, mode):
+        assert needle in problem, problem
+    path.chmod(0o600)
+    assert load_config(path).mqtt.password == "hunter2-secret"
+    path.write_text('[table]\nid = "t1"\n[mqtt]\nenabled = false\n')
+    path.chmod(0o644)  # no secret in it: others may read it
+    assert load_config(path).table.id == "t1"
+
+
+def test_a_hub_configuration_with_a_database_password_others_may_read_is_refused(tmp_path):
+    path = _secret(tmp_path / "central.toml", '[central]\ndb = "postgresql://c:pw@db/g"\n'
+                   '[group]\ncluster = ["n1:4222"]\n', 0o644)
+    args = build_parser().parse_args(["central", "--config", str(path)])
+    with pytest.raises(HubConfigError) as refused:
+        hub_config("central", args)
+    [problem] = refused.value.problems
+    assert problem.startswith("central.db: ") and "pw@" not in problem
+    for needle in _refusal(path, 0o644):
+        assert needle in problem, problem
+    path.chmod(0o600)
+    assert hub_config("central", args).central.db == "postgresql://c:pw@db/g"
+    path.write_text('[central]\ndb = "postgresql://c@db/g"\n[group]\ncluster = ["n1:4222"]\n')
+    path.chmod(0o644)  # a URL without a password: no secret
+    assert hub_config("central", args).central.db == "postgresql://c@db/g"
+
+
+def test_a_cluster_password_file_others_may_read_is_refused(tmp_path):
+    path = _secret(tmp_path / "uplink.password", "s3cret\n", 0o644)
+    args = build_parser().parse_args(["uplink", "--venue", "v", "--cluster", "n1:4222",
+                                      "--password-file", str(path)])
+    config = hub_config("uplink", args)
+    with pytest.raises(HubConfigError) as refused:
+        _cluster_endpoint(config, "uplink-v", "venue-v")
+    [problem] = refused.value.problems
+    assert problem.startswith("group.password_file: ")
+    for needle in (*_refusal(path, 0o644), "other users read"):
+        assert needle in problem, problem
+    path.chmod(0o600)
+    assert _cluster_endpoint(config, "uplink-v", "venue-v").password == "s3cret"
+
+
+def test_a_users_file_others_may_read_stops_the_hub_before_it_starts(tmp_path):
+    users = tmp_path / "users.toml"
+    auth.save_user(users, "maria", "floor", "maria-password")
+    users.chmod(0o664)
+    done = subprocess.run([sys.executable, "-m", "tablectl.cli", "hub", "--venue", "v",
+                           "--users", str(users), "--db", str(tmp_path / "h.db"),
+                           "--port", "1"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr  # the caller's to mend, said before anything
+    for needle in (*_refusal(users, 0o664), "its group and other users read and change"):
+        assert needle in done.stderr, done.stderr
+    users.chmod(0o600)
+    hub = Hub(HubSettings(venue="v", db=str(tmp_path / "h.db"), users=str(users)))
+    assert hub.sessions is not None  # built: started by .start()

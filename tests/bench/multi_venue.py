@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import random
 import secrets
 import signal
@@ -80,6 +81,14 @@ def tables_of(venues: list[str], tables: int) -> dict[str, list[str]]:
     return spread
 
 
+def _write_private(path: Path, text: str) -> None:
+    """A password file as the uplink and the central recorder take it: mode 0600 from its
+    creation (they refuse one others may read)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(text)
+
+
 class Group:
     """The running group: the cluster, the central recorder and each venue's uplink."""
 
@@ -90,9 +99,9 @@ class Group:
         self.passwords = {v: secrets.token_hex(8) for v in [*venues, "bare"]}
         central_password = secrets.token_hex(8)
         self.cluster = NatsCluster(directory / "cluster", self.passwords, central_password)
-        (directory / "central.password").write_text(central_password)
+        _write_private(directory / "central.password", central_password)
         for venue, password in self.passwords.items():
-            (directory / f"{venue}.password").write_text(password)
+            _write_private(directory / f"{venue}.password", password)
         self.central: subprocess.Popen[bytes] | None = None
         self.uplinks: dict[str, subprocess.Popen[bytes]] = {}
         self.uplink_boots: dict[str, int] = {}
