@@ -25,6 +25,10 @@ from simulators.broker import free_port
 
 CLUSTER_NAME = "pkr-group"
 ROUTE_USER = "pkr-route"  # as deploy/cluster/nats.conf names it
+# Each account's limits at the cluster (accounts.conf): an uplink or the central recorder is
+# one connection (two while a restart overlaps) with a few subscriptions, and the contract's
+# largest message is 128 kB (EnvelopeBatch), 256 kB the most the centre reads.
+ACCOUNT_LIMITS = "    limits: {max_connections: 4, max_subscriptions: 32, max_payload: 262144}\n"
 
 
 def nats_binary() -> str:
@@ -61,6 +65,7 @@ def accounts_block(venues: dict[str, str], central_password: str) -> str:
             f"              permissions: {{publish: {{allow: [{q(root + '.>')}]}},\n"
             "                             subscribe: {allow: [\"_INBOX.>\", "
             f"{q(root + '.group.>')}]}}}}}}]\n"
+            f"{ACCOUNT_LIMITS}"
             f"    exports: [{{stream: {q(counts)}, accounts: [CENTRAL]}}]\n"
             f"    imports: [{{service: {{account: CENTRAL, subject: {q(private)}}}}},\n"
             f"              {{stream: {{account: CENTRAL, subject: {q(root + '.group.>')}}}}}]\n"
@@ -75,6 +80,7 @@ def accounts_block(venues: dict[str, str], central_password: str) -> str:
         "                            subscribe: {allow: [\"pkr.v1.*.tables.*.private\","
         " \"pkr.v1.*.uplink.sent\"]},\n"
         "                            allow_responses: true}}]\n"
+        f"{ACCOUNT_LIMITS}"
         "    exports: [\n      {stream: \"pkr.v1.*.group.>\"},\n      "
         + ",\n      ".join(central_exports) + "\n    ]\n"
         "    imports: [\n      " + ",\n      ".join(central_imports) + "\n    ]\n"

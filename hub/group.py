@@ -18,12 +18,19 @@ venue and table of the subject it came on.
 What an uplink counts but the centre lacks (a central database restored from an older
 backup) comes back: each uplink reports its counts every 2 s, and the recorder asks it to send
 again the tables it is behind on (``hub.gaps``).
+
+No venue can stall the others: what comes in waits in a bounded queue per venue, taken one
+message of each venue in turn (``hub.intake``); what a venue sends past its share is not taken,
+so not answered, and its uplink sends it again later (back-pressure). The recorder takes no
+more while its writers have ``max_pending_events`` waiting: memory stays bounded whatever the
+venues send. What it refuses or leaves is logged once a minute a venue, in a few lines.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import queue
 import threading
 import time
@@ -38,6 +45,7 @@ from contract.wire import encode
 from contract.worker import Connected, Disconnected, Received
 from hub.gaps import CentralHoldings
 from hub.group_link import GroupEndpoint, NatsWorker, subject, topic
+from hub.intake import FairIntake
 from hub.storage import connect, migrate
 
 log = logging.getLogger("tablectl.group")
@@ -150,6 +158,12 @@ class GroupStats:
     duplicates: int = 0
     refused: int = 0  # messages
     asked_again: int = 0  # tables a venue's uplink was asked to send again
+    not_taken: int = 0  # messages past their venue's share: not answered, sent again
+
+
+@dataclass(frozen=True)
+class Wake:
+    """Something waits in the intake (put on the worker's queue by nats-py's loop)."""
 
 
 Message = tuple[str, list[dict[str, Any]], bytes]  # venue, its envelopes (checked), as it came
@@ -243,11 +257,31 @@ class CentralRecorder(NatsWorker):
     # on two cores, not one, when a backlog's last messages wait for it. SQLite takes one
     # writer at a time: one.
     postgresql_writers = 2
+    # A venue's share of the intake: its uplink keeps 64 messages in flight at most, each of
+    # up to 128 kB (the contract's EnvelopeBatch), so this holds all of a sound uplink's.
+    venue_messages = 256
+    venue_bytes = 16 * 1024 * 1024
+    # What a turn checks, in turns of venues: up to this many messages, for this long at
+    # most (at least one), so that what the writers committed is answered and handed its next
+    # write between two turns, not after a flood's whole share has been checked (a hostile
+    # venue's malformed 256 kB batches cost 20-40 ms each).
+    take_at_once = 256
+    take_seconds = 0.02
+    max_pending_events = 10_000  # checked and waiting for the writers: take no more
+    say_every = 60.0  # seconds between two log lines about one venue's refused or left messages
+    problem_chars = 300  # of a refused message's reason, in the log and the refusal
 
     def __init__(self, db: str, endpoint: GroupEndpoint) -> None:
         super().__init__(endpoint)
         self.db_path = db
         self.stats = GroupStats()
+        self.intake: FairIntake[Received] = FairIntake(max_messages=self.venue_messages,
+                                                       max_bytes=self.venue_bytes)
+        self._wake_put = False  # a Wake is on the queue (set by the loop, cleared here)
+        self._pending_events = 0
+        self._refused_since: dict[str, int] = {}  # venue: refused since it was last said
+        self._left_since: dict[str, int] = {}  # venue: messages past its share, not yet said
+        self._said_at: dict[str, float] = {}  # venue: when its refusals were last said
         self._writers: list[GroupWriter] = []
         # Writer by writer: a Write is with it (the next waits for its Written), what it
         # has not been handed yet (messages checked; acknowledgements), when it was last.
@@ -255,7 +289,6 @@ class CentralRecorder(NatsWorker):
         self._pending: list[list[Message]] = []
         self._unacked: list[list[Ack]] = []
         self._last_write: list[float] = []
-        self._refused_topics: set[str] = set()
         self.holdings = CentralHoldings()
 
     def setup(self) -> None:
@@ -300,6 +333,37 @@ class CentralRecorder(NatsWorker):
                 self._receive(item)
             case Written():
                 self._written(item)
+            case Wake():
+                pass  # the turn that follows takes what waits
+
+    async def _received(self, msg: Any) -> None:
+        """On nats-py's loop: into the message's venue's share (the subject's third level;
+        each venue's account may publish only under its own), or dropped when that is full."""
+        levels = msg.subject.split(".", 3)
+        venue = levels[2] if len(levels) > 2 else ""
+        item = Received(msg.subject, msg.data, reply=msg.reply or "",
+                        connection=self.connection)
+        if self.intake.offer(venue, item, len(msg.data)) and not self._wake_put:
+            self._wake_put = True
+            self.queue.put(Wake())
+
+    def _take(self) -> None:
+        """What waits in the intake, a venue's message at a time in turn, until the writers
+        have enough waiting; a Wake for the rest, after what else is on the queue."""
+        self._wake_put = False  # (before taking: an offer from now on puts a Wake)
+        until = time.monotonic() + self.take_seconds
+        for _ in range(self.take_at_once):
+            if self._pending_events >= self.max_pending_events:
+                return  # the writers' Written items turn the worker again
+            taken = self.intake.take(1)
+            if not taken:
+                return
+            self._receive(taken[0])
+            if time.monotonic() > until:
+                break
+        if len(self.intake) and not self._wake_put:
+            self._wake_put = True
+            self.queue.put(Wake())
 
     def _receive(self, item: Received) -> None:
         named = topics.parse(topic(item.topic))
@@ -319,22 +383,54 @@ class CentralRecorder(NatsWorker):
             writer = hash((venue, table)) % len(self._writers)
             if envelopes:  # to its writer, with the others taken in since its last write
                 self._pending[writer].append((venue, envelopes, item.payload))
+                self._pending_events += len(envelopes)
             answer = b""
         except ContractError as exc:
             self._refuse(item.topic, exc)
             writer = 0
-            answer = encode({"v": 1, "refused": str(exc)[:500]}).encode("utf-8", "replace")
+            answer = encode({"v": 1, "refused": str(exc)[:self.problem_chars]}).encode(
+                "utf-8", "replace")
         # Stored or refused, it is answered after its writer's next commit; refused, with why:
         # its uplink counts nothing of it and parks the table, instead of sending it forever.
         if item.reply:
             self._unacked[writer].append((item.connection, item.reply, answer))
 
     def _refuse(self, topic: str, problem: ContractError) -> None:
+        """Counted; said once a minute a venue at most, its reason cut short: a venue's bad
+        messages cost the log a line a minute, however many and however large."""
         self.stats.refused += 1
-        if topic not in self._refused_topics and len(self._refused_topics) < 1000:
-            self._refused_topics.add(topic)  # said once a topic
-            log.warning("refused a message on %s: %s (the venue's uplink sent what the "
-                        "contract does not allow)", topic[:120], problem)
+        levels = topic.split(".", 3)
+        venue = levels[2][:40] if len(levels) > 2 else "?"
+        if venue not in self._refused_since and len(self._refused_since) >= 1000:
+            return  # (a venue is an account of the cluster's: never that many)
+        self._refused_since[venue] = self._refused_since.get(venue, 0) + 1
+        now = time.monotonic()
+        if now - self._said_at.get(venue, -math.inf) < self.say_every:
+            return
+        self._said_at[venue] = now
+        count, self._refused_since[venue] = self._refused_since[venue], 0
+        reason = str(problem)
+        if len(reason) > self.problem_chars:
+            reason = reason[:self.problem_chars] + f"... ({len(reason)} characters)"
+        log.warning("refused %d message(s) of venue %s in the last %g s, the last on %s: %s "
+                    "(the venue's uplink sent what the contract does not allow)", count,
+                    venue, self.say_every, topic[:120], reason)
+
+    def _say_left(self, now: float) -> None:
+        """Counted each turn, said once a minute: the venues whose messages were past their
+        share (not answered)."""
+        for venue, count in self.intake.refusals().items():
+            self.stats.not_taken += count
+            self._left_since[str(venue)] = self._left_since.get(str(venue), 0) + count
+        if not self._left_since or now - self._said_at.get("", -math.inf) < self.say_every:
+            return
+        self._said_at[""] = now  # ("": no venue's name)
+        left, self._left_since = self._left_since, {}
+        log.warning("messages past their venue's share, not answered (each uplink sends them "
+                    "again, slower): %s; a venue that keeps sending faster than the centre "
+                    "stores: see what its uplink sends", ", ".join(
+                        f"{venue} {count}" for venue, count in sorted(
+                            left.items(), key=lambda found: -found[1])[:10]))
 
     def _compare(self, venue: str, item: Received) -> None:
         """A venue's uplink's counts: ask it for the tables the centre lacks."""
@@ -357,6 +453,7 @@ class CentralRecorder(NatsWorker):
     def _written(self, written: Written) -> None:
         """A write committed: its messages acknowledged, what the centre holds moved on."""
         self._writing[written.writer] = False
+        self._pending_events -= sum(len(envelopes) for _, envelopes, _ in written.messages)
         self.stats.stored += written.stored
         self.stats.duplicates += (sum(len(envelopes) for _, envelopes, _ in written.messages)
                                   - written.stored)
@@ -374,7 +471,14 @@ class CentralRecorder(NatsWorker):
                          self.holdings.upto(venue, table), envelopes[0]["seq"])
 
     def turn(self) -> None:
-        """What was taken in since a writer's last write, to it, once it is free."""
+        """What was taken in since a writer's last write, to it, once it is free; then what
+        waits in the intake taken in (in turns of venues), for the next."""
+        self._hand_writes()
+        self._take()
+        self._hand_writes()
+        self._say_left(time.monotonic())
+
+    def _hand_writes(self) -> None:
         now = time.monotonic()
         for n, writer in enumerate(self._writers):
             if (self._writing[n] or not (self._unacked[n] or self._pending[n])

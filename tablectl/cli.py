@@ -360,6 +360,12 @@ def cmd_central(args: argparse.Namespace) -> int:
     db = config.central.db
     assert db is not None  # required
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    # nats-py reads the cluster 32 kB at a time on its own thread, and waits for the GIL at
+    # each read while the worker checks and stores (5 ms by default): a venue sending fast
+    # then held the other venues' messages in the node's buffer for the centre (another
+    # venue's slowest answer 1.0-1.5 s under tests/test_group_fairness.py's flood; at 0.5 ms
+    # 0.6-0.75 s, the reading keeps up and the venues' shares decide).
+    sys.setswitchinterval(0.0005)
     recorder = CentralRecorder(db, endpoint).start()
     print(f"central recorder on the cluster {','.join(config.group.cluster)}, storing in "
           f"{db.split('@')[-1]}", file=sys.stderr, flush=True)
@@ -368,7 +374,7 @@ def cmd_central(args: argparse.Namespace) -> int:
     stats = recorder.stats
     print(json.dumps({"received": stats.received, "stored": stats.stored,
                       "duplicates": stats.duplicates, "refused": stats.refused,
-                      "asked_again": stats.asked_again,
+                      "asked_again": stats.asked_again, "not_taken": stats.not_taken,
                       "cpu_seconds": round(time.process_time(), 2)}), file=sys.stderr)
     return status
 

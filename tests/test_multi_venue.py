@@ -301,8 +301,10 @@ def test_an_uplink_with_a_wrong_password_says_the_cluster_refused_it(tmp_path, p
         group.stop()
 
 
+# (Nothing over 256 kB: the cluster closes the connection of a venue that sends it, before the
+# centre: tests/test_group_fairness.py.)
 _GARBAGE = [b"\xff\xfe\x00{", '{"seq": 1}'.encode("utf-16"), b"[" * 5000 + b"]" * 5000,
-            b'{"a":"' + b"\x00" * 10 + b'"}', b"x" * 1_000_000, b"", b"null", b"[]",
+            b'{"a":"' + b"\x00" * 10 + b'"}', b"x" * 250_000, b"", b"null", b"[]",
             b'{"seq": 1e400, "ts": "soon"}', b'{"elapsed": NaN}', b'{"a": 1, "a": 2}']
 _GROUP_SCHEMAS = {"pkr.v1.a.tables.t9.private": ("Envelope", "EnvelopeBatch"),
                   "pkr.v1.a.uplink.sent": ("UplinkCounts",),
@@ -371,8 +373,9 @@ def test_generated_hostile_messages_stop_not_the_central_recorder(live_group, po
     assert [e["seq"] for e in storage.envelopes("a", "t1")] == list(range(1, marker + 1))
     storage.close()
     if any(subject == "pkr.v1.a.tables.t9.private" and payload in _GARBAGE
-           for subject, payload in messages):  # what it refused, it said (once a subject)
-        assert "refused a message on pkr.v1.a.tables.t9.private" in group.log_tail("central", 400)
+           for subject, payload in messages):  # what it refused, it said (once a minute)
+        said = (group.directory / "central.log").read_text()
+        assert "message(s) of venue a in the last 60 s" in said, said[-2000:]
 
 
 def test_an_uplink_whose_venue_is_not_the_hubs_parks_what_the_centre_refuses(

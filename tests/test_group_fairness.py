@@ -1,0 +1,232 @@
+"""One venue cannot stall the others (issue 43, item 2), against the real cluster as
+``deploy/cluster`` configures it and the real ``tablectl central`` on PostgreSQL:
+
+- venue a, with only its own credentials and subjects, floods the centre for a few seconds
+  with valid batches and with malformed ones as large as the cluster lets through, never
+  waiting for an answer; meanwhile venue b sends an event every 0.2 s and waits for each
+  answer (given only after the commit): every one of b's is stored within seconds, and the
+  centre's memory stays bounded; the centre says, in a few lines, that a's messages were past
+  its share and that it refused a's bad ones;
+- the cluster holds each account to its limits (accounts.conf): a fifth connection of one
+  venue's, a message over 256 kB, a thirty-third subscription are refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import multiprocessing.sharedctypes
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from contract.envelope import envelope
+from contract.wire import encode
+from harness.nats_cluster import NatsCluster
+from hub.group import GroupStorage
+from tests.bench.multi_venue import Group
+
+FLOOD_SECONDS = 5.0
+B_EVENTS = 40
+B_EVERY = 0.2
+B_WITHIN = 5.0  # seconds from b's sending to the centre's answer after its commit, at most
+CENTRE_MEMORY_MB = 400  # the centre's peak resident memory, at most (1.2 GB before)
+
+
+def _level(venue: str, table: str, seq: int) -> dict[str, object]:
+    event = {"type": "level", "hand": None, "level": seq, "sb": 100, "bb": 200, "ante": 0,
+             "t": 1.0}
+    return envelope(event, venue=venue, table=table, seq=seq, boot=1,
+                    ts_ms=1_700_000_000_000 + seq)
+
+
+def _batches(venue: str, tables: int) -> list[tuple[str, bytes]]:
+    """Valid EnvelopeBatch messages: 100 events each, a table's seqs 1-100."""
+    return [(f"pkr.v1.{venue}.tables.t{n}.private",
+             encode({"v": 1, "batch": [_level(venue, f"t{n}", seq)
+                                       for seq in range(1, 101)]}).encode())
+            for n in range(1, tables + 1)]
+
+
+def _peak_memory_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024  # type: ignore[union-attr]
+
+
+async def _client(cluster: NatsCluster, user: str, password: str, node: int = 0, **options):
+    import ssl
+
+    import nats
+
+    return await nats.connect(f"tls://{cluster.nodes[node].address}", user=user,
+                              password=password, allow_reconnect=False,
+                              tls=ssl.create_default_context(cafile=cluster.ca_file), **options)
+
+
+def _flood(address: str, password: str, ca_file: str, seconds: float,
+           sent: multiprocessing.sharedctypes.Synchronized) -> None:  # type: ignore[type-arg]
+    """Venue a's flood, in a process of its own (a venue is another machine): valid batches,
+    and every fifth a malformed one as large as the cluster lets through (256 kB), published
+    as fast as the connection takes them, never waiting for an answer."""
+    import ssl
+
+    import nats
+
+    valid = _batches("a", 200)
+    malformed = [(f"pkr.v1.a.tables.t{n}.private",
+                  b'{"v": 1, "batch": [' + b'{"seq": "x"},' * 18_000 + b'{}]}')
+                 for n in range(1, 51)]
+
+    async def run() -> None:
+        client = await nats.connect(f"tls://{address}", user="venue-a", password=password,
+                                    allow_reconnect=False,
+                                    tls=ssl.create_default_context(cafile=ca_file))
+        stop_at, n = time.monotonic() + seconds, 0
+        while time.monotonic() < stop_at:
+            for _ in range(20):
+                n += 1
+                subject, payload = (malformed[n % len(malformed)] if n % 5 == 0
+                                    else valid[n % len(valid)])
+                await client.publish(subject, payload, reply="_INBOX.ignored.1")
+            await client.flush()
+        await client.close()
+        sent.value = n
+
+    asyncio.run(run())
+
+
+@pytest.mark.slow
+def test_a_venue_flooding_the_centre_delays_not_another_venue(tmp_path, postgres):
+    group = Group(tmp_path, ["a", "b"], postgres).start()
+    try:
+        group.start_central()
+        assert group.central is not None
+        spawn = multiprocessing.get_context("spawn")
+        sent = spawn.Value("i", 0)
+        flooder = spawn.Process(target=_flood, args=(
+            group.cluster.nodes[0].address, group.passwords["a"], group.cluster.ca_file,
+            FLOOD_SECONDS, sent))
+
+        async def steady() -> list[float]:
+            venue_b = await _client(group.cluster, "venue-b", group.passwords["b"], node=1)
+            inbox, sent_at, answered = venue_b.new_inbox(), {}, {}
+
+            async def answer(msg) -> None:
+                number = msg.subject.rsplit(".", 1)[1]
+                answered[number] = time.monotonic() - sent_at[number]
+
+            await venue_b.subscribe(inbox + ".*", cb=answer)
+            await venue_b.flush()
+            flooder.start()
+            while sent.value == 0 and flooder.is_alive() and len(sent_at) < 5:
+                await asyncio.sleep(B_EVERY)  # (the flood under way: its process started)
+            for seq in range(1, B_EVENTS + 1):
+                number = str(seq)
+                sent_at[number] = time.monotonic()
+                await venue_b.publish("pkr.v1.b.tables.t1.private",
+                                      encode(_level("b", "t1", seq)).encode(),
+                                      reply=f"{inbox}.{number}")
+                await venue_b.flush()
+                await asyncio.sleep(B_EVERY)
+            deadline = time.monotonic() + 60
+            while len(answered) < B_EVENTS and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            await venue_b.close()
+            return sorted(answered.values())
+
+        delays = asyncio.run(steady())
+        flooder.join(30)
+        peak = _peak_memory_mb(group.central.pid)
+        log = (tmp_path / "central.log").read_text()
+        report = (f"b's answers: {len(delays)} of {B_EVENTS}, slowest {delays[-3:]} s; "
+                  f"a sent {sent.value} messages; the centre's peak memory {peak:.0f} MB")
+        print(report)
+        assert sent.value > 0, report  # the flood ran, and ended
+        assert len(delays) == B_EVENTS and delays[-1] <= B_WITHIN, report
+        assert peak <= CENTRE_MEMORY_MB, report
+        storage = GroupStorage(postgres)
+        assert [e["seq"] for e in storage.envelopes("b", "t1")] == list(range(1, B_EVENTS + 1))
+        storage.close()
+        counts = group.stop_central()
+        # The flood was more than the centre takes: some of a's messages were left (not
+        # answered), and said, as were the refused ones: each in a line or two, not a line a
+        # message or a message's whole text.
+        assert counts["not_taken"] > 0, (counts, report)
+        assert "past their venue's share, not answered" in log, log[-3000:]
+        assert "message(s) of venue a in the last 60 s" in log, log[-3000:]
+        assert len(log) < 20_000, (len(log), log[-3000:])
+    finally:
+        group.stop()
+
+
+def test_the_cluster_holds_each_venue_to_its_account_limits(tmp_path):
+    """Each refusal as the node logs it (nats-py does not report every -ERR to the client);
+    the first node's log gets them all: every attempt is made there."""
+    cluster = NatsCluster(tmp_path, {"a": "a-secret"}, "c-secret").start()
+    log = cluster.nodes[0].log
+
+    def said(line: str) -> bool:
+        deadline = time.monotonic() + 10
+        while line not in log.read_text():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    try:
+        async def connections() -> str:
+            clients = [await _client(cluster, "venue-a", "a-secret", node=n % 3)
+                       for n in range(4)]
+            try:
+                await (await _client(cluster, "venue-a", "a-secret")).close()
+                return "accepted"
+            except Exception as exc:  # the server's -ERR, as nats-py raises it
+                return str(exc)
+            finally:
+                for client in clients:
+                    await client.close()
+
+        async def subscriptions() -> None:
+            client = await _client(cluster, "venue-a", "a-secret")
+            for n in range(33):
+                await client.subscribe(f"_INBOX.x.{n}")
+            await client.flush()
+            await client.close()
+
+        async def large() -> None:
+            client = await _client(cluster, "venue-a", "a-secret")
+            client._max_payload = 10 * 1024 * 1024  # past nats-py's own check: the server's
+            await client.publish("pkr.v1.a.tables.t1.private", b"x" * 300_000)
+            with contextlib.suppress(Exception):  # the server closes the connection
+                await client.flush(timeout=5)
+            await client.close()
+
+        assert "maximum account active connections" in asyncio.run(connections())
+        assert said("maximum account active connections exceeded")
+        asyncio.run(subscriptions())
+        assert said("maximum subscriptions exceeded")
+        asyncio.run(large())
+        assert said("maximum payload exceeded: 300000 vs 262144")
+    finally:
+        cluster.stop()
+
+
+def test_the_intake_serves_venues_in_turn_and_bounds_each():
+    """``hub.intake.FairIntake`` by itself: a venue with many waiting takes its turn behind
+    each other venue's one; a full share refuses (and counts) what comes, by messages and by
+    bytes; a venue with nothing waiting gets one in whatever its size."""
+    from hub.intake import FairIntake
+
+    intake: FairIntake[str] = FairIntake(max_messages=4, max_bytes=100)
+    assert intake.offer("a", "a-huge", 1_000)  # alone: in, whatever its size
+    assert not intake.offer("a", "a-more", 1)  # past the bytes
+    assert intake.take(1) == ["a-huge"]
+    assert [intake.offer("a", f"a{n}", 10) for n in range(6)] == [True] * 4 + [False] * 2
+    assert intake.offer("b", "b0", 10) and intake.offer("b", "b1", 10)
+    assert intake.refusals() == {"a": 3} and intake.refusals() == {}
+    assert len(intake) == 6 and intake.size == 60
+    assert intake.take(10) == ["a0", "b0", "a1", "b1", "a2", "a3"]
+    assert len(intake) == 0 and intake.size == 0 and intake.take(5) == []
