@@ -208,6 +208,8 @@ COUNTS_PER_MESSAGE = 500  # the contract's UplinkCounts: tables a message
 
 # (table, first, last): the stored JSON of the table's events first..last, by seq
 RawReader = Callable[[str, int, int], list[tuple[int, str]]]
+# (table, seq): the first seq at or after it that the hub's database holds (None: none)
+FirstHeld = Callable[[str, int], int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,11 +270,17 @@ class UplinkSender:
         self._by_number: dict[int, str] = {}
         self._numbered = 0
         self._missing: set[tuple[str, int]] = set()  # gaps in the hub's database, said once
+        # Per table: the seq up to which the venue's events are gone for good (the hub's
+        # database lost them before they were sent): never sent, said to the centre.
+        self.gone: dict[str, int] = {}
         self._last_report = -math.inf
 
-    def load(self, sent: Mapping[str, int]) -> None:
-        """The counts saved before (``sent``), at start: sent again from there."""
-        self.sent = dict(sent)
+    def load(self, sent: Mapping[str, int], gone: Mapping[str, int] | None = None) -> None:
+        """The counts saved before (``sent``) and the gaps found before (``gone``), at start:
+        sent again from there."""
+        self.gone = dict(gone or {})
+        self.sent = {table: max(count, self.gone.get(table, 0))
+                     for table, count in {**self.gone, **sent}.items()}
         self._queued = dict(self.sent)
 
     def saved(self) -> None:
@@ -366,6 +374,7 @@ class UplinkSender:
         go again after, how many events)."""
         again: list[tuple[str, int, int]] = []
         for table, upto in sorted(asked.items()):
+            upto = max(upto, self.gone.get(table, 0))  # (what is gone cannot come again)
             count = self.sent.get(table, 0)
             if upto >= count or self._flight.get(table) or table in self.refused:
                 continue
@@ -376,6 +385,16 @@ class UplinkSender:
             again.append((table, upto, count - upto))
         return again
 
+    def _skip(self, table: str, last: int) -> None:
+        """The venue's events of ``table`` up to ``last`` are gone for good: counted as the
+        centre's from the moment nothing before them is in flight (the centre's answers to
+        what is in flight move the count over them: a gap is the next thing after them)."""
+        self.gone[table] = max(self.gone.get(table, 0), last)
+        self._queued[table] = max(self._queued.get(table, 0), last)
+        if not self._flight.get(table) and self.sent.get(table, 0) < last:
+            self.sent[table] = last
+            self.dirty = True
+
     def reports(self, now: float) -> list[dict[str, Any]]:
         """The counts for the central recorder (``UplinkCounts``), every ``report_seconds``
         while connected (none between)."""
@@ -383,16 +402,24 @@ class UplinkSender:
             return []
         self._last_report = now
         counts = sorted((t, n) for t, n in self.sent.items() if n > 0)
-        return [{"v": 1, "tables": dict(counts[i:i + COUNTS_PER_MESSAGE])}
-                for i in range(0, len(counts), COUNTS_PER_MESSAGE)]
+        reports = []
+        for i in range(0, len(counts), COUNTS_PER_MESSAGE):
+            tables = dict(counts[i:i + COUNTS_PER_MESSAGE])
+            gone = {t: self.gone[t] for t in tables if self.gone.get(t, 0) > 0}
+            reports.append({"v": 1, "tables": tables, **({"gone": gone} if gone else {})})
+        return reports
 
-    def pump(self, uptos: Mapping[str, int], read: RawReader,
-             now: float = 0.0) -> tuple[list[UplinkMessage], list[tuple[str, int]]]:
+    def pump(self, uptos: Mapping[str, int], read: RawReader, now: float = 0.0,
+             first_held: FirstHeld | None = None,
+             ) -> tuple[list[UplinkMessage], list[tuple[str, int, int]]]:
         """The messages to publish now, for the tables the hub has recorded up to ``uptos``
-        without a gap; and (table, seq) the hub's database lacks though it counted it (said
-        once each: the uplink waits for it)."""
+        without a gap; and the gaps found in the hub's database, (table, first, last) seqs
+        it counted as recorded but no longer holds. With ``first_held`` such a gap is gone
+        for good: never sent, said to the centre (``gone`` in the reports), and the table goes
+        on after it (a venue whose early rows were deleted by retention, or by hand, before
+        they were sent). Without it, the uplink waits for them (a gap returned once)."""
         messages: list[UplinkMessage] = []
-        lacking: list[tuple[str, int]] = []
+        lacking: list[tuple[str, int, int]] = []
         if not self.connected:
             return messages, lacking
         for table, upto in sorted(uptos.items()):
@@ -404,9 +431,15 @@ class UplinkSender:
                 first = self._queued.get(table, 0) + 1
                 rows = read(table, first, min(upto, first + UPLINK_BATCH_EVENTS - 1))
                 if not rows or rows[0][0] != first:
+                    if first_held is not None:
+                        held = first_held(table, first)
+                        last = upto if held is None or held > upto else held - 1
+                        self._skip(table, last)
+                        lacking.append((table, first, last))
+                        continue
                     if (table, first) not in self._missing:
                         self._missing.add((table, first))
-                        lacking.append((table, first))
+                        lacking.append((table, first, first))
                     break
                 chosen: list[tuple[int, str]] = []
                 size = 0

@@ -65,6 +65,20 @@ class CentralHoldings:
             held.progressed = now
         return bool(held.beyond)
 
+    def gone(self, venue: str, table: str, upto: int, now: float) -> None:
+        """The venue's events of ``table`` up to ``upto`` are gone for good (its uplink says
+        so: its hub lost them before sending): held as far as the centre goes, so the table
+        is not asked for what cannot come. (A table need not start at seq 1.)"""
+        held = self._table(venue, table, now)
+        if held is None or upto <= held.upto:
+            return
+        held.upto = upto
+        held.beyond = {seq for seq in held.beyond if seq > upto}
+        while held.upto + 1 in held.beyond:
+            held.upto += 1
+            held.beyond.discard(held.upto)
+        held.progressed = now
+
     def upto(self, venue: str, table: str) -> int:
         held = self._venues.get(venue, {}).get(table)
         return 0 if held is None else held.upto

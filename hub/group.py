@@ -437,11 +437,14 @@ class CentralRecorder(NatsWorker):
         try:
             if not is_name(venue):
                 raise ContractError(f"venue {venue[:40]!r} is not a name")
-            counts = receive("UplinkCounts", item.payload)["tables"]
+            report = receive("UplinkCounts", item.payload)
         except ContractError as exc:
             self._refuse(item.topic, exc)
             return
-        asks = self.holdings.to_ask(venue, counts, time.monotonic())
+        counts, now = report["tables"], time.monotonic()
+        for table, upto in report.get("gone", {}).items():  # lost at the venue: never asked
+            self.holdings.gone(venue, table, upto, now)
+        asks = self.holdings.to_ask(venue, counts, now)
         if not asks:
             return
         self.stats.asked_again += len(asks)

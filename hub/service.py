@@ -12,6 +12,7 @@ Another thread reaches a use case through that queue (``OnFloor.submit``).
 from __future__ import annotations
 
 import logging
+import math
 import random
 import secrets
 import time
@@ -34,6 +35,7 @@ from controller.balancing import Proposal
 from controller.clock import Structure, StructureError
 from controller.profiles import ProfileError
 from houses.loaders import house_structure, load_profile, structure_names
+from hub import uplink_state
 from hub.auth import User
 from hub.balance_desk import BalanceDesk, seating_commands, short_table_problems
 from hub.floor import (
@@ -163,7 +165,8 @@ class FloorService:
         self._connected = False
         self._clock_seen: OrderedDict[str, None] = OrderedDict()  # hub/cmd/clock transactions
         self._clock_due = 0.0
-        self._last_purge = 0.0
+        self._last_purge = -math.inf  # the first tick purges (a machine up for under an hour too)
+        self._kept_for_uplink = 0  # old events the retention last kept for the uplink (said)
 
     def now_ms(self) -> int:
         return int(self.wall() * 1000)
@@ -241,9 +244,25 @@ class FloorService:
         return found
 
     def _purge(self) -> None:
-        if self.settings.retention_days > 0:
-            cutoff = self.now_ms() - int(self.settings.retention_days * 86400 * 1000)
+        if self.settings.retention_days <= 0:
+            return
+        cutoff = self.now_ms() - int(self.settings.retention_days * 86400 * 1000)
+        if self.settings.uplink_state is None:
             self.db.purge(cutoff)
+            return
+        # The venue sends to a group: what its centre does not hold yet stays, however old
+        # (an uplink down for longer than the retention loses nothing). No state file: the
+        # uplink never ran, or its file was lost; the centre may hold nothing: keep it all.
+        delivered = uplink_state.delivered(self.settings.uplink_state)
+        counts = self.db.purge(cutoff, delivered or {})
+        kept = counts.get("kept_for_uplink", 0)
+        if kept and kept != self._kept_for_uplink:
+            log.warning("retention keeps %d events older than %g days: the group's centre does "
+                        "not hold them yet (%s). Is the uplink running? (systemctl status "
+                        "tablectl-uplink)", kept, self.settings.retention_days,
+                        "no uplink state file at " + self.settings.uplink_state
+                        if delivered is None else "the uplink is behind")
+        self._kept_for_uplink = kept
 
     # ------------------------------------------------------------------ what arrives
     def on_broker(self, connected: bool) -> None:

@@ -23,6 +23,9 @@ class HubSettings:
     web_cert: str | None = None  # HTTPS for the dashboard
     web_key: str | None = None
     retention_days: float = 90.0  # 0 keeps everything
+    # The venue's uplink's state file, when the venue sends to a group (group.cluster): the
+    # retention deletes no event the group's centre does not hold yet.
+    uplink_state: str | None = None
     reorder_timeout: float = 2.0
     structures: str | None = None  # the house's own blind structures (NAME.toml files)
     profile: str = "tda-2024"  # the house's rules (balancing and breaking tables): name or path

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from contract.wire import encode
@@ -130,6 +130,12 @@ class Storage:
     def envelopes(self, table: str) -> list[dict[str, Any]]:
         return [json.loads(r[0]) for r in self.execute(
             "SELECT envelope FROM events WHERE tbl = ? ORDER BY seq", (table,))]
+
+    def first_seq_from(self, table: str, seq: int) -> int | None:
+        """The first seq at or after ``seq`` the table's events hold (None: none)."""
+        row = self.execute("SELECT MIN(seq) FROM events WHERE tbl = ? AND seq >= ?",
+                           (table, seq)).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
 
     def raw_envelopes(self, table: str, first: int, last: int) -> list[tuple[int, str]]:
         """The stored JSON of the table's events ``first``..``last``, by seq."""
@@ -304,13 +310,26 @@ class Storage:
         return [{"ts": int(r[0]), "user": r[1], "action": r[2], "detail": json.loads(r[3])}
                 for r in rows]
 
-    def purge(self, before_ts: int) -> dict[str, int]:
+    def purge(self, before_ts: int,
+              delivered: Mapping[str, int] | None = None) -> dict[str, int]:
         """Retention: delete events, acknowledged alerts and log lines older than
         ``before_ts`` (UTC ms). Each table's acknowledged count stays: a table replaying old
-        events after a purge is not asked for them again."""
-        counts = {}
-        for name, text in (("events", "DELETE FROM events WHERE ts < ?"),
-                           ("alerts", "DELETE FROM alerts WHERE acked_by IS NOT NULL AND ts < ?"),
+        events after a purge is not asked for them again. With ``delivered`` (the venue sends
+        to a group: table by table, the seq up to which the group's centre holds its events)
+        an event is deleted only once the centre holds it; ``kept_for_uplink`` counts the
+        older ones kept for that."""
+        counts: dict[str, int] = {}
+        if delivered is None:
+            counts["events"] = int(self.execute("DELETE FROM events WHERE ts < ?",
+                                                (before_ts,)).rowcount or 0)
+        else:
+            counts["events"] = sum(
+                int(self.execute("DELETE FROM events WHERE tbl = ? AND ts < ? AND seq <= ?",
+                                 (table, before_ts, upto)).rowcount or 0)
+                for table, upto in sorted(delivered.items()))
+            counts["kept_for_uplink"] = int(self.execute(
+                "SELECT COUNT(*) FROM events WHERE ts < ?", (before_ts,)).fetchone()[0])
+        for name, text in (("alerts", "DELETE FROM alerts WHERE acked_by IS NOT NULL AND ts < ?"),
                            ("floor_log", "DELETE FROM floor_log WHERE ts < ?"),
                            ("bustouts", "DELETE FROM bustouts WHERE ts < ?")):
             counts[name] = int(self.execute(text, (before_ts,)).rowcount or 0)

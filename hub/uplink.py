@@ -38,6 +38,7 @@ from contract.wire import encode
 from contract.worker import Connected, Disconnected, Received
 from hub.group_link import GroupEndpoint, NatsWorker, subject
 from hub.storage import Storage, open_storage
+from hub.uplink_state import open_state
 
 log = logging.getLogger("tablectl.uplink")
 
@@ -77,12 +78,11 @@ class Uplink(NatsWorker):
 
     def setup(self) -> None:
         self._hub = open_storage(self.db_path)
-        self._state = sqlite3.connect(self.state_path)
-        self._state.execute("CREATE TABLE IF NOT EXISTS sent (tbl TEXT PRIMARY KEY,"
-                            " upto INTEGER NOT NULL)")
-        self._state.commit()
+        self._state = open_state(self.state_path)
         self.sender.load({str(t): int(u)
-                          for t, u in self._state.execute("SELECT tbl, upto FROM sent")})
+                          for t, u in self._state.execute("SELECT tbl, upto FROM sent")},
+                         {str(t): int(u)
+                          for t, u in self._state.execute("SELECT tbl, upto FROM gone")})
 
     def handle(self, item: object) -> None:
         match item:
@@ -162,18 +162,25 @@ class Uplink(NatsWorker):
 
     def _send(self, now: float) -> None:
         assert self._hub is not None
-        messages, lacking = self.sender.pump(self._uptos, self._hub.raw_envelopes, now)
-        for table, first in lacking:
-            log.error("the hub's database lacks %s's event %d it counted as recorded: the "
-                      "uplink waits for it", table, first)
+        messages, gaps = self.sender.pump(self._uptos, self._hub.raw_envelopes, now,
+                                          self._hub.first_seq_from)
+        for table, first, last in gaps:
+            # Said once (the state keeps it): the venue's hub no longer holds them.
+            log.error("the hub's database no longer holds %s's events %d-%d, which the "
+                      "group's centre never had: they are lost to the group (deleted before "
+                      "the uplink sent them: retention while the uplink was not running or "
+                      "had no state file, or by hand). Sending on from %d; the centre is told "
+                      "(gone)", table, first, last, last + 1)
+            self._save_counts()
         for message in messages:
             self.publish(subject(topics.table(self.venue, message.table, "private")),
                          message.payload, reply=f"{self.inbox}.{message.number}")
 
     def _save_counts(self) -> None:
         assert self._state is not None
-        self._state.executemany("INSERT INTO sent VALUES (?, ?) ON CONFLICT (tbl) DO UPDATE "
-                                "SET upto = excluded.upto", sorted(self.sender.sent.items()))
+        for name, counts in (("sent", self.sender.sent), ("gone", self.sender.gone)):
+            self._state.executemany(f"INSERT INTO {name} VALUES (?, ?) ON CONFLICT (tbl) DO "
+                                    "UPDATE SET upto = excluded.upto", sorted(counts.items()))
         self._state.commit()
         self.sender.saved()
 

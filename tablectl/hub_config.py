@@ -180,6 +180,7 @@ class HubConfig:
             recorder_tls=tls_settings(mqtt.ca, mqtt.recorder_cert, mqtt.recorder_key),
             http_host=host or "127.0.0.1", http_port=int(port), web_cert=dashboard.cert,
             web_key=dashboard.key, retention_days=self.storage.retention_days,
+            uplink_state=self.uplink.state if self.group.cluster else None,
             structures=self.floor.structures, profile=self.floor.profile,
             short_tables=dict(self.floor.short_tables), locale=dashboard.locale,
             time_zone=dashboard.time_zone)

@@ -32,7 +32,7 @@ from contract.delivery import (
     UplinkSender,
 )
 from contract.envelope import envelope
-from contract.schema import receive_events
+from contract.schema import receive, receive_events
 from contract.views import public_envelope, public_event
 from contract.wire import encode
 from hub.gaps import PATIENCE_S, CentralHoldings
@@ -810,8 +810,49 @@ def test_the_uplink_sends_again_what_the_centre_asks_for_once_nothing_is_in_flig
 
 def test_the_uplink_says_once_that_the_hub_lacks_an_event_it_counted():
     sender = _uplink()
-    assert sender.pump({"t1": 5}, lambda table, first, last: []) == ([], [("t1", 1)])
+    assert sender.pump({"t1": 5}, lambda table, first, last: []) == ([], [("t1", 1, 1)])
     assert sender.pump({"t1": 5}, lambda table, first, last: []) == ([], [])  # waits
+
+
+def test_the_uplink_goes_on_past_what_the_hub_lost_and_says_it_gone():
+    """The hub's database holds t1 from seq 37 only (retention deleted 1-36 before they were
+    sent, or the uplink's state file was lost): the uplink sends from 37, says 1-36 once, and
+    tells the centre they are gone in each report, which then holds t1 from there and asks
+    for nothing; a resend request cannot take the count below what is gone."""
+    hub = {seq: encode(envelope(_event(seq, False), venue=VENUE, table="t1", seq=seq, boot=1,
+                                ts_ms=seq, historical=False)) for seq in range(37, 61)}
+
+    def read(table: str, first: int, last: int) -> list[tuple[int, str]]:
+        return [(seq, hub[seq]) for seq in range(first, last + 1) if seq in hub]
+
+    def first_held(table: str, seq: int) -> int | None:
+        return min((s for s in hub if s >= seq), default=None)
+
+    sender = _uplink()
+    messages, gaps = sender.pump({"t1": 60}, read, 0.0, first_held)
+    assert gaps == [("t1", 1, 36)]
+    assert [(m.first_seq, m.last_seq) for m in messages] == [(37, 60)]
+    assert sender.pump({"t1": 60}, read, 0.0, first_held) == ([], [])  # said once
+    sender.puback(messages[0].number, 0.1)
+    assert sender.sent == {"t1": 60} and sender.gone == {"t1": 36}
+    [report] = sender.reports(1.0)
+    assert report == {"v": 1, "tables": {"t1": 60}, "gone": {"t1": 36}}
+    receive("UplinkCounts", encode(report))  # the contract allows it
+
+    centre = CentralHoldings(patience=0.0)
+    centre.held(VENUE, "t1", range(37, 61), 1.0)
+    assert centre.to_ask(VENUE, report["tables"], 5.0) == {"t1": 0}  # without gone: forever
+    for table, upto in report["gone"].items():
+        centre.gone(VENUE, table, upto, 5.0)
+    assert centre.upto(VENUE, "t1") == 60
+    assert centre.to_ask(VENUE, report["tables"], 10.0) == {}
+    assert sender.resend({"t1": 0}) == [("t1", 36, 24)]  # from what is gone, not from 0
+    # The hub loses more later (retention at 50): what follows goes on after it.
+    for seq in range(37, 51):
+        del hub[seq]
+    hub.update({seq: hub[60] for seq in range(61, 66)})
+    messages, gaps = sender.pump({"t1": 65}, read, 2.0, first_held)
+    assert gaps == [("t1", 37, 50)] and sender.gone == {"t1": 50}
 
 
 @pytest.mark.parametrize("tables", [1, 500, 501, 1200])
