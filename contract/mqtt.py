@@ -2,18 +2,22 @@
 version 2), with the venue's TLS client certificate, and ``MqttWorker``, the one way a long-lived
 part (the table's link, the recorder, the hub's floor, the venue clock) talks MQTT: a
 ``contract.worker.QueueWorker`` whose items paho's callbacks put (``Connected``,
-``Disconnected``, ``Received``, and here ``Published`` and ``Subscribed``).
+``Disconnected``, ``Received``, and here ``Published``, ``Subscribed`` and ``Unsubscribed``).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 
 from contract.worker import Connected, Disconnected, QueueWorker, Received, Stop
 
 __all__ = ["BrokerClient", "Connected", "Disconnected", "Endpoint", "MqttWorker", "Published",
-           "Received", "Stop", "Subscribed", "TlsSettings", "mqtt_client", "tls_settings"]
+           "Received", "Retired", "Stop", "Subscribed", "TlsSettings", "Unsubscribed",
+           "mqtt_client", "tls_settings"]
+
+log = logging.getLogger("tablectl.mqtt")
 
 if TYPE_CHECKING:
     import paho.mqtt.client
@@ -39,6 +43,8 @@ class BrokerClient(Protocol):
     def subscribe(self, topic: str | list[tuple[str, int]] | list[tuple[str, SubscribeOptions]],
                   qos: int = 0) -> tuple[object, int | None]: ...
 
+    def unsubscribe(self, topic: str | list[str]) -> tuple[object, int | None]: ...
+
     def will_set(self, topic: str, payload: str | bytes | None = None, qos: int = 0,
                  retain: bool = False) -> None: ...
 
@@ -55,7 +61,7 @@ class NotConnected:
     def _refuse(self, *args: object, **kwargs: object) -> Any:
         raise RuntimeError("this MQTT worker has no connection yet: start() it first")
 
-    publish = subscribe = will_set = max_inflight_messages_set = _refuse
+    publish = subscribe = unsubscribe = will_set = max_inflight_messages_set = _refuse
     disconnect = loop_stop = _refuse
 
 
@@ -108,6 +114,18 @@ class Endpoint:
     session_seconds: int | None = None
 
 
+@dataclass(frozen=True)
+class Retired:
+    """A subscription an older version of a worker made in its persistent session, and this
+    version does not. The broker keeps a session's subscriptions across an upgrade: without
+    this, it would go on queueing and sending what matches, which the worker refuses (a
+    warning per table). Never a clean start instead: the session holds the messages sent
+    while the worker was away."""
+
+    filter: str  # the topic filter the older version subscribed to
+    dropped: str  # the change that dropped it (a commit, and why), for the log
+
+
 # -------------------------------------------------------------------- what goes on the queue
 # (besides contract.worker's Connected, Disconnected, Received and Stop)
 
@@ -125,6 +143,15 @@ class Subscribed:
     mid: int
 
 
+@dataclass(frozen=True)
+class Unsubscribed:
+    """The broker's UNSUBACK for the unsubscription paho numbered ``mid``: a reason code a
+    filter (0: the session held it; 17: it held none)."""
+
+    mid: int
+    codes: tuple[int, ...]
+
+
 class MqttWorker(QueueWorker):
     """A ``QueueWorker`` on paho (the module's docstring). Subclasses set ``worker_name`` and
     override ``handle``, and where they need them ``configure`` (a Last Will, in-flight
@@ -138,6 +165,9 @@ class MqttWorker(QueueWorker):
         self.client: BrokerClient = NotConnected()
         self._owns_client = False
         self._subscription: int | None = None  # the mid of the subscription being made
+        self._retired: tuple[Retired, ...] = ()  # what an older version subscribed to
+        self._unsubscription: int | None = None  # the mid of their unsubscription
+        self.retired_dropped = 0  # messages the broker sent on them, dropped unseen
 
     # ------------------------------------------------------------------ for subclasses
     def configure(self, client: BrokerClient) -> None:
@@ -146,6 +176,15 @@ class MqttWorker(QueueWorker):
     def subscribed(self) -> None:
         """The broker acknowledged what ``subscribe`` asked: what is published from now on
         reaches this worker (before, the broker may take a message ahead of the SUBSCRIBE)."""
+
+    def retired(self) -> tuple[Retired, ...]:
+        """The subscriptions older versions of this worker made in its persistent session and
+        it makes no more (each filter must match no topic it subscribes to now): at each
+        connection that finds the session kept they are unsubscribed (the UNSUBACK that says
+        one was there is logged, once: after the upgrade), and what the broker still sends on
+        them (queued while the worker was away, or sent before the UNSUBACK) is dropped
+        unseen, counted in ``retired_dropped``."""
+        return ()
 
     def subscribe(self, subscriptions: str | list[tuple[str, int]]
                   | list[tuple[str, SubscribeOptions]], qos: int = 0) -> None:
@@ -156,6 +195,32 @@ class MqttWorker(QueueWorker):
         if isinstance(item, Subscribed) and item.mid == self._subscription:
             self._subscription = None
             self.subscribed()
+        elif isinstance(item, Connected) and item.session_present and not item.refused and \
+                self._retired:
+            self._unsubscription = self.client.unsubscribe(
+                [retired.filter for retired in self._retired])[1]
+        elif isinstance(item, Unsubscribed) and item.mid == self._unsubscription:
+            self._unsubscription = None
+            for retired, code in zip(self._retired, item.codes, strict=False):
+                if code == 0:
+                    log.info("%s: removed %s, an older version's subscription the broker kept "
+                             "in its session (dropped in %s); %d message(s) it sent there "
+                             "dropped unseen", self.endpoint.client_id or self.worker_name,
+                             retired.filter, retired.dropped, self.retired_dropped)
+
+    def _is_retired(self, topic: str) -> bool:
+        """Whether ``topic`` came from a retired subscription (on paho's thread)."""
+        from paho.mqtt.client import topic_matches_sub
+
+        return any(topic_matches_sub(retired.filter, topic) for retired in self._retired)
+
+    def _received(self, topic: str, payload: bytes, retain: bool) -> None:
+        """On paho's thread: a message for the worker's queue, unless a retired subscription
+        brought it."""
+        if self._retired and self._is_retired(topic):
+            self.retired_dropped += 1
+            return
+        self.queue.put(Received(topic, payload, retain))
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Self:
@@ -164,6 +229,7 @@ class MqttWorker(QueueWorker):
         client = mqtt_client(end.client_id, tls=end.tls, username=end.username,
                              password=end.password)
         self.configure(client)
+        self._retired = self.retired()
         put = self.queue.put
 
         def connected(c: Any, u: Any, f: Any, rc: Any, p: Any = None) -> None:
@@ -177,10 +243,12 @@ class MqttWorker(QueueWorker):
 
         client.on_connect = connected
         client.on_disconnect = disconnected
-        client.on_message = lambda c, u, msg: put(
-            Received(msg.topic, bytes(msg.payload), bool(msg.retain)))
+        client.on_message = lambda c, u, msg: self._received(
+            msg.topic, bytes(msg.payload), bool(msg.retain))
         client.on_publish = lambda c, u, mid, rc, p=None: put(Published(mid))
         client.on_subscribe = lambda c, u, mid, codes, p=None: put(Subscribed(mid))
+        client.on_unsubscribe = lambda c, u, mid, codes, p=None: put(
+            Unsubscribed(mid, tuple(int(getattr(code, "value", code)) for code in codes)))
         client.reconnect_delay_set(min_delay=1, max_delay=5)
         self._connect(client)
         self.client = client

@@ -18,7 +18,15 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from contract import topics
 from contract.commands import Command, CommandError, parse_clock_command
-from contract.mqtt import BrokerClient, Connected, Disconnected, Endpoint, MqttWorker, Received
+from contract.mqtt import (
+    BrokerClient,
+    Connected,
+    Disconnected,
+    Endpoint,
+    MqttWorker,
+    Received,
+    Retired,
+)
 from contract.schema import ContractError, receive
 from contract.snapshots import TableState, VenueClockReading
 from contract.supervise import LogOnce
@@ -36,6 +44,11 @@ FLOOR_SESSION_SECONDS = 24 * 3600
 # follows what the recorder stored, as its public view: the broker sends the hub each event
 # once, and the floor never shows an event the record does not hold.)
 _SCHEMAS = {"status": "Status", "state": "State", "cmd-resp": "CommandResponse"}
+# What an older hub subscribed to in this session and this one does not: each table's leaf,
+# and the change that dropped it. The broker keeps the session across an upgrade (a day), and
+# would send each table's messages there only to be refused; unsubscribed at every connection
+# that finds the session kept (docs/hub.md, "Upgrading").
+RETIRED = {"events": "1d7dc6b, 2026-12-03: the floor follows what the recorder stored"}
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -97,6 +110,10 @@ class FloorWorker(MqttWorker):
     def configure(self, client: BrokerClient) -> None:
         client.will_set(topics.hub(self.venue, "status"), self._status("lost"), qos=1,
                         retain=True)
+
+    def retired(self) -> tuple[Retired, ...]:
+        return tuple(Retired(topics.every_table(self.venue, leaf), change)
+                     for leaf, change in RETIRED.items())
 
     def setup(self) -> None:
         self._floor().open()

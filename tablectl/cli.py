@@ -608,19 +608,36 @@ def cmd_clock(args: argparse.Namespace) -> int:
 def cmd_hub(args: argparse.Namespace) -> int:
     """The venue hub: recorder, venue clock and the floor dashboard, until SIGTERM or Ctrl-C."""
     from controller.profiles import ProfileError
+    from houses.loaders import house_structure
     from hub.auth import UsersFileError
     from hub.venue_clock import ClockError
     from tablectl.hub_app import Hub
+    from tablectl.hub_config import HubConfigError
 
     config = _hub_config("hub", args)
+    unreadable = config.unreadable()
+    if unreadable:
+        raise HubConfigError(args.config or "(the command line)", unreadable)
     settings = config.hub_settings()
     try:
-        hub = Hub(settings).start()
+        hub = Hub(settings)  # the users file and the house's profile read: nothing started
     except (UsersFileError, ProfileError) as exc:
         return _fail(str(exc))
+    start = config.clock.start
+    if args.check:
+        if start:
+            house_structure(start, config.floor.structures)  # (a StructureError says why)
+        web = "HTTPS" if settings.web_cert else "HTTP"
+        print(f"hub configuration {args.config or '(the command line)'}: OK: venue "
+              f"{settings.venue}, broker {settings.host}:{settings.port} "
+              f"({'TLS' if settings.tls else 'no TLS'}), storing in "
+              f"{settings.db.split('@')[-1]}, dashboard on {config.dashboard.listen} ({web}), "
+              f"{len(hub.sessions.users)} staff in {settings.users}")
+        return 0
+    try:
+        hub.start()
     except OSError as exc:
         return _fail(f"the dashboard cannot listen on {config.dashboard.listen}: {exc}")
-    start = config.clock.start
     if start and not hub.clock.known:  # a kept clock resumes instead
         hub.clock.connected.wait(10)
         try:
@@ -919,6 +936,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-zone", metavar="ZONE",
                    help="the venue's time zone for the dashboard's times (dashboard.time_zone, "
                         "IANA: Europe/London; default: each browser's own)")
+    p.add_argument("--check", action="store_true",
+                   help="read the configuration and the files it names, say what would run, "
+                        "and exit (0: it would start) without connecting or listening")
     p.set_defaults(func=cmd_hub)
 
     p = sub.add_parser("uplink", help="send what the venue's hub recorded to the group's "

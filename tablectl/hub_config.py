@@ -11,6 +11,7 @@ The reference, every key with its default: deploy/hub/hub.toml.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -28,6 +29,9 @@ HOST_PORT = r"^(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]+):[0-9]{1,5}$"
 # A language tag as browsers take it (Intl): en, en-GB, zh-Hant-TW.
 LOCALE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$")
 DEFAULT_PROFILE = "tda-2024"  # houses.DEFAULT_PROFILE (this module stays light: no core)
+# The files the venue hub reads (the users file is its own: hub/auth.py says what is wrong).
+HUB_FILES = ("mqtt.ca", "mqtt.cert", "mqtt.key", "mqtt.recorder_cert", "mqtt.recorder_key",
+             "dashboard.cert", "dashboard.key")
 
 
 class HubConfigError(ProblemsError):
@@ -165,6 +169,28 @@ class HubConfig:
             except (ValueError, zoneinfo.ZoneInfoNotFoundError):
                 found.append(f"dashboard.time_zone: must be an IANA time zone, for example "
                              f"Europe/London, not {dashboard.time_zone!r}")
+        return found
+
+    def unreadable(self) -> list[str]:
+        """The files and folder the venue hub reads that it cannot (each key's): looked at
+        before it starts, where a certificate that could not be read looked like the
+        dashboard's fault."""
+        found = []
+        for key in HUB_FILES:
+            where, _, name = key.partition(".")
+            path = getattr(getattr(self, where), name)
+            if path is None:
+                continue
+            try:
+                with open(path, "rb"):
+                    pass
+            except OSError as exc:
+                found.append(f"{key}: cannot read {path} ({exc.strerror}): give the file "
+                             "make-certs.sh made, readable by the hub's user")
+        structures = self.floor.structures
+        if structures is not None and not os.path.isdir(structures):
+            found.append(f"floor.structures: {structures} is not a folder: give the folder "
+                         "of the house's NAME.toml structures")
         return found
 
     def hub_settings(self) -> HubSettings:

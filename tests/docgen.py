@@ -12,7 +12,9 @@ A generated table sits in a Markdown file between two comments that name it::
 
 Each name has its writer below: ``events`` (the core's events, from ``controller/events.py``,
 with the values the AsyncAPI document closes), ``topics`` (the MQTT channels, from
-``contract/asyncapi.json``) and ``alerts`` (the floor's alert kinds, from ``hub/floor.py``).
+``contract/asyncapi.json``), ``alerts`` (the floor's alert kinds, from ``hub/floor.py``) and
+``hub_flags`` (each flag of ``tablectl hub`` and its key in hub.toml, from
+``tablectl/hub_config.py``).
 ``tests/test_readme.py`` runs the comparison in ``make test``. The prose around a table is the
 author's; only what is between the comments is rewritten.
 """
@@ -128,8 +130,25 @@ def alerts_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def hub_flags_table() -> str:
+    """One row per flag of ``tablectl hub``: the hub.toml key it sets, and the key's default
+    (what an upgrade from the flags writes: docs/hub.md, "Upgrading")."""
+    from tablectl.hub_config import FLAGS, REQUIRED, HubConfig
+
+    defaults = HubConfig()
+    rows = ["| flag | hub.toml key | default |", "|---|---|---|"]
+    for dest, flag in FLAGS["hub"].items():
+        where, _, name = flag.key.partition(".")
+        value = getattr(getattr(defaults, where), name)
+        default = ("required" if flag.key in REQUIRED["hub"] else
+                   "none" if value in (None, {}) else
+                   f"`{json.dumps(value)}`")
+        rows.append(f"| `--{dest.replace('_', '-')}` | `{flag.key}` | {default} |")
+    return "\n".join(rows) + "\n"
+
+
 WRITERS: dict[str, Callable[[], str]] = {"events": events_table, "topics": topics_table,
-                                         "alerts": alerts_table}
+                                         "alerts": alerts_table, "hub_flags": hub_flags_table}
 
 
 def documents() -> Iterator[Path]:
