@@ -198,5 +198,5 @@ def test_a_node_started_again_rejoins_its_peers(cluster):
     cluster.kill_node(node)
     cluster.start_node(node)
     cluster.wait_ready(node)
-    wait_for(lambda: all(len(cluster.monitoring(n, "routez").get("routes") or []) == 2
-                         for n in cluster.nodes), timeout=30)
+    assert wait_for(lambda: all(len(cluster.monitoring(n, "routez").get("routes") or []) == 2
+                                for n in cluster.nodes), timeout=30), cluster.tail(node)
