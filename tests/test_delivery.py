@@ -384,6 +384,7 @@ class Group:
     hub: dict[str, list[str]] = field(default_factory=lambda: {t: [] for t in TABLES})
     sender: UplinkSender = field(default_factory=lambda: UplinkSender(window=5, per_table=2))
     saved: dict[str, int] = field(default_factory=dict)  # the uplink's --state file
+    saved_gone: dict[str, int] = field(default_factory=dict)  # and its gaps
     uptos: dict[str, int] = field(default_factory=dict)  # the hub's counts, as last read
     # Each message with the sender that numbered it: its answer goes to that sender's reply
     # subject (an inbox of the uplink process's own), never to a later process's.
@@ -395,6 +396,8 @@ class Group:
         default_factory=lambda: {t: {} for t in TABLES})
     ever_committed: dict[str, set[int]] = field(
         default_factory=lambda: {t: set() for t in TABLES})
+    # Seqs the hub's database lost (deleted before or after they were sent): gone for good.
+    lost: dict[str, set[int]] = field(default_factory=lambda: {t: set() for t in TABLES})
     now: float = 0.0
 
     def record(self, name: str, count: int, big: bool) -> None:
@@ -407,18 +410,30 @@ class Group:
 
     def read(self, name: str, first: int, last: int) -> list[tuple[int, str]]:
         return [(seq, self.hub[name][seq - 1]) for seq in range(first, last + 1)
-                if seq <= len(self.hub[name])]
+                if seq <= len(self.hub[name]) and seq not in self.lost[name]]
+
+    def first_held(self, name: str, seq: int) -> int | None:
+        return next((s for s in range(seq, len(self.hub[name]) + 1)
+                     if s not in self.lost[name]), None)
+
+    def hub_loses(self, name: str, count: int) -> None:
+        """The hub's database loses the table's oldest ``count`` events it still has
+        (deleted by hand, an older retention, a state file lost after a purge)."""
+        kept = [s for s in range(1, len(self.hub[name]) + 1) if s not in self.lost[name]]
+        self.lost[name].update(kept[:count])
 
     def poll(self) -> None:
         """The uplink reads the hub's counts and saves its own."""
         self.uptos = {name: len(rows) for name, rows in self.hub.items()}
         if self.sender.dirty:
             self.saved = dict(self.sender.sent)
+            self.saved_gone = dict(self.sender.gone)
             self.sender.saved()
 
     def pump(self) -> None:
-        messages, lacking = self.sender.pump(self.uptos, self.read, self.now)
-        assert lacking == []
+        messages, gaps = self.sender.pump(self.uptos, self.read, self.now, self.first_held)
+        for name, first, last in gaps:  # only what the hub lost is ever taken as gone
+            assert set(range(first, last + 1)) <= self.lost[name], (name, first, last)
         for message in messages:
             envelopes = receive_events("Envelope", message.payload)
             seqs = [e["seq"] for e in envelopes]
@@ -440,7 +455,7 @@ class Group:
             if sender is self.sender:  # (an earlier process's inbox: nobody listens there)
                 self.sender.puback(number, self.now)
             for name, count in self.sender.sent.items():
-                assert set(range(1, count + 1)) <= self.ever_committed[name], (
+                assert set(range(1, count + 1)) - self.lost[name] <= self.ever_committed[name], (
                     f"the uplink counts {name} up to {count}, the centre committed "
                     f"{sorted(self.ever_committed[name])}")
             self.pump()
@@ -469,7 +484,7 @@ class Group:
         """The uplink's process dies and starts again from its state file."""
         self.cut(0)
         self.sender = UplinkSender(window=5, per_table=2)
-        self.sender.load(self.saved)
+        self.sender.load(self.saved, self.saved_gone)
         self.uptos = {}
 
     def centre_turn(self) -> None:
@@ -519,6 +534,8 @@ class Group:
         (lost while the uplink is away)."""
         self.now += seconds
         for report in self.sender.reports(self.now):
+            for name, upto in report.get("gone", {}).items():
+                self.holdings.gone(VENUE, name, upto, self.now)
             asks = self.holdings.to_ask(VENUE, report["tables"], self.now)
             if asks and self.sender.connected:
                 self.sender.resend(asks)
@@ -528,7 +545,7 @@ class Group:
 uplink_steps = _steps(
     {"record": 3, "poll": 3, "arrive": 3, "answer": 3, "centre_turn": 2, "wait": 2,
      "report": 2, "settle": 1, "cut": 1, "connect": 2, "uplink_crash": 1, "centre_crash": 1,
-     "centre_database_lost": 1})
+     "centre_database_lost": 1, "hub_loses": 1, "state_lost": 1})
 
 
 @settings(max_examples=200, deadline=None)
@@ -560,6 +577,11 @@ def test_a_venue_s_events_reach_the_centre_once_each_through_losses_and_restarts
                 group.centre_crash()
             case ("centre_database_lost", name, number, _, _):
                 group.centre_database_lost(name, number % 30)
+            case ("hub_loses", name, number, _, _):
+                group.hub_loses(name, number % 30 + 1)
+            case ("state_lost", *_):  # the uplink's state file lost with its process
+                group.saved, group.saved_gone = {}, {}
+                group.uplink_crash()
             case ("wait", _, _, _, seconds):
                 group.wait(seconds)
             case ("report", _, _, _, seconds):
@@ -571,11 +593,15 @@ def test_a_venue_s_events_reach_the_centre_once_each_through_losses_and_restarts
     group.connect()
     for _ in range(100):
         group.settle(PATIENCE_S)
-        if all(len(group.committed[name]) == len(rows) for name, rows in group.hub.items()):
+        if all(set(range(1, len(rows) + 1)) - group.lost[name] <= set(group.committed[name])
+               for name, rows in group.hub.items()):
             break
     for name, rows in group.hub.items():
         stored = group.committed[name]
-        assert sorted(stored) == list(range(1, len(rows) + 1)), name
+        # Every event the hub still has, and none it never had; a lost one only if it was
+        # sent before it was lost.
+        assert set(range(1, len(rows) + 1)) - group.lost[name] <= set(stored), name
+        assert set(stored) <= set(range(1, len(rows) + 1)), name
         assert all(encode(stored[seq]) == rows[seq - 1] for seq in stored), name
 
 
