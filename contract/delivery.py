@@ -269,7 +269,6 @@ class UplinkSender:
         self._flight: dict[str, deque[_InFlight]] = {}
         self._by_number: dict[int, str] = {}
         self._numbered = 0
-        self._missing: set[tuple[str, int]] = set()  # gaps in the hub's database, said once
         # Per table: the seq up to which the venue's events are gone for good (the hub's
         # database lost them before they were sent): never sent, said to the centre.
         self.gone: dict[str, int] = {}
@@ -409,19 +408,18 @@ class UplinkSender:
             reports.append({"v": 1, "tables": tables, **({"gone": gone} if gone else {})})
         return reports
 
-    def pump(self, uptos: Mapping[str, int], read: RawReader, now: float = 0.0,
-             first_held: FirstHeld | None = None,
-             ) -> tuple[list[UplinkMessage], list[tuple[str, int, int]]]:
+    def pump(self, uptos: Mapping[str, int], read: RawReader, first_held: FirstHeld,
+             now: float = 0.0) -> tuple[list[UplinkMessage], list[tuple[str, int, int]]]:
         """The messages to publish now, for the tables the hub has recorded up to ``uptos``
-        without a gap; and the gaps found in the hub's database, (table, first, last) seqs
-        it counted as recorded but no longer holds. With ``first_held`` such a gap is gone
-        for good: never sent, said to the centre (``gone`` in the reports), and the table goes
-        on after it (a venue whose early rows were deleted by retention, or by hand, before
-        they were sent). Without it, the uplink waits for them (a gap returned once)."""
+        without a gap; and the gaps found in the hub's database, (table, first, last) seqs it
+        counted as recorded but no longer holds (``first_held`` finds where a table goes on).
+        Such a gap is gone for good: never sent, said to the centre (``gone`` in the
+        reports), each returned once, and the table goes on after it (a venue whose early rows
+        were deleted by retention, or by hand, before they were sent)."""
         messages: list[UplinkMessage] = []
-        lacking: list[tuple[str, int, int]] = []
+        gaps: list[tuple[str, int, int]] = []
         if not self.connected:
-            return messages, lacking
+            return messages, gaps
         for table, upto in sorted(uptos.items()):
             if table in self.refused:
                 continue
@@ -431,16 +429,11 @@ class UplinkSender:
                 first = self._queued.get(table, 0) + 1
                 rows = read(table, first, min(upto, first + UPLINK_BATCH_EVENTS - 1))
                 if not rows or rows[0][0] != first:
-                    if first_held is not None:
-                        held = first_held(table, first)
-                        last = upto if held is None or held > upto else held - 1
-                        self._skip(table, last)
-                        lacking.append((table, first, last))
-                        continue
-                    if (table, first) not in self._missing:
-                        self._missing.add((table, first))
-                        lacking.append((table, first, first))
-                    break
+                    held = first_held(table, first)
+                    last = upto if held is None or held > upto else held - 1
+                    self._skip(table, last)
+                    gaps.append((table, first, last))
+                    continue
                 chosen: list[tuple[int, str]] = []
                 size = 0
                 for seq, raw in rows:
@@ -459,4 +452,4 @@ class UplinkSender:
                 self._queued[table] = last
                 self.stats.messages += 1
                 self.stats.events += len(chosen)
-        return messages, lacking
+        return messages, gaps

@@ -162,8 +162,8 @@ class Uplink(NatsWorker):
 
     def _send(self, now: float) -> None:
         assert self._hub is not None
-        messages, gaps = self.sender.pump(self._uptos, self._hub.raw_envelopes, now,
-                                          self._hub.first_seq_from)
+        messages, gaps = self.sender.pump(self._uptos, self._hub.raw_envelopes,
+                                          self._hub.first_seq_from, now)
         for table, first, last in gaps:
             # Said once (the state keeps it): the venue's hub no longer holds them.
             log.error("the hub's database no longer holds %s's events %d-%d, which the "
