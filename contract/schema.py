@@ -78,14 +78,15 @@ def validate(schema: str, payload: Any, *, size: int = 0) -> None:
         else:
             found = []  # (is_valid and validate disagree: never)
     raise ContractError(f"not a {schema}: " + "; ".join(
-        f"{'/'.join(map(str, path)) or '(root)'}: {_cut(message)}" for path, message in found))
+        f"{'/'.join(map(str, path)) or '(root)'}: {shortened(message)}" for path, message in found))
 
 
-def _cut(message: str) -> str:
-    """A problem's text, its start and its end ("... has more than 100 items") if long."""
-    if len(message) <= PROBLEM_CHARS:
-        return message
-    return f"{message[:PROBLEM_CHARS - 80]} ...({len(message)} characters)... {message[-80:]}"
+def shortened(text: str, most: int = PROBLEM_CHARS) -> str:
+    """``text`` as it is, or its start and its end ("... has more than 100 items") when it
+    is longer than ``most``: a problem quotes what it found, and a sender controls that."""
+    if len(text) <= most:
+        return text
+    return f"{text[:most - 80]} ...({len(text)} characters)... {text[-80:]}"
 
 
 def _decoded(payload: bytes | str, max_bytes: int) -> Any:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract import topics
-from contract.schema import ContractError, is_name, receive, receive_events
+from contract.schema import ContractError, is_name, receive, receive_events, shortened
 from contract.supervise import start_worker
 from contract.wire import encode
 from contract.worker import Connected, Disconnected, Received
@@ -248,6 +248,13 @@ class GroupWriter:
                     return
 
 
+def _venue_of(subject_: str) -> str:
+    """The venue a subject names (``pkr.v1.<venue>....``; each venue's account may publish
+    only under its own), cut short; "" for none."""
+    levels = subject_.split(".", 3)
+    return levels[2][:40] if len(levels) > 2 else ""
+
+
 class CentralRecorder(NatsWorker):
     worker_name = "central-recorder"
     turn_seconds = 0.05
@@ -269,7 +276,6 @@ class CentralRecorder(NatsWorker):
     take_seconds = 0.02
     max_pending_events = 10_000  # checked and waiting for the writers: take no more
     say_every = 60.0  # seconds between two log lines about one venue's refused or left messages
-    problem_chars = 300  # of a refused message's reason, in the log and the refusal
 
     def __init__(self, db: str, endpoint: GroupEndpoint) -> None:
         super().__init__(endpoint)
@@ -280,8 +286,9 @@ class CentralRecorder(NatsWorker):
         self._wake_put = False  # a Wake is on the queue (set by the loop, cleared here)
         self._pending_events = 0
         self._refused_since: dict[str, int] = {}  # venue: refused since it was last said
+        self._refusals_said: dict[str, float] = {}  # venue: when its refusals were last said
         self._left_since: dict[str, int] = {}  # venue: messages past its share, not yet said
-        self._said_at: dict[str, float] = {}  # venue: when its refusals were last said
+        self._left_said = -math.inf  # when those were last said
         self._writers: list[GroupWriter] = []
         # Writer by writer: a Write is with it (the next waits for its Written), what it
         # has not been handed yet (messages checked; acknowledgements), when it was last.
@@ -339,8 +346,7 @@ class CentralRecorder(NatsWorker):
     async def _received(self, msg: Any) -> None:
         """On nats-py's loop: into the message's venue's share (the subject's third level;
         each venue's account may publish only under its own), or dropped when that is full."""
-        levels = msg.subject.split(".", 3)
-        venue = levels[2] if len(levels) > 2 else ""
+        venue = _venue_of(msg.subject)
         item = Received(msg.subject, msg.data, reply=msg.reply or "",
                         connection=self.connection)
         if self.intake.offer(venue, item, len(msg.data)) and not self._wake_put:
@@ -388,8 +394,7 @@ class CentralRecorder(NatsWorker):
         except ContractError as exc:
             self._refuse(item.topic, exc)
             writer = 0
-            answer = encode({"v": 1, "refused": str(exc)[:self.problem_chars]}).encode(
-                "utf-8", "replace")
+            answer = encode({"v": 1, "refused": shortened(str(exc))}).encode("utf-8", "replace")
         # Stored or refused, it is answered after its writer's next commit; refused, with why:
         # its uplink counts nothing of it and parks the table, instead of sending it forever.
         if item.reply:
@@ -399,22 +404,18 @@ class CentralRecorder(NatsWorker):
         """Counted; said once a minute a venue at most, its reason cut short: a venue's bad
         messages cost the log a line a minute, however many and however large."""
         self.stats.refused += 1
-        levels = topic.split(".", 3)
-        venue = levels[2][:40] if len(levels) > 2 else "?"
+        venue = _venue_of(topic)
         if venue not in self._refused_since and len(self._refused_since) >= 1000:
             return  # (a venue is an account of the cluster's: never that many)
         self._refused_since[venue] = self._refused_since.get(venue, 0) + 1
         now = time.monotonic()
-        if now - self._said_at.get(venue, -math.inf) < self.say_every:
+        if now - self._refusals_said.get(venue, -math.inf) < self.say_every:
             return
-        self._said_at[venue] = now
+        self._refusals_said[venue] = now
         count, self._refused_since[venue] = self._refused_since[venue], 0
-        reason = str(problem)
-        if len(reason) > self.problem_chars:
-            reason = reason[:self.problem_chars] + f"... ({len(reason)} characters)"
         log.warning("refused %d message(s) of venue %s in the last %g s, the last on %s: %s "
                     "(the venue's uplink sent what the contract does not allow)", count,
-                    venue, self.say_every, topic[:120], reason)
+                    venue, self.say_every, topic[:120], shortened(str(problem), 300))
 
     def _say_left(self, now: float) -> None:
         """Counted each turn, said once a minute: the venues whose messages were past their
@@ -422,9 +423,9 @@ class CentralRecorder(NatsWorker):
         for venue, count in self.intake.refusals().items():
             self.stats.not_taken += count
             self._left_since[str(venue)] = self._left_since.get(str(venue), 0) + count
-        if not self._left_since or now - self._said_at.get("", -math.inf) < self.say_every:
+        if not self._left_since or now - self._left_said < self.say_every:
             return
-        self._said_at[""] = now  # ("": no venue's name)
+        self._left_said = now
         left, self._left_since = self._left_since, {}
         log.warning("messages past their venue's share, not answered (each uplink sends them "
                     "again, slower): %s; a venue that keeps sending faster than the centre "

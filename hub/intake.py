@@ -75,12 +75,6 @@ class FairIntake(Generic[Item]):
         with self._lock:
             return sum(len(share.waiting) for share in self._shares.values())
 
-    @property
-    def size(self) -> int:
-        """Bytes waiting, every venue's."""
-        with self._lock:
-            return sum(share.size for share in self._shares.values())
-
     def refusals(self) -> dict[Hashable, int]:
         """Venue by venue, the offers refused since the last call (then forgotten)."""
         with self._lock:
