@@ -607,6 +607,7 @@ def cmd_clock(args: argparse.Namespace) -> int:
 
 def cmd_hub(args: argparse.Namespace) -> int:
     """The venue hub: recorder, venue clock and the floor dashboard, until SIGTERM or Ctrl-C."""
+    from controller.clock import StructureError
     from controller.profiles import ProfileError
     from houses.loaders import house_structure
     from hub.auth import UsersFileError
@@ -615,18 +616,24 @@ def cmd_hub(args: argparse.Namespace) -> int:
     from tablectl.hub_config import HubConfigError
 
     config = _hub_config("hub", args)
-    unreadable = config.unreadable()
-    if unreadable:
-        raise HubConfigError(args.config or "(the command line)", unreadable)
     settings = config.hub_settings()
-    try:
-        hub = Hub(settings)  # the users file and the house's profile read: nothing started
-    except (UsersFileError, ProfileError) as exc:
-        return _fail(str(exc))
     start = config.clock.start
+    # Every problem at once, whichever part finds it: the files it reads, the users file
+    # and the house's profile (read as the hub is built: nothing started), the structure.
+    problems = config.unreadable()
+    hub: Hub | None = None
+    try:
+        hub = Hub(settings)
+    except (UsersFileError, ProfileError) as exc:
+        problems += [f"{exc.subject} {exc.origin}: {problem}" for problem in exc.problems]
+    if start:
+        try:
+            house_structure(start, config.floor.structures)
+        except StructureError as exc:
+            problems += [f"clock.start {start}: {problem}" for problem in exc.problems]
+    if problems or hub is None:
+        raise HubConfigError(args.config or "(the command line)", problems)
     if args.check:
-        if start:
-            house_structure(start, config.floor.structures)  # (a StructureError says why)
         web = "HTTPS" if settings.web_cert else "HTTP"
         print(f"hub configuration {args.config or '(the command line)'}: OK: venue "
               f"{settings.venue}, broker {settings.host}:{settings.port} "

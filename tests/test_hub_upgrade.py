@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
+import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
@@ -190,3 +191,21 @@ def test_tablectl_hub_check_reads_the_configuration_and_its_files_without_connec
         assert "3 problem(s)" in done.stderr and "dashboard" not in done.stderr, done.stderr
         for key in ("mqtt.ca", "mqtt.cert", "mqtt.key"):
             assert f"{key}: cannot read {tmp_path}/" in done.stderr, done.stderr
+
+
+def test_tablectl_hub_check_lists_every_problem_of_every_part_at_once(tmp_path):
+    """Unreadable certificates, a users file that is not there and a structure that does not
+    exist: one run names all five, not the first part's and then, once mended, the next's."""
+    bad = tmp_path / "hub.toml"
+    bad.write_text(f'[venue]\nid = "riverside"\n[mqtt]\nca = "{tmp_path}/ca.crt"\n'
+                   f'cert = "{tmp_path}/hub.crt"\nkey = "{tmp_path}/hub.key"\n'
+                   f'[dashboard]\nusers = "{tmp_path}/none.toml"\n'
+                   '[clock]\nstart = "no-such-structure"\n')
+    done = subprocess.run([sys.executable, "-m", "tablectl.cli", "hub", "--config", str(bad),
+                           "--check"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "5 problem(s)" in done.stderr, done.stderr
+    for said in ("mqtt.ca: cannot read", "mqtt.cert: cannot read", "mqtt.key: cannot read",
+                 f"users file {tmp_path}/none.toml", "clock.start no-such-structure"):
+        assert said in done.stderr, (said, done.stderr)
+
