@@ -64,12 +64,11 @@ def holds_password(db: Any) -> bool:
     if not isinstance(db, str):
         return False
     if "://" in db:
-        parts = urlsplit(db)
         try:
-            in_url = parts.password is not None
-        except ValueError:  # (a malformed port: the database says what is wrong)
-            in_url = "@" in parts.netloc
-        return in_url or "password" in parse_qs(parts.query)
+            parts = urlsplit(db)
+        except ValueError:  # (a malformed URL: the database says what is wrong; a user part
+            return "@" in db  # may hold a password, so the file is treated as a secret)
+        return parts.password is not None or "password" in parse_qs(parts.query)
     return re.search(r"(^|\s)password\s*=", db) is not None
 
 

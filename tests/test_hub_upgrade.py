@@ -209,3 +209,23 @@ def test_tablectl_hub_check_lists_every_problem_of_every_part_at_once(tmp_path):
                  f"users file {tmp_path}/none.toml", "clock.start no-such-structure"):
         assert said in done.stderr, (said, done.stderr)
 
+
+@pytest.mark.parametrize("db", ["postgresql://u:p@[::1/db", "postgresql://u:p@host:abc/db"])
+def test_a_malformed_database_url_is_no_traceback(tmp_path, db):
+    """A database URL urllib cannot split (an unclosed IPv6 bracket, a port that is no
+    number) once stopped `tablectl hub` with a ValueError where it asked whether the file
+    holds a password: it is taken as a secret (it has a user part), and the hub goes on to
+    say what it can."""
+    from tablectl.hub_config import holds_password
+
+    assert holds_password(db)
+    users = tmp_path / "users.toml"
+    auth.save_user(users, "maria", "floor", "maria-password")
+    config = tmp_path / "hub.toml"
+    config.write_text(f'[venue]\nid = "riverside"\n[storage]\ndb = "{db}"\n'
+                      f'[dashboard]\nusers = "{users}"\n')
+    config.chmod(0o600)
+    done = subprocess.run([sys.executable, "-m", "tablectl.cli", "hub", "--config",
+                           str(config), "--check"], capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
