@@ -409,6 +409,10 @@ class FloorService:
         live on the dashboards of staff who may read the log."""
         self.db.log(ts, user, action, detail)
         self.db.commit()
+        self._show_log(ts, user, action, detail)
+
+    def _show_log(self, ts: int, user: str, action: str, detail: dict[str, Any]) -> None:
+        """A floor log line the database holds, sent to the dashboards that may read it."""
         self._broadcast([{"kind": "log", "line": {"ts": ts, "user": user, "action": action,
                                                   "detail": detail}}])
 
@@ -723,11 +727,18 @@ class FloorService:
     def withdraw_tv_link(self, user: User) -> str:
         """The TV link withdrawn (one leaked, or a TV taken away) and a new one made, both
         kept for restarts and logged: a TV showing the old one is refused from its next
-        question (every few seconds), told so (TvLinkWithdrawn). The new link's path."""
-        self._withdrawn_tv_keys = [self.tv_key, *self._withdrawn_tv_keys][
-            :TV_KEYS_WITHDRAWN_KEPT]
-        self.tv_key = secrets.token_urlsafe(TV_KEY_BYTES)
-        self.db.set_setting("tv_key", self.tv_key)
-        self.db.set_setting("tv_keys_withdrawn", " ".join(self._withdrawn_tv_keys))
-        self._log(self.now_ms(), user.name, "tv-link/withdraw", {})  # committed with them
+        question (every few seconds), told so (TvLinkWithdrawn). The new link's path.
+
+        The database first: the hub serves the new key only once it is committed, so a
+        failed write (the worker then rolls back) leaves the old link working, as the
+        database holds it, and never one a restart would bring back."""
+        key = secrets.token_urlsafe(TV_KEY_BYTES)
+        withdrawn = [self.tv_key, *self._withdrawn_tv_keys][:TV_KEYS_WITHDRAWN_KEPT]
+        now = self.now_ms()
+        self.db.set_setting("tv_key", key)
+        self.db.set_setting("tv_keys_withdrawn", " ".join(withdrawn))
+        self.db.log(now, user.name, "tv-link/withdraw", {})
+        self.db.commit()
+        self.tv_key, self._withdrawn_tv_keys = key, withdrawn
+        self._show_log(now, user.name, "tv-link/withdraw", {})
         return self.tv_link()

@@ -8,6 +8,7 @@ file changed as `tablectl hub-user` or an editor changes it while the hub runs."
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,19 @@ def _tv(hub: Hub, key: str) -> tuple[int, dict]:
     """The room clock as a TV asks for it, with ``key``: the status and the answer."""
     answer = requests.get(hub.url + "/api/tv", headers={"X-Room-Key": key}, timeout=10)
     return answer.status_code, answer.json()
+
+
+def _after_a_restart(venue, db: str, serves: str, withdrawn: str | None = None) -> None:
+    """The hub started again on ``db``: it serves the link of key ``serves``, and says of
+    ``withdrawn`` that it was withdrawn."""
+    again = _start_hub(venue, db)
+    try:
+        assert again.tv_key == serves
+        assert _tv(again, serves)[0] == 200
+        if withdrawn is not None:
+            assert _tv(again, withdrawn) == (403, {"error": WITHDRAWN})
+    finally:
+        again.stop()
 
 
 def test_a_new_password_ends_every_session_made_before_and_its_stream(venue, hub):
@@ -188,13 +202,37 @@ def test_the_floor_withdraws_the_tv_link_and_the_new_one_survives_a_restart(venu
         maria.close()
         val.close()
         hub.stop()
-    again = _start_hub(venue, "tv.db")
+    _after_a_restart(venue, "tv.db", serves=new, withdrawn=old)
+
+
+def test_a_withdrawal_the_database_did_not_keep_changes_nothing(venue, monkeypatch):
+    """The database refuses the withdrawal's commit (a disk full, say): the hub goes on
+    serving the link the database holds, the old one, and a restart finds the same: never a
+    new key only the memory knew, nor a withdrawn link that works again after a restart."""
+    hub = _start_hub(venue, "tv-failing.db")
+    maria = Staff(hub.url, "maria", "maria-password")
     try:
-        assert again.tv_key == new
-        assert _tv(again, new)[0] == 200
-        assert _tv(again, old) == (403, {"error": WITHDRAWN})
+        old = hub.tv_key
+        storage = hub.service.db
+
+        def disk_full() -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        monkeypatch.setattr(storage, "commit", disk_full)
+        answer = requests.post(hub.url + "/api/tv-link/withdraw", json={},
+                               cookies={c.name: c.value for c in maria.jar},
+                               timeout=10)
+        assert answer.status_code == 500  # not the client's fault
+        monkeypatch.undo()
+        assert hub.tv_key == old
+        assert _tv(hub, old)[0] == 200, "the link the database holds was refused"
+        assert maria.get("/api/tv-link") == (200, {"path": f"/tv#{old}"})
+        assert not [line for line in maria.get("/api/log")[1]
+                    if line["action"] == "tv-link/withdraw"]
     finally:
-        again.stop()
+        maria.close()
+        hub.stop()
+    _after_a_restart(venue, "tv-failing.db", serves=old)
 
 
 def test_the_dashboard_withdraws_the_tv_link_and_the_tv_showing_it_says_so(hub):
