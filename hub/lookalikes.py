@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import defaultdict
-from functools import cache
+from functools import cache, lru_cache
 
 # What is no alphabet of its own: digits, punctuation, spaces, combining marks.
 NEUTRAL_SCRIPTS = frozenset({"COMMON", "INHERITED"})
@@ -75,6 +75,9 @@ def skeleton(text: str) -> str:
     return unicodedata.normalize("NFD", "".join(prototypes.get(c, c) for c in decomposed))
 
 
+# A roster compares each new name with every entrant's: each name's keys are computed once, not
+# once a comparison (2,000 entrants and an import's 2,000 lines fit).
+@lru_cache(maxsize=4096)
 def lookalike_keys(name: str) -> tuple[str, str]:
     """What two names that look alike share, one place or the other: the skeleton of the name
     as typed (an 'I' looks like an 'l') and of the name case-folded (a Cyrillic 'а' among

@@ -66,19 +66,19 @@ def check_name(name: Any) -> str:
     return said
 
 
-def check_one_alphabet(name: str) -> None:
-    """Refused: a name whose letters come from two alphabets (but Latin with Chinese, Japanese
-    or Korean), how a twin of another entrant's name is made ('Аlice', its 'А' Cyrillic)."""
+def _mixed_alphabets(name: str) -> str | None:
+    """Why a name whose letters come from two alphabets (but Latin with Chinese, Japanese or
+    Korean) is refused, or None: it is how a twin of another entrant's name is made ('Аlice',
+    its 'А' Cyrillic)."""
     mixed = mixed_scripts(name)
     if mixed is None:
-        return
+        return None
     fewest = min(mixed, key=lambda script: len(mixed[script]))
     letters = ", ".join(f"'{c}'" for c in mixed[fewest])
-    raise RosterError(
-        f"{name!r} mixes {' and '.join(s.title() for s in mixed)} letters ({letters} "
-        f"{'is' if len(mixed[fewest]) == 1 else 'are'} {fewest.title()}): type the name in "
-        "one alphabet, as on the player's ID (a letter from another alphabet can make a twin "
-        "of another entrant's name)")
+    return (f"{name!r} mixes {' and '.join(s.title() for s in mixed)} letters ({letters} "
+            f"{'is' if len(mixed[fewest]) == 1 else 'are'} {fewest.title()}): type the name "
+            "in one alphabet, as on the player's ID (a letter from another alphabet can make a "
+            "twin of another entrant's name)")
 
 
 def display_name(name: str, width: int = 16) -> str:
@@ -99,32 +99,62 @@ def display_name(name: str, width: int = 16) -> str:
 
 
 @dataclass
+class _Taken:
+    """The names a new one may neither repeat nor look like, each kept with where it is: None
+    for an entrant, else the line of the import it is on. The first name to hold a key keeps
+    it (an import's lines are held after the entrants)."""
+
+    folded: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    lookalikes: dict[tuple[int, str], tuple[str, int | None]] = field(default_factory=dict)
+
+    def hold(self, name: str, line: int | None = None) -> None:
+        self.folded.setdefault(name.casefold(), (name, line))
+        for key in enumerate(lookalike_keys(name)):
+            self.lookalikes.setdefault(key, (name, line))
+
+    def refusal(self, name: str) -> str | None:
+        """Why ``name`` cannot enter, or None. The one check an entry and each line of an
+        import pass, in this order, the plainest reason first: the same name, a name that looks
+        like it, then letters of one alphabet."""
+        same = self.folded.get(name.casefold())
+        if same is not None:
+            held, line = same
+            if line is None:
+                return f"{held} has entered already: a second buy-in is a re-entry (once out)"
+            return f"{name} is on line {line} too"
+        twin = next((self.lookalikes[key] for key in enumerate(lookalike_keys(name))
+                     if key in self.lookalikes), None)
+        if twin is not None:
+            held, line = twin
+            return _looks_like(name, held, "who has entered already" if line is None
+                               else f"on line {line}")
+        return _mixed_alphabets(name)
+
+
+@dataclass
 class Roster:
     players: dict[int, Player] = field(default_factory=dict)
     next_id: int = 1
 
     # ------------------------------------------------------------------ entering
-    def _named(self, name: str) -> Player | None:
-        folded = name.casefold()
-        return next((p for p in self.players.values() if p.name.casefold() == folded), None)
-
-    def _lookalikes(self) -> dict[tuple[int, str], Player]:
-        """Each entrant by what a name that looks like theirs shares (hub/lookalikes.py)."""
-        return {(kind, key): p for p in self.players.values()
-                for kind, key in enumerate(lookalike_keys(p.name))}
+    def _taken(self) -> _Taken:
+        """The entrants' names, as a new name is checked against them (hub/lookalikes.py)."""
+        taken = _Taken()
+        for player in self.players.values():
+            taken.hold(player.name)
+        return taken
 
     def add(self, name: Any, now: int, entries: int = 1, add_ons: int = 0) -> Player:
         name = check_name(name)
-        known = self._named(name)
-        if known is not None:
-            raise RosterError(f"{known.name} has entered already: a second buy-in is a "
-                              "re-entry (once out)")
-        twin = _twin(name, self._lookalikes())
-        if twin is not None:
-            raise RosterError(_looks_like(name, twin.name, "who has entered already"))
-        check_one_alphabet(name)
+        refusal = self._taken().refusal(name)
+        if refusal is not None:
+            raise RosterError(refusal)
         if len(self.players) >= MAX_PLAYERS:
             raise RosterError(f"a roster holds at most {MAX_PLAYERS} players")
+        return self._enter(name, now, entries, add_ons)
+
+    def _enter(self, name: str, now: int, entries: int, add_ons: int) -> Player:
+        """A name checked already (``_Taken.refusal``) entered."""
         player = Player(self.next_id, name, now, entries=entries, add_ons=add_ons)
         self.players[player.id] = player
         self.next_id += 1
@@ -145,9 +175,7 @@ class Roster:
             problems.append(f"unknown columns {', '.join(sorted(unknown))} (known: "
                             f"{', '.join(CSV_COLUMNS)})")
         wanted: list[tuple[str, int, int]] = []
-        seen: dict[str, int] = {}
-        entered = self._lookalikes()
-        on_lines: dict[tuple[int, str], tuple[int, str]] = {}  # a look-alike key: line, name
+        taken = self._taken()
         for number, row in enumerate(rows, start=2):
             if row.get(None):  # type: ignore[call-overload,unused-ignore]
                 problems.append(f"line {number}: more values than the header has columns")
@@ -160,34 +188,18 @@ class Roster:
             except RosterError as exc:
                 problems.append(f"line {number}: {exc}")
                 continue
-            folded = name.casefold()
-            keys = list(enumerate(lookalike_keys(name)))
-            earlier = next((on_lines[k] for k in keys if k in on_lines), None)
-            twin = _twin(name, entered)
-            if folded in seen:
-                problems.append(f"line {number}: {name} is on line {seen[folded]} too")
-            elif self._named(name) is not None:
-                problems.append(f"line {number}: {name} has entered already")
-            elif earlier is not None:
-                problems.append(f"line {number}: " + _looks_like(
-                    name, earlier[1], f"on line {earlier[0]}"))
-            elif twin is not None:
-                problems.append(f"line {number}: " + _looks_like(
-                    name, twin.name, "who has entered already"))
-            else:
-                try:
-                    check_one_alphabet(name)
-                except RosterError as exc:
-                    problems.append(f"line {number}: {exc}")
-            seen[folded] = number
-            on_lines.update((k, (number, name)) for k in keys if k not in on_lines)
+            refusal = taken.refusal(name)
+            if refusal is not None:
+                problems.append(f"line {number}: {refusal}")
+            taken.hold(name, number)  # (refused too: a later twin of it is said so as well)
             wanted.append((name, entries, add_ons))
         if len(self.players) + len(wanted) > MAX_PLAYERS:
             problems.append(f"a roster holds at most {MAX_PLAYERS} players")
         if problems:
             raise RosterError("; ".join(problems[:20]) + (
                 f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""))
-        return [self.add(name, now, entries, add_ons) for name, entries, add_ons in wanted]
+        # Every line was checked against the entrants and the lines before it: none again.
+        return [self._enter(name, now, entries, add_ons) for name, entries, add_ons in wanted]
 
     def reentry(self, player_id: int, now: int) -> Player:
         player = self.player(player_id)
@@ -367,11 +379,6 @@ class Roster:
             writer.writerow(cells((place, p.name, p.entries, p.add_ons, when, p.out_at,
                                    p.table, p.seat, p.out_hand)))
         return out.getvalue()
-
-
-def _twin(name: str, entrants: Mapping[tuple[int, str], Player]) -> Player | None:
-    """The entrant whose name looks like ``name`` (``Roster._lookalikes``), if one does."""
-    return next((entrants[k] for k in enumerate(lookalike_keys(name)) if k in entrants), None)
 
 
 def _looks_like(name: str, other: str, where: str) -> str:

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from controller.clock import structure_from_data
 from houses.loaders import load_structure
+from hub import lookalikes
+from hub import roster as roster_module
 from hub.floor import FloorView
 from hub.roster import Roster, RosterError, display_name
 from hub.service import tournament_figures
@@ -87,6 +89,38 @@ def test_a_name_that_a_spreadsheet_would_run_is_written_as_text():
     roster.went_out("t1", 1, 5, 1)
     [_, row] = list(csv.reader(io.StringIO(roster.finishing_csv())))
     assert row[1].startswith("'=")
+
+
+def test_look_alike_lines_of_one_import_are_each_reported_and_nothing_is_entered():
+    roster = Roster()
+    roster.add("Alice", 0)
+    csv_text = "name\nIan\nlan\n\u0406an\nBob\nB\u041eb\n\u0410lice\n"  # І, О, А
+    with pytest.raises(RosterError) as refused:
+        roster.import_csv(csv_text, 1)
+    said = str(refused.value)
+    for needle in ("line 3: 'lan' looks like 'Ian', on line 2",
+                   "line 4: '\u0406an' looks like 'Ian', on line 2",
+                   "line 6: 'B\u041eb' looks like 'Bob', on line 5",
+                   "line 7: '\u0410lice' looks like 'Alice', who has entered already"):
+        assert needle in said, said
+    assert [p.name for p in roster.players.values()] == ["Alice"]
+
+
+def test_each_name_is_checked_once_and_its_skeletons_computed_once(monkeypatch):
+    """Each entry recomputed every entrant's skeletons, and an import checked each line twice:
+    1,990 names took 6 s to import. Counted here, not timed."""
+    skeletons, alphabets = [], []
+    skeleton, mixed_scripts = lookalikes.skeleton, roster_module.mixed_scripts
+    monkeypatch.setattr(lookalikes, "skeleton",
+                        lambda text: skeletons.append(text) or skeleton(text))
+    monkeypatch.setattr(roster_module, "mixed_scripts",
+                        lambda name: alphabets.append(name) or mixed_scripts(name))
+    names = [f"Quill Once {number}" for number in range(300)]
+    roster = Roster()
+    roster.import_csv("name\n" + "\n".join(names) + "\n", 0)
+    roster.add("Quill Once more", 1)  # against 300 entrants
+    assert len(alphabets) == len(names) + 1  # one check each
+    assert len(skeletons) <= 2 * (len(names) + 1)  # as typed and case-folded, once each
 
 
 @settings(max_examples=60, deadline=None)
