@@ -23,6 +23,29 @@ NEUTRAL_SCRIPTS = frozenset({"COMMON", "INHERITED"})
 TOGETHER = (frozenset({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}),
             frozenset({"LATIN", "HAN", "BOPOMOFO"}),
             frozenset({"LATIN", "HAN", "HANGUL"}))
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15.0; Python
+# 3.11's 14.0 adds none of them since): drawn as nothing, and UTS #39's skeleton removes them
+# before it compares, so 'Alice' with one is an exact twin of 'Alice'. A table, as the regex
+# module (which knows the property) is not installed. Merged where ranges meet.
+DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD),  # SOFT HYPHEN
+    (0x034F, 0x034F),  # COMBINING GRAPHEME JOINER
+    (0x061C, 0x061C),  # ARABIC LETTER MARK
+    (0x115F, 0x1160),  # HANGUL CHOSEONG FILLER..HANGUL JUNGSEONG FILLER
+    (0x17B4, 0x17B5),  # KHMER VOWEL INHERENT AQ..KHMER VOWEL INHERENT AA
+    (0x180B, 0x180F),  # MONGOLIAN FREE VARIATION SELECTOR ONE..FOUR, VOWEL SEPARATOR
+    (0x200B, 0x200F),  # ZERO WIDTH SPACE..RIGHT-TO-LEFT MARK
+    (0x202A, 0x202E),  # LEFT-TO-RIGHT EMBEDDING..RIGHT-TO-LEFT OVERRIDE
+    (0x2060, 0x206F),  # WORD JOINER..NOMINAL DIGIT SHAPES (2065 reserved)
+    (0x3164, 0x3164),  # HANGUL FILLER
+    (0xFE00, 0xFE0F),  # VARIATION SELECTOR-1..VARIATION SELECTOR-16
+    (0xFEFF, 0xFEFF),  # ZERO WIDTH NO-BREAK SPACE
+    (0xFFA0, 0xFFA0),  # HALFWIDTH HANGUL FILLER
+    (0xFFF0, 0xFFF8),  # reserved
+    (0x1BCA0, 0x1BCA3),  # SHORTHAND FORMAT LETTER OVERLAP..SHORTHAND FORMAT UP STEP
+    (0x1D173, 0x1D17A),  # MUSICAL SYMBOL BEGIN BEAM..MUSICAL SYMBOL END PHRASE
+    (0xE0000, 0xE0FFF),  # LANGUAGE TAG, TAG SPACE..CANCEL TAG, VARIATION SELECTOR-17..256
+)
 # Around right-to-left characters in the library's pairs (its data is taken from the file's
 # comments, which show them so): not part of a character.
 _LEFT_TO_RIGHT_MARK = "\u200e"
@@ -116,3 +139,23 @@ def unlike(name: str, other: str) -> str:
     character with its Unicode name ("'А' CYRILLIC CAPITAL LETTER A")."""
     differing = [c for c in dict.fromkeys(name) if c not in other and not c.isspace()]
     return ", ".join(f"'{c}' {unicodedata.name(c, f'U+{ord(c):04X}')}" for c in differing)
+
+
+def default_ignorable(char: str) -> bool:
+    """Whether ``char`` is drawn as nothing (``DEFAULT_IGNORABLE``: a variation selector, a
+    Hangul filler, a zero-width space...)."""
+    code = ord(char)
+    return any(first <= code <= last for first, last in DEFAULT_IGNORABLE)
+
+
+def code_point_named(char: str) -> str:
+    """A character as the floor can look it up: its code point and Unicode name
+    ("U+3164 HANGUL FILLER"), or its kind where it has no name ("U+0007, a control
+    character")."""
+    kinds = {"Cc": "a control character", "Co": "a private-use character",
+             "Cs": "a surrogate", "Cn": "an unassigned code point"}
+    name = unicodedata.name(char, "")
+    code = f"U+{ord(char):04X}"
+    if name:
+        return f"{code} {name}"
+    return f"{code}, {kinds.get(unicodedata.category(char), 'a character without a name')}"

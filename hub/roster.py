@@ -21,7 +21,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from hub.lookalikes import lookalike_keys, mixed_scripts, unlike
+from hub.lookalikes import (
+    code_point_named,
+    default_ignorable,
+    lookalike_keys,
+    mixed_scripts,
+    unlike,
+)
 from hub.spreadsheet import cells, csv_writer
 
 MAX_PLAYERS = 2000
@@ -55,14 +61,22 @@ class Player:
 
 
 def check_name(name: Any) -> str:
-    """A player's name as the floor typed it: trimmed, 1 to 40 printable characters."""
+    """A player's name as the floor typed it: trimmed, 1 to 40 characters, each one that shows
+    as itself."""
     if not isinstance(name, str):
         raise RosterError("a player's name is text")
     said = " ".join(name.split())
     if not said or len(said) > MAX_NAME:
         raise RosterError(f"a player's name has 1 to {MAX_NAME} characters")
-    if any(unicodedata.category(c)[0] == "C" for c in said):
-        raise RosterError("a player's name holds no control characters")
+    for place, char in enumerate(said, start=1):
+        # Control, format and unassigned characters (category C), and those drawn as
+        # nothing (a name with one looks like the same name without it: another entrant's).
+        if unicodedata.category(char)[0] == "C" or default_ignorable(char):
+            raise RosterError(
+                f"a player's name holds only characters that show as themselves: its "
+                f"character {place}, {code_point_named(char)}, does not (the name would look "
+                "like the same name without it, perhaps another entrant's): type the name "
+                "again without it")
     return said
 
 
