@@ -97,16 +97,17 @@ def _mixed_alphabets(name: str) -> str | None:
 
 def display_name(name: str, width: int = 16) -> str:
     """The name as a table's 20-column LCD shows it: ASCII, each character transliterated
-    (Zoë Zoe, Weiß Weiss, Сергей Sergey, 王 Wang: anyascii), one without an ASCII form shown
-    as '?' rather than dropped (a dropped letter showed 'Аlice' as 'lice'), accents and
-    other marks on a letter left out; at most ``width`` characters."""
+    (Zoë Zoe, Weiß Weiss, Сергей Sergey, 王 Wang, मुकेश mukes: anyascii), one without an
+    ASCII form shown as '?' rather than dropped (a dropped letter showed 'Аlice' as 'lice'),
+    a mark on a letter shown as anyascii gives it (the vowel sign 'ु' as 'u') or left out
+    when it gives nothing (an accent); at most ``width`` characters."""
     from anyascii import anyascii
 
     shown = []
     for char in unicodedata.normalize("NFC", name):
-        if unicodedata.category(char) in ("Mn", "Me"):
-            continue  # a mark on the letter before it, shown already
         form = anyascii(char)
+        if not form and unicodedata.category(char) in ("Mn", "Me"):
+            continue  # an accent on the letter before it, which is shown already
         shown.append(form if form and all(" " <= c <= "~" for c in form) else NO_ASCII_FORM)
     plain = " ".join("".join(shown).split())
     return (plain or "player")[:width].rstrip()

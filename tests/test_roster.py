@@ -123,6 +123,14 @@ def test_each_name_is_checked_once_and_its_skeletons_computed_once(monkeypatch):
     assert len(skeletons) <= 2 * (len(names) + 1)  # as typed and case-folded, once each
 
 
+def test_the_display_keeps_a_mark_that_is_sounded_and_drops_an_accent():
+    """Indic vowel signs are combining marks: skipping every mark showed 'मुकेश कुमार' as
+    'mks kmar'."""
+    assert display_name("\u092e\u0941\u0915\u0947\u0936 \u0915\u0941\u092e\u093e\u0930") \
+        == "mukes kumar"
+    assert display_name("Ma\u0331ria Bo\u20dd") == "Maria Bo"  # a macron below, a circle
+
+
 @settings(max_examples=60, deadline=None)
 @given(tables=st.lists(st.tuples(st.integers(0, 6), st.integers(6, 10)), min_size=1,
                        max_size=6),
