@@ -140,31 +140,48 @@ def _field_at(cls: type, path: list[str | int]) -> tuple[int, str | None] | None
     return None
 
 
-def _secrets(cls: type, prefix: str = "") -> set[str]:
-    """The dotted keys of ``cls`` declared secret."""
-    found = set()
+Secret = bool | Callable[[Any], bool]  # how a key is declared secret (``setting``)
+
+
+def _secret_keys(cls: type, prefix: str = "") -> dict[str, Secret]:
+    """Each dotted key of ``cls`` declared secret, with how: True (its every value is one) or
+    the function telling which of its values hold one."""
+    found: dict[str, Secret] = {}
     for field, hint in _fields(cls):
         inner = _optional(hint)
         if dataclasses.is_dataclass(inner):
-            found |= _secrets(inner, f"{prefix}{field.name}.")  # type: ignore[arg-type]
+            found.update(_secret_keys(typing.cast(type, inner), f"{prefix}{field.name}."))
         elif field.metadata.get("secret"):
-            found.add(prefix + field.name)
+            found[prefix + field.name] = field.metadata["secret"]
     return found
 
 
-def held_secrets(cls: type, data: Any, prefix: str = "") -> list[str]:
+def _holds_secret(secret: Secret, value: Any) -> bool:
+    """Whether ``value``, given for a key declared ``secret``, holds one: any value of a key
+    declared True; of one declared by a function, a value it picks out, or one within a list
+    or table (a wrong list can hold a URL with a password)."""
+    if value is None or secret is False:
+        return False
+    if secret is True:
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_secret(secret, item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_secret(secret, item) for item in value)
+    return bool(secret(value))
+
+
+def _given(data: Any, key: str) -> Any:
+    """The value ``data`` gives the dotted ``key`` (None: not given)."""
+    for step in key.split("."):
+        data = data.get(step) if isinstance(data, Mapping) else None
+    return data
+
+
+def held_secrets(cls: type, data: Any) -> list[str]:
     """The dotted keys of ``cls`` whose values in ``data`` hold a secret."""
-    found: list[str] = []
-    if not isinstance(data, Mapping):
-        return found
-    for field, hint in _fields(cls):
-        inner, value = _optional(hint), data.get(field.name)
-        secret = field.metadata.get("secret")
-        if dataclasses.is_dataclass(inner):
-            found += held_secrets(typing.cast(type, inner), value, f"{prefix}{field.name}.")
-        elif value is not None and (secret is True or (callable(secret) and secret(value))):
-            found.append(prefix + field.name)
-    return found
+    return [key for key, secret in _secret_keys(cls).items()
+            if _holds_secret(secret, _given(data, key))]
 
 
 def _schema_at(schema: dict[str, Any], path: list[str | int]) -> dict[str, Any]:
@@ -208,9 +225,11 @@ _DROPPED = object()
 class _Report:
     """The problems, one for each key a value is wrong for, in the order found."""
 
-    def __init__(self, flags: Mapping[str, tuple[str, Any]], secrets: set[str]) -> None:
+    def __init__(self, flags: Mapping[str, tuple[str, Any]], secrets: Mapping[str, Secret],
+                 data: Mapping[str, Any]) -> None:
         self.flags = flags  # dotted key -> the flag that gave its value, and as it was given
-        self.secrets = secrets  # dotted keys whose values are never shown
+        self.secrets = secrets  # dotted keys declared secret (``_secret_keys``)
+        self.data = data  # as given: a value that holds a secret is never shown
         self.lines: list[str] = []
         self.keys: set[str] = set()  # the keys said wrong already
         self.bad: list[list[str | int]] = []  # what to leave out before building
@@ -223,10 +242,10 @@ class _Report:
             self.line(where, text)
         self.bad.append(path if drop is None else drop)
 
-    def line(self, where: str, text: str, *, of_the_value: bool = True) -> None:
-        """A problem with the key ``where``; ``of_the_value``: said of the value given (never
-        shown for a secret)."""
-        if where in self.secrets and of_the_value:
+    def line(self, where: str, text: str) -> None:
+        """A problem with the key ``where``, said without its value if that holds a secret."""
+        secret = self.secrets.get(where)
+        if secret is not None and _holds_secret(secret, _given(self.data, where)):
             text = "wrong: it must be a string (the value given is not shown: a secret)"
         flag = self.flags.get(where)
         self.lines.append(f"{flag[0]} ({where}): {text}" if flag else f"{where}: {text}")
@@ -330,7 +349,7 @@ def load(cls: type[T], data: Mapping[str, Any], origin: str, error: type[Problem
     value as given; ``required``: the keys the caller cannot do without, and how to give each
     (one whose value is wrong is said wrong, not missing); ``source``: the file the data was
     read from, refused if it holds a secret that users other than its owner may read."""
-    report = _Report(flags or {}, _secrets(cls))
+    report = _Report(flags or {}, _secret_keys(cls), data)
     if source is not None:
         for key in held_secrets(cls, data):
             loose = None if key in report.flags else loose_secret(source, "a secret")
@@ -363,7 +382,7 @@ def load(cls: type[T], data: Mapping[str, Any], origin: str, error: type[Problem
         for step in where.split("."):
             found_value = getattr(found_value, step)
         if found_value in (None, ()) and where not in report.keys:
-            report.line(where, f"not set: {how}", of_the_value=False)
+            report.line(where, f"not set: {how}")
     rules = getattr(result, "problems", None)
     # A rule between keys sees the defaults in place of the values refused above: it is
     # told which, and leaves alone what it would judge by a default (a false problem).

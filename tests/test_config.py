@@ -92,6 +92,31 @@ def test_a_password_is_never_shown_in_a_problem():
         assert "904711" not in str(info.value) and "hunter2" not in str(info.value)
 
 
+def test_a_database_setting_is_hidden_in_a_problem_only_when_it_holds_a_password(tmp_path):
+    """storage.db and central.db are secret only with a password in them: a wrong file name is
+    shown (it helps to mend it), a wrong value holding a URL with a password is not."""
+    path = tmp_path / "hub.toml"
+
+    def problems(text, command="hub"):
+        path.write_text(text)
+        path.chmod(0o600)  # (the file's mode is another check's)
+        with pytest.raises(HubConfigError) as info:
+            hub_config(command, build_parser().parse_args([command, "--config", str(path)]))
+        return info.value.problems
+
+    assert problems('[venue]\nid = "v"\n[storage]\ndb = ["hub.db"]\n') == [
+        "storage.db: must be a string, not an array (['hub.db'])"]
+    said = problems('[venue]\nid = "v"\n[storage]\ndb = ["postgresql://u:pw@db/h"]\n')
+    assert said == ["storage.db: wrong: it must be a string (the value given is not shown: "
+                    "a secret)"]
+    said = problems('[central]\ndb = 5\n[group]\ncluster = ["n1:4222"]\n', "central")
+    assert said == ["central.db: must be a string, not an integer (5)"]
+    said = problems('[central]\ndb = [{url = "postgresql://c@db/g?password=pw"}]\n'
+                    '[group]\ncluster = ["n1:4222"]\n', "central")
+    assert said == ["central.db: wrong: it must be a string (the value given is not shown: "
+                    "a secret)"]
+
+
 def test_a_cluster_node_and_a_listener_need_a_host_and_a_port_in_range(tmp_path):
     text = '[venue]\nid = "riverside"\n[central]\ndb = "postgresql://c@db/g"\n'
     with pytest.raises(HubConfigError) as info:
