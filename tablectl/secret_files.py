@@ -11,6 +11,10 @@ import stat
 
 # The permission bits of the owner's group and of everyone else.
 NOT_THE_OWNER = 0o077
+# Each class of users but the owner, and how far its three bits are shifted in a mode.
+CLASSES = (("its group", 3), ("other users", 0))
+# What each of a class's bits lets it do.
+VERBS = (("read", 0o4), ("change", 0o2), ("run", 0o1))
 
 
 def loose_secret(path: str | os.PathLike[str], holds: str) -> str | None:
@@ -23,10 +27,22 @@ def loose_secret(path: str | os.PathLike[str], holds: str) -> str | None:
         return None
     if not mode & NOT_THE_OWNER:
         return None
-    who = [name for name, bits in (("its group", 0o070), ("other users", 0o007))
-           if mode & bits]
-    can = [verb for verb, bits in (("read", 0o044), ("change", 0o022)) if mode & bits]
-    return (f"{os.fspath(path)} holds {holds} and its mode {mode:04o} lets "
-            f"{' and '.join(who)} {' and '.join(can) or 'run'} it: run `chmod 600 "
-            f"{os.fspath(path)}` (the service's user owning it); refused until then, as ssh "
-            "refuses a private key others can read")
+    return (f"{os.fspath(path)} holds {holds} and its mode {mode:04o} lets {_allowed(mode)}: "
+            f"run `chmod 600 {os.fspath(path)}` (the service's user owning it); refused "
+            "until then, as ssh refuses a private key others can read")
+
+
+def _allowed(mode: int) -> str:
+    """What the users other than the owner may do, each class exactly ("its group read it, and
+    other users change it", for 0642), said once for both when alike."""
+    can = {who: _and([verb for verb, bit in VERBS if mode >> shift & bit])
+           for who, shift in CLASSES}
+    may = {who: verbs for who, verbs in can.items() if verbs}
+    if len(may) == 2 and len(set(may.values())) == 1:
+        return f"{_and(list(may))} {next(iter(may.values()))} it"
+    return ", and ".join(f"{who} {verbs} it" for who, verbs in may.items())
+
+
+def _and(words: list[str]) -> str:
+    """'read', 'read and change', 'read, change and run'."""
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)

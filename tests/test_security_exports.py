@@ -31,6 +31,7 @@ from tablectl.cli import _cluster_endpoint, build_parser
 from tablectl.config import ConfigError, load_config
 from tablectl.hub_app import Hub
 from tablectl.hub_config import HubConfigError, hub_config
+from tablectl.secret_files import loose_secret
 
 # ------------------------------------------------------------------ CSV exports, any locale
 # What a spreadsheet runs at a cell's start, after NFKC (fullwidth and small forms fold into
@@ -318,8 +319,23 @@ def test_a_users_file_others_may_read_stops_the_hub_before_it_starts(tmp_path):
                            "--users", str(users), "--db", str(tmp_path / "h.db"),
                            "--port", "1"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr  # the caller's to mend, said before anything
-    for needle in (*_refusal(users, 0o664), "its group and other users read and change"):
+    for needle in (*_refusal(users, 0o664),
+                   "lets its group read and change it, and other users read it:"):
         assert needle in done.stderr, done.stderr
     users.chmod(0o600)
     hub = Hub(HubSettings(venue="v", db=str(tmp_path / "h.db"), users=str(users)))
     assert hub.sessions is not None  # built: started by .start()
+
+
+@pytest.mark.parametrize(("mode", "lets"), [
+    (0o642, "its group read it, and other users change it"),
+    (0o660, "its group read and change it"),
+    (0o644, "its group and other users read it"),
+    (0o602, "other users change it"),
+    (0o751, "its group read and run it, and other users run it")])
+def test_the_refusal_says_exactly_what_the_group_and_other_users_may_do(tmp_path, mode, lets):
+    """0642 was said to let "its group and other users read and change" the file: the group
+    only reads it, the others only write it."""
+    path = _secret(tmp_path / "users.toml", "", mode)
+    said = loose_secret(path, "the staff's password hashes")
+    assert said is not None and f"its mode {mode:04o} lets {lets}: run" in said, said
