@@ -1,6 +1,7 @@
 """What the attacker's trial of issue 43 found, held: no CSV the hub writes starts a formula in
-any locale (hub/spreadsheet.py); look-alike names are refused and a name shown on a table's
-display loses no letter (hub/names.py); secret files others may read are refused
+any locale (hub/spreadsheet.py); look-alike names are refused (hub/lookalikes.py tells them,
+hub/roster.py refuses them) and a name shown on a table's display loses no letter
+(hub/roster.py's display_name); secret files others may read are refused
 (tablectl/secret_files.py)."""
 
 from __future__ import annotations
