@@ -95,6 +95,16 @@ class TvLinkWithdrawn(NotTheRoomKey):
     """A room clock page asking with a viewer link the floor withdrew."""
 
 
+class TvLinkChanged(Exception):
+    """A withdrawal of a TV link that is no longer the current one (withdrawn already, by
+    another tablet or from another tab): refused, so that the link made in its place stays
+    on the TVs. ``current``: the link now (``FloorService.tv_link``)."""
+
+    def __init__(self, message: str, current: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.current = current
+
+
 def tournament_figures(roster: Roster, structure: Structure | None) -> dict[str, Any]:
     """What players look for on the TV, from the roster and the structure that runs:
     entrants, players left, the average stack (the starting stack for each entry and the
@@ -157,6 +167,7 @@ class FloorService:
             self.profile, secrets.randbits(32), settings.short_tables))
         self.clock = VenueClock(structures=settings.structures)
         self.tv_key = ""  # the room clock page's key (its viewer link), kept in storage
+        self.tv_generation = 0  # 1 for the first key, one more at each withdrawal: stored too
         self._withdrawn_tv_keys: list[str] = []  # the newest first, kept in storage
         self._rng = random.SystemRandom()  # a seat draw no one can foresee
         self._saved_players: dict[int, dict[str, Any]] = {}  # the roster as stored
@@ -183,7 +194,10 @@ class FloorService:
         the alerts of what the recorder stored while the floor was away."""
         self._db = db = open_storage(self.settings.db)
         self.tv_key = db.setting("tv_key") or secrets.token_urlsafe(TV_KEY_BYTES)  # made once
+        # A key kept before links had generations is the first.
+        self.tv_generation = int(db.setting("tv_generation") or 1)
         db.set_setting("tv_key", self.tv_key)
+        db.set_setting("tv_generation", str(self.tv_generation))
         self._withdrawn_tv_keys = (db.setting("tv_keys_withdrawn") or "").split()
         saved = db.saved_clock()
         if saved is not None:
@@ -720,25 +734,39 @@ class FloorService:
                 "tables": len(in_play), "players": sum(len(t.seats) for t in in_play),
                 **tournament_figures(self.floor.roster, reading[0])}
 
-    def tv_link(self) -> str:
-        """The room clock page's path, its key in the fragment (never in a server's logs)."""
-        return f"/tv#{self.tv_key}"
+    def tv_link(self) -> dict[str, Any]:
+        """The room clock page's link: its path, the key in the fragment (never in a server's
+        logs), and its generation (a withdrawal names it; a dashboard shows the highest it
+        has seen)."""
+        return {"path": f"/tv#{self.tv_key}", "generation": self.tv_generation}
 
-    def withdraw_tv_link(self, user: User) -> str:
-        """The TV link withdrawn (one leaked, or a TV taken away) and a new one made, both
-        kept for restarts and logged: a TV showing the old one is refused from its next
-        question (every few seconds), told so (TvLinkWithdrawn). The new link's path.
+    def withdraw_tv_link(self, user: User, generation: int) -> dict[str, Any]:
+        """The TV link of ``generation`` withdrawn (one leaked, or a TV taken away) and a
+        new one made, both kept for restarts and logged: a TV showing the old one is refused
+        from its next question (every few seconds), told so (TvLinkWithdrawn). The new link.
+        TvLinkChanged when ``generation`` is not the current one: a second tablet
+        withdrawing what the first already did would withdraw the first's new link, which
+        the TVs were given.
 
         The database first: the hub serves the new key only once it is committed, so a
         failed write (the worker then rolls back) leaves the old link working, as the
         database holds it, and never one a restart would bring back."""
+        if generation != self.tv_generation:
+            said = (f"the TV link of generation {generation} was already withdrawn"
+                    if generation < self.tv_generation else
+                    f"there is no TV link of generation {generation}")
+            raise TvLinkChanged(f"{said}; the current link is generation "
+                                f"{self.tv_generation}, left as it is (withdraw that one if "
+                                "it must go too)", self.tv_link())
         key = secrets.token_urlsafe(TV_KEY_BYTES)
         withdrawn = [self.tv_key, *self._withdrawn_tv_keys][:TV_KEYS_WITHDRAWN_KEPT]
         now = self.now_ms()
         self.db.set_setting("tv_key", key)
+        self.db.set_setting("tv_generation", str(generation + 1))
         self.db.set_setting("tv_keys_withdrawn", " ".join(withdrawn))
         self.db.log(now, user.name, "tv-link/withdraw", {})
         self.db.commit()
-        self.tv_key, self._withdrawn_tv_keys = key, withdrawn
+        self.tv_key, self.tv_generation = key, generation + 1
+        self._withdrawn_tv_keys = withdrawn
         self._show_log(now, user.name, "tv-link/withdraw", {})
         return self.tv_link()

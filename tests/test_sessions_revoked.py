@@ -7,14 +7,18 @@ file changed as `tablectl hub-user` or an editor changes it while the hub runs."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
 
 from hub import auth
+from hub.service import FloorService
 from hub.web import streams
 from simulators.broker import Broker
 from simulators.staff import Staff
@@ -74,12 +78,30 @@ def _tv(hub: Hub, key: str) -> tuple[int, dict]:
     return answer.status_code, answer.json()
 
 
-def _after_a_restart(venue, db: str, serves: str, withdrawn: str | None = None) -> None:
-    """The hub started again on ``db``: it serves the link of key ``serves``, and says of
-    ``withdrawn`` that it was withdrawn."""
+@contextlib.contextmanager
+def _own_hub(venue, db: str, *names: str) -> Iterator[tuple[Hub, list[Staff]]]:
+    """A hub of the test's own on ``db``, and a session of each of ``names`` (each one's
+    password NAME-password), closed after."""
+    hub = _start_hub(venue, db)
+    staff: list[Staff] = []
+    try:
+        for name in names:
+            staff.append(Staff(hub.url, name, f"{name}-password"))
+        yield hub, staff
+    finally:
+        for one in staff:
+            one.close()
+        hub.stop()
+
+
+def _after_a_restart(venue, db: str, serves: str, generation: int,
+                     withdrawn: str | None = None) -> None:
+    """The hub started again on ``db``: it serves the link of key ``serves`` as that
+    ``generation``, and says of ``withdrawn`` that it was withdrawn."""
     again = _start_hub(venue, db)
     try:
-        assert again.tv_key == serves
+        assert again.call(FloorService.tv_link) == {"path": f"/tv#{serves}",
+                                                     "generation": generation}
         assert _tv(again, serves)[0] == 200
         if withdrawn is not None:
             assert _tv(again, withdrawn) == (403, {"error": WITHDRAWN})
@@ -174,44 +196,69 @@ def test_the_floor_withdraws_the_tv_link_and_the_new_one_survives_a_restart(venu
     with words the TV page shows, the new one is served, the floor log says who did it, and
     after a restart the new link still works and the old one is still withdrawn."""
     auth.save_user(venue["users"], "val", "viewer", "val-password")
-    hub = _start_hub(venue, "tv.db")
-    maria = Staff(hub.url, "maria", "maria-password")
-    val = Staff(hub.url, "val", "val-password")
-    try:
+    with _own_hub(venue, "tv.db", "maria", "val") as (hub, (maria, val)):
         old = hub.tv_key
         assert _tv(hub, old)[0] == 200
-        assert maria.get("/api/tv-link") == (200, {"path": f"/tv#{old}"})
-        assert val.post("/api/tv-link/withdraw")[0] == 403
-        anonymous = requests.post(hub.url + "/api/tv-link/withdraw", json={}, timeout=10)
+        assert maria.get("/api/tv-link") == (200, {"path": f"/tv#{old}", "generation": 1})
+        assert val.post("/api/tv-link/withdraw", {"generation": 1})[0] == 403
+        anonymous = requests.post(hub.url + "/api/tv-link/withdraw", json={"generation": 1},
+                                  timeout=10)
         assert anonymous.status_code == 401
         assert _tv(hub, old)[0] == 200, "a refused withdrawal withdrew the link"
 
-        status, made = maria.post("/api/tv-link/withdraw")
-        assert status == 200
+        status, made = maria.post("/api/tv-link/withdraw", {"generation": 1})
+        assert status == 200 and made["generation"] == 2
         new = made["path"].removeprefix("/tv#")
         assert new and new != old and len(new) == len(old)
         assert _tv(hub, old) == (403, {"error": WITHDRAWN})
         assert _tv(hub, new)[0] == 200
         assert _tv(hub, "not-the-key") == (403, {"error": "this is not the room clock's link: ask "
                                                     "a supervisor"})
-        assert maria.get("/api/tv-link") == (200, {"path": f"/tv#{new}"})
+        assert maria.get("/api/tv-link") == (200, {"path": f"/tv#{new}", "generation": 2})
         line = maria.get("/api/log")[1][0]
         assert (line["user"], line["action"]) == ("maria", "tv-link/withdraw")
         assert old not in str(line) and new not in str(line)  # no key in the log
-    finally:
-        maria.close()
-        val.close()
-        hub.stop()
-    _after_a_restart(venue, "tv.db", serves=new, withdrawn=old)
+    _after_a_restart(venue, "tv.db", serves=new, generation=2, withdrawn=old)
+
+
+def test_two_tablets_withdrawing_the_same_link_withdraw_it_once(venue):
+    """Two staff withdraw the link of the same generation (the second's question was still
+    open when the first's withdrawal was made): the second is refused (409), told the link
+    was withdrawn already and which is current, and the link the first made stays on the
+    TVs. A withdrawal names its generation strictly: a whole number, nothing else."""
+    auth.save_user(venue["users"], "pat", "floor", "pat-password")
+    with _own_hub(venue, "tv-twice.db", "maria", "pat") as (hub, (maria, pat)):
+        first = hub.tv_key
+        for wrong in ({}, {"generation": True}, {"generation": "1"}, {"generation": 1.0},
+                      {"generation": 0}, {"generation": 1, "key": first}, [1]):
+            status, refused = maria.post("/api/tv-link/withdraw", wrong)
+            assert status == 400 and refused["error"], wrong
+        assert hub.tv_key == first, "a refused withdrawal withdrew the link"
+
+        status, made = maria.post("/api/tv-link/withdraw", {"generation": 1})
+        assert status == 200 and made["generation"] == 2
+        status, refused = pat.post("/api/tv-link/withdraw", {"generation": 1})
+        assert status == 409
+        assert refused["current"] == made
+        assert refused["error"].startswith("the TV link of generation 1 was already withdrawn;"
+                                           " the current link is generation 2"), refused
+        assert made["path"] not in refused["error"]  # the key is never in words
+        assert _tv(hub, made["path"].removeprefix("/tv#"))[0] == 200, \
+            "the second withdrawal withdrew the link the first made"
+        assert _tv(hub, first) == (403, {"error": WITHDRAWN})
+        assert pat.get("/api/tv-link") == (200, made)
+        assert [line["user"] for line in pat.get("/api/log")[1]
+                if line["action"] == "tv-link/withdraw"] == ["maria"]
+        status, refused = pat.post("/api/tv-link/withdraw", {"generation": 3})
+        assert (status, refused["current"]) == (409, made)
+        assert refused["error"].startswith("there is no TV link of generation 3;")
 
 
 def test_a_withdrawal_the_database_did_not_keep_changes_nothing(venue, monkeypatch):
     """The database refuses the withdrawal's commit (a disk full, say): the hub goes on
     serving the link the database holds, the old one, and a restart finds the same: never a
     new key only the memory knew, nor a withdrawn link that works again after a restart."""
-    hub = _start_hub(venue, "tv-failing.db")
-    maria = Staff(hub.url, "maria", "maria-password")
-    try:
+    with _own_hub(venue, "tv-failing.db", "maria") as (hub, (maria,)):
         old = hub.tv_key
         storage = hub.service.db
 
@@ -219,40 +266,51 @@ def test_a_withdrawal_the_database_did_not_keep_changes_nothing(venue, monkeypat
             raise sqlite3.OperationalError("database or disk is full")
 
         monkeypatch.setattr(storage, "commit", disk_full)
-        answer = requests.post(hub.url + "/api/tv-link/withdraw", json={},
+        answer = requests.post(hub.url + "/api/tv-link/withdraw", json={"generation": 1},
                                cookies={c.name: c.value for c in maria.jar},
                                timeout=10)
         assert answer.status_code == 500  # not the client's fault
         monkeypatch.undo()
         assert hub.tv_key == old
         assert _tv(hub, old)[0] == 200, "the link the database holds was refused"
-        assert maria.get("/api/tv-link") == (200, {"path": f"/tv#{old}"})
+        assert maria.get("/api/tv-link") == (200, {"path": f"/tv#{old}", "generation": 1})
         assert not [line for line in maria.get("/api/log")[1]
                     if line["action"] == "tv-link/withdraw"]
-    finally:
-        maria.close()
-        hub.stop()
-    _after_a_restart(venue, "tv-failing.db", serves=old)
+    _after_a_restart(venue, "tv-failing.db", serves=old, generation=1)
 
 
-def test_the_dashboard_withdraws_the_tv_link_and_the_tv_showing_it_says_so(hub):
-    """In a browser: the floor's button, its question, the new link shown; the TV showing
-    the old link blanks its clock within its next question and says why in words; the new
-    link runs the clock on the TV."""
+@pytest.fixture(scope="module")
+def browser():
     from playwright.sync_api import expect, sync_playwright
 
-    from tests.floor_browser import CHROMIUM, EXPECT_TIMEOUT_MS, login_page
+    from tests.floor_browser import CHROMIUM, EXPECT_TIMEOUT_MS
 
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     playwright = sync_playwright().start()
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    yield launched
+    launched.close()
+    playwright.stop()
+
+
+def test_the_dashboard_withdraws_the_tv_link_and_the_tv_showing_it_says_so(hub, browser):
+    """In a browser: the floor's button, its question, the new link shown; the TV showing
+    the old link blanks its clock within its next question and says why in words; the new
+    link runs the clock on the TV."""
+    from playwright.sync_api import expect
+
+    from tests.floor_browser import EXPECT_TIMEOUT_MS, login_page
+
+    pages = []
     try:
         old = hub.tv_key
         tv = browser.new_page()
+        pages.append(tv)
         tv.goto(f"{hub.url}/tv#{old}")
         tv.wait_for_selector("body[data-live='1']", timeout=EXPECT_TIMEOUT_MS)
         expect(tv.locator("#time")).not_to_have_text("")
         maria = login_page({"browser": browser, "hub": hub}, "maria")
+        pages.append(maria)
         expect(maria.locator("#tv-link")).to_have_attribute("href", f"/tv#{old}")
         maria.click("#tv-link-withdraw")
         expect(maria.locator("#confirm .question")).to_contain_text(
@@ -268,9 +326,67 @@ def test_the_dashboard_withdraws_the_tv_link_and_the_tv_showing_it_says_so(hub):
         expect(tv.locator("#time")).to_have_text("")
         expect(tv.locator("body")).not_to_have_attribute("data-live", "1")
         renewed = browser.new_page()
+        pages.append(renewed)
         renewed.goto(f"{hub.url}/tv#{new}")
         renewed.wait_for_selector("body[data-live='1']", timeout=EXPECT_TIMEOUT_MS)
         expect(renewed.locator("#time")).not_to_have_text("")
     finally:
-        browser.close()
-        playwright.stop()
+        for page in pages:
+            page.context.close()
+
+
+def test_a_tablet_shows_the_newest_tv_link_and_withdraws_only_the_one_it_showed(
+        venue, hub, browser):
+    """Two tablets, Maria's in a browser and Pat's on the API. The answer to Maria's
+    withdrawal, held back until Pat's withdrawal after it has reached her page, does not put
+    the older link back on it. Then Maria's question is open when Pat withdraws the link it
+    was about: Maria's confirmation is refused and says so, her page shows the link Pat
+    made, and that link stays on the TVs."""
+    from playwright.sync_api import expect
+
+    from tests.floor_browser import login_page
+
+    auth.save_user(venue["users"], "pat", "floor", "pat-password")
+    pat = Staff(hub.url, "pat", "pat-password")
+    maria = login_page({"browser": browser, "hub": hub}, "maria")
+    link = maria.locator("#tv-link")
+    held: list[tuple[object, object]] = []
+    try:
+        expect(link).to_have_attribute("href", hub.call(FloorService.tv_link)["path"])
+        # Maria's withdrawal reaches the hub (which makes the new link); its answer waits.
+        maria.route("**/api/tv-link/withdraw",
+                    lambda route: held.append((route, route.fetch())))
+        maria.click("#tv-link-withdraw")
+        maria.click("#confirm .yes")
+        deadline = time.monotonic() + 10
+        while not held and time.monotonic() < deadline:
+            maria.wait_for_timeout(20)  # (lets Playwright run the route's handler)
+        assert held, "the page never asked to withdraw the link"
+        mine = hub.call(FloorService.tv_link)
+        expect(link).to_have_attribute("href", mine["path"])  # from its log line's GET
+        status, theirs = pat.post("/api/tv-link/withdraw", {"generation": mine["generation"]})
+        assert status == 200
+        expect(link).to_have_attribute("href", theirs["path"])
+        route, answer = held[0]
+        route.fulfill(response=answer)  # Maria's link, older than the page's
+        expect(maria.locator("#clock-reply")).to_have_text(
+            "TV link withdrawn: open the new one on the TVs")  # the answer was taken
+        assert link.get_attribute("href") == theirs["path"], \
+            "an older answer put a withdrawn link back on the page"
+        maria.unroute("**/api/tv-link/withdraw")
+
+        maria.click("#tv-link-withdraw")  # about Pat's link: the question stays open
+        expect(maria.locator("#confirm .question")).to_contain_text("Withdraw")
+        status, last = pat.post("/api/tv-link/withdraw", {"generation": theirs["generation"]})
+        assert status == 200
+        expect(link).to_have_attribute("href", last["path"])
+        maria.click("#confirm .yes")
+        expect(maria.locator("#clock-reply")).to_contain_text(
+            f"the TV link of generation {theirs['generation']} was already withdrawn")
+        assert hub.call(FloorService.tv_link) == last, \
+            "a question asked about a withdrawn link withdrew the one made in its place"
+        assert link.get_attribute("href") == last["path"]
+        assert _tv(hub, last["path"].removeprefix("/tv#"))[0] == 200
+    finally:
+        pat.close()
+        maria.context.close()

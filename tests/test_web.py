@@ -341,8 +341,9 @@ def test_the_clock_takes_no_true_for_a_number(hub):
 
 def test_each_domain_error_has_its_answer_and_anything_else_is_a_bug():
     """The use cases' errors are mapped to answers in one place: the staff's mistakes are 400s
-    with the reason, a wrong room key a 403, a floor that does not answer a 503; an error not
-    listed (a TypeError, say) is no client's fault, and is left to be a 500."""
+    with the reason, a wrong room key a 403, a TV link withdrawn already a 409 with the
+    current one, a floor that does not answer a 503; an error not listed (a TypeError, say)
+    is no client's fault, and is left to be a 500."""
     import asyncio
 
     from fastapi import FastAPI
@@ -351,7 +352,7 @@ def test_each_domain_error_has_its_answer_and_anything_else_is_a_bug():
     from hub.balance_desk import BalanceRefused
     from hub.floor import StaffError
     from hub.roster import RosterError
-    from hub.service import NotTheRoomKey
+    from hub.service import NotTheRoomKey, TvLinkChanged
     from hub.venue_clock import ClockError
     from hub.web import errors
 
@@ -390,6 +391,9 @@ def test_each_domain_error_has_its_answer_and_anything_else_is_a_bug():
     for mistake in (StaffError, RosterError, BalanceRefused, ClockError, CommandError):
         assert answer(mistake("said so")) == (400, {"error": "said so"}), mistake
     assert answer(NotTheRoomKey("not the link")) == (403, {"error": "not the link"})
+    current = {"path": "/tv#k", "generation": 2}
+    assert answer(TvLinkChanged("withdrawn already", current)) == (
+        409, {"error": "withdrawn already", "current": current})
     assert answer(TimeoutError())[0] == 503
     assert answer(TypeError("a bug")) is None and answer(ValueError("a bug")) is None
 

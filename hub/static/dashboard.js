@@ -26,7 +26,7 @@ const el = (tag, cls, text) => {
 
 const state = { tables: {}, alerts: {}, commands: {}, clock: null, h4h: null, labels: {},
                 offset: 0, me: null, openTable: null, log: [], structures: [], undo: {},
-                bustouts: [] };
+                bustouts: [], tvLink: null };
 const SEVERITY_ORDER = ["urgent", "attention", "notice"];  // hub/floor.py SEVERITIES
 const UNDO_SECONDS = 120;  // a seating change can be undone this long after the table applied it
 let audio = null;
@@ -71,7 +71,8 @@ async function api(path, body) {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
   const response = await fetch(path, options);
   const value = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(value.error || response.statusText);
+  // A refusal's whole answer goes with it (a 409 says what is current).
+  if (!response.ok) throw Object.assign(new Error(value.error || response.statusText), { body: value });
   return value;
 }
 
@@ -1000,7 +1001,12 @@ function showRunningStructure() {
 
 // The room clock's TV link (its key after "#"), and the floor's way to withdraw it (a link
 // that leaked, a TV taken away): the TVs showing it say so, and the new one is shown here.
+// Answers come in any order (a withdrawal's reply, the GET a withdrawal's log line starts,
+// here and on every other tablet): the link shown is the highest generation seen, never an
+// older answer over a newer one.
 function showTvLink(link) {
+  if (state.tvLink && link.generation <= state.tvLink.generation) return;
+  state.tvLink = link;
   const a = $("#tv-link");
   a.href = link.path;
   a.textContent = `Room clock for a TV: ${window.location.origin}/tv#…`;
@@ -1013,14 +1019,18 @@ function loadTvLink() {
 }
 
 async function withdrawTvLink() {
+  // The link shown when the question is asked is the one withdrawn: if another tablet
+  // withdraws it meanwhile, the hub refuses this (409) instead of withdrawing the new one.
+  const generation = state.tvLink.generation;
   if (!(await confirmed("Withdraw the room clock's TV link? Every TV showing it stops and " +
                         "says so; open the new link on the TVs.", "Withdraw the link"))) return;
   const reply = $("#clock-reply");
   try {
-    showTvLink(await api("/api/tv-link/withdraw", {}));
+    showTvLink(await api("/api/tv-link/withdraw", { generation }));
     reply.className = "reply ok";
     reply.textContent = "TV link withdrawn: open the new one on the TVs";
   } catch (e) {
+    if (e.body && e.body.current) showTvLink(e.body.current);
     reply.className = "reply error";
     reply.textContent = shown(`TV link: ${e.message}`);
   }

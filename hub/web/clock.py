@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from contract.commands import HubClockCommand, command_from_fields
 from hub.service import FloorService, structure_choices
 from hub.web.deps import COMMAND_FIELDS, Clocking, Context, Empty, Seeing, on_floor
-from hub.web.errors import ERRORS
+from hub.web.errors import ERRORS, ErrorBody
 
 router = APIRouter(responses=ERRORS, tags=["clock"])
 
@@ -53,6 +53,20 @@ class RoomClock(BaseModel):
 
 class TvLink(BaseModel):
     path: str  # "/tv#KEY": the key stays in the fragment, never in a server's logs
+    generation: int = Field(description="1 for the first link, one more at each withdrawal: "
+                                        "a dashboard shows the highest it has seen")
+
+
+class TvLinkRefused(ErrorBody):
+    current: TvLink = Field(description="the TV link now, left as it is")
+
+
+class TvLinkWithdrawal(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    generation: int = Field(ge=1, le=2**53 - 1,
+                            description="the generation of the link withdrawn, as the "
+                                        "dashboard showed it: refused (409) if it is no "
+                                        "longer the current one")
 
 
 class StructureChoice(BaseModel):
@@ -79,15 +93,19 @@ async def room_clock(key: Annotated[str, Header(alias="X-Room-Key", min_length=1
 @router.get("/api/tv-link", response_model=TvLink,
             summary="the room clock page's viewer link (for the floor to open on a TV)")
 async def tv_link(user: Clocking, context: Context) -> TvLink:
-    return TvLink(path=await on_floor(context, FloorService.tv_link))
+    return TvLink(**await on_floor(context, FloorService.tv_link))
 
 
 @router.post("/api/tv-link/withdraw", response_model=TvLink,
-             summary="withdraw the TV link (a TV showing it is refused from its next "
-                     "question, and says so) and make a new one")
-async def withdraw_tv_link(user: Clocking, context: Context,
-                           body: Empty | None = None) -> TvLink:
-    return TvLink(path=await on_floor(context, FloorService.withdraw_tv_link, user))
+             responses={409: {"model": TvLinkRefused,
+                              "description": "that link was withdrawn already: the current "
+                                             "one is left as it is, and said"}},
+             summary="withdraw the TV link of the generation named (a TV showing it is "
+                     "refused from its next question, and says so) and make a new one")
+async def withdraw_tv_link(body: TvLinkWithdrawal, user: Clocking,
+                           context: Context) -> TvLink:
+    return TvLink(**await on_floor(context, FloorService.withdraw_tv_link, user,
+                                   body.generation))
 
 
 @router.get("/api/structures", response_model=list[StructureChoice],

@@ -19,7 +19,7 @@ from contract.wire import encode
 from hub.balance_desk import BalanceRefused
 from hub.floor import StaffError
 from hub.roster import RosterError
-from hub.service import NotTheRoomKey
+from hub.service import NotTheRoomKey, TvLinkChanged
 from hub.venue_clock import ClockError
 
 # The staff's mistakes, each said to them as it is: the floor (StaffError), the roster's desk
@@ -69,6 +69,10 @@ def install(app: FastAPI) -> None:
     async def not_the_room_key(request: Request, exc: Exception) -> Response:
         return _error(403, str(exc))
 
+    async def tv_link_changed(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, TvLinkChanged)
+        return StrictJSONResponse({"error": str(exc), "current": exc.current}, 409)
+
     async def floor_busy(request: Request, exc: Exception) -> Response:
         return _error(503, "the hub did not answer in time: try again")
 
@@ -93,6 +97,7 @@ def install(app: FastAPI) -> None:
     for mistake in STAFF_MISTAKES:
         app.add_exception_handler(mistake, staff_mistake)
     app.add_exception_handler(NotTheRoomKey, not_the_room_key)
+    app.add_exception_handler(TvLinkChanged, tv_link_changed)
     # The floor's worker did not answer in time (hub/web/deps.py: on_floor).
     app.add_exception_handler(TimeoutError, floor_busy)
     app.add_exception_handler(StarletteHTTPException, http_error)
