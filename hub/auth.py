@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import math
 import os
 import re
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +52,8 @@ FAILURE_WINDOW = 900.0  # failures older than this are forgotten
 MAX_FAILURE_KEYS = 10_000
 SCRYPT_AT_ONCE = 2
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
+
+log = logging.getLogger("tablectl.hub")
 
 
 class UsersFileError(ProblemsError):
@@ -154,18 +158,24 @@ def save_user(path: Path | str, name: str, role: str, password: str) -> None:
 class UsersFile:
     """The users file, read again when it changes: a login added with ``tablectl hub-user``
     works without restarting the hub, and one taken out or given a new password ends its
-    sessions (``Sessions``). A file changed into one that does not load keeps the accounts
-    read last (``problem`` says why).
+    sessions (``Sessions``). A file changed into one that does not load, or whose mode lets
+    others read or change it (``loose``, the composition root's check of a secret file: what
+    is wrong, or None), keeps the accounts read last (``problem`` says why, logged once); a
+    loose or broken file to begin with is refused (UsersFileError).
 
-    A change is seen by looking at the file's inode, times and size (one ``stat``): every
-    request looks, and the event streams, which check their user at each delivery, accept a
-    look up to ``max_age`` old, so that however many streams there are the file is looked at
-    a few times a second at most for them."""
+    A change is seen by looking at the file's inode, times and size (one ``stat``; a chmod
+    changes its ctime): every request looks, and the event streams, which check their user at
+    each delivery, accept a look up to ``max_age`` old, so that however many streams there
+    are the file is looked at a few times a second at most for them."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, loose: Callable[[Path], str | None]) -> None:
         self.path = Path(path)
+        self._loose = loose
         self._seen = self._stamp()
         self._looked_at = time.monotonic()
+        problem = loose(self.path)
+        if problem is not None:
+            raise UsersFileError(str(self.path), [problem])
         self.users = load_users(self.path)
         self.problem: str | None = None
         self._lock = threading.Lock()
@@ -188,13 +198,26 @@ class UsersFile:
                 return self.users
             self._looked_at = now
             stamp = self._stamp()
-            if stamp != self._seen:
-                self._seen = stamp
+            if stamp == self._seen:
+                return self.users
+            loose = self._loose(self.path)
+            problem = None if loose is None else str(UsersFileError(str(self.path), [loose]))
+            if problem is None:
                 try:
-                    self.users = load_users(self.path)
-                    self.problem = None
+                    users = load_users(self.path)
                 except (OSError, ValueError) as exc:  # a half-edited file: keep the last
-                    self.problem = str(exc)
+                    problem = str(exc)
+                else:
+                    if self._stamp() != stamp:  # changed (or its mode) while it was read
+                        return self.users  # read again at the next look
+                    self.users = users
+            self._seen = stamp
+            if problem is not None and problem != self.problem:
+                log.warning("%s\nThe hub keeps the %d account(s) it read last until the file "
+                            "is mended.", problem, len(self.users))
+            elif problem is None and self.problem is not None:
+                log.warning("users file %s mended: read again", self.path)
+            self.problem = problem
             return self.users
 
 

@@ -19,10 +19,11 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from controller.clock import Structure
-from hub.auth import Sessions, UsersFile, UsersFileError
+from hub.auth import Sessions, UsersFile
 from hub.floor import FloorView
 from hub.floor_worker import FloorWorker, Recorded
 from hub.recorder import Recorder
@@ -35,11 +36,17 @@ from hub.web.deps import WebContext
 from hub.web.server import WebServer
 from tablectl.secret_files import loose_secret
 
-__all__ = ["ClockControl", "Hub", "HubSettings"]
+__all__ = ["ClockControl", "Hub", "HubSettings", "users_file_mode"]
 
 CALL_TIMEOUT = 10.0  # seconds another thread waits for the floor's worker
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+def users_file_mode(path: Path) -> str | None:
+    """What is wrong with the users file's mode (others may read or change it), or None: at
+    the start and at every change of the file while the hub runs (hub.auth.UsersFile)."""
+    return loose_secret(path, "the staff's password hashes")
 
 
 class Hub:
@@ -51,10 +58,7 @@ class Hub:
         self.worker = FloorWorker(settings, wall=wall)
         self.service = FloorService(settings, self.worker, wall=wall)
         self.worker.feed(self.service)
-        loose = loose_secret(settings.users, "the staff's password hashes")
-        if loose is not None:
-            raise UsersFileError(settings.users, [loose])
-        self.sessions = Sessions(UsersFile(settings.users))
+        self.sessions = Sessions(UsersFile(settings.users, loose=users_file_mode))
         self.reports = Reports(settings.db, wall=wall)
         self.recorder = Recorder(settings.db, venue=settings.venue, host=settings.host,
                                  port=settings.port, tls=settings.recorder_tls or settings.tls,

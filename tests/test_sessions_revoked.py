@@ -8,7 +8,9 @@ file changed as `tablectl hub-user` or an editor changes it while the hub runs."
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -188,6 +190,39 @@ def test_a_demotion_narrows_the_session_and_its_open_stream_at_once(venue, hub):
         assert status == 403
     finally:
         dem.close()
+        maria.close()
+
+
+def test_a_users_file_saved_readable_by_others_is_not_used_until_mended(venue, hub, caplog):
+    """An editor saves the users file mode 0644 while the hub runs, a new account in it: the
+    hub treats it as a broken file (the accounts read last are kept, so the new login is
+    refused and the sessions open go on), says why in its log once however many requests
+    look, and reads the file again when it is mended (chmod 600)."""
+    caplog.set_level(logging.WARNING, logger="tablectl.hub")
+    users = venue["users"]
+    maria = Staff(hub.url, "maria", "maria-password")
+    edit = users.with_name(users.name + ".edit")
+    shutil.copyfile(users, edit)
+    auth.save_user(edit, "lou", "floor", "lou-password")
+    edit.chmod(0o644)
+    os.replace(edit, users)  # saved whole, as an editor does
+    try:
+        for _ in range(3):
+            with pytest.raises(PermissionError, match="wrong user name or password"):
+                Staff(hub.url, "lou", "lou-password")
+            assert maria.get("/api/me")[0] == 200  # the accounts read last
+        told = [r.getMessage() for r in caplog.records if "mode 0644" in r.getMessage()]
+        assert len(told) == 1, told
+        assert str(users) in told[0] and "chmod 600" in told[0]
+        assert "account(s) it read last" in told[0]
+
+        users.chmod(0o600)
+        lou = Staff(hub.url, "lou", "lou-password")
+        assert lou.get("/api/me")[1]["user"] == "lou"
+        lou.close()
+        assert any("mended" in r.getMessage() for r in caplog.records)
+    finally:
+        users.chmod(0o600)
         maria.close()
 
 

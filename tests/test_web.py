@@ -32,7 +32,7 @@ from hub import auth
 from hub.service import FloorService
 from hub.web import deps, guard, server, streams
 from simulators.staff import Staff
-from tablectl.hub_app import Hub, HubSettings
+from tablectl.hub_app import Hub, HubSettings, users_file_mode
 from tests.conftest import wait_for
 
 VENUE = "webtest"
@@ -677,7 +677,7 @@ def test_a_login_added_while_the_hub_runs_works_at_once_and_a_removed_one_ends(t
     read last."""
     users = tmp_path / "u.toml"
     auth.save_user(users, "maria", "floor", "maria-pass")
-    sessions = auth.Sessions(auth.UsersFile(users))
+    sessions = auth.Sessions(auth.UsersFile(users, loose=users_file_mode))
     token = sessions.login("maria", "maria-pass", 0.0, "10.0.0.1")
     with pytest.raises(auth.LoginRefused):
         sessions.login("nina", "nina-pass", 0.0, "10.0.0.2")
