@@ -15,7 +15,7 @@ from contract.worker import Connected, Disconnected, QueueWorker, Received, Stop
 
 __all__ = ["BrokerClient", "Connected", "Disconnected", "Endpoint", "MqttWorker", "Published",
            "Received", "Retired", "Stop", "Subscribed", "TlsSettings", "Unsubscribed",
-           "mqtt_client", "tls_settings"]
+           "filters_overlap", "mqtt_client", "tls_settings"]
 
 log = logging.getLogger("tablectl.mqtt")
 
@@ -126,6 +126,32 @@ class Retired:
     dropped: str  # the change that dropped it (a commit, and why), for the log
 
 
+def filters_overlap(first: str, second: str) -> bool:
+    """Whether some topic matches both MQTT topic filters. paho's ``topic_matches_sub``
+    judges a topic against a filter, not two filters: so a topic both could match is made
+    level by level (a ``+`` takes the other filter's level, a ``#`` the rest of the other
+    filter, an ``x`` where both are wildcards), and paho judges it against each, with MQTT's
+    rules (a ``#`` matches its parent level; no wildcard first matches a ``$`` topic)."""
+    from paho.mqtt.client import topic_matches_sub
+
+    left, right = first.split("/"), second.split("/")
+    levels: list[str] = []
+    for index in range(max(len(left), len(right))):
+        mine = left[index] if index < len(left) else None
+        theirs = right[index] if index < len(right) else None
+        if mine == "#" or theirs == "#":
+            rest = (right if mine == "#" else left)[index:]
+            levels += ["x" if level == "+" else level for level in rest if level != "#"]
+            break
+        if mine is None or theirs is None:
+            return False  # one has more levels, and no "#" to take them
+        if mine != "+" and theirs != "+" and mine != theirs:
+            return False
+        levels.append(theirs if mine == "+" else mine)
+    topic = "/".join("x" if level == "+" else level for level in levels) or "x"
+    return topic_matches_sub(first, topic) and topic_matches_sub(second, topic)
+
+
 # -------------------------------------------------------------------- what goes on the queue
 # (besides contract.worker's Connected, Disconnected, Received and Stop)
 
@@ -179,16 +205,27 @@ class MqttWorker(QueueWorker):
 
     def retired(self) -> tuple[Retired, ...]:
         """The subscriptions older versions of this worker made in its persistent session and
-        it makes no more (each filter must match no topic it subscribes to now): at each
-        connection that finds the session kept they are unsubscribed (the UNSUBACK that says
-        one was there is logged, once: after the upgrade), and what the broker still sends on
-        them (queued while the worker was away, or sent before the UNSUBACK) is dropped
-        unseen, counted in ``retired_dropped``."""
+        it makes no more (each filter must match no topic it subscribes to now: ``subscribe``
+        refuses one that would): at each connection that finds the session kept they are
+        unsubscribed (the UNSUBACK that says one was there is logged, once: after the
+        upgrade), and what the broker still sends on them (queued while the worker was away,
+        or sent before the UNSUBACK) is dropped unseen, counted in ``retired_dropped``."""
         return ()
 
     def subscribe(self, subscriptions: str | list[tuple[str, int]]
                   | list[tuple[str, SubscribeOptions]], qos: int = 0) -> None:
-        """On the worker's thread: subscribe; ``subscribed`` runs when the broker says so."""
+        """On the worker's thread: subscribe; ``subscribed`` runs when the broker says so.
+        ValueError (a bug, before anything is sent) for a filter some topic of which a
+        retired subscription also matches: what came on it would be dropped unseen."""
+        wanted = ([subscriptions] if isinstance(subscriptions, str)
+                  else [topic for topic, _ in subscriptions])
+        for retired in self.retired():
+            for topic in wanted:
+                if filters_overlap(topic, retired.filter):
+                    raise ValueError(
+                        f"{self.worker_name}: {topic} meets {retired.filter}, which retired() "
+                        f"lists (dropped in {retired.dropped}): what came on it would be "
+                        "dropped unseen; take it out of retired() to subscribe there again")
         self._subscription = self.client.subscribe(subscriptions, qos)[1]
 
     def noted(self, item: object) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import zlib
 
 import pytest
@@ -274,6 +275,63 @@ def test_a_worker_is_subscribed_when_the_broker_says_so_not_when_it_asked():
         assert worker.ready.wait(5)
     finally:
         worker.stop()
+
+
+@pytest.mark.parametrize(("first", "second", "meet"), [
+    ("pkr/v1/v/tables/+/events", "pkr/v1/v/tables/+/events", True),
+    ("pkr/v1/v/tables/+/events", "pkr/v1/v/tables/t1/events", True),
+    ("pkr/v1/v/tables/+/events", "pkr/v1/v/tables/t1/#", True),  # neither holds the other
+    ("pkr/v1/v/tables/+/events", "pkr/v1/v/#", True),
+    ("pkr/v1/v/tables/+/events", "+/+/+/+/+/+", True),
+    ("pkr/v1/v/tables/+/events", "#", True),
+    ("pkr/v1/v/tables/t1/#", "pkr/v1/v/tables/t1", True),  # "#" takes its parent too
+    ("pkr/v1/v/tables/+/events", "pkr/v1/v/tables/+/state", False),
+    ("pkr/v1/v/tables/+/events", "pkr/v1/v/tables/+", False),
+    ("pkr/v1/v/tables/+/events", "pkr/v1/v/tables/+/events/more", False),
+    ("pkr/v1/v/tables/+/events", "pkr/v1/w/#", False),
+    ("#", "$SYS/broker/load", False),  # no wildcard first matches a "$" topic
+    ("+/broker/#", "$SYS/broker/load", False),
+    ("$SYS/#", "$SYS/broker/+", True),
+])
+def test_two_topic_filters_overlap_when_a_topic_matches_both(first, second, meet):
+    from contract.mqtt import filters_overlap
+
+    assert filters_overlap(first, second) is meet
+    assert filters_overlap(second, first) is meet
+
+
+def test_a_worker_refuses_to_subscribe_where_a_retired_subscription_drops_messages():
+    """A retired subscription's messages are dropped unseen (an older version made it in the
+    session): a later version subscribing again to what it matches would lose live messages
+    without a word. ``subscribe`` refuses, before anything is sent to the broker."""
+    from contract.mqtt import Endpoint, MqttWorker, Retired
+
+    class Client:
+        def __init__(self):
+            self.asked = []
+
+        def subscribe(self, topic, qos=0):
+            self.asked.append(topic)
+            return 0, len(self.asked)
+
+    class Worker(MqttWorker):
+        def retired(self):
+            return (Retired("pkr/v1/v/tables/+/events", "abc1234: events no more"),)
+
+    worker = Worker(Endpoint())
+    worker.client = client = Client()
+    for meeting in ("pkr/v1/v/tables/t1/events", "pkr/v1/v/tables/t1/#", "pkr/v1/v/#"):
+        with pytest.raises(ValueError, match=re.escape(
+                f"{meeting} meets pkr/v1/v/tables/+/events, which retired() lists (dropped "
+                "in abc1234")):
+            worker.subscribe(meeting, 1)
+        with pytest.raises(ValueError, match=re.escape(meeting)):
+            worker.subscribe([("pkr/v1/v/clock", 1), (meeting, 1)])
+    assert client.asked == []
+    worker.subscribe([("pkr/v1/v/tables/+/state", 1), ("pkr/v1/v/clock", 1)])
+    worker.subscribe("pkr/v1/v/hub/cmd/clock", 1)
+    assert client.asked == [[("pkr/v1/v/tables/+/state", 1), ("pkr/v1/v/clock", 1)],
+                            "pkr/v1/v/hub/cmd/clock"]
 
 
 def test_what_follows_stop_in_a_worker_s_batch_is_left_for_finish():
