@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from contract.wire import encode
 from hub import auth
 from hub.service import FloorService
 from hub.web import streams
@@ -163,7 +164,8 @@ def test_a_user_taken_out_of_the_file_ends_every_session_and_its_stream(venue, h
 def test_a_demotion_narrows_the_session_and_its_open_stream_at_once(venue, hub):
     """Floor to viewer while logged in, a stream open: the next clock pause is refused, and
     the stream goes on with the floor (a badge named) but no longer carries the floor log,
-    not even the line that waited for it when the role changed."""
+    not even the line that waited for it when the role changed (whether one waits depends on
+    timing here: the next test makes one wait)."""
     auth.save_user(venue["users"], "dem", "floor", "dem-password")
     dem = Staff(hub.url, "dem", "dem-password").listen()
     maria = Staff(hub.url, "maria", "maria-password")
@@ -191,6 +193,36 @@ def test_a_demotion_narrows_the_session_and_its_open_stream_at_once(venue, hub):
     finally:
         dem.close()
         maria.close()
+
+
+def test_floor_log_lines_waiting_for_a_stream_whose_user_was_demoted_are_not_sent():
+    """The demotion above, without its timing: a floor log line was offered to the stream
+    (its user could read the log then) and waits in its queue, beside a dealers' update, when
+    the stream finds its user demoted to viewer. Only the dealers' update is written."""
+    import asyncio
+
+    floor = auth.User("dee", "floor", "hash")
+    demoted = auth.User("dee", "viewer", "hash")
+    line = {"kind": "log", "line": {"ts": 1, "user": "maria", "action": "dealers/name",
+                                    "detail": {}}}
+    dealers = {"kind": "dealers", "dealers": {"B-DEM": "Dee"}}
+
+    async def written() -> list[bytes]:
+        registry = streams.StreamRegistry()
+        viewer = registry.open("session", floor, asyncio.get_running_loop())
+        viewer._put(line)  # as the floor's worker offers them: sorted by the role then
+        viewer._put(dealers)
+        assert viewer.queue.qsize() == 2
+        stream = streams.events(viewer, {}, streams=registry,
+                                session_user=lambda session: demoted, unsubscribe=lambda: None)
+        try:
+            return [await anext(stream), await anext(stream)]
+        finally:
+            await stream.aclose()
+
+    snapshot, updates = asyncio.run(written())
+    assert snapshot.startswith(b"retry: 1000\nevent: snapshot\n")
+    assert updates == b"event: update\ndata: " + encode(dealers).encode() + b"\n\n"
 
 
 def test_a_users_file_saved_readable_by_others_is_not_used_until_mended(venue, hub, caplog):
