@@ -9,7 +9,8 @@ session, per account and in all, with room kept for the floor's staff.
 A stream checks its session's user at each delivery, and every SESSION_CHECK when idle: it
 ends with the session (a logout, its expiry, the user's password changed or the user taken
 out), and carries only what the user's role now may see (``may_see``: a user demoted to
-viewer gets no more floor log lines, even those already waiting for it).
+viewer gets no more floor log lines, even those already waiting for it, once the stream's
+look at the users file, up to USERS_FILE_AGE old, has seen the change).
 """
 
 from __future__ import annotations
