@@ -62,12 +62,13 @@ def hub(venue):
 
 
 def _take_out(users: Path, name: str) -> None:
-    """The user's table deleted from the users file, the file swapped in whole (as an editor
-    saves it)."""
+    """The user's table deleted from the users file, the file swapped in whole with its mode
+    kept (as an editor saves it: one that saves it readable by others is refused, below)."""
     kept = [block for block in users.read_text().split("\n[users.")
             if not block.startswith(f"{name}]")]
     partial = users.with_name(users.name + ".edit")
     partial.write_text("\n[users.".join(kept))
+    shutil.copymode(users, partial)
     os.replace(partial, users)
 
 
