@@ -109,3 +109,12 @@ class Rereads:
     def forget(self) -> None:
         """A new hand or deck check: whatever comes next is a new card."""
         self._last = None
+
+    @property
+    def last(self) -> tuple[object, float | None] | None:
+        """The last read's key and time (what a snapshot of the table keeps)."""
+        return self._last
+
+    def remember(self, key: object, t: float | None) -> None:
+        """The last read as a snapshot kept it."""
+        self._last = (key, t)

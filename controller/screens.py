@@ -70,7 +70,14 @@ class Alert:
     @classmethod
     def of(cls, title: str, text: str, t: float, lines_per_page: int,
            at_least: float, cause: str | None = None) -> Alert:
-        lines = wrap(text, limit=None) or ("",)
+        return cls.of_lines(title, wrap(text, limit=None) or ("",), t, lines_per_page,
+                            at_least, cause)
+
+    @classmethod
+    def of_lines(cls, title: str, lines: tuple[str, ...], t: float, lines_per_page: int,
+                 at_least: float, cause: str | None = None) -> Alert:
+        """The alert of a text already wrapped (``of``; a snapshot keeps the lines)."""
+        lines = lines or ("",)
         pages = tuple(lines[i:i + lines_per_page] for i in range(0, len(lines), lines_per_page))
         cycle = sum(page_seconds(page) for page in pages)
         return cls(title, pages, t, t + max(at_least, 2 * cycle if len(pages) > 1 else cycle),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from controller.cards import REREAD_SECONDS, UNKNOWN, Rereads, TaggedCard, parse_ndef_text
 from controller.clock import BlindClock, Structure, no_structures
@@ -131,6 +131,7 @@ class Table:
         self.pending_setup: Setup | None = None
         self.pending_seats: tuple[int, ...] | None = None
         self.registry = registry or DeckRegistry()  # enrolled tags; setup lines add to it
+        self.setup_tags: dict[str, str] = {}  # what setup lines added (uid -> tag text)
         self.deck_check: DeckCheck | None = None
         self.last_deck: str | None = None
         self.shift = DealerShift()
@@ -216,6 +217,26 @@ class Table:
     def hand_in_progress(self) -> bool:
         return self.hand is not None and not self.hand.ended
 
+    @property
+    def at_rest(self) -> bool:
+        """Between hands with nothing half done (no deck check running, no seating waiting
+        for a hand's end): what a snapshot of the table holds (``controller.snapshot``)."""
+        return (not self.hand_in_progress and self.deck_check is None
+                and self.pending_setup is None and self.pending_seats is None)
+
+    def last_read(self) -> tuple[str, str | None, str | None, float | None] | None:
+        """The last card read (card, deck, tag) and its time: a read of the same card again
+        within the re-read window is that card passing the antenna, not a second one."""
+        last = self._rereads.last
+        if last is None:
+            return None
+        key, t = last
+        card, deck, tag = cast(tuple[str, str | None, str | None], key)
+        return card, deck, tag, t
+
+    def restore_last_read(self, read: tuple[str, str | None, str | None, float | None]) -> None:
+        self._rereads.remember(read[:3], read[3])
+
     def _active_number(self) -> int | None:
         return self.hand.number if self.hand is not None and not self.hand.ended else None
 
@@ -224,6 +245,7 @@ class Table:
     def _setup(self, item: Setup, t: float) -> list[Event]:
         for uid, text in item.tags:
             self.registry.tags[uid] = parse_ndef_text(text)
+            self.setup_tags[uid] = text
         if self.hand_in_progress:
             self.pending_setup = item
             return [self._setup_event(item, "next_hand", t)]

@@ -39,7 +39,9 @@ def next_game(index: int | None) -> int:
 
 
 @dataclass
-class _Running:
+class RunningShot:
+    """A shot clock running: since when, its quiet seconds, its countdown, whether said."""
+
     started: float
     seconds: float
     countdown: float
@@ -51,11 +53,11 @@ class ShotClockTimer:
     counts ``seconds`` quietly, then ``countdown`` seconds aloud, then expires."""
 
     def __init__(self) -> None:
-        self.running: _Running | None = None
+        self.running: RunningShot | None = None
 
     def start(self, seconds: float, countdown: float, hand: int | None,
               t: float) -> list[Event]:
-        self.running = _Running(t, seconds, countdown)
+        self.running = RunningShot(t, seconds, countdown)
         return [ShotClock(state="started", seconds=seconds, countdown=countdown,
                                hand=hand, t=t)]
 

@@ -25,9 +25,18 @@ CREATE TABLE IF NOT EXISTS outbox (
     event TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS journal (id INTEGER PRIMARY KEY, line TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY AUTOINCREMENT,
+    upto INTEGER NOT NULL, state TEXT NOT NULL, digest TEXT NOT NULL, ts INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS snapshot_quarantine (id INTEGER PRIMARY KEY, upto INTEGER NOT NULL,
+    state TEXT NOT NULL, reason TEXT NOT NULL, ts INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS quarantine (id INTEGER PRIMARY KEY, line TEXT NOT NULL,
     reason TEXT NOT NULL, ts INTEGER NOT NULL);
 """
+
+
+# Snapshots kept: the newest, and the one before it with the journal lines after it, to fall
+# back to when the newest cannot be restored (tablectl/daemon.py).
+KEEP_SNAPSHOTS = 2
 
 
 class Outbox:
@@ -80,12 +89,64 @@ class Outbox:
         return seq - 1
 
     def journal(self) -> list[dict[str, Any]]:
+        """The journal's lines as kept (``journal_lines``), decoded."""
         return [decode(line) for _, line in self.journal_lines()]
 
-    def journal_lines(self) -> list[tuple[int, str]]:
-        """The journal as stored: (id, JSON text), oldest first."""
-        return [(int(i), str(line)) for i, line in
-                self._db().execute("SELECT id, line FROM journal ORDER BY id")]
+    def journal_lines(self, after: int = 0, limit: int = -1) -> list[tuple[int, str]]:
+        """The journal as kept: (id, JSON text), oldest first, the lines with an id past
+        ``after`` (at most ``limit`` of them; -1: all). Ids only grow. Not the table's whole
+        history once it has snapshots: the lines the older kept snapshot covers are deleted
+        (``write_snapshot``); a start replays those after the newest (``snapshots``)."""
+        return [(int(i), str(line)) for i, line in self._db().execute(
+            "SELECT id, line FROM journal WHERE id > ? ORDER BY id LIMIT ?", (after, limit))]
+
+    def write_snapshot(self, state: dict[str, Any], ts_ms: int,
+                       upto: int | None = None) -> int:
+        """Commit a snapshot of the table's state that covers the journal up to line ``upto``
+        (None: every line journaled so far) and compact the journal behind it, atomically:
+        the newest KEEP_SNAPSHOTS snapshots are kept, and the journal lines after the older
+        of them, so that a start that cannot read the newest falls back to the one before
+        and replays its lines. Returns the number of journal lines deleted."""
+        import hashlib
+
+        text = encode(state)
+        db = self._db()
+        with db:
+            if upto is None:
+                upto = int(db.execute("SELECT COALESCE(MAX(id), 0) FROM journal")
+                           .fetchone()[0])
+            db.execute("INSERT INTO snapshot (upto, state, digest, ts) VALUES (?, ?, ?, ?)",
+                       (upto, text, hashlib.sha256(text.encode()).hexdigest(), ts_ms))
+            db.execute("DELETE FROM snapshot WHERE id NOT IN (SELECT id FROM snapshot "
+                       "ORDER BY id DESC LIMIT ?)", (KEEP_SNAPSHOTS,))
+            if db.execute("SELECT COUNT(*) FROM snapshot").fetchone()[0] < KEEP_SNAPSHOTS:
+                return 0
+            behind = int(db.execute("SELECT MIN(upto) FROM snapshot").fetchone()[0])
+            return db.execute("DELETE FROM journal WHERE id <= ?", (behind,)).rowcount
+
+    def snapshots(self) -> list[tuple[int, int, str, bool]]:
+        """The snapshots kept, newest first: (id, the last journal line it covers, its JSON
+        text, whether the text is the one written: its SHA-256 digest matches)."""
+        import hashlib
+
+        return [(int(i), int(upto), str(text),
+                 hashlib.sha256(str(text).encode()).hexdigest() == digest)
+                for i, upto, text, digest in self._db().execute(
+                    "SELECT id, upto, state, digest FROM snapshot ORDER BY id DESC")]
+
+    def quarantine_snapshot(self, snapshot_id: int, reason: str, ts_ms: int) -> None:
+        """Set aside a snapshot that cannot be restored (and why), for whoever investigates:
+        the next start does not try it again."""
+        db = self._db()
+        with db:
+            db.execute("INSERT OR REPLACE INTO snapshot_quarantine SELECT id, upto, state, ?, "
+                       "? FROM snapshot WHERE id = ?", (reason, ts_ms, snapshot_id))
+            db.execute("DELETE FROM snapshot WHERE id = ?", (snapshot_id,))
+
+    def quarantined_snapshots(self) -> list[dict[str, Any]]:
+        return [{"id": int(i), "upto": int(upto), "reason": reason, "ts": int(ts)}
+                for i, upto, reason, ts in self._db().execute(
+                    "SELECT id, upto, reason, ts FROM snapshot_quarantine ORDER BY id")]
 
     def quarantine(self, line_id: int, reason: str, ts_ms: int) -> None:
         """Take a journal line that cannot be replayed out of the journal, keeping it (and

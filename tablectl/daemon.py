@@ -7,6 +7,9 @@ handles is committed with the events it caused, in one SQLite transaction, to th
 the outbox: after a SIGKILL or a power cut, replaying the journal rebuilds the hand in progress
 and the clock, and no event is lost or sent twice. After each commit the subscribers follow
 the events (tablectl/subscribers.py): the screen, the buzzer, the link, the state snapshot.
+Between hands, every SNAPSHOT_EVERY lines, the core and the screen are snapshotted into the
+outbox (controller/snapshot.py) and the journal compacted behind: a start restores the newest
+snapshot and replays the lines after it, whatever the table's age.
 
 Time is the daemon's own: monotonic seconds, continued from the journal's last time after a
 restart (the time the table was down is not counted until the venue clock says otherwise; a Pi
@@ -46,6 +49,7 @@ from controller.inputs import (
     parse_input,
 )
 from controller.screens import ALERT_LINES, DisplayModel, Status
+from controller.snapshot import SnapshotError, restore, snapshot
 from controller.table import Table, TableConfig, TableUsageError
 from houses.loaders import house_structure, load_profile
 from tablectl.command_to_core import command_input, venue_clock_input
@@ -81,6 +85,19 @@ HUB_CLOCK_STEP = 600.0
 # apply"), and the table runs on with that key's running value.
 APPLIED_ON_RELOAD = frozenset({("table", "profile"), ("table", "deal_gap"),
                                ("button", "actions"), ("buzzer", "volume")})
+# A snapshot of the table (the core and its display's model) is written at its first rest
+# (between hands) after this many journal lines, and the journal compacted behind the one
+# before (hardware/outbox.py): a start restores the newest and replays the lines after it, so
+# it takes as long after a year as after a day (a 30 s start limit on a Pi was passed after
+# some 68,000 hands when every start replayed the whole journal).
+SNAPSHOT_EVERY = 2000
+# A long replay (a journal from before snapshots) writes its snapshots as the dealing did, and
+# asks systemd for more time to start every this many seconds of it (EXTEND_TIMEOUT_USEC, this
+# plus START_GRACE each time): a start cut short all the same is taken up from its last
+# snapshot by the next, not from the beginning.
+REPLAY_SAY_EVERY = 5.0
+START_GRACE = 25.0
+REPLAY_CHUNK = 5000  # journal lines read at a time at a start
 
 
 class ReadingAges:
@@ -134,12 +151,14 @@ class Daemon:
         self.events = 0
         self.resumed = 0  # journal lines replayed at start
         self.quarantined: list[tuple[int, str]] = []  # (journal line id, why) at this start
+        self.snapshot_every = SNAPSHOT_EVERY
+        self.since_snapshot = 0  # journal lines since the last snapshot
+        self.journal_t = 0.0  # the latest time of a journal line (the daemon's time goes on)
+        self.restored: int | None = None  # the journal line the snapshot restored covers
+        # (snapshot id, the journal line it covered, why) set aside at this start
+        self.snapshots_lost: list[tuple[int, int, str]] = []
         self.part_failures: dict[str, int] = {}  # a part that follows the table: its failures
-        # A ruling pages by what the display holds under its title (the terminal draws the LCD).
-        device = "oled" if config.display.backend in ("ssd1306", "sh1106") else "lcd"
-        self.screen = ScreenFeed(
-            DisplayModel(status=Status(hub="connecting" if config.mqtt.enabled else None),
-                         alert_lines=ALERT_LINES[device]), started_at=self._mono())
+        self.screen = ScreenFeed(self._new_model(), started_at=self._mono())
         self.subscribe(self.screen.committed)  # from the first commit on (the setup's)
 
     @property
@@ -151,9 +170,18 @@ class Daemon:
         return self._mono() + self.offset
 
     # ------------------------------------------------------------------ startup
-    def start(self) -> Daemon:
+    def _new_model(self) -> DisplayModel:
+        """The display's model as a start makes it (nothing shown yet)."""
         config = self.config
-        self.outbox = self.factories.outbox(config)
+        # A ruling pages by what the display holds under its title (the terminal draws the LCD).
+        device = "oled" if config.display.backend in ("ssd1306", "sh1106") else "lcd"
+        return DisplayModel(status=Status(hub="connecting" if config.mqtt.enabled else None),
+                            alert_lines=ALERT_LINES[device])
+
+    def _new_table(self) -> Table:
+        """The core as the configuration makes it, nothing fed (evaluating no hand: a start's
+        replay emits nothing)."""
+        config = self.config
         registry = DeckRegistry()
         if config.table.decks:
             from pathlib import Path
@@ -162,21 +190,27 @@ class Daemon:
 
             registry = load_registry(Path(config.table.decks))
         structures = config.clock.structures
-        self.table = Table(load_profile(config.table.profile),
-                           TableConfig(deal_gap=config.table.deal_gap,
-                                       gestures=dict(config.button.actions), evaluate=False),
-                           registry=registry,
-                           structure_loader=lambda name: house_structure(name, structures))
-        journal = self.outbox.journal_lines()
-        if journal:
-            self._resume(journal)
-            self._report_quarantine()
+        return Table(load_profile(config.table.profile),
+                     TableConfig(deal_gap=config.table.deal_gap,
+                                 gestures=dict(config.button.actions), evaluate=False),
+                     registry=registry,
+                     structure_loader=lambda name: house_structure(name, structures))
+
+    def start(self) -> Daemon:
+        config = self.config
+        self.outbox = self.factories.outbox(config)
+        self.table = self._new_table()
+        resumed = self._resume()
+        self._report_quarantine()
         self.table.config.evaluate = True
         past = self._past_house_size(config.table.seats)
         if past:
             raise ConfigError(str(self.config_path or "the configuration"),
                               [f"seats: {past}"])
-        if not journal:
+        # A new table is set up as configured; so is one whose snapshots could all not be
+        # read and whose journal kept after them sets up no table.
+        if not resumed or (self.snapshots_lost and self.restored is None
+                           and self.table.seats is None):
             self.feed(Setup(config.table.game, tuple(sorted(config.table.seats)),
                             config.table.button, t=self.now()))
             if config.clock.mode == "standalone" and config.clock.structure:
@@ -186,42 +220,106 @@ class Daemon:
         self.notifier.send("READY=1\nSTATUS=dealing: table " + config.table.id)
         return self
 
-    def _resume(self, journal: list[tuple[int, str]]) -> None:
-        """Rebuild the core from the journal (the events are in the outbox already). A line
-        that cannot be replayed (unreadable, or the core fails on it) is quarantined and
-        reported, and the table carries on: it never crash-loops on its own journal."""
-        last_t = 0.0
-        for line_id, text in journal:
+    def _resume(self) -> bool:
+        """Rebuild the core and the screen: the newest snapshot that can be restored, then the
+        journal lines after it (their events are in the outbox already). A snapshot that
+        cannot be restored (unreadable, altered, of a format this version does not read) is
+        set aside and the one before it tried, with the journal kept after it; none left, the
+        journal kept is replayed into a new table. A line that cannot be replayed (unreadable,
+        or the core fails on it) is quarantined and reported. Either way the table carries on:
+        it never crash-loops on its own journal. Whether there was anything to resume."""
+        stored = self.outbox.snapshots()
+        after = 0
+        for snapshot_id, upto, text, intact in stored:
+            table, model = self._new_table(), self._new_model()
             try:
-                line = decode(text)
-                t = line.get("t") or last_t
-                if line.get("type") == "tick":
-                    last_t = max(last_t, float(t))
-                    self.table.advance(float(t))
-                    continue
-                item = parse_input(line)
-                last_t = max(last_t, item.t or last_t)
-                events = self.table.handle(item)
-            except TableUsageError:
-                continue  # refused when it was first fed too: the table said so then
+                if not intact:
+                    raise SnapshotError("its text is not the one written (its digest differs)")
+                t, notes = restore(decode(text), table, model)
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"[:500]
-                self.outbox.quarantine(line_id, reason, int(time.time() * 1000))
-                self.quarantined.append((line_id, reason))
+                self.outbox.quarantine_snapshot(snapshot_id, reason, int(time.time() * 1000))
+                self.snapshots_lost.append((snapshot_id, upto, reason))
                 continue
-            self.screen.committed(events)  # the screen as it was; nothing sounds or goes out
+            for note in notes:
+                self.out.write(f"[{self.config.table.id}] {note}\n")
+            self.table, self.screen.model = table, model
+            self.journal_t, self.restored, after = t, upto, upto
+            break
+        self.resumed, self.since_snapshot = self._replay(after)
         # Continue the daemon's time where the journal stopped.
-        self.offset = last_t + 0.001 - self._mono()
-        self.resumed = len(journal)
+        self.offset = self.journal_t + 0.001 - self._mono()
+        return bool(stored) or self.resumed > 0
+
+    def _replay(self, after: int) -> tuple[int, int]:
+        """The journal lines after line ``after`` through the core: how many, and how many
+        since the last snapshot (a long replay writes some)."""
+        replayed = since = 0
+        said = self._mono()
+        last_t = self.journal_t
+        while chunk := self.outbox.journal_lines(after, REPLAY_CHUNK):
+            for line_id, text in chunk:
+                replayed, since, after = replayed + 1, since + 1, line_id
+                try:
+                    line = decode(text)
+                    t = line.get("t") or last_t
+                    if line.get("type") == "tick":
+                        last_t = max(last_t, float(t))
+                        self.table.advance(float(t))
+                        continue
+                    item = parse_input(line)
+                    last_t = max(last_t, item.t or last_t)
+                    events = self.table.handle(item)
+                except TableUsageError:
+                    continue  # refused when it was first fed too: the table said so then
+                except Exception as exc:
+                    reason = f"{type(exc).__name__}: {exc}"[:500]
+                    self.outbox.quarantine(line_id, reason, int(time.time() * 1000))
+                    self.quarantined.append((line_id, reason))
+                    continue
+                finally:
+                    self.journal_t = last_t
+                self.screen.committed(events)  # the screen as it was; nothing sounds or goes out
+                mono = self._mono()
+                if mono - said >= REPLAY_SAY_EVERY:
+                    said = mono
+                    more = int((REPLAY_SAY_EVERY + START_GRACE) * 1e6)
+                    self.notifier.send(f"EXTEND_TIMEOUT_USEC={more}\nWATCHDOG=1\nSTATUS="
+                                       f"resuming: {replayed} journal lines replayed")
+                if since >= self.snapshot_every and self.table.at_rest:
+                    self._supervised(self._snapshot, line_id)  # as if it had been dealt so
+                    since = 0
+        return replayed, since
+
+    def _snapshot(self, upto: int | None = None) -> None:
+        """Write the table's snapshot (at rest) covering the journal up to ``upto`` (None:
+        every line committed), the journal compacted behind the one before."""
+        self.outbox.write_snapshot(snapshot(self.table, self.screen.model, self.journal_t),
+                                   int(time.time() * 1000), upto)
+        self.since_snapshot = 0
 
     def _report_quarantine(self) -> None:
+        table = self.config.table.id
         for line_id, reason in self.quarantined:
-            self.out.write(f"[{self.config.table.id}] journal line {line_id} quarantined: "
-                           f"{reason}\n")
-            self.outbox.append(JournalQuarantined(line=line_id, reason=reason,
-                                                  t=self.now()).to_json(),
-                               int(time.time() * 1000))
-            self.events += 1
+            self.out.write(f"[{table}] journal line {line_id} quarantined: {reason}\n")
+            self._journal_event(line_id, reason)
+        for snapshot_id, upto, reason in self.snapshots_lost:
+            if self.restored is not None:
+                after = (f"it resumed from the snapshot before it (of the journal up to line "
+                         f"{self.restored}) and the lines after it: nothing is lost")
+            else:
+                after = ("no snapshot left: it started again from its configuration and the "
+                         "journal lines kept (the hand numbers, the blind clock and the "
+                         "dealer's shift from before are lost: the floor sets them again)")
+            said = (f"the table's snapshot {snapshot_id} (of the journal up to line {upto}) "
+                    f"could not be restored and was set aside ({reason}); {after}")
+            self.out.write(f"[{table}] {said}\n")
+            self._journal_event(upto, said[:500])
+
+    def _journal_event(self, line: int, reason: str) -> None:
+        self.outbox.append(JournalQuarantined(line=line, reason=reason, t=self.now()).to_json(),
+                           int(time.time() * 1000))
+        self.events += 1
 
     def _start_parts(self) -> None:
         """The parts, and those that follow what the table commits from now on."""
@@ -261,8 +359,15 @@ class Daemon:
         self.outbox.record(line, [event.to_json() for event in events],
                            int(time.time() * 1000))
         self.events += len(events)
+        t = line.get("t")
+        if isinstance(t, int | float) and not isinstance(t, bool):
+            self.journal_t = max(self.journal_t, float(t))
         for subscriber in self.subscribers:
             self._supervised(subscriber, events)
+        self.since_snapshot += 1
+        if self.since_snapshot >= self.snapshot_every and self.table.at_rest:
+            # After the screen has followed the commit: the snapshot holds what it shows.
+            self._supervised(self._snapshot)
 
     def _supervised(self, part: Callable[..., object], *args: Any) -> None:
         """A part that follows the table (the display, the buzzer, the link, the state
@@ -455,7 +560,7 @@ class Daemon:
     def summary(self) -> dict[str, Any]:
         return {"table": self.config.table.id, "events": self.events,
                 "hand": self.table.hand.number if self.table.hand else None,
-                "resumed_inputs": self.resumed}
+                "resumed_inputs": self.resumed, "snapshot_upto": self.restored}
 
 
 def main_run(config_path: str, out: TextIO = sys.stdout) -> int:

@@ -331,31 +331,44 @@ def check_disk(config: Config, minimum_mb: int = 100) -> Check:
 
 
 def check_journal(config: Config) -> Check:
-    """Journal lines the daemon could not replay at a start and set aside (quarantined)."""
+    """Journal lines the daemon could not replay at a start and set aside (quarantined), and
+    snapshots of the table it could not restore."""
     import sqlite3
 
     path = Path(config.storage.data_dir) / f"{config.table.id}.db"
     if not path.is_file():
         return Check("journal", SKIP, f"no outbox yet at {path}")
+    rows: list[tuple[int, str]] = []
+    snapshots: list[tuple[int, str]] = []
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
         try:
-            rows = db.execute("SELECT id, reason FROM quarantine ORDER BY id").fetchall()
+            tables = {str(r[0]) for r in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "quarantine" in tables:
+                rows = db.execute("SELECT id, reason FROM quarantine ORDER BY id").fetchall()
+            if "snapshot_quarantine" in tables:
+                snapshots = db.execute("SELECT id, reason FROM snapshot_quarantine "
+                                       "ORDER BY id DESC").fetchall()
         finally:
             db.close()
     except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return Check("journal", OK, "no line was ever quarantined")
         return Check("journal", FAIL, f"cannot read {path}: {exc}",
                      "the outbox must be readable by the service user")
-    if not rows:
+    if not rows and not snapshots:
         return Check("journal", OK, "no line was ever quarantined")
-    first_id, first_reason = rows[0]
-    return Check("journal", WARN,
-                 f"{len(rows)} journal line(s) could not be replayed and were set aside "
-                 f"(first: line {first_id}, {first_reason})",
-                 f"the table carried on without them; keep {path} (its quarantine table) for "
-                 "whoever investigates, and report the reason")
+    said = []
+    if rows:
+        first_id, first_reason = rows[0]
+        said.append(f"{len(rows)} journal line(s) could not be replayed and were set aside "
+                    f"(first: line {first_id}, {first_reason})")
+    if snapshots:
+        newest_id, newest_reason = snapshots[0]
+        said.append(f"{len(snapshots)} snapshot(s) of the table could not be restored and "
+                    f"were set aside (newest: snapshot {newest_id}, {newest_reason})")
+    return Check("journal", WARN, "; ".join(said),
+                 f"the table carried on without them; keep {path} (its quarantine and "
+                 "snapshot_quarantine tables) for whoever investigates, and report the reason")
 
 
 def check_rules(config: Config) -> Check:
