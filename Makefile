@@ -120,6 +120,7 @@ bench: $(STAMP)
 	$(VENV)/bin/tablectl bench footprint
 	$(VENV)/bin/tablectl bench venue --tables 200
 	$(VENV)/bin/tablectl bench contract
+	$(VENV)/bin/tablectl bench start
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache .hypothesis .demo \

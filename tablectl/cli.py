@@ -682,7 +682,7 @@ def cmd_hub_user(args: argparse.Namespace) -> int:
 
 BENCHES = {"latency": "mqtt", "outage": "mqtt", "replay": "replay_throughput",
            "shoe": "shoe_link", "display": "display", "footprint": "footprint",
-           "venue": "venue", "contract": "contract"}
+           "venue": "venue", "contract": "contract", "start": "start"}
 # The lab's, from a source checkout with the development extras (tests/bench).
 LAB_BENCHES = {"network": "network", "multi-venue": "multi_venue", "shoe-memory": "shoe_memory"}
 

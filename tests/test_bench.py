@@ -19,6 +19,7 @@ RUNS = {
     "footprint": ["--hands", "1", "--idle-seconds", "1"],
     "venue": ["--tables", "6", "--events", "10", "--pace-seconds", "2"],
     "contract": ["--envelopes", "50"],
+    "start": ["--days", "2", "--lines-a-day", "2500", "--starts", "1"],
 }
 
 
@@ -102,3 +103,19 @@ def test_a_benchmark_says_what_this_machine_lacks_for_it(monkeypatch, capsys):
     assert "pip install '.[hub]'" in capsys.readouterr().err
     assert cli.main(["bench", "network"]) == cli.EXIT_USAGE
     assert "python -m tests.bench.network" in capsys.readouterr().err
+
+
+def test_start_bench_starts_a_long_table_from_its_snapshot_and_a_new_one_from_nothing():
+    """Real `tablectl run` processes: the first start of a table with a journal from before
+    snapshots replays it whole, once, writing snapshots as it goes; the next restores the
+    last and replays only the lines after it (fewer than a snapshot's interval)."""
+    from tablectl.daemon import SNAPSHOT_EVERY
+
+    figures = _bench("start")
+    lines, year = figures["journal_lines"], figures["year"]
+    assert lines >= 2 * 2500 and figures["upgrade"]["replayed"] == lines
+    assert figures["upgrade"]["snapshot_upto"] is None
+    assert SNAPSHOT_EVERY <= year["snapshot_upto"] <= lines
+    assert year["replayed"] == lines - year["snapshot_upto"] < SNAPSHOT_EVERY + 200
+    assert figures["fresh"]["replayed"] == 0
+    assert figures["year"]["start_s"] > 0 and figures["fresh"]["start_s"] > 0
