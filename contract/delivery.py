@@ -16,13 +16,14 @@ and sent several events a message, live rows one a message. A replay request wit
 ``from_seq``.
 
 ``UplinkSender`` (a venue's uplink to the group's central recorder, through the cluster): each
-table's recorded events, in order and without a gap, in batches, at most ``window`` messages
-in flight and ``per_table`` of them for one table. A table's count moves only when the central
-recorder has answered its messages in order (it answers after its commit); a message not
-answered within ``answer_timeout`` (a multiple of the answers' recent delay, 1 s at least),
-and everything in flight when the connection drops, goes again from the table's count (core
-NATS keeps nothing for anybody). The central recorder's request to send again moves a count
-back; the counts are reported to the centre every ``report_seconds``.
+stream's recorded events (a stream is a table's incarnation, ``(table, incarnation)``: its
+seqs run from its first, which need not be 1), in order and without a gap, in batches, at most
+``window`` messages in flight and ``per_table`` of them for one stream. A stream's count moves
+only when the central recorder has answered its messages in order (it answers after its
+commit); a message not answered within ``answer_timeout`` (a multiple of the answers' recent
+delay, 1 s at least), and everything in flight when the connection drops, goes again from the
+stream's count (core NATS keeps nothing for anybody). The central recorder's request to send
+again moves a count back; the counts are reported to the centre every ``report_seconds``.
 
 Neither sender holds a database: reading rows is a function passed to ``pump`` (and
 ``replay``), called there and nowhere else. Feeding the rows in instead would turn each
@@ -33,11 +34,12 @@ puts it in the reply subject), so an acknowledgement needs no client.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from contract.envelope import envelope
 from contract.wire import encode
@@ -204,23 +206,33 @@ class OutboxSender:
 
 UPLINK_BATCH_EVENTS = 100  # the contract's EnvelopeBatch maxItems
 UPLINK_BATCH_BYTES = 120_000  # the contract's EnvelopeBatch: at most 128 kB, with the wrapper
-COUNTS_PER_MESSAGE = 500  # the contract's UplinkCounts: tables a message
+COUNTS_PER_MESSAGE = 500  # the contract's UplinkCounts: streams a message
+REPORT_MESSAGES = 4  # UplinkCounts messages a report at most: more streams take turns
 
-# (table, first, last): the stored JSON of the table's events first..last, by seq
-RawReader = Callable[[str, int, int], list[tuple[int, str]]]
-# (table, seq): the first seq at or after it that the hub's database holds (None: none)
-FirstHeld = Callable[[str, int], int | None]
+# A table's incarnation, (table, incarnation): what the uplink counts (``hub.ledger.Stream``
+# is one). Its seqs run without a gap from its first (``since``), which need not be 1.
+StreamKey = tuple[str, str]
+S = TypeVar("S", bound=StreamKey)
+# (stream, first, last): the stored JSON of the stream's events first..last, by seq
+RawReader = Callable[[S, int, int], list[tuple[int, str]]]
+# (stream, seq): the first seq at or after it that the hub's database holds (None: none)
+FirstHeld = Callable[[S, int], int | None]
 
 
 @dataclass(frozen=True, slots=True)
-class UplinkMessage:
-    """One message on ``table``'s ``private`` topic: an envelope, or an ``EnvelopeBatch``."""
+class UplinkMessage(Generic[S]):
+    """One message on ``stream``'s table's ``private`` topic: an envelope, or an
+    ``EnvelopeBatch``, of that incarnation's events."""
 
     number: int
-    table: str
+    stream: S
     payload: str
     first_seq: int
     last_seq: int
+
+    @property
+    def table(self) -> str:
+        return self.stream[0]
 
 
 @dataclass
@@ -240,7 +252,7 @@ class _InFlight:
     done: bool = False
 
 
-class UplinkSender:
+class UplinkSender(Generic[S]):
     # An answer's delay, smoothed: the timeout is ``answer_factor`` times it, ``answer_floor``
     # at least, doubled at each expiry that found a message unanswered (up to
     # ``answer_backoff_cap`` times) and back to once at the next answer in time. Under a
@@ -255,36 +267,56 @@ class UplinkSender:
     def __init__(self, *, window: int = 64, per_table: int = 4,
                  report_seconds: float = 2.0) -> None:
         self.window = window  # messages in flight to the centre
-        self.per_table = per_table  # of them for one table (a venue's tables share the link)
+        self.per_table = per_table  # of them for one stream (a venue's tables share the link)
         self.report_seconds = report_seconds
         self.stats = UplinkStats()
         self.connected = False
         self.delay = 0.0  # the centre's answers' recent delay, seconds
         self.backoff = 1.0  # the timeout's multiplier: doubled at each expiry, reset by answers
-        self.refused: dict[str, str] = {}  # tables the centre refused, and why: parked
+        self.refused: dict[S, str] = {}  # streams the centre refused, and why: parked
         self._expired: dict[int, float] = {}  # number -> sent_at, of messages sent again
-        self.sent: dict[str, int] = {}  # per table: held by the centre, without a gap
-        self.dirty = False  # ``sent`` moved since ``saved``
-        self._queued: dict[str, int] = {}  # per table: the last seq handed to publish
-        self._flight: dict[str, deque[_InFlight]] = {}
-        self._by_number: dict[int, str] = {}
+        # Per stream: held by the centre, without a gap (from the stream's first seq: what
+        # comes before it is another incarnation's).
+        self.sent: dict[S, int] = {}
+        self.since: dict[S, int] = {}  # per stream: its first seq, as the hub says
+        self._unsaved: set[S] = set()  # ``sent`` or ``gone`` moved since ``saved``
+        self._queued: dict[S, int] = {}  # per stream: the last seq handed to publish
+        self._flight: dict[S, deque[_InFlight]] = {}
+        self._by_number: dict[int, S] = {}
         self._numbered = 0
-        # Per table: the seq up to which the venue's events are gone for good (the hub's
+        # Per stream: the seq up to which the venue's events are gone for good (the hub's
         # database lost them before they were sent): never sent, said to the centre.
-        self.gone: dict[str, int] = {}
+        self.gone: dict[S, int] = {}
         self._last_report = -math.inf
+        self._reported_last: S | None = None  # where the next report's turn begins
+        # The streams behind the hub's counts, found at the last look at them (``pump``):
+        # looked at again when the counts are new or a stream's count went back.
+        self._scanned: Mapping[S, int] | None = None
+        self._behind: list[S] = []
 
-    def load(self, sent: Mapping[str, int], gone: Mapping[str, int] | None = None) -> None:
+    def load(self, sent: Mapping[S, int],
+             gone: Mapping[S, int] | None = None) -> None:
         """The counts saved before (``sent``) and the gaps found before (``gone``), at start:
         sent again from there."""
         self.gone = dict(gone or {})
-        self.sent = {table: max(count, self.gone.get(table, 0))
-                     for table, count in {**self.gone, **sent}.items()}
+        self.sent = {stream: max(count, self.gone.get(stream, 0))
+                     for stream, count in {**self.gone, **sent}.items()}
         self._queued = dict(self.sent)
+        self._scanned = None
+
+    @property
+    def dirty(self) -> bool:
+        """``sent`` or ``gone`` moved since ``saved``."""
+        return bool(self._unsaved)
+
+    def unsaved(self) -> list[tuple[S, int, int]]:
+        """What moved since ``saved``, for the state file: (stream, sent, gone)."""
+        return [(stream, self.sent.get(stream, 0), self.gone.get(stream, 0))
+                for stream in sorted(self._unsaved)]
 
     def saved(self) -> None:
-        """The shell saved ``sent``."""
-        self.dirty = False
+        """The shell saved what ``unsaved`` gave."""
+        self._unsaved.clear()
 
     def connect(self) -> None:
         """Connected: the counts go to the centre at once (a new session may have lost some)."""
@@ -292,31 +324,31 @@ class UplinkSender:
         self._last_report = -math.inf
 
     def disconnect(self) -> None:
-        """What was in flight goes again from each table's count, on the next connection
+        """What was in flight goes again from each stream's count, on the next connection
         (an answer that still comes for it is taken: its number is forgotten)."""
         self.connected = False
-        for table in list(self._flight):
-            self._again(table)
+        for stream in list(self._flight):
+            self._again(stream)
 
     @property
     def answer_timeout(self) -> float:
         return max(self.answer_floor, self.answer_factor * self.delay) * self.backoff
 
-    def expire(self, now: float) -> list[str]:
-        """The tables whose oldest unanswered message is older than ``answer_timeout``: what
+    def expire(self, now: float) -> list[S]:
+        """The streams whose oldest unanswered message is older than ``answer_timeout``: what
         they have in flight goes again from their counts, and the timeout doubles. Returns
         them."""
         late = now - self.answer_timeout
-        expired = [table for table, flight in self._flight.items()
+        expired = [stream for stream, flight in self._flight.items()
                    if any(not entry.done and entry.sent_at < late for entry in flight)]
-        for table in expired:
-            self._again(table)
+        for stream in expired:
+            self._again(stream)
         if expired:
             self.backoff = min(self.backoff * 2, self.answer_backoff_cap)
         return expired
 
-    def _again(self, table: str) -> None:
-        flight = self._flight.pop(table, None)
+    def _again(self, stream: S) -> None:
+        flight = self._flight.pop(stream, None)
         if not flight:
             return
         for entry in flight:
@@ -326,34 +358,35 @@ class UplinkSender:
                 self._expired[entry.number] = entry.sent_at
         while len(self._expired) > self.late_kept:  # the oldest first (insertion order)
             del self._expired[next(iter(self._expired))]
-        self._queued[table] = self.sent.get(table, 0)
+        self._queued[stream] = self.sent.get(stream, 0)
+        self._scanned = None
 
-    def refuse(self, number: int, reason: str) -> str | None:
+    def refuse(self, number: int, reason: str) -> S | None:
         """The centre refused message ``number`` (the contract does not allow what it carried):
-        its table is parked, nothing of it counted or sent again until the uplink starts again
-        (someone must mend the cause: a venue ahead of the centre's contract, a wrong venue
-        id). Returns the table, the first time only."""
-        table = self._by_number.get(number)
-        if table is None or table in self.refused:
+        its stream is parked, nothing of it counted or sent again until the uplink starts
+        again (someone must mend the cause: a venue ahead of the centre's contract, a wrong
+        venue id). Returns the stream, the first time only."""
+        stream = self._by_number.get(number)
+        if stream is None or stream in self.refused:
             return None
-        self.refused[table] = reason
-        self._again(table)
-        return table
+        self.refused[stream] = reason
+        self._again(stream)
+        return stream
 
     @property
     def in_flight(self) -> int:
         return len(self._by_number)
 
     def puback(self, number: int, now: float = 0.0) -> None:
-        """The centre holds message ``number``: the table's count moves over every message
+        """The centre holds message ``number``: the stream's count moves over every message
         of it held in order. (``now``: when the answer came, for ``answer_timeout``.)"""
-        table = self._by_number.pop(number, None)
-        if table is None:
+        stream = self._by_number.pop(number, None)
+        if stream is None:
             sent_at = self._expired.pop(number, None)
             if sent_at is not None and now:  # late, and sent again: it still says the delay
                 self.delay += 0.2 * (max(0.0, now - sent_at) - self.delay)
             return
-        flight = self._flight[table]
+        flight = self._flight[stream]
         for entry in flight:
             if entry.number == number:
                 entry.done = True
@@ -362,77 +395,115 @@ class UplinkSender:
                     self.backoff = 1.0
         while flight and flight[0].done:
             entry = flight.popleft()
-            self.stats.acknowledged += entry.last_seq - self.sent.get(table, 0)
-            self.sent[table] = entry.last_seq
-            self.dirty = True
+            self.stats.acknowledged += entry.last_seq - self.sent.get(stream, 0)
+            self.sent[stream] = entry.last_seq
+            self._unsaved.add(stream)
+        if not flight:
+            del self._flight[stream]
 
-    def resend(self, asked: Mapping[str, int]) -> list[tuple[str, int, int]]:
-        """The central recorder lacks some tables' events after a seq (``asked``): move their
-        counts back to it, so they are sent again. A table with messages still in flight is
-        left for the recorder's next request. Returns those moved back: (table, the seq they
+    def resend(self, asked: Mapping[S, int]) -> list[tuple[S, int, int]]:
+        """The central recorder lacks some streams' events after a seq (``asked``): move their
+        counts back to it, so they are sent again. A stream with messages still in flight is
+        left for the recorder's next request. Returns those moved back: (stream, the seq they
         go again after, how many events)."""
-        again: list[tuple[str, int, int]] = []
-        for table, upto in sorted(asked.items()):
-            upto = max(upto, self.gone.get(table, 0))  # (what is gone cannot come again)
-            count = self.sent.get(table, 0)
-            if upto >= count or self._flight.get(table) or table in self.refused:
+        again: list[tuple[S, int, int]] = []
+        for stream, upto in sorted(asked.items()):
+            # (what is gone cannot come again, nor what is before the stream's first seq)
+            upto = max(upto, self.gone.get(stream, 0), self.since.get(stream, 1) - 1)
+            count = self.sent.get(stream, 0)
+            if upto >= count or self._flight.get(stream) or stream in self.refused:
                 continue
             self.stats.sent_again += count - upto
             self.stats.acknowledged -= count - upto
-            self.sent[table] = self._queued[table] = upto
-            self.dirty = True
-            again.append((table, upto, count - upto))
+            self.sent[stream] = self._queued[stream] = upto
+            self._unsaved.add(stream)
+            self._scanned = None
+            again.append((stream, upto, count - upto))
         return again
 
-    def _skip(self, table: str, last: int) -> None:
-        """The venue's events of ``table`` up to ``last`` are gone for good: counted as the
+    def _skip(self, stream: S, last: int) -> None:
+        """The venue's events of ``stream`` up to ``last`` are gone for good: counted as the
         centre's from the moment nothing before them is in flight (the centre's answers to
         what is in flight move the count over them: a gap is the next thing after them)."""
-        self.gone[table] = max(self.gone.get(table, 0), last)
-        self._queued[table] = max(self._queued.get(table, 0), last)
-        if not self._flight.get(table) and self.sent.get(table, 0) < last:
-            self.sent[table] = last
-            self.dirty = True
+        self.gone[stream] = max(self.gone.get(stream, 0), last)
+        self._queued[stream] = max(self._queued.get(stream, 0), last)
+        self._unsaved.add(stream)
+        if not self._flight.get(stream) and self.sent.get(stream, 0) < last:
+            self.sent[stream] = last
+
+    def _start(self, stream: S, first: int) -> None:
+        """The hub says ``stream``'s seqs start at ``first``: nothing before it is the
+        stream's to send (another incarnation's, or none), nor lost."""
+        self.since[stream] = first
+        if not self._flight.get(stream) and self.sent.get(stream, 0) < first - 1:
+            self.sent[stream] = first - 1  # (not saved: the hub says it again at each start)
+        self._queued[stream] = max(self._queued.get(stream, 0), self.sent.get(stream, 0))
 
     def reports(self, now: float) -> list[dict[str, Any]]:
         """The counts for the central recorder (``UplinkCounts``), every ``report_seconds``
-        while connected (none between)."""
+        while connected (none between): each stream of which the centre holds something and
+        that the hub was read for since the start, with its first seq and what of it is
+        gone; up to ``REPORT_MESSAGES`` messages of ``COUNTS_PER_MESSAGE`` streams, the
+        streams taking turns when there are more."""
         if not self.connected or now - self._last_report < self.report_seconds:
             return []
         self._last_report = now
-        counts = sorted((t, n) for t, n in self.sent.items() if n > 0)
+        # (a stream of the state file is said once the hub is read: with where it starts)
+        streams = sorted(s for s, n in self.sent.items() if s in self.since and n >= self.since[s])
+        most = COUNTS_PER_MESSAGE * REPORT_MESSAGES
+        if len(streams) > most:  # from after the last reported, round again at the end
+            after = self._reported_last
+            turn = 0 if after is None else bisect.bisect_right(streams, after)
+            streams = (streams[turn:] + streams[:turn])[:most]
+            self._reported_last = streams[-1]
         reports = []
-        for i in range(0, len(counts), COUNTS_PER_MESSAGE):
-            tables = dict(counts[i:i + COUNTS_PER_MESSAGE])
-            gone = {t: self.gone[t] for t in tables if self.gone.get(t, 0) > 0}
-            reports.append({"v": 1, "tables": tables, **({"gone": gone} if gone else {})})
+        for i in range(0, len(streams), COUNTS_PER_MESSAGE):
+            entries = []
+            for stream in streams[i:i + COUNTS_PER_MESSAGE]:
+                since, gone = self.since.get(stream, 1), self.gone.get(stream, 0)
+                entries.append({"table": stream[0], "incarnation": stream[1],
+                                "upto": self.sent[stream], **({"since": since} if since > 1
+                                                               else {}),
+                                **({"gone": gone} if gone > 0 else {})})
+            reports.append({"v": 1, "streams": entries})
         return reports
 
-    def pump(self, uptos: Mapping[str, int], read: RawReader, first_held: FirstHeld,
-             now: float = 0.0) -> tuple[list[UplinkMessage], list[tuple[str, int, int]]]:
-        """The messages to publish now, for the tables the hub has recorded up to ``uptos``
-        without a gap; and the gaps found in the hub's database, (table, first, last) seqs it
-        counted as recorded but no longer holds (``first_held`` finds where a table goes on).
-        Such a gap is gone for good: never sent, said to the centre (``gone`` in the
-        reports), each returned once, and the table goes on after it (a venue whose early rows
-        were deleted by retention, or by hand, before they were sent)."""
-        messages: list[UplinkMessage] = []
-        gaps: list[tuple[str, int, int]] = []
+    def pump(self, uptos: Mapping[S, int], read: RawReader[S], first_held: FirstHeld[S],
+             now: float = 0.0, starts: Mapping[S, int] | None = None,
+             ) -> tuple[list[UplinkMessage[S]], list[tuple[S, int, int]]]:
+        """The messages to publish now, for the streams the hub has recorded up to ``uptos``
+        without a gap from their first seqs (``starts``; 1 for a stream not named); and the
+        gaps found in the hub's database, (stream, first, last) seqs it counted as recorded
+        but no longer holds (``first_held`` finds where a stream goes on). Such a gap is gone
+        for good: never sent, said to the centre (``gone`` in the reports), each returned
+        once, and the stream goes on after it (a venue whose early rows were deleted by
+        retention, or by hand, before they were sent). Pass the same mappings until the hub
+        is read again: only then are all the streams looked at again."""
+        messages: list[UplinkMessage[S]] = []
+        gaps: list[tuple[S, int, int]] = []
         if not self.connected:
             return messages, gaps
-        for table, upto in sorted(uptos.items()):
-            if table in self.refused:
-                continue
-            flight = self._flight.setdefault(table, deque())
+        if uptos is not self._scanned:
+            self._scanned = uptos
+            for stream in uptos:
+                first = 1 if starts is None else starts.get(stream, 1)
+                if self.since.get(stream) != first:
+                    self._start(stream, first)
+            self._behind = sorted(stream for stream, upto in uptos.items()
+                                  if upto > self._queued.get(stream, 0)
+                                  and stream not in self.refused)
+        for stream in self._behind:
+            upto = uptos[stream]
+            flight = self._flight.get(stream) or deque()
             while (len(self._by_number) < self.window and len(flight) < self.per_table
-                   and self._queued.get(table, 0) < upto):
-                first = self._queued.get(table, 0) + 1
-                rows = read(table, first, min(upto, first + UPLINK_BATCH_EVENTS - 1))
+                   and self._queued.get(stream, 0) < upto):
+                first = self._queued.get(stream, 0) + 1
+                rows = read(stream, first, min(upto, first + UPLINK_BATCH_EVENTS - 1))
                 if not rows or rows[0][0] != first:
-                    held = first_held(table, first)
+                    held = first_held(stream, first)
                     last = upto if held is None or held > upto else held - 1
-                    self._skip(table, last)
-                    gaps.append((table, first, last))
+                    self._skip(stream, last)
+                    gaps.append((stream, first, last))
                     continue
                 chosen: list[tuple[int, str]] = []
                 size = 0
@@ -446,10 +517,14 @@ class UplinkSender:
                            else '{"v":1,"batch":[' + ",".join(r for _, r in chosen) + "]}")
                 last = chosen[-1][0]
                 self._numbered += 1
-                messages.append(UplinkMessage(self._numbered, table, payload, first, last))
+                messages.append(UplinkMessage(self._numbered, stream, payload, first, last))
                 flight.append(_InFlight(last, self._numbered, now))
-                self._by_number[self._numbered] = table
-                self._queued[table] = last
+                self._flight[stream] = flight
+                self._by_number[self._numbered] = stream
+                self._queued[stream] = last
                 self.stats.messages += 1
                 self.stats.events += len(chosen)
+        self._behind = [stream for stream in self._behind
+                        if self._queued.get(stream, 0) < uptos[stream]
+                        and stream not in self.refused]
         return messages, gaps

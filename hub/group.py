@@ -7,7 +7,9 @@ carried are committed, and the uplink counts a message delivered only on that an
 message is never lost between the venue and the database: one lost on the way (a node lost,
 the recorder restarting) is not answered and goes again; one answered after the commit whose
 answer was lost comes again and its rows are counted as duplicates, not stored twice, by their
-key ``(venue, table, seq)``.
+key ``(venue, table, incarnation, seq)`` (a table's incarnation: its journal's start, so that a
+table re-installed or restored from a backup, whose seqs its older incarnations made too, loses
+nothing; an envelope without one is the legacy incarnation's, as every row stored before).
 
 Venues are kept apart three times: each venue has an account of its own at the cluster, and
 the recorder another that only it logs in to (``deploy/cluster/accounts.conf``), so no venue
@@ -16,8 +18,9 @@ under its own ``pkr.v1.<venue>.``; and the recorder stores an envelope only when
 venue and table of the subject it came on.
 
 What an uplink counts but the centre lacks (a central database restored from an older
-backup) comes back: each uplink reports its counts every 2 s, and the recorder asks it to send
-again the tables it is behind on (``hub.gaps``).
+backup) comes back: each uplink reports its counts every 2 s, stream by stream (with where each
+starts, which need not be seq 1, and what its venue lost before sending), and the recorder asks
+it to send again the streams it is behind on (``hub.gaps``).
 
 No venue can stall the others: what comes in waits in a bounded queue per venue, taken one
 message of each venue in turn (``hub.intake``); what a venue sends past its share is not taken,
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract import topics
+from contract.envelope import LEGACY_INCARNATION, incarnation_of
 from contract.schema import ContractError, is_name, receive, receive_events, shortened
 from contract.supervise import start_worker
 from contract.wire import encode
@@ -46,6 +50,7 @@ from contract.worker import Connected, Disconnected, Received
 from hub.gaps import CentralHoldings
 from hub.group_link import GroupEndpoint, NatsWorker, subject, topic
 from hub.intake import FairIntake
+from hub.ledger import Stream
 from hub.storage import connect, migrate
 
 log = logging.getLogger("tablectl.group")
@@ -55,6 +60,17 @@ MIGRATIONS = [
         "CREATE TABLE IF NOT EXISTS group_events (venue TEXT NOT NULL, tbl TEXT NOT NULL,"
         " seq BIGINT NOT NULL, boot BIGINT, type TEXT, ts BIGINT, historical INTEGER,"
         " envelope TEXT NOT NULL, PRIMARY KEY (venue, tbl, seq))",
+    ],
+    [
+        # An event is named by its table's incarnation too (``hub.storage``'s migration 9
+        # at the venues): what was stored before is the legacy incarnation's.
+        "CREATE TABLE group_events_by_incarnation (venue TEXT NOT NULL, tbl TEXT NOT NULL,"
+        " inc TEXT NOT NULL, seq BIGINT NOT NULL, boot BIGINT, type TEXT, ts BIGINT,"
+        " historical INTEGER, envelope TEXT NOT NULL, PRIMARY KEY (venue, tbl, inc, seq))",
+        f"INSERT INTO group_events_by_incarnation SELECT venue, tbl, '{LEGACY_INCARNATION}',"
+        " seq, boot, type, ts, historical, envelope FROM group_events",
+        "DROP TABLE group_events",
+        "ALTER TABLE group_events_by_incarnation RENAME TO group_events",
     ],
 ]
 
@@ -73,8 +89,8 @@ class GroupStorage:
     def insert(self, messages: list[tuple[str, list[dict[str, Any]], bytes]]) -> int:
         """Store messages' events (each: its venue, its envelopes, checked, and the message as
         it came: one envelope or an ``EnvelopeBatch``); how many rows were new (an event the
-        venue's table already had at that seq is left as it is). Each row keeps its
-        envelope's own JSON."""
+        venue's table already had at that incarnation and seq is left as it is). Each row
+        keeps its envelope's own JSON."""
         if not messages:
             return 0
         cursor = self.db.cursor()
@@ -89,16 +105,17 @@ class GroupStorage:
             # numeric: the schema's "integer" takes 5.0, which bigint's parser refuses (the
             # whole turn's statement with it).
             cursor.execute(
-                "INSERT INTO group_events SELECT m.venue, e.\"table\", e.seq::bigint,"
+                "INSERT INTO group_events SELECT m.venue, e.\"table\","
+                f" COALESCE(e.incarnation, '{LEGACY_INCARNATION}'), e.seq::bigint,"
                 " e.boot::bigint, e.type, e.ts::bigint,"
                 " CASE WHEN e.historical THEN 1 ELSE 0 END, r::text"
                 " FROM (VALUES " + ", ".join(["(%s, %s::json)"] * len(messages)) +
                 ") AS m(venue, message),"
                 " json_array_elements(CASE WHEN json_typeof(m.message->'batch') = 'array'"
                 " THEN m.message->'batch' ELSE json_build_array(m.message) END) r,"
-                " json_to_record(r) AS e(\"table\" text, seq numeric, boot numeric, type text,"
-                " ts numeric, historical boolean)"
-                " ON CONFLICT (venue, tbl, seq) DO NOTHING",
+                " json_to_record(r) AS e(\"table\" text, incarnation text, seq numeric,"
+                " boot numeric, type text, ts numeric, historical boolean)"
+                " ON CONFLICT (venue, tbl, inc, seq) DO NOTHING",
                 [part for venue, _, payload in messages for part in (venue, payload.decode())],
                 prepare=False)  # a statement of its own length each turn: not worth keeping
             return int(cursor.rowcount)
@@ -108,10 +125,11 @@ class GroupStorage:
             # only mentions "batch" somewhere is encoded again too: the same JSON value).
             one = len(envelopes) == 1 and b'"batch"' not in payload
             cursor.executemany(
-                "INSERT INTO group_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (venue, tbl, seq) DO NOTHING",
-                [(venue, e["table"], e["seq"], e.get("boot"), e.get("type"), e.get("ts"),
-                  int(bool(e.get("historical"))), payload.decode() if one else encode(e))
+                "INSERT INTO group_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (venue, tbl, inc, seq) DO NOTHING",
+                [(venue, e["table"], incarnation_of(e), e["seq"], e.get("boot"), e.get("type"),
+                  e.get("ts"), int(bool(e.get("historical"))),
+                  payload.decode() if one else encode(e))
                  for e in envelopes])
             new += int(cursor.rowcount)
         return new
@@ -127,21 +145,25 @@ class GroupStorage:
             held.setdefault(str(venue), {})[str(table)] = int(count)
         return held
 
-    def uptos(self) -> list[tuple[str, str, int]]:
-        """Venue by venue and table by table, the seq up to which every event is held (0 when
-        the first is missing): the end of each table's first run of consecutive seqs."""
-        first = {(str(v), str(t)): int(low) for v, t, low in self.execute(
-            "SELECT venue, tbl, MIN(seq) FROM group_events GROUP BY venue, tbl")}
-        ends = self.execute(
-            "SELECT venue, tbl, MIN(seq) FROM group_events g WHERE NOT EXISTS (SELECT 1 FROM"
-            " group_events n WHERE n.venue = g.venue AND n.tbl = g.tbl AND n.seq = g.seq + 1)"
-            " GROUP BY venue, tbl")
-        return [(str(v), str(t), int(end) if first[str(v), str(t)] == 1 else 0)
-                for v, t, end in ends]
+    def uptos(self) -> list[tuple[str, Stream, int]]:
+        """Venue by venue and stream by stream (a table's incarnation), the seq up to which
+        every event is held: the end of each stream's first run of consecutive seqs, from
+        the first it holds (a stream need not start at seq 1; a central database restored
+        from a backup lacks a stream's newest events, never its first but not the next)."""
+        return [(str(v), Stream(str(t), str(i)), int(end)) for v, t, i, end in self.execute(
+            "SELECT venue, tbl, inc, MIN(seq) FROM group_events g WHERE NOT EXISTS (SELECT 1"
+            " FROM group_events n WHERE n.venue = g.venue AND n.tbl = g.tbl AND n.inc = g.inc"
+            " AND n.seq = g.seq + 1) GROUP BY venue, tbl, inc")]
 
-    def envelopes(self, venue: str, table: str) -> list[dict[str, Any]]:
+    def envelopes(self, venue: str, table: str,
+                  incarnation: str | None = None) -> list[dict[str, Any]]:
+        """The table's events held (of one incarnation), by incarnation then seq."""
+        if incarnation is not None:
+            return [json.loads(r[0]) for r in self.execute(
+                "SELECT envelope FROM group_events WHERE venue = ? AND tbl = ? AND inc = ?"
+                " ORDER BY seq", (venue, table, incarnation))]
         return [json.loads(r[0]) for r in self.execute(
-            "SELECT envelope FROM group_events WHERE venue = ? AND tbl = ? ORDER BY seq",
+            "SELECT envelope FROM group_events WHERE venue = ? AND tbl = ? ORDER BY inc, seq",
             (venue, table))]
 
     def total(self) -> int:
@@ -301,8 +323,8 @@ class CentralRecorder(NatsWorker):
     def setup(self) -> None:
         storage = GroupStorage(self.db_path, passed_between_threads=True)
         now = time.monotonic()
-        for venue, table, upto in storage.uptos():
-            self.holdings.load(venue, table, upto, now)
+        for venue, stream, upto in storage.uptos():
+            self.holdings.load(venue, stream, upto, now)
         storage.commit()  # end the read
         # From here on each connection is its writer's alone.
         count = self.postgresql_writers if storage.p == "%s" else 1
@@ -434,7 +456,8 @@ class CentralRecorder(NatsWorker):
                             left.items(), key=lambda found: -found[1])[:10]))
 
     def _compare(self, venue: str, item: Received) -> None:
-        """A venue's uplink's counts: ask it for the tables the centre lacks."""
+        """A venue's uplink's counts: ask it for the streams the centre lacks (in the words
+        it used: an uplink of an earlier release counts tables, its legacy streams)."""
         try:
             if not is_name(venue):
                 raise ContractError(f"venue {venue[:40]!r} is not a name")
@@ -442,17 +465,33 @@ class CentralRecorder(NatsWorker):
         except ContractError as exc:
             self._refuse(item.topic, exc)
             return
-        counts, now = report["tables"], time.monotonic()
+        now = time.monotonic()
+        by_table = {Stream(table, LEGACY_INCARNATION): upto
+                    for table, upto in report.get("tables", {}).items()}
         for table, upto in report.get("gone", {}).items():  # lost at the venue: never asked
-            self.holdings.gone(venue, table, upto, now)
-        asks = self.holdings.to_ask(venue, counts, now)
-        if not asks:
+            self.holdings.gone(venue, Stream(table, LEGACY_INCARNATION), upto, now)
+        counts: dict[Stream, int] = {}
+        for entry in report.get("streams", []):
+            stream = Stream(entry["table"], entry["incarnation"])
+            self.holdings.starts(venue, stream, entry.get("since", 1), now)
+            self.holdings.gone(venue, stream, entry.get("gone", 0), now)
+            counts[stream] = entry["upto"]
+        asked_tables = self.holdings.to_ask(venue, by_table, now)
+        asked = self.holdings.to_ask(venue, counts, now)
+        if not asked_tables and not asked:
             return
-        self.stats.asked_again += len(asks)
+        self.stats.asked_again += len(asked_tables) + len(asked)
         log.warning("venue %s's uplink counts more than the centre holds: asked to send again "
-                    "%s", venue, ", ".join(f"{t} from {upto + 1}"
-                                           for t, upto in sorted(asks.items())[:10]))
-        self.publish(subject(topics.group_resend(venue)), encode({"v": 1, "tables": asks}))
+                    "%s", venue, ", ".join(
+                        f"{s.table}{_of(s)} from {upto + 1}"
+                        for s, upto in sorted({**asked_tables, **asked}.items())[:10]))
+        request: dict[str, Any] = {"v": 1}
+        if asked_tables:
+            request["tables"] = {s.table: upto for s, upto in sorted(asked_tables.items())}
+        if asked:
+            request["streams"] = [{"table": s.table, "incarnation": s.incarnation,
+                                   "upto": upto} for s, upto in sorted(asked.items())]
+        self.publish(subject(topics.group_resend(venue)), encode(request))
 
     def _written(self, written: Written) -> None:
         """A write committed: its messages acknowledged, what the centre holds moved on."""
@@ -469,10 +508,17 @@ class CentralRecorder(NatsWorker):
                 self.publish(reply, answer)
         now = time.monotonic()
         for venue, envelopes, _ in written.messages:
-            table = envelopes[0]["table"]
-            if self.holdings.held(venue, table, [e["seq"] for e in envelopes], now):
-                log.info("%s/%s: held up to %d, with a gap before seq %d", venue, table,
-                         self.holdings.upto(venue, table), envelopes[0]["seq"])
+            seqs: dict[Stream, list[int]] = {}  # (an uplink's message: one stream's)
+            for envelope in envelopes:
+                stream = Stream(envelope["table"], incarnation_of(envelope))
+                seqs.setdefault(stream, []).append(envelope["seq"])
+            for stream, held in seqs.items():
+                # (a stream is held from its first seq, which its uplink's report names)
+                if (self.holdings.held(venue, stream, held, now)
+                        and self.holdings.upto(venue, stream) > 0):
+                    log.info("%s/%s%s: held up to %d, with a gap before seq %d", venue,
+                             stream.table, _of(stream), self.holdings.upto(venue, stream),
+                             held[0])
 
     def turn(self) -> None:
         """What was taken in since a writer's last write, to it, once it is free; then what
@@ -515,3 +561,8 @@ class CentralRecorder(NatsWorker):
                 break
             if isinstance(item, Written):
                 self._written(item)
+
+
+def _of(stream: Stream) -> str:
+    """Which of a table's incarnations, in a log line ("" for the legacy one's)."""
+    return "" if stream.incarnation == LEGACY_INCARNATION else f" ({stream.incarnation[:8]})"

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from contract.wire import encode
+from hub.ledger import Stream
 
 # Each migration brings the schema from version i to i + 1; the same for both databases.
 MIGRATIONS = [
@@ -131,17 +132,17 @@ class Storage:
         return [json.loads(r[0]) for r in self.execute(
             "SELECT envelope FROM events WHERE tbl = ? ORDER BY seq", (table,))]
 
-    def first_seq_from(self, table: str, seq: int) -> int | None:
-        """The first seq at or after ``seq`` the table's events hold (None: none)."""
-        row = self.execute("SELECT MIN(seq) FROM events WHERE tbl = ? AND seq >= ?",
-                           (table, seq)).fetchone()
+    def first_seq_from(self, stream: Stream, seq: int) -> int | None:
+        """The first seq at or after ``seq`` that the stream's events hold (None: none)."""
+        row = self.execute("SELECT MIN(seq) FROM events WHERE tbl = ? AND inc = ? AND seq >= ?",
+                           (stream.table, stream.incarnation, seq)).fetchone()
         return int(row[0]) if row and row[0] is not None else None
 
-    def raw_envelopes(self, table: str, first: int, last: int) -> list[tuple[int, str]]:
-        """The stored JSON of the table's events ``first``..``last``, by seq."""
+    def raw_envelopes(self, stream: Stream, first: int, last: int) -> list[tuple[int, str]]:
+        """The stored JSON of the stream's events ``first``..``last``, by seq."""
         return [(int(r[0]), str(r[1])) for r in self.execute(
-            "SELECT seq, envelope FROM events WHERE tbl = ? AND seq BETWEEN ? AND ? "
-            "ORDER BY seq", (table, first, last))]
+            "SELECT seq, envelope FROM events WHERE tbl = ? AND inc = ? AND seq BETWEEN ? AND ? "
+            "ORDER BY seq", (stream.table, stream.incarnation, first, last))]
 
     def hand_history(self, table: str, hands: int) -> list[dict[str, Any]]:
         """The envelopes of the table's last ``hands`` hands that a history is made of, oldest
@@ -311,22 +312,24 @@ class Storage:
                 for r in rows]
 
     def purge(self, before_ts: int,
-              delivered: Mapping[str, int] | None = None) -> dict[str, int]:
+              delivered: Mapping[Stream, int] | None = None) -> dict[str, int]:
         """Retention: delete events, acknowledged alerts and log lines older than
-        ``before_ts`` (UTC ms). Each table's acknowledged count stays: a table replaying old
+        ``before_ts`` (UTC ms). Each table's acknowledged counts stay: a table replaying old
         events after a purge is not asked for them again. With ``delivered`` (the venue sends
-        to a group: table by table, the seq up to which the group's centre holds its events)
-        an event is deleted only once the centre holds it; ``kept_for_uplink`` counts the
-        older ones kept for that."""
+        to a group: stream by stream, each a table's incarnation, the seq up to which the
+        group's centre holds its events) an event is deleted only once the centre holds it
+        (a stream not named: none of it); ``kept_for_uplink`` counts the older ones kept for
+        that."""
         counts: dict[str, int] = {}
         if delivered is None:
             counts["events"] = int(self.execute("DELETE FROM events WHERE ts < ?",
                                                 (before_ts,)).rowcount or 0)
         else:
             counts["events"] = sum(
-                int(self.execute("DELETE FROM events WHERE tbl = ? AND ts < ? AND seq <= ?",
-                                 (table, before_ts, upto)).rowcount or 0)
-                for table, upto in sorted(delivered.items()))
+                int(self.execute("DELETE FROM events WHERE tbl = ? AND inc = ? AND ts < ? AND "
+                                 "seq <= ?", (stream.table, stream.incarnation, before_ts,
+                                              upto)).rowcount or 0)
+                for stream, upto in sorted(delivered.items()) if upto > 0)
             counts["kept_for_uplink"] = int(self.execute(
                 "SELECT COUNT(*) FROM events WHERE ts < ?", (before_ts,)).fetchone()[0])
         for name, text in (("alerts", "DELETE FROM alerts WHERE acked_by IS NOT NULL AND ts < ?"),
@@ -335,6 +338,13 @@ class Storage:
             counts[name] = int(self.execute(text, (before_ts,)).rowcount or 0)
         self.commit()
         return counts
+
+    # -- the group's uplink (``hub.uplink``)
+    def uplink_streams(self) -> dict[Stream, tuple[int, int]]:
+        """Each table's incarnations: its first seq, and the seq up to which the recorder
+        holds it without a gap (what the uplink may send)."""
+        return {Stream(str(t), str(i)): (int(since), int(upto)) for t, i, since, upto in
+                self.execute("SELECT tbl, inc, since_seq, upto FROM streams")}
 
     def commit(self) -> None:
         self.db.commit()

@@ -7,17 +7,19 @@ long the venue was cut off from the group, and a restart of the venue's broker, 
 of the uplink loses nothing. It sends a table's events only up to what the recorder has
 committed without a gap, as backlog batches (``EnvelopeBatch``: up to 100 envelopes a
 message), over NATS (``hub.group_link``), each message with a reply subject of its own
-(``<inbox>.<number>``). The central recorder answers there once the rows are committed; only
-then does the uplink move its count for the table, kept in a small SQLite file of its own
-(``--state``). What is not answered in time, or was in flight when the connection dropped, is
-sent again from that count, and after a crash everything after it: the central recorder keeps
-an event once however often it comes.
+(``<inbox>.<number>``). It counts each of a table's incarnations apart (a stream: a table
+re-installed or restored from a backup makes seqs its older incarnations made too; an
+incarnation's start at seq 1 or later is its own, not a gap). The central recorder answers
+once the rows are committed; only then does the uplink move its count for the stream, kept in
+a small SQLite file of its own (``--state``, ``hub.uplink_state``). What is not answered in
+time, or was in flight when the connection dropped, is sent again from that count, and after a
+crash everything after it: the central recorder keeps an event once however often it comes.
 
 Every ``report_seconds`` the uplink also reports its counts to the central recorder, which
-asks it to send again the tables it is behind on (``hub.gaps``): a central database restored
-from a backup older than the counts gets back what it lost. The uplink moves such a table's
+asks it to send again the streams it is behind on (``hub.gaps``): a central database restored
+from a backup older than the counts gets back what it lost. The uplink moves such a stream's
 count back to what the centre holds and sends from there, once none of its messages for the
-table is in flight.
+stream is in flight.
 
 What to send and when is ``contract.delivery.UplinkSender`` (pure); this is its NATS and
 database shell.
@@ -33,12 +35,14 @@ from collections.abc import Sequence
 
 from contract import topics
 from contract.delivery import UplinkSender, UplinkStats
+from contract.envelope import LEGACY_INCARNATION
 from contract.schema import ContractError, receive
 from contract.wire import encode
 from contract.worker import Connected, Disconnected, Received
+from hub import uplink_state
 from hub.group_link import GroupEndpoint, NatsWorker, subject
+from hub.ledger import Stream
 from hub.storage import Storage, open_storage
-from hub.uplink_state import open_state
 
 log = logging.getLogger("tablectl.uplink")
 
@@ -56,8 +60,8 @@ class Uplink(NatsWorker):
         self.venue = venue
         self.db_path = db
         self.state_path = state
-        self.sender = UplinkSender(window=self.window, per_table=self.per_table,
-                                   report_seconds=self.report_seconds)
+        self.sender: UplinkSender[Stream] = UplinkSender(
+            window=self.window, per_table=self.per_table, report_seconds=self.report_seconds)
         self.stats: UplinkStats = self.sender.stats
         self._hub: Storage | None = None
         self._state: sqlite3.Connection | None = None
@@ -65,7 +69,8 @@ class Uplink(NatsWorker):
         # subject of this process's own, so no answer of an earlier run is taken for one now.
         self.inbox = f"_INBOX.uplink-{venue}-{secrets.token_hex(8)}"
         self._resend = subject(topics.group_resend(venue))
-        self._uptos: dict[str, int] = {}
+        self._uptos: dict[Stream, int] = {}
+        self._starts: dict[Stream, int] = {}
         self._last_poll = 0.0
         self._bad_requests = 0
 
@@ -78,11 +83,8 @@ class Uplink(NatsWorker):
 
     def setup(self) -> None:
         self._hub = open_storage(self.db_path)
-        self._state = open_state(self.state_path)
-        self.sender.load({str(t): int(u)
-                          for t, u in self._state.execute("SELECT tbl, upto FROM sent")},
-                         {str(t): int(u)
-                          for t, u in self._state.execute("SELECT tbl, upto FROM gone")})
+        self._state = uplink_state.open_state(self.state_path)
+        self.sender.load(*uplink_state.load(self._state))
 
     def handle(self, item: object) -> None:
         match item:
@@ -117,43 +119,52 @@ class Uplink(NatsWorker):
                 log.warning("an answer from the group that is neither empty nor a refusal: %s",
                             exc)
             return
-        table = self.sender.refuse(number, why)
-        if table is not None:
-            log.error("the central recorder refused venue %s's table %s from seq %d: %s. The "
+        stream = self.sender.refuse(number, why)
+        if stream is not None:
+            log.error("the central recorder refused venue %s's table %s%s from seq %d: %s. The "
                       "uplink sends nothing more of it until it is started again: mend the "
                       "cause (a venue's software ahead of the centre's contract, or venue.id "
-                      "not the hub's) and restart it", self.venue, table,
-                      self.sender.sent.get(table, 0) + 1, why)
+                      "not the hub's) and restart it", self.venue, stream[0], _of(stream),
+                      self.sender.sent.get(stream, 0) + 1, why)
 
     def _send_again(self, item: Received) -> None:
-        """The central recorder lacks some tables' events from a seq on: send them again
-        (a table with messages still in flight is left for the recorder's next request)."""
+        """The central recorder lacks some streams' events from a seq on: send them again
+        (a stream with messages still in flight is left for the recorder's next request)."""
         try:
-            asked = receive("ResendRequest", item.payload)["tables"]
+            request = receive("ResendRequest", item.payload)
         except ContractError as exc:
             self._bad_requests += 1
             if self._bad_requests == 1:
                 log.warning("refused a resend request from the group: %s", exc)
             return
+        asked: dict[Stream, int] = {  # (an earlier centre names tables: the legacy ones)
+            Stream(table, LEGACY_INCARNATION): upto
+            for table, upto in request.get("tables", {}).items()}
+        asked.update({Stream(s["table"], s["incarnation"]): s["upto"]
+                      for s in request.get("streams", [])})
         again = self.sender.resend(asked)
         if again:
             log.warning("the central recorder lacks what it answered (its database restored?): "
-                        "sending again %s", ", ".join(f"{table} from {upto + 1} ({count} events)"
-                                               for table, upto, count in again[:10]))
+                        "sending again %s", ", ".join(
+                            f"{stream[0]}{_of(stream)} from {upto + 1} ({count} events)"
+                            for stream, upto, count in again[:10]))
 
     def turn(self) -> None:
         assert self._hub is not None and self._state is not None
         now = time.monotonic()
         if now - self._last_poll >= self.poll_seconds:
             self._last_poll = now
-            self._uptos = self._hub.uptos()
+            spans = self._hub.uplink_streams()
+            self._uptos = {stream: upto for stream, (_, upto) in spans.items()}
+            self._starts = {stream: since for stream, (since, _) in spans.items()}
             self._hub.commit()  # end the read: the recorder's next commits are seen
             if self.sender.dirty:
                 self._save_counts()
         expired = self.sender.expire(now)
         if expired:
             log.warning("no answer from the central recorder within %.1f s: sending again "
-                        "%s", self.sender.answer_timeout, ", ".join(expired[:10]))
+                        "%s", self.sender.answer_timeout,
+                        ", ".join(stream[0] + _of(stream) for stream in expired[:10]))
         if self.connected:
             self._send(now)
             # The counts, to the central recorder (unanswered: the next report comes soon).
@@ -163,14 +174,14 @@ class Uplink(NatsWorker):
     def _send(self, now: float) -> None:
         assert self._hub is not None
         messages, gaps = self.sender.pump(self._uptos, self._hub.raw_envelopes,
-                                          self._hub.first_seq_from, now)
-        for table, first, last in gaps:
+                                          self._hub.first_seq_from, now, self._starts)
+        for stream, first, last in gaps:
             # Said once (the state keeps it): the venue's hub no longer holds them.
-            log.error("the hub's database no longer holds %s's events %d-%d, which the "
+            log.error("the hub's database no longer holds %s's events %d-%d%s, which the "
                       "group's centre never had: they are lost to the group (deleted before "
                       "the uplink sent them: retention while the uplink was not running or "
                       "had no state file, or by hand). Sending on from %d; the centre is told "
-                      "(gone)", table, first, last, last + 1)
+                      "(gone)", stream[0], first, last, _of(stream), last + 1)
             self._save_counts()
         for message in messages:
             self.publish(subject(topics.table(self.venue, message.table, "private")),
@@ -178,9 +189,7 @@ class Uplink(NatsWorker):
 
     def _save_counts(self) -> None:
         assert self._state is not None
-        for name, counts in (("sent", self.sender.sent), ("gone", self.sender.gone)):
-            self._state.executemany(f"INSERT INTO {name} VALUES (?, ?) ON CONFLICT (tbl) DO "
-                                    "UPDATE SET upto = excluded.upto", sorted(counts.items()))
+        uplink_state.save(self._state, self.sender.unsaved())
         self._state.commit()
         self.sender.saved()
 
@@ -189,3 +198,8 @@ class Uplink(NatsWorker):
         self._save_counts()
         self._state.close()
         self._hub.close()
+
+
+def _of(stream: Stream) -> str:
+    """Which of a table's incarnations, in a log line ("" for the legacy one's)."""
+    return "" if stream[1] == LEGACY_INCARNATION else f" (incarnation {stream[1][:8]})"

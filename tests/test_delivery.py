@@ -31,12 +31,12 @@ from contract.delivery import (
     UplinkMessage,
     UplinkSender,
 )
-from contract.envelope import envelope
+from contract.envelope import LEGACY_INCARNATION, envelope, incarnation_of
 from contract.schema import receive, receive_events
 from contract.views import public_envelope, public_event
 from contract.wire import encode
 from hub.gaps import PATIENCE_S, CentralHoldings
-from hub.ledger import RecorderLedger
+from hub.ledger import RecorderLedger, Stream
 
 VENUE = "v1"
 TABLES = ("t1", "t2")
@@ -379,65 +379,116 @@ def test_a_table_s_events_are_stored_once_each_and_dropped_only_once_held(steps)
 @dataclass
 class Group:
     """One venue's hub database and uplink, the group's cluster (core NATS: it keeps nothing)
-    and its central recorder, which answers each message once its rows are committed."""
+    and its central recorder, which answers each message once its rows are committed. The
+    hub holds each table's incarnations apart (streams): a table's daemon starts a new one at
+    each start, from the seq it had reached; a re-installed table starts one at seq 1 again
+    (a new journal), a table restored from a backup one at an earlier seq: the same seqs as
+    another stream's, other events."""
 
-    hub: dict[str, list[str]] = field(default_factory=lambda: {t: [] for t in TABLES})
-    sender: UplinkSender = field(default_factory=lambda: UplinkSender(window=5, per_table=2))
-    saved: dict[str, int] = field(default_factory=dict)  # the uplink's --state file
-    saved_gone: dict[str, int] = field(default_factory=dict)  # and its gaps
-    uptos: dict[str, int] = field(default_factory=dict)  # the hub's counts, as last read
+    # Each stream's first seq and its events (their JSON) from there, as the hub holds them.
+    since: dict[Stream, int] = field(
+        default_factory=lambda: {Stream(t, LEGACY_INCARNATION): 1 for t in TABLES})
+    hub: dict[Stream, list[str]] = field(
+        default_factory=lambda: {Stream(t, LEGACY_INCARNATION): [] for t in TABLES})
+    current: dict[str, Stream] = field(
+        default_factory=lambda: {t: Stream(t, LEGACY_INCARNATION) for t in TABLES})
+    sender: UplinkSender[Stream] = field(
+        default_factory=lambda: UplinkSender(window=5, per_table=2))
+    saved: dict[Stream, int] = field(default_factory=dict)  # the uplink's --state file
+    saved_gone: dict[Stream, int] = field(default_factory=dict)  # and its gaps
+    uptos: dict[Stream, int] = field(default_factory=dict)  # the hub's counts, as last read
+    starts: dict[Stream, int] = field(default_factory=dict)  # and its streams' first seqs
     # Each message with the sender that numbered it: its answer goes to that sender's reply
     # subject (an inbox of the uplink process's own), never to a later process's.
-    wire: list[tuple[UplinkSender, UplinkMessage]] = field(default_factory=list)
-    taken: list[tuple[UplinkSender, UplinkMessage]] = field(default_factory=list)
-    answers: list[tuple[UplinkSender, int]] = field(default_factory=list)
+    wire: list[tuple[UplinkSender[Stream], UplinkMessage[Stream]]] = field(default_factory=list)
+    taken: list[tuple[UplinkSender[Stream], UplinkMessage[Stream]]] = field(
+        default_factory=list)
+    answers: list[tuple[UplinkSender[Stream], int]] = field(default_factory=list)
     holdings: CentralHoldings = field(default_factory=CentralHoldings)
-    committed: dict[str, dict[int, dict[str, Any]]] = field(
-        default_factory=lambda: {t: {} for t in TABLES})
-    ever_committed: dict[str, set[int]] = field(
-        default_factory=lambda: {t: set() for t in TABLES})
+    committed: dict[Stream, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    ever_committed: dict[Stream, set[int]] = field(default_factory=dict)
     # Seqs the hub's database lost (deleted before or after they were sent): gone for good.
-    lost: dict[str, set[int]] = field(default_factory=lambda: {t: set() for t in TABLES})
+    lost: dict[Stream, set[int]] = field(default_factory=dict)
+    incarnations: int = 0
     now: float = 0.0
 
+    def seqs(self, stream: Stream) -> range:
+        """Every seq the stream made."""
+        return range(self.since[stream], self.since[stream] + len(self.hub[stream]))
+
     def record(self, name: str, count: int, big: bool) -> None:
-        """The venue's recorder commits the table's next events."""
-        rows = self.hub[name]
+        """The venue's recorder commits the table's next events (of its incarnation now)."""
+        stream = self.current[name]
+        rows = self.hub[stream]
         for _ in range(count):
-            seq = len(rows) + 1
+            seq = self.since[stream] + len(rows)
             rows.append(encode(envelope(_event(seq, big), venue=VENUE, table=name, seq=seq,
-                                        boot=1, ts_ms=seq, historical=False)))
+                                        boot=1, ts_ms=seq, historical=False,
+                                        incarnation=stream.incarnation)))
 
-    def read(self, name: str, first: int, last: int) -> list[tuple[int, str]]:
-        return [(seq, self.hub[name][seq - 1]) for seq in range(first, last + 1)
-                if seq <= len(self.hub[name]) and seq not in self.lost[name]]
+    def incarnate(self, name: str, since: int) -> None:
+        """The table starts a new incarnation at seq ``since``: its status says so, the hub
+        keeps the stream (counted up to the seq before it, holding nothing of it yet)."""
+        self.incarnations += 1
+        stream = self.current[name] = Stream(name, f"{self.incarnations:032x}")
+        self.since[stream], self.hub[stream] = since, []
 
-    def first_held(self, name: str, seq: int) -> int | None:
-        return next((s for s in range(seq, len(self.hub[name]) + 1)
-                     if s not in self.lost[name]), None)
+    def restart(self, name: str) -> None:
+        """The table's daemon starts again: the same journal goes on."""
+        self.incarnate(name, self.since[self.current[name]] + len(self.hub[self.current[name]]))
+
+    def reinstall(self, name: str) -> None:
+        """The table is re-installed (a new card): a new journal, from seq 1."""
+        self.incarnate(name, 1)
+
+    def restore(self, name: str, back: int) -> None:
+        """The table's card is restored from a backup: its journal goes on from an earlier
+        seq, ``back`` before where it was."""
+        current = self.current[name]
+        self.incarnate(name, max(1, self.since[current] + len(self.hub[current]) - back))
+
+    def read(self, stream: Stream, first: int, last: int) -> list[tuple[int, str]]:
+        rows, since, lost = self.hub[stream], self.since[stream], self.lost.get(stream, set())
+        return [(seq, rows[seq - since]) for seq in range(max(first, since), last + 1)
+                if seq - since < len(rows) and seq not in lost]
+
+    def first_held(self, stream: Stream, seq: int) -> int | None:
+        lost = self.lost.get(stream, set())
+        return next((s for s in self.seqs(stream) if s >= seq and s not in lost), None)
 
     def hub_loses(self, name: str, count: int) -> None:
-        """The hub's database loses the table's oldest ``count`` events it still has
-        (deleted by hand, an older retention, a state file lost after a purge)."""
-        kept = [s for s in range(1, len(self.hub[name]) + 1) if s not in self.lost[name]]
-        self.lost[name].update(kept[:count])
+        """The hub's database loses the table's oldest ``count`` events it still has, of its
+        first streams (deleted by hand, an older retention, a state file lost after a
+        purge)."""
+        for stream in [s for s in self.hub if s.table == name]:
+            kept = [s for s in self.seqs(stream) if s not in self.lost.get(stream, set())]
+            self.lost.setdefault(stream, set()).update(kept[:count])
+            count -= len(kept[:count])
 
     def poll(self) -> None:
-        """The uplink reads the hub's counts and saves its own."""
-        self.uptos = {name: len(rows) for name, rows in self.hub.items()}
+        """The uplink reads the hub's counts and saves its own (what moved)."""
+        self.uptos = {stream: self.since[stream] + len(rows) - 1
+                      for stream, rows in self.hub.items()}
+        self.starts = dict(self.since)
         if self.sender.dirty:
-            self.saved = dict(self.sender.sent)
-            self.saved_gone = dict(self.sender.gone)
+            for stream, sent, gone in self.sender.unsaved():
+                self.saved[stream] = sent
+                if gone:
+                    self.saved_gone[stream] = gone
             self.sender.saved()
 
     def pump(self) -> None:
-        messages, gaps = self.sender.pump(self.uptos, self.read, self.first_held, self.now)
-        for name, first, last in gaps:  # only what the hub lost is ever taken as gone
-            assert set(range(first, last + 1)) <= self.lost[name], (name, first, last)
+        messages, gaps = self.sender.pump(self.uptos, self.read, self.first_held, self.now,
+                                          self.starts)
+        for stream, first, last in gaps:  # only what the hub lost is ever taken as gone
+            assert set(range(first, last + 1)) <= self.lost.get(stream, set()), (
+                stream, first, last)
         for message in messages:
             envelopes = receive_events("Envelope", message.payload)
+            assert {(e["table"], incarnation_of(e)) for e in envelopes} == {message.stream}
             seqs = [e["seq"] for e in envelopes]
             assert seqs == list(range(message.first_seq, message.last_seq + 1))
+            assert seqs[0] >= self.since[message.stream], (message.stream, seqs)
             assert len(seqs) <= UPLINK_BATCH_EVENTS
             assert len(seqs) == 1 or len(message.payload) <= UPLINK_BATCH_BYTES + 20
             self.wire.append((self.sender, message))
@@ -454,10 +505,11 @@ class Group:
             sender, number = self.answers.pop(index % len(self.answers))
             if sender is self.sender:  # (an earlier process's inbox: nobody listens there)
                 self.sender.puback(number, self.now)
-            for name, count in self.sender.sent.items():
-                assert set(range(1, count + 1)) - self.lost[name] <= self.ever_committed[name], (
-                    f"the uplink counts {name} up to {count}, the centre committed "
-                    f"{sorted(self.ever_committed[name])}")
+            for stream, count in self.sender.sent.items():
+                counted = set(range(self.since[stream], count + 1)) - self.lost.get(stream, set())
+                assert counted <= self.ever_committed.get(stream, set()), (
+                    f"the uplink counts {stream} up to {count}, the centre committed "
+                    f"{sorted(self.ever_committed.get(stream, set()))}")
             self.pump()
 
     def cut(self, arrived: int) -> None:
@@ -485,7 +537,7 @@ class Group:
         self.cut(0)
         self.sender = UplinkSender(window=5, per_table=2)
         self.sender.load(self.saved, self.saved_gone)
-        self.uptos = {}
+        self.uptos, self.starts = {}, {}
 
     def centre_turn(self) -> None:
         """The central recorder stores what it took, commits, then answers each message
@@ -493,28 +545,32 @@ class Group:
         for sender, message in self.taken:
             envelopes = receive_events("Envelope", message.payload)
             for stored in envelopes:
-                assert stored["table"] == message.table
-                self.committed[message.table].setdefault(stored["seq"], stored)
-                self.ever_committed[message.table].add(stored["seq"])
-            self.holdings.held(VENUE, message.table, [e["seq"] for e in envelopes], self.now)
+                stream = Stream(stored["table"], incarnation_of(stored))
+                self.committed.setdefault(stream, {}).setdefault(stored["seq"], stored)
+                self.ever_committed.setdefault(stream, set()).add(stored["seq"])
+            self.holdings.held(VENUE, message.stream, [e["seq"] for e in envelopes], self.now)
             self.answers.append((sender, message.number))
         self.taken.clear()
 
     def centre_crash(self) -> None:
         """The central recorder dies before committing what it took (never answered); it
-        starts again from its database (what it holds without a gap)."""
+        starts again from its database (what it holds without a gap from each stream's
+        first seq held: ``GroupStorage.uptos``)."""
         self.taken.clear()
         self.holdings = CentralHoldings()
-        for name, stored in self.committed.items():
-            upto = 0
-            while upto + 1 in stored:
-                upto += 1
-            self.holdings.load(VENUE, name, upto, self.now)
+        for stream, stored in self.committed.items():
+            if stored:
+                upto = min(stored)
+                while upto + 1 in stored:
+                    upto += 1
+                self.holdings.load(VENUE, stream, upto, self.now)
 
     def centre_database_lost(self, name: str, keep: int) -> None:
-        """The central database is restored from a backup that held ``name`` up to ``keep``:
-        the recorder starts again from it."""
-        self.committed[name] = {s: e for s, e in self.committed[name].items() if s <= keep}
+        """The central database is restored from a backup that held ``name``'s streams up to
+        seq ``keep``: the recorder starts again from it."""
+        for stream, stored in self.committed.items():
+            if stream.table == name:
+                self.committed[stream] = {s: e for s, e in stored.items() if s <= keep}
         self.centre_crash()
 
     def settle(self, seconds: float = 0.05) -> None:
@@ -531,21 +587,33 @@ class Group:
 
     def report(self, seconds: float) -> None:
         """Time passes; the uplink reports its counts, the centre asks again what it lacks
-        (lost while the uplink is away)."""
+        (lost while the uplink is away), as ``hub/group.py`` and ``hub/uplink.py`` do."""
         self.now += seconds
         for report in self.sender.reports(self.now):
-            for name, upto in report.get("gone", {}).items():
-                self.holdings.gone(VENUE, name, upto, self.now)
-            asks = self.holdings.to_ask(VENUE, report["tables"], self.now)
+            receive("UplinkCounts", encode(report))  # the contract allows it
+            counts = {}
+            for entry in report["streams"]:
+                stream = Stream(entry["table"], entry["incarnation"])
+                assert entry.get("since", 1) == self.since[stream], entry
+                self.holdings.starts(VENUE, stream, entry.get("since", 1), self.now)
+                self.holdings.gone(VENUE, stream, entry.get("gone", 0), self.now)
+                counts[stream] = entry["upto"]
+            asks = self.holdings.to_ask(VENUE, counts, self.now)
             if asks and self.sender.connected:
-                self.sender.resend(asks)
+                request = {"v": 1, "streams": [
+                    {"table": s.table, "incarnation": s.incarnation, "upto": upto}
+                    for s, upto in sorted(asks.items())]}
+                asked = receive("ResendRequest", encode(request))["streams"]
+                self.sender.resend({Stream(s["table"], s["incarnation"]): s["upto"]
+                                    for s in asked})
                 self.pump()
 
 
 uplink_steps = _steps(
     {"record": 3, "poll": 3, "arrive": 3, "answer": 3, "centre_turn": 2, "wait": 2,
      "report": 2, "settle": 1, "cut": 1, "connect": 2, "uplink_crash": 1, "centre_crash": 1,
-     "centre_database_lost": 1, "hub_loses": 1, "state_lost": 1})
+     "centre_database_lost": 1, "hub_loses": 1, "state_lost": 1, "table_restart": 1,
+     "reinstall": 1, "restore": 1})
 
 
 @settings(max_examples=200, deadline=None)
@@ -582,6 +650,12 @@ def test_a_venue_s_events_reach_the_centre_once_each_through_losses_and_restarts
             case ("state_lost", *_):  # the uplink's state file lost with its process
                 group.saved, group.saved_gone = {}, {}
                 group.uplink_crash()
+            case ("table_restart", name, *_):
+                group.restart(name)
+            case ("reinstall", name, *_):
+                group.reinstall(name)
+            case ("restore", name, number, _, _):
+                group.restore(name, number % 20)
             case ("wait", _, _, _, seconds):
                 group.wait(seconds)
             case ("report", _, _, _, seconds):
@@ -591,18 +665,23 @@ def test_a_venue_s_events_reach_the_centre_once_each_through_losses_and_restarts
     # seconds a report; whatever went unanswered goes again, whatever the centre lacks is
     # asked for again.
     group.connect()
+
+    def missing(stream: Stream) -> set[int]:
+        return (set(group.seqs(stream)) - group.lost.get(stream, set())
+                - set(group.committed.get(stream, {})))
+
     for _ in range(100):
         group.settle(PATIENCE_S)
-        if all(set(range(1, len(rows) + 1)) - group.lost[name] <= set(group.committed[name])
-               for name, rows in group.hub.items()):
+        if not any(missing(stream) for stream in group.hub):
             break
-    for name, rows in group.hub.items():
-        stored = group.committed[name]
+    for stream, rows in group.hub.items():
+        stored = group.committed.get(stream, {})
         # Every event the hub still has, and none it never had; a lost one only if it was
         # sent before it was lost.
-        assert set(range(1, len(rows) + 1)) - group.lost[name] <= set(stored), name
-        assert set(stored) <= set(range(1, len(rows) + 1)), name
-        assert all(encode(stored[seq]) == rows[seq - 1] for seq in stored), name
+        assert not missing(stream), (stream, sorted(missing(stream)))
+        assert set(stored) <= set(group.seqs(stream)), stream
+        assert all(encode(stored[seq]) == rows[seq - group.since[stream]] for seq in stored)
+    assert set(group.committed) <= set(group.hub)
 
 
 # ---------------------------------------------------------------------- the rules one by one
@@ -706,10 +785,17 @@ def test_a_gap_not_sent_yet_is_not_sent_twice():
     assert seqs == list(range(2, 11))
 
 
-def _uplink(window: int = 64, per_table: int = 4) -> UplinkSender:
-    sender = UplinkSender(window=window, per_table=per_table)
+T1, T2 = Stream("t1", LEGACY_INCARNATION), Stream("t2", LEGACY_INCARNATION)
+
+
+def _uplink(window: int = 64, per_table: int = 4) -> UplinkSender[Stream]:
+    sender: UplinkSender[Stream] = UplinkSender(window=window, per_table=per_table)
     sender.connect()
     return sender
+
+
+def _entry(stream: Stream, upto: int, **more: int) -> dict[str, Any]:
+    return {"table": stream.table, "incarnation": stream.incarnation, "upto": upto, **more}
 
 
 def test_the_uplink_sends_batches_of_100_or_120_kB_at_most_per_table_and_window():
@@ -717,14 +803,14 @@ def test_the_uplink_sends_batches_of_100_or_120_kB_at_most_per_table_and_window(
     group.record("t1", 250, False)
     group.record("t2", 10, True)  # 30 kB each: three to a message
     sender = _uplink(window=5, per_table=2)
-    messages, gaps = sender.pump({"t1": 250, "t2": 10}, group.read, group.first_held)
+    messages, gaps = sender.pump({T1: 250, T2: 10}, group.read, group.first_held)
     assert gaps == []
     assert [(m.table, m.first_seq, m.last_seq) for m in messages] == [
         ("t1", 1, 100), ("t1", 101, 200), ("t2", 1, 3), ("t2", 4, 7)]  # 5 is small
-    assert messages[0].payload == '{"v":1,"batch":[' + ",".join(group.hub["t1"][:100]) + "]}"
+    assert messages[0].payload == '{"v":1,"batch":[' + ",".join(group.hub[T1][:100]) + "]}"
     assert sender.stats.messages == 4 and sender.stats.events == 207
     sender.puback(messages[2].number)
-    more, _ = sender.pump({"t1": 250, "t2": 10}, group.read, group.first_held)
+    more, _ = sender.pump({T1: 250, T2: 10}, group.read, group.first_held)
     assert [(m.table, m.first_seq, m.last_seq) for m in more] == [("t2", 8, 10)]
     assert sender.in_flight == 4
 
@@ -733,34 +819,37 @@ def test_the_uplink_counts_a_table_over_messages_held_in_order_and_reports_the_c
     group = Group()
     group.record("t1", 3, False)
     sender = _uplink(per_table=4)
-    sender.load({"t1": 0})
+    sender.load({T1: 0})
     messages = []
     for upto in (1, 2, 3):  # one event a message, as the hub records them
-        messages += sender.pump({"t1": upto}, group.read, group.first_held)[0]
-    assert [m.payload for m in messages] == group.hub["t1"]
+        messages += sender.pump({T1: upto}, group.read, group.first_held)[0]
+    assert [m.payload for m in messages] == group.hub[T1]
     sender.puback(messages[1].number)
-    assert sender.sent == {"t1": 0} and not sender.dirty  # 1 not held yet
+    assert sender.sent == {T1: 0} and not sender.dirty  # 1 not held yet
     sender.puback(messages[0].number)
-    assert sender.sent == {"t1": 2} and sender.dirty and sender.stats.acknowledged == 2
-    assert sender.reports(10.0) == [{"v": 1, "tables": {"t1": 2}}]
+    assert sender.sent == {T1: 2} and sender.dirty and sender.stats.acknowledged == 2
+    assert sender.unsaved() == [(T1, 2, 0)]
+    sender.saved()
+    assert not sender.dirty and sender.unsaved() == []
+    assert sender.reports(10.0) == [{"v": 1, "streams": [_entry(T1, 2)]}]
     assert sender.reports(11.0) == [] and sender.reports(12.0) != []
     sender.disconnect()
     assert sender.reports(20.0) == []
-    assert sender.pump({"t1": 3}, group.read, group.first_held) == ([], [])
+    assert sender.pump({T1: 3}, group.read, group.first_held) == ([], [])
     sender.connect()  # at once: a new session may have lost some
-    assert sender.reports(20.5) == [{"v": 1, "tables": {"t1": 2}}]
+    assert sender.reports(20.5) == [{"v": 1, "streams": [_entry(T1, 2)]}]
     sender.puback(messages[2].number)  # an answer from before the loss: its number forgotten
-    assert sender.sent == {"t1": 2}
-    again, _ = sender.pump({"t1": 3}, group.read, group.first_held)  # what was in flight goes again
+    assert sender.sent == {T1: 2}
+    again, _ = sender.pump({T1: 3}, group.read, group.first_held)  # in flight: goes again
     assert [(m.first_seq, m.last_seq) for m in again] == [(3, 3)]
     sender.puback(again[0].number)
-    assert sender.sent == {"t1": 3}
+    assert sender.sent == {T1: 3}
 
 
 def test_the_uplink_sends_again_what_the_centre_did_not_answer_in_time():
     """A message unanswered for ``answer_timeout`` (1 s at least, four times the answers'
-    recent delay) goes again from the table's count, with what its table has in flight
-    after it; other tables wait on. Each expiry doubles the timeout (a stalled centre is not
+    recent delay) goes again from the stream's count, with what its stream has in flight
+    after it; other streams wait on. Each expiry doubles the timeout (a stalled centre is not
     flooded with copies) until an answer comes in time; a late answer counts nothing but
     still teaches the delay."""
     group = Group()
@@ -769,70 +858,70 @@ def test_the_uplink_sends_again_what_the_centre_did_not_answer_in_time():
     sender = _uplink(per_table=4)
     messages = []
     for upto in (1, 2, 3):
-        messages += sender.pump({"t1": upto, "t2": 1}, group.read, group.first_held, now=10.0)[0]
+        messages += sender.pump({T1: upto, T2: 1}, group.read, group.first_held, now=10.0)[0]
     assert [(m.table, m.first_seq) for m in messages] == [("t1", 1), ("t2", 1), ("t1", 2),
                                                           ("t1", 3)]
     sender.puback(messages[0].number, now=10.1)
-    assert sender.sent == {"t1": 1} and sender.delay == pytest.approx(0.02)
+    assert sender.sent == {T1: 1} and sender.delay == pytest.approx(0.02)
     assert sender.answer_timeout == 1.0  # the floor: answers come fast
     assert sender.expire(10.9) == []
-    assert sender.expire(11.1) == ["t1", "t2"]  # both sent at 10.0, unanswered
+    assert sender.expire(11.1) == [T1, T2]  # both sent at 10.0, unanswered
     assert sender.stats.unanswered == 3 and sender.in_flight == 0
     assert sender.answer_timeout == 2.0  # backed off
-    again, _ = sender.pump({"t1": 3, "t2": 1}, group.read, group.first_held, now=11.1)
+    again, _ = sender.pump({T1: 3, T2: 1}, group.read, group.first_held, now=11.1)
     assert [(m.table, m.first_seq, m.last_seq) for m in again] == [("t1", 2, 3), ("t2", 1, 1)]
     sender.puback(messages[2].number, now=16.0)  # a late answer to the first sending
-    assert sender.sent == {"t1": 1}  # its number is forgotten: nothing counted twice...
+    assert sender.sent == {T1: 1}  # its number is forgotten: nothing counted twice...
     assert sender.delay == pytest.approx(0.2 * 6.0 + 0.8 * 0.02)  # ...but the delay learnt
     assert sender.answer_timeout == pytest.approx(4 * sender.delay * 2)
-    assert sender.expire(20.0) == [] and sender.expire(21.0) == ["t1", "t2"]  # 11.1 + 9.7
+    assert sender.expire(20.0) == [] and sender.expire(21.0) == [T1, T2]  # 11.1 + 9.7
     assert sender.answer_timeout == pytest.approx(4 * sender.delay * 4)
     for _ in range(10):  # a centre that answers nothing: the timeout stops doubling
-        sender.pump({"t1": 3, "t2": 1}, group.read, group.first_held, now=20.0)
+        sender.pump({T1: 3, T2: 1}, group.read, group.first_held, now=20.0)
         sender.expire(1e6)
     assert sender.backoff == sender.answer_backoff_cap
-    third, _ = sender.pump({"t1": 3, "t2": 1}, group.read, group.first_held, now=1e6)
+    third, _ = sender.pump({T1: 3, T2: 1}, group.read, group.first_held, now=1e6)
     sender.puback(third[0].number, now=1e6 + 0.1)  # an answer in time: back to once
-    assert sender.backoff == 1.0 and sender.sent == {"t1": 3}
+    assert sender.backoff == 1.0 and sender.sent == {T1: 3}
 
 
 def test_the_uplink_parks_a_table_the_centre_refused():
     """The centre refused a message (the contract does not let it store it): nothing of it is
-    counted, the table is sent no more (nor on the centre's request) until the uplink starts
-    again; the other tables go on."""
+    counted, the stream is sent no more (nor on the centre's request) until the uplink
+    starts again; the other streams go on."""
     group = Group()
     group.record("t1", 5, False)
     group.record("t2", 2, False)
     sender = _uplink()
-    messages, _ = sender.pump({"t1": 5, "t2": 2}, group.read, group.first_held, now=1.0)
+    messages, _ = sender.pump({T1: 5, T2: 2}, group.read, group.first_held, now=1.0)
     t1 = next(m for m in messages if m.table == "t1")
-    assert sender.refuse(t1.number, "an envelope of b/t1 on a/t1's topic") == "t1"
+    assert sender.refuse(t1.number, "an envelope of b/t1 on a/t1's topic") == T1
     assert sender.refuse(t1.number, "again") is None  # said once
-    assert sender.refused == {"t1": "an envelope of b/t1 on a/t1's topic"}
-    assert sender.sent.get("t1", 0) == 0 and sender.stats.acknowledged == 0
+    assert sender.refused == {T1: "an envelope of b/t1 on a/t1's topic"}
+    assert sender.sent.get(T1, 0) == 0 and sender.stats.acknowledged == 0
     group.record("t1", 3, False)
-    more, _ = sender.pump({"t1": 8, "t2": 2}, group.read, group.first_held, now=2.0)
+    more, _ = sender.pump({T1: 8, T2: 2}, group.read, group.first_held, now=2.0)
     assert all(m.table != "t1" for m in more)
-    assert sender.resend({"t1": 0}) == []
+    assert sender.resend({T1: 0}) == []
     t2 = next(m for m in messages if m.table == "t2")
     sender.puback(t2.number, now=1.1)
-    assert sender.sent == {"t2": 2}
+    assert sender.sent == {T2: 2}
 
 
 def test_the_uplink_sends_again_what_the_centre_asks_for_once_nothing_is_in_flight():
     group = Group()
     group.record("t1", 30, False)
     sender = _uplink()
-    sender.load({"t1": 30})
-    first, _ = sender.pump({"t1": 30}, group.read, group.first_held)
+    sender.load({T1: 30})
+    first, _ = sender.pump({T1: 30}, group.read, group.first_held)
     assert first == []
-    assert sender.resend({"t1": 10, "t2": 0}) == [("t1", 10, 20)]
-    assert sender.sent == {"t1": 10} and sender.stats.sent_again == 20
-    again, _ = sender.pump({"t1": 30}, group.read, group.first_held)
+    assert sender.resend({T1: 10, T2: 0}) == [(T1, 10, 20)]
+    assert sender.sent == {T1: 10} and sender.stats.sent_again == 20
+    again, _ = sender.pump({T1: 30}, group.read, group.first_held)
     assert [(m.first_seq, m.last_seq) for m in again] == [(11, 30)]
-    assert sender.resend({"t1": 0}) == []  # in flight: the centre asks again later
+    assert sender.resend({T1: 0}) == []  # in flight: the centre asks again later
     sender.puback(again[0].number)
-    assert sender.sent == {"t1": 30}
+    assert sender.sent == {T1: 30}
 
 
 def test_the_uplink_goes_on_past_what_the_hub_lost_and_says_it_gone():
@@ -843,44 +932,119 @@ def test_the_uplink_goes_on_past_what_the_hub_lost_and_says_it_gone():
     hub = {seq: encode(envelope(_event(seq, False), venue=VENUE, table="t1", seq=seq, boot=1,
                                 ts_ms=seq, historical=False)) for seq in range(37, 61)}
 
-    def read(table: str, first: int, last: int) -> list[tuple[int, str]]:
+    def read(stream: Stream, first: int, last: int) -> list[tuple[int, str]]:
         return [(seq, hub[seq]) for seq in range(first, last + 1) if seq in hub]
 
-    def first_held(table: str, seq: int) -> int | None:
+    def first_held(stream: Stream, seq: int) -> int | None:
         return min((s for s in hub if s >= seq), default=None)
 
     sender = _uplink()
-    messages, gaps = sender.pump({"t1": 60}, read, first_held)
-    assert gaps == [("t1", 1, 36)]
+    messages, gaps = sender.pump({T1: 60}, read, first_held)
+    assert gaps == [(T1, 1, 36)]
     assert [(m.first_seq, m.last_seq) for m in messages] == [(37, 60)]
-    assert sender.pump({"t1": 60}, read, first_held) == ([], [])  # said once
+    assert sender.pump({T1: 60}, read, first_held) == ([], [])  # said once
     sender.puback(messages[0].number, 0.1)
-    assert sender.sent == {"t1": 60} and sender.gone == {"t1": 36}
+    assert sender.sent == {T1: 60} and sender.gone == {T1: 36}
     [report] = sender.reports(1.0)
-    assert report == {"v": 1, "tables": {"t1": 60}, "gone": {"t1": 36}}
+    assert report == {"v": 1, "streams": [_entry(T1, 60, gone=36)]}
     receive("UplinkCounts", encode(report))  # the contract allows it
 
     centre = CentralHoldings(patience=0.0)
-    centre.held(VENUE, "t1", range(37, 61), 1.0)
-    assert centre.to_ask(VENUE, report["tables"], 5.0) == {"t1": 0}  # without gone: forever
-    for table, upto in report["gone"].items():
-        centre.gone(VENUE, table, upto, 5.0)
-    assert centre.upto(VENUE, "t1") == 60
-    assert centre.to_ask(VENUE, report["tables"], 10.0) == {}
-    assert sender.resend({"t1": 0}) == [("t1", 36, 24)]  # from what is gone, not from 0
+    centre.held(VENUE, T1, range(37, 61), 1.0)
+    assert centre.to_ask(VENUE, {T1: 60}, 5.0) == {T1: 0}  # without gone: forever
+    centre.gone(VENUE, T1, 36, 5.0)
+    assert centre.upto(VENUE, T1) == 60
+    assert centre.to_ask(VENUE, {T1: 60}, 10.0) == {}
+    assert sender.resend({T1: 0}) == [(T1, 36, 24)]  # from what is gone, not from 0
     # The hub loses more later (retention at 50): what follows goes on after it.
     for seq in range(37, 51):
         del hub[seq]
     hub.update({seq: hub[60] for seq in range(61, 66)})
-    messages, gaps = sender.pump({"t1": 65}, read, first_held, 2.0)
-    assert gaps == [("t1", 37, 50)] and sender.gone == {"t1": 50}
+    messages, gaps = sender.pump({T1: 65}, read, first_held, 2.0)
+    assert gaps == [(T1, 37, 50)] and sender.gone == {T1: 50}
 
 
-@pytest.mark.parametrize("tables", [1, 500, 501, 1200])
-def test_the_uplink_reports_500_tables_a_message(tables):
+def test_a_stream_that_starts_past_seq_1_is_sent_from_its_first_seq_and_nothing_is_gone():
+    """A table's daemon started again makes a new incarnation from the seq it had reached
+    (here 41): the uplink sends it from 41 (nothing before it is its, nor lost), reports
+    where it starts, and the centre holds it from there without asking for 1-40. A table
+    re-installed makes another from seq 1: the same seqs as the legacy stream's, other
+    events, each counted apart."""
+    group = Group()
+    group.record("t1", 40, False)
+    group.restart("t1")
+    restarted = group.current["t1"]
+    group.record("t1", 5, False)
+    group.reinstall("t1")
+    new = group.current["t1"]
+    group.record("t1", 3, False)
+    group.poll()
+    assert group.uptos == {T1: 40, T2: 0, restarted: 45, new: 3}
+    sender = group.sender
+    sender.connect()
+    messages, gaps = sender.pump(group.uptos, group.read, group.first_held, 0.0, group.starts)
+    assert gaps == []
+    assert sorted((m.stream, m.first_seq, m.last_seq) for m in messages) == sorted([
+        (T1, 1, 40), (restarted, 41, 45), (new, 1, 3)])
+    for message in messages:
+        sender.puback(message.number, 0.1)
+    assert sender.sent == {T1: 40, restarted: 45, new: 3} and sender.gone == {}
+    assert sorted(sender.unsaved()) == [(T1, 40, 0), (restarted, 45, 0), (new, 3, 0)]
+    [report] = sender.reports(1.0)
+    assert report["streams"] == [_entry(T1, 40), _entry(restarted, 45, since=41),
+                                 _entry(new, 3)]
+    receive("UplinkCounts", encode(report))
+
+    centre = CentralHoldings(patience=0.0)
+    for message in messages:
+        centre.held(VENUE, message.stream, range(message.first_seq, message.last_seq + 1),
+                    1.0)
+    assert centre.upto(VENUE, restarted) == 0  # its start not said yet: from 1
+    centre.starts(VENUE, restarted, 41, 2.0)
+    assert [centre.upto(VENUE, s) for s in (T1, restarted, new)] == [40, 45, 3]
+    assert centre.to_ask(VENUE, {T1: 40, restarted: 45, new: 3}, 10.0) == {}
+    # The centre's database restored from a backup without the restarted stream: asked for
+    # again from its start, which is all a resend request can go back to.
+    centre = CentralHoldings(patience=0.0)
+    centre.starts(VENUE, restarted, 41, 20.0)
+    assert centre.to_ask(VENUE, {restarted: 45}, 20.0) == {restarted: 40}
+    assert sender.resend({restarted: 0}) == [(restarted, 40, 5)]
+    again, _ = sender.pump(group.uptos, group.read, group.first_held, 21.0, group.starts)
+    assert [(m.stream, m.first_seq, m.last_seq) for m in again] == [(restarted, 41, 45)]
+
+
+def test_a_stream_heard_of_before_its_start_is_sent_once_its_start_is_known():
+    """The hub knows an incarnation from its first event before its status (which says where
+    it starts): it counts it up to nothing until then. Once the hub holds it from 41, the
+    uplink starts it there."""
+    group = Group()
+    group.record("t1", 40, False)
+    group.restart("t1")
+    restarted = group.current["t1"]
+    group.record("t1", 5, False)
     sender = _uplink()
-    sender.load({f"t{i}": i + 1 for i in range(tables)})
-    reports = sender.reports(0.0)
-    assert [len(r["tables"]) for r in reports] == [
-        min(500, tables - i) for i in range(0, tables, 500)]
-    assert sender.reports(1.0) == []  # the next in report_seconds
+    messages, gaps = sender.pump({restarted: 0}, group.read, group.first_held, 0.0,
+                                 {restarted: 1})
+    assert (messages, gaps) == ([], [])
+    messages, gaps = sender.pump({restarted: 45}, group.read, group.first_held, 0.0,
+                                 {restarted: 41})
+    assert gaps == [] and [(m.first_seq, m.last_seq) for m in messages] == [(41, 45)]
+
+
+@pytest.mark.parametrize("streams", [1, 500, 501, 1200, 2000, 2600])
+def test_the_uplink_reports_500_streams_a_message_and_2000_at_most_in_turns(streams):
+    sender = _uplink()
+    counts = {Stream(f"t{i % 50}", f"{i:032x}"): i + 1 for i in range(streams)}
+    sender.load(counts)
+    assert sender.reports(0.0) == []  # the hub not read yet: where each starts is not known
+    assert sender.pump(counts, Group().read, Group().first_held) == ([], [])
+    reports = sender.reports(2.0)
+    assert [len(r["streams"]) for r in reports] == [
+        min(500, min(streams, 2000) - i) for i in range(0, min(streams, 2000), 500)]
+    for report in reports:
+        receive("UplinkCounts", encode(report))
+    assert sender.reports(3.0) == []  # the next in report_seconds
+    told = [Stream(e["table"], e["incarnation"]) for r in reports for e in r["streams"]]
+    told += [Stream(e["table"], e["incarnation"])
+             for r in sender.reports(4.0) for e in r["streams"]]
+    assert set(told) == set(counts)  # the next report goes on where this one stopped

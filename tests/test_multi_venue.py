@@ -20,11 +20,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from contract.envelope import envelope
+from contract.envelope import LEGACY_INCARNATION, envelope
 from hub.gaps import CentralHoldings
 from hub.group import GroupStorage
+from hub.ledger import Stream
 from tests.bench.multi_venue import Group, record
 from tests.conftest import bench_figures, wait_for
+
+T1, T2, T9 = (Stream(t, LEGACY_INCARNATION) for t in ("t1", "t2", "t9"))
 
 
 @pytest.mark.slow
@@ -181,7 +184,7 @@ def _counted(state) -> int:
 
     try:
         with sqlite3.connect(state) as db:
-            row = db.execute("SELECT upto FROM sent WHERE tbl = 't1'").fetchone()
+            row = db.execute("SELECT upto FROM streams WHERE tbl = 't1'").fetchone()
     except sqlite3.Error:
         return 0
     return int(row[0]) if row else 0
@@ -405,9 +408,9 @@ def test_an_uplink_whose_venue_is_not_the_hubs_parks_what_the_centre_refuses(
     try:
         group.start_central()
         uplink.start()
-        assert wait_for(lambda: "t1" in uplink.sender.refused, 20), group.log_tail("central")
-        assert wait_for(lambda: uplink.sender.sent.get("t2") == 3, 20)  # the barrier
-        assert uplink.sender.sent.get("t1", 0) == 0 and uplink.stats.acknowledged == 3
+        assert wait_for(lambda: T1 in uplink.sender.refused, 20), group.log_tail("central")
+        assert wait_for(lambda: uplink.sender.sent.get(T2) == 3, 20)  # the barrier
+        assert uplink.sender.sent.get(T1, 0) == 0 and uplink.stats.acknowledged == 3
         said = [r for r in caplog.records if "refused venue a's table t1" in r.getMessage()]
         assert len(said) == 1 and "restart it" in said[0].getMessage()
         storage = GroupStorage(postgres)
@@ -516,38 +519,53 @@ def test_the_central_recorder_answers_after_the_commit_on_the_connection_it_came
 
 # ------------------------------------------------ what the centre asks for again (no broker)
 
-@given(st.lists(st.lists(st.integers(1, 40), max_size=5), max_size=30))
-def test_the_centre_holds_a_table_up_to_its_first_missing_seq(deliveries):
+@given(st.lists(st.lists(st.integers(1, 40), max_size=5), max_size=30),
+       st.integers(1, 20))
+def test_the_centre_holds_a_stream_up_to_its_first_missing_seq(deliveries, since):
     """Whatever comes, lost, repeated or out of order: held up to the seq before the first
-    one that never came; a gap is seen while anything after it is held."""
+    one that never came; a gap is seen while anything after it is held. A stream that starts
+    at ``since`` (its uplink says so) is held from there; another incarnation of the table
+    (the same seqs) is apart."""
     holdings = CentralHoldings()
+    other = Stream("t1", "ab" * 16)
+    holdings.starts("v", other, since, 0.0)
     seen: set[int] = set()
     for now, seqs in enumerate(deliveries):
-        gap = holdings.held("v", "t1", seqs, float(now))
+        gap = holdings.held("v", T1, seqs, float(now))
+        holdings.held("v", other, seqs, float(now))
         seen.update(seqs)
         upto = 0
         while upto + 1 in seen:
             upto += 1
-        assert holdings.upto("v", "t1") == upto
+        assert holdings.upto("v", T1) == upto
         assert gap == any(s > upto for s in seen)
+        upto = since - 1
+        while upto + 1 in seen:
+            upto += 1
+        assert holdings.upto("v", other) == upto
 
 
-def test_the_centre_asks_for_a_table_only_after_it_stopped_coming():
+def test_the_centre_asks_for_a_stream_only_after_it_stopped_coming():
     holdings = CentralHoldings(patience=3.0)
-    holdings.load("v", "t1", 10, now=0.0)
-    assert holdings.to_ask("v", {"t1": 10, "t2": 0}, 100.0) == {}  # not behind: nothing
-    holdings.held("v", "t1", [11, 12], now=100.0)
-    assert holdings.to_ask("v", {"t1": 20}, 102.9) == {}  # still coming
-    assert holdings.to_ask("v", {"t1": 20}, 103.0) == {"t1": 12}
-    assert holdings.to_ask("v", {"t1": 20}, 105.0) == {}  # asked: the answer is on its way
-    holdings.held("v", "t1", range(13, 16), now=105.5)
-    assert holdings.to_ask("v", {"t1": 20}, 108.0) == {}  # it came: patience again
-    assert holdings.to_ask("v", {"t1": 20}, 108.5) == {"t1": 15}
-    # A table the centre never saw: asked from the first, after patience.
-    assert holdings.to_ask("v", {"t9": 4}, 200.0) == {}
-    assert holdings.to_ask("v", {"t9": 4}, 203.0) == {"t9": 0}
-    # Another venue's tables are its own.
-    assert holdings.upto("w", "t1") == 0 and holdings.to_ask("w", {"t1": 0}, 300.0) == {}
+    holdings.load("v", T1, 10, now=0.0)
+    assert holdings.to_ask("v", {T1: 10, T2: 0}, 100.0) == {}  # not behind: nothing
+    holdings.held("v", T1, [11, 12], now=100.0)
+    assert holdings.to_ask("v", {T1: 20}, 102.9) == {}  # still coming
+    assert holdings.to_ask("v", {T1: 20}, 103.0) == {T1: 12}
+    assert holdings.to_ask("v", {T1: 20}, 105.0) == {}  # asked: the answer is on its way
+    holdings.held("v", T1, range(13, 16), now=105.5)
+    assert holdings.to_ask("v", {T1: 20}, 108.0) == {}  # it came: patience again
+    assert holdings.to_ask("v", {T1: 20}, 108.5) == {T1: 15}
+    # A stream the centre never saw: asked from the first, after patience; from its start
+    # when its uplink says where it starts.
+    assert holdings.to_ask("v", {T9: 4}, 200.0) == {}
+    assert holdings.to_ask("v", {T9: 4}, 203.0) == {T9: 0}
+    later = Stream("t9", "cd" * 16)
+    holdings.starts("v", later, 5, 200.0)
+    assert holdings.to_ask("v", {later: 4}, 203.0) == {}  # nothing of it is lacking
+    assert holdings.to_ask("v", {later: 9}, 203.0) == {later: 4}
+    # Another venue's streams are its own.
+    assert holdings.upto("w", T1) == 0 and holdings.to_ask("w", {T1: 0}, 300.0) == {}
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
@@ -556,14 +574,65 @@ def test_the_centre_starts_from_what_its_database_holds_without_a_gap(tmp_path, 
     location = (request.getfixturevalue("postgres") if backend == "postgres"
                 else str(tmp_path / "group.db"))
     storage = GroupStorage(location)
-    for table, seqs in (("t1", [1, 2, 3, 5]), ("t2", [2, 3]), ("t3", [1])):
+    new = "ab" * 16  # t1 re-installed: its new journal's seqs from 1 again
+    for table, incarnation, seqs in (("t1", LEGACY_INCARNATION, [1, 2, 3, 5]),
+                                     ("t1", new, [1, 2, 4]), ("t2", new, [41, 42]),
+                                     ("t3", LEGACY_INCARNATION, [1])):
         storage.insert([("v", [body], json.dumps(body).encode()) for body in (
             envelope({"type": "level", "hand": None, "level": 1, "sb": 1, "bb": 2, "ante": 0,
-                      "t": 1.0}, venue="v", table=table, seq=seq, boot=1, ts_ms=1)
+                      "t": 1.0}, venue="v", table=table, seq=seq, boot=1, ts_ms=1,
+                     incarnation=incarnation)
             for seq in seqs)])
     storage.commit()
-    assert sorted(storage.uptos()) == [("v", "t1", 3), ("v", "t2", 0), ("v", "t3", 1)]
+    # A stream is held from the first seq held (it need not start at 1; a database
+    # restored from a backup lacks the newest, not the first): its uplink's report says
+    # where it starts, and the centre asks for what lacks before.
+    assert sorted(storage.uptos()) == [("v", Stream("t1", LEGACY_INCARNATION), 3),
+                                       ("v", Stream("t1", new), 2), ("v", Stream("t2", new), 42),
+                                       ("v", Stream("t3", LEGACY_INCARNATION), 1)]
+    assert storage.counts() == {"v": {"t1": 7, "t2": 2, "t3": 1}}
+    assert [(e.get("incarnation", LEGACY_INCARNATION), e["seq"])
+            for e in storage.envelopes("v", "t1")] == [
+        (LEGACY_INCARNATION, 1), (LEGACY_INCARNATION, 2), (LEGACY_INCARNATION, 3),
+        (LEGACY_INCARNATION, 5), (new, 1), (new, 2), (new, 4)]
+    assert [e["seq"] for e in storage.envelopes("v", "t1", new)] == [1, 2, 4]
     storage.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_the_centre_s_database_of_an_earlier_release_keeps_its_rows_as_legacy_ones(
+        tmp_path, backend, request):
+    """A central database keyed (venue, table, seq) is migrated: its rows are the legacy
+    incarnation's, and a re-installed table's events at the same seqs are stored beside
+    them, not taken for them."""
+    from hub.group import MIGRATIONS
+    from hub.storage import connect, migrate
+
+    location = (request.getfixturevalue("postgres") if backend == "postgres"
+                else str(tmp_path / "group.db"))
+    db, marker = connect(location)
+
+    def execute(text: str, args: tuple[object, ...] = ()) -> object:
+        return db.execute(text.replace("?", marker), args)
+
+    migrate(execute, "group_schema", MIGRATIONS[:1])
+    old = envelope({"type": "level", "hand": None, "level": 1, "sb": 1, "bb": 2, "ante": 0,
+                    "t": 1.0}, venue="v", table="t1", seq=1, boot=1, ts_ms=1)
+    execute("INSERT INTO group_events VALUES ('v', 't1', 1, 1, 'level', 1, 0, ?)",
+            (json.dumps(old),))
+    db.commit()
+    db.close()
+    storage = GroupStorage(location)
+    try:
+        again = {**old, "incarnation": "ab" * 16, "event_id": "t1:" + "ab" * 16 + ":1"}
+        assert storage.insert([("v", [old], json.dumps(old).encode())]) == 0  # held already
+        assert storage.insert([("v", [again], json.dumps(again).encode())]) == 1
+        storage.commit()
+        assert sorted(storage.uptos()) == [("v", Stream("t1", LEGACY_INCARNATION), 1),
+                                           ("v", Stream("t1", "ab" * 16), 1)]
+        assert storage.envelopes("v", "t1") == [old, again]
+    finally:
+        storage.close()
 
 
 @pytest.mark.parametrize("database", ["postgresql", "sqlite"])
@@ -587,7 +656,63 @@ def test_the_centre_stores_an_integer_written_as_a_float(database, postgres, tmp
         assert storage.insert([("a", envelopes, payload)]) == 2
         storage.commit()
         assert [e["seq"] for e in storage.envelopes("a", "t1")] == [4, 5.0]
-        assert storage.uptos() == [("a", "t1", 0)]  # no seq 1: held up to nothing yet
+        assert storage.uptos() == [("a", T1, 5)]  # held from the first held
         assert storage.insert([("a", envelopes[1:], payload)]) == 0  # seq 5 once
     finally:
         storage.close()
+
+
+# ------------------------------------ the uplink's state and the hub's retention (no broker)
+
+def test_an_uplink_state_file_of_an_earlier_release_counts_the_legacy_incarnations(tmp_path):
+    """Its counts were table by table: they are the legacy incarnation's (a hub's events from
+    before incarnations), for the hub's retention at once and for the uplink once it opens
+    the file; then each incarnation is counted apart."""
+    import sqlite3
+
+    from hub import uplink_state
+
+    path = str(tmp_path / "uplink.state")
+    with sqlite3.connect(path) as old:
+        old.execute("CREATE TABLE sent (tbl TEXT PRIMARY KEY, upto INTEGER NOT NULL)")
+        old.execute("CREATE TABLE gone (tbl TEXT PRIMARY KEY, upto INTEGER NOT NULL)")
+        old.executemany("INSERT INTO sent VALUES (?, ?)", [("t1", 40), ("t2", 3)])
+        old.execute("INSERT INTO gone VALUES ('t2', 7)")
+    assert uplink_state.delivered(path) == {T1: 40, T2: 7}
+    db = uplink_state.open_state(path)
+    new = Stream("t1", "ab" * 16)
+    uplink_state.save(db, [(new, 12, 0)])
+    db.commit()
+    assert uplink_state.load(db) == ({T1: 40, T2: 7, new: 12}, {T2: 7})
+    db.close()
+    assert uplink_state.delivered(path) == {T1: 40, T2: 7, new: 12}
+    assert uplink_state.delivered(str(tmp_path / "none")) is None
+
+
+def test_the_retention_keeps_each_incarnation_s_events_the_centre_lacks(tmp_path):
+    """A re-installed table's new journal uses the seqs of its old one: what the centre holds
+    of one says nothing of the other's. An incarnation the uplink has not counted keeps all
+    of its events."""
+    from hub.storage import open_storage
+    from tests.bench.multi_venue import record
+
+    storage = open_storage(str(tmp_path / "hub.db"))
+    level = {"type": "level", "hand": None, "level": 1, "sb": 100, "bb": 200, "ante": 0,
+             "t": 1.0}
+    new, third = "ab" * 16, "cd" * 16
+    record(storage, "v", "t1", [level] * 10, 1)
+    record(storage, "v", "t1", [level] * 10, 1, new)
+    record(storage, "v", "t1", [level] * 5, 11, third, since=11)  # (ts 1_700_000_000_0xx)
+    storage.commit()
+    counts = storage.purge(2_000_000_000_000, {T1: 8, Stream("t1", new): 3})
+    assert counts["events"] == 8 + 3 and counts["kept_for_uplink"] == 2 + 7 + 5
+    assert sorted((e["incarnation"], e["seq"]) for e in storage.envelopes("t1")) == sorted(
+        [(LEGACY_INCARNATION, s) for s in (9, 10)] + [(new, s) for s in range(4, 11)]
+        + [(third, s) for s in range(11, 16)])
+    assert storage.uplink_streams() == {T1: (1, 10), Stream("t1", new): (1, 10),
+                                        Stream("t1", third): (11, 15)}
+    assert storage.raw_envelopes(Stream("t1", new), 1, 5) == [
+        (s, r) for s, r in storage.raw_envelopes(Stream("t1", new), 4, 5)]
+    assert storage.first_seq_from(Stream("t1", new), 1) == 4
+    assert storage.first_seq_from(T1, 1) == 9 and storage.first_seq_from(T2, 1) is None
+    storage.close()

@@ -1,6 +1,15 @@
 """A venue's year (issue 44), with real processes: what happens to every venue sooner or later
 must lose no event silently.
 
+A re-installed table (item 1) on the way to the group: its new journal starts again at seq 1
+under a new incarnation, the seqs its old journal had made too, and each start of a journal
+is an incarnation from the seq it had reached. Here a table (its outbox and MQTT link, a
+process each run) deals on one card over two starts, is re-installed on a new card and deals
+on; a real Mosquitto and ``tablectl hub`` record it, the venue's uplink (stopped and started
+between the two cards) sends it through the group's NATS cluster, and the central recorder
+holds every event of both journals exactly once, as the hub holds it, and asks for nothing:
+no start past seq 1 taken for a gap.
+
 Retention and the uplink (item 2): the hub's retention purge deleted by timestamp what the
 venue's uplink had not sent to the group, and an uplink then waited for ever on the first row
 the hub no longer had (also whenever its state file was lost). Here a real ``tablectl hub``
@@ -20,11 +29,14 @@ import sys
 import time
 from pathlib import Path
 
+from contract.envelope import LEGACY_INCARNATION, incarnation_of
 from hub.group import GroupStorage
+from hub.ledger import Stream
 from hub.storage import open_storage
-from hub.uplink_state import open_state
+from hub.uplink_state import delivered, open_state, save
 from simulators.broker import free_port
 from tests.bench.multi_venue import Group, record
+from tests.conftest import wait_for
 
 VENUE = "v"
 
@@ -70,7 +82,7 @@ def test_retention_keeps_what_the_group_lacks_and_the_uplink_goes_on_past_what_i
     hub_db.close()
     state = tmp_path / f"{VENUE}-uplink.db"
     uplink_state = open_state(str(state))  # the centre held t1 up to 10, nothing of t2
-    uplink_state.execute("INSERT INTO sent VALUES ('t1', 10)")
+    save(uplink_state, [(Stream("t1", LEGACY_INCARNATION), 10, 0)])
     uplink_state.commit()
     uplink_state.close()
 
@@ -121,6 +133,9 @@ def test_retention_keeps_what_the_group_lacks_and_the_uplink_goes_on_past_what_i
                                                  group.log_tail(f"uplink-{VENUE}", 20))
             time.sleep(0.1)
         central.close()
+        # (the centre's answers to the last, counted: then the uplink stops)
+        assert wait_for(lambda: delivered(str(state)) == {
+            Stream("t1", LEGACY_INCARNATION): 45, Stream("t2", LEGACY_INCARNATION): 20}, 10)
         uplink = group.stop_uplinks()[VENUE]
         counts = group.stop_central()
     finally:
@@ -131,3 +146,98 @@ def test_retention_keeps_what_the_group_lacks_and_the_uplink_goes_on_past_what_i
         assert log.count(line) == 1, log[-3000:]
     assert counts["asked_again"] == 0, counts  # the centre asked for nothing that is gone
     assert uplink["held"] >= 35 + 15, uplink
+
+
+# A table's run: its outbox on ``card`` and its MQTT link, ``levels`` level events appended;
+# it ends once the hub acknowledged all of them, printing the incarnation it made them under.
+RUN = r"""
+import sys, time
+sys.path.insert(0, {root!r})
+from hardware.outbox import Outbox
+from hardware.mqtt_link import TableLink
+outbox = Outbox({card!r})
+link = TableLink(outbox, venue={venue!r}, table="t1", port={port}).start()
+for n in range({levels}):
+    outbox.append({{"type": "level", "hand": None, "level": n + 1, "sb": 100, "bb": 200,
+                    "ante": 0, "t": float(n)}}, int(time.time() * 1000))
+    link.notify()
+until = time.monotonic() + 120
+while outbox.acked_upto < outbox.last_seq and time.monotonic() < until:
+    time.sleep(0.05)
+link.stop()
+print(outbox.incarnation if outbox.acked_upto == outbox.last_seq else "unacknowledged")
+"""
+
+
+def _deal(card: Path, port: int, levels: int, hub_log: Path) -> str:
+    """One run of table t1 on ``card``: the incarnation its events were made under."""
+    script = RUN.format(root=str(Path(__file__).resolve().parents[1]), card=str(card),
+                        venue=VENUE, port=port, levels=levels)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=180)
+    assert run.returncode == 0 and run.stdout.strip() != "unacknowledged", (
+        card.name, run.stdout, run.stderr[-2000:], hub_log.read_text()[-3000:])
+    return run.stdout.strip()
+
+
+def _outbox_events(card: Path) -> set[tuple[str, int]]:
+    with sqlite3.connect(card) as outbox:
+        return {(str(i), int(q)) for i, q in outbox.execute("SELECT incarnation, seq FROM outbox")}
+
+
+def test_a_reinstalled_table_s_two_journals_reach_the_centre_once_each(tmp_path, postgres,
+                                                                        broker):
+    group = Group(tmp_path, [VENUE], postgres)
+    db = group.hub_db(VENUE)
+    state = tmp_path / f"{VENUE}-uplink.db"
+    hub_log = tmp_path / "hub.log"
+    with hub_log.open("w") as said:  # (the child has its own)
+        hub = subprocess.Popen([sys.executable, "-m", "tablectl.cli", "hub", "--config",
+                                str(_hub_config(tmp_path, broker.port, db, state))],
+                               stdout=said, stderr=said, text=True)
+    card, new_card = tmp_path / "t1.db", tmp_path / "t1-new.db"
+    group.start()
+    central = None
+    try:
+        group.start_central()
+        group.start_uplink(VENUE)
+        central = GroupStorage(postgres)
+        first = _deal(card, broker.port, 12, hub_log)  # seqs 1-12
+        second = _deal(card, broker.port, 8, hub_log)  # the daemon started again: 13-20
+        group.stop_uplinks()  # (its counts kept, stream by stream)
+        reinstalled = _deal(new_card, broker.port, 15, hub_log)  # a new card: 1-15 again
+        group.start_uplink(VENUE)
+        made = _outbox_events(card) | _outbox_events(new_card)
+        assert len({first, second, reinstalled}) == 3 and len(made) == 35
+
+        def held() -> list[tuple[str, int]]:
+            central.commit()  # (each read sees the recorder's commits since the last)
+            return sorted((incarnation_of(e), e["seq"]) for e in central.envelopes(VENUE, "t1"))
+
+        assert wait_for(lambda: held() == sorted(made), 60), (
+            sorted(made - set(held())), group.log_tail(f"uplink-{VENUE}", 20),
+            group.log_tail("central", 20))
+        assert {(inc, seq) for inc, seq in made if seq <= 12} == {
+            (first, seq) for seq in range(1, 13)} | {(reinstalled, seq) for seq in range(1, 13)}
+        # As the hub holds them, each once.
+        hub_db = open_storage(db)
+        try:
+            there = {(incarnation_of(e), e["seq"]): e for e in hub_db.envelopes("t1")}
+        finally:
+            hub_db.close()
+        here = central.envelopes(VENUE, "t1")
+        assert len(here) == len(there) == 35
+        assert all(there[incarnation_of(e), e["seq"]] == e for e in here)
+        central.close()
+        central = None
+        group.stop_uplinks()
+        counts = group.stop_central()
+    finally:
+        if central is not None:
+            central.close()
+        group.stop()
+        hub.send_signal(signal.SIGTERM)
+        hub.wait(30)
+    log = (tmp_path / f"uplink-{VENUE}.log").read_text()
+    assert "no longer holds" not in log, log[-3000:]  # a start past seq 1 is no gap
+    assert counts["asked_again"] == 0 and counts["stored"] == 35, counts

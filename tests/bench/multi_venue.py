@@ -45,11 +45,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from contract.envelope import envelope
+from contract.envelope import LEGACY_INCARNATION, envelope, incarnation_of
 from contract.wire import encode
 from harness.nats_cluster import NatsCluster, Node
 from houses.loaders import load_profile
 from hub.group import GroupStorage
+from hub.ledger import Stream
 from hub.storage import open_storage
 from simulators.dealer_script import session
 from tablectl.bench import replay_lines
@@ -284,14 +285,18 @@ def database_rate(central_db: str, venue: str, batches: list[list[dict[str, Any]
 # -------------------------------------------------------------------- a venue's hub records
 
 def record(storage: Any, venue: str, table: str, events: list[dict[str, Any]],
-           first_seq: int) -> None:
-    """What a venue hub's recorder does with a table's events: rows, then the count."""
+           first_seq: int, incarnation: str = LEGACY_INCARNATION, since: int = 1) -> None:
+    """What a venue hub's recorder does with a table's events (of its ``incarnation``, which
+    starts at seq ``since``): the stream kept, rows, then the count."""
+    stream = Stream(table, incarnation)
+    storage.save_stream(stream, journal=None, follows=None, since_seq=since, epoch=0,
+                        first_seen=0)
     for i, event in enumerate(events):
         seq = first_seq + i
         data = envelope(event, venue=venue, table=table, seq=seq, boot=1,
-                        ts_ms=1_700_000_000_000 + seq)
-        storage.insert(table, seq, data, encode(data))
-    storage.set_upto(table, first_seq + len(events) - 1)
+                        ts_ms=1_700_000_000_000 + seq, incarnation=incarnation)
+        storage.insert(table, seq, data, encode(data), int(data["ts"]))
+    storage.set_upto(stream, first_seq + len(events) - 1)
 
 
 def check(group: Group, spread: dict[str, list[str]]) -> dict[str, Any]:
@@ -307,14 +312,15 @@ def check(group: Group, spread: dict[str, list[str]]) -> dict[str, Any]:
             hub = open_storage(group.hub_db(venue))
             try:
                 for table in tables:
+                    # An event is (incarnation, seq): a table's incarnations share seqs.
                     there = hub.envelopes(table)
-                    here = {e["seq"]: e for e in central.envelopes(venue, table)}
-                    gone = [e["seq"] for e in there if e["seq"] not in here]
+                    here = {_key(e): e for e in central.envelopes(venue, table)}
+                    gone = [_key(e) for e in there if _key(e) not in here]
                     missing += len(gone)
                     if gone:
                         problems.append(f"{venue}/{table}: {len(gone)} events never reached "
                                         f"the centre (first {gone[:5]})")
-                    unlike = sum(1 for e in there if e["seq"] in here and here[e["seq"]] != e)
+                    unlike = sum(1 for e in there if _key(e) in here and here[_key(e)] != e)
                     if len(here) > len(there):
                         problems.append(f"{venue}/{table}: the centre holds events the venue "
                                         "never recorded")
@@ -332,6 +338,10 @@ def check(group: Group, spread: dict[str, list[str]]) -> dict[str, Any]:
     finally:
         central.close()
     return {"held": total, "missing": missing, "differing": differing, "problems": problems}
+
+
+def _key(stored: dict[str, Any]) -> tuple[str, int]:
+    return incarnation_of(stored), int(stored["seq"])
 
 
 def main(argv: list[str] | None = None) -> int:
