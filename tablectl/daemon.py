@@ -311,8 +311,9 @@ class Daemon:
                 after = ("no snapshot left: it started again from its configuration and the "
                          "journal lines kept (the hand numbers, the blind clock and the "
                          "dealer's shift from before are lost: the floor sets them again)")
+            # What it means first: the hub's alert keeps 500 characters.
             said = (f"the table's snapshot {snapshot_id} (of the journal up to line {upto}) "
-                    f"could not be restored and was set aside ({reason}); {after}")
+                    f"could not be restored; {after}; it was set aside: {reason}")
             self.out.write(f"[{table}] {said}\n")
             self._journal_event(upto, said[:500])
 

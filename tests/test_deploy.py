@@ -308,7 +308,7 @@ main(["bench", "--help"])
     assert result.returncode == 0, result.stderr[-3000:]
     listed = result.stdout.split("{", 1)[1].split("}", 1)[0].split(",")
     assert {"latency", "outage", "replay", "shoe", "display", "footprint", "venue",
-            "contract"} == set(BENCHES) <= set(listed), result.stdout
+            "contract", "start"} == set(BENCHES) <= set(listed), result.stdout
     assert {f"tablectl/bench/{module}.py" for module in BENCHES.values()} <= set(names)
 
 

@@ -397,6 +397,7 @@ def test_a_snapshot_that_cannot_be_restored_falls_back_to_the_one_before(dealt, 
                "restored" in said and "nothing is lost" in said
         event = [row[3] for row in again.outbox.rows(0, 10**6)][-1]
         assert event["type"] == "journal.quarantined" and event["line"] == upto
+        assert "nothing is lost" in event["reason"]
         assert [q["id"] for q in again.outbox.quarantined_snapshots()] == [lost_id]
         doctor = check_journal(again.config)
         assert doctor.result == WARN and doctor.detail.startswith(
