@@ -93,6 +93,7 @@ class ReplayCommand(_Command):
     name: ClassVar[str] = "replay"
     from_seq: int
     to_seq: int | None = None
+    incarnation: str | None = None  # whose events (None: the table's current incarnation's)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -51,7 +51,8 @@ BATCH_EVENTS = 50  # backlog events a message at most (the contract allows 100)
 MAX_BATCH_BYTES = 128 * 1024  # a consumer takes messages of up to 256 kB
 READ_AHEAD = 500  # outbox rows a read: one query per few hundred rows, not per PUBACK
 
-Row = tuple[int, int, int, dict[str, Any]]  # an outbox row: seq, ts_ms, boot, event
+Row = tuple[int, int, int, dict[str, Any], str]  # an outbox row: seq, ts_ms, boot, event,
+# and the incarnation that made it
 # An event's public view, or None when all of it is private: ``contract.views.public_event``,
 # passed in so that the uplink and the central recorder, which import this module, start
 # without the core's event classes (36 ms of CPU each; five uplinks start at once).
@@ -151,14 +152,16 @@ class OutboxSender:
         """One message for ``rows`` (consecutive): a single envelope, or a batch of the
         backlog's (halved until it fits)."""
         private, public = [], []
-        for seq, ts, boot, event in rows:
+        for seq, ts, boot, event, incarnation in rows:
             historical = seq <= self._backlog_upto
             private.append(envelope(event, venue=self.venue, table=self.table, seq=seq,
-                                    boot=boot, ts_ms=ts, historical=historical))
+                                    boot=boot, ts_ms=ts, historical=historical,
+                                    incarnation=incarnation))
             shown = self.public_view(event)
             if shown is not None:
                 public.append(envelope(shown, venue=self.venue, table=self.table, seq=seq,
-                                       boot=boot, ts_ms=ts, historical=historical))
+                                       boot=boot, ts_ms=ts, historical=historical,
+                                       incarnation=incarnation))
         text = _message(private)
         if len(rows) > 1 and len(text) > MAX_BATCH_BYTES:
             half = len(rows) // 2

@@ -25,11 +25,12 @@ def public_envelope(private: dict[str, Any]) -> dict[str, Any] | None:
     """A private envelope's public view, the one its table publishes on ``events`` (the same
     envelope fields, its event through ``public_event``), or None if it is private
     altogether: the hub derives what the floor sees from what it recorded with this code."""
-    from contract.envelope import envelope, event_of
+    from contract.envelope import envelope, event_of, incarnation_of
 
     shown = public_event(event_of(private))
     if shown is None:
         return None
     return envelope(shown, venue=private["venue"], table=private["table"], seq=private["seq"],
                     boot=private["boot"], ts_ms=private["ts"],
-                    historical=bool(private.get("historical")))
+                    historical=bool(private.get("historical")),
+                    incarnation=incarnation_of(private))

@@ -45,6 +45,8 @@ from hardware.outbox import Outbox
 
 log = logging.getLogger("tablectl.link")
 
+MAX_SPANS = 50  # incarnations a status describes (the contract's maxItems): the newest
+
 
 @dataclass
 class LinkStats:
@@ -111,8 +113,15 @@ class TableLink(MqttWorker):
         return topics.table(self.venue, self.table, leaf)
 
     def _status(self, state: str) -> bytes:
-        return encode({"state": state, "boot": self.outbox.boot, "table": self.table,
-                       "ts": int(self.clock() * 1000)}).encode()
+        identity = self.outbox.identity
+        status: dict[str, Any] = {
+            "state": state, "boot": self.outbox.boot, "table": self.table,
+            "ts": int(self.clock() * 1000), "journal": identity.journal,
+            "incarnation": identity.incarnation, "since_seq": identity.since_seq,
+            "kept": self.outbox.spans()[-MAX_SPANS:]}
+        if identity.follows is not None:
+            status["follows"] = identity.follows
+        return encode(status).encode()
 
     # ------------------------------------------------------------------ what others call
     def notify(self) -> None:
@@ -182,8 +191,8 @@ class TableLink(MqttWorker):
     def _on_message(self, name: str, payload: bytes) -> None:
         if name == self.topic("ack"):
             # A malformed ack is refused (ContractError): rows stay until a good one comes.
-            upto = receive("Ack", payload)["upto_seq"]
-            self.outbox.ack(self.sender.acked(upto))
+            ack = receive("Ack", payload)
+            self.outbox.ack(self.sender.acked(ack["upto_seq"]), ack.get("incarnation"))
             return
         topic = topics.parse(name)
         if topic is None or topic.table != self.table or not topic.leaf.startswith("cmd/"):
@@ -203,11 +212,13 @@ class TableLink(MqttWorker):
         if isinstance(command, ReplayCommand):
             to_seq = command.to_seq
             error, extra = self._replay(int(command.from_seq),
-                                        None if to_seq is None else int(to_seq))
+                                        None if to_seq is None else int(to_seq),
+                                        command.incarnation or self.outbox.incarnation)
         elif isinstance(command, StatusCommand):
             self.client.publish(self.topic("status"), self._status("online"), qos=1,
                                  retain=True)
-            extra = {"last_seq": self.outbox.last_seq, "acked_upto": self.outbox.acked_upto}
+            extra = {"last_seq": self.outbox.last_seq, "acked_upto": self.outbox.acked_upto,
+                     "ts": self.outbox.now_ms(), "incarnation": self.outbox.incarnation}
         elif self.on_command is not None:
             error = self.on_command(command)
         else:
@@ -219,11 +230,22 @@ class TableLink(MqttWorker):
         if self.on_venue_clock is not None:
             self.on_venue_clock(reading, retained)
 
-    def _replay(self, from_seq: int, to_seq: int | None = None) -> tuple[str | None,
-                                                                         dict[str, Any]]:
-        """Send again from ``from_seq`` (``OutboxSender.replay``)."""
-        return self.sender.replay(from_seq, to_seq, oldest=self.outbox.oldest_kept(),
-                                  last=self.outbox.last_seq, read=self.outbox.rows)
+    def _replay(self, from_seq: int, to_seq: int | None,
+                incarnation: str) -> tuple[str | None, dict[str, Any]]:
+        """Send ``incarnation``'s events again from ``from_seq`` (``OutboxSender.replay``);
+        an incarnation this table does not know (another daemon's under its name) keeps
+        nothing here."""
+        span = self.outbox.span(incarnation)
+        if span is None:
+            return (f"incarnation {incarnation} is not this table's "
+                    f"(this one is {self.outbox.incarnation})",
+                    {"last_seq": self.outbox.last_seq})
+        first, last = span
+        oldest = self.outbox.oldest_kept(incarnation)
+        if oldest is None:  # none of its rows kept: it starts after its last
+            oldest = last + 1
+        return self.sender.replay(from_seq, to_seq, oldest=max(oldest, first),
+                                  last=last, read=self.outbox.rows)
 
     def _remember(self, transaction: str) -> None:
         self._transactions[transaction] = None

@@ -5,15 +5,27 @@ power cut. ``seq`` never resets (it continues across restarts); ``boot`` counts 
 row is deleted only once the hub's recorder has acknowledged it (``ack``), never on the broker's
 PUBACK alone; the newest acknowledged rows are kept a while longer so that a recorder that lost
 them can ask for a replay.
+
+Identity: the journal has a random id made when it is created (``journal``), and every start
+makes a new random **incarnation** that the events committed from then on carry (with the
+incarnation it follows, and the seq it starts at). ``(table, incarnation, seq)`` names an
+event: a re-installed table (a new journal from seq 1), a table restored from a backup (an
+old journal going on from an earlier seq) and a second daemon under the same name all make
+events no recorder can take for ones it holds. The recorder acknowledges each incarnation's
+count on its own; an outbox from an earlier release keeps its rows as the legacy incarnation.
 """
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contract.envelope import LEGACY_INCARNATION
 from contract.wire import decode, encode
 
 SCHEMA = """
@@ -31,7 +43,34 @@ CREATE TABLE IF NOT EXISTS snapshot_quarantine (id INTEGER PRIMARY KEY, upto INT
     state TEXT NOT NULL, reason TEXT NOT NULL, ts INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS quarantine (id INTEGER PRIMARY KEY, line TEXT NOT NULL,
     reason TEXT NOT NULL, ts INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS identity (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS incarnations (id TEXT PRIMARY KEY, first_seq INTEGER NOT NULL,
+    acked_upto INTEGER NOT NULL, follows TEXT);
 """
+
+# A row made by an earlier release, without an incarnation column, is the legacy incarnation's.
+ROW_INCARNATION = (f"ALTER TABLE outbox ADD COLUMN incarnation TEXT NOT NULL "
+                   f"DEFAULT '{LEGACY_INCARNATION}'")
+
+Row = tuple[int, int, int, dict[str, Any], str]  # seq, ts_ms, boot, event, incarnation
+
+# Acknowledged rows kept for a hub that lost them (its database restored from a backup): about
+# a week of a busy table's dealing (1,000 events an hour), 40-60 MB on the card.
+KEEP_ACKED = 200_000
+
+
+def new_id() -> str:
+    return secrets.token_hex(16)
+
+
+@dataclass(frozen=True)
+class Incarnation:
+    """This start of the journal: what the table's status says of it."""
+
+    journal: str
+    incarnation: str
+    follows: str | None  # the incarnation before it in this journal (None: a new journal)
+    since_seq: int  # its first seq
 
 
 # Snapshots kept: the newest, and the one before it with the journal lines after it, to fall
@@ -40,17 +79,55 @@ KEEP_SNAPSHOTS = 2
 
 
 class Outbox:
-    def __init__(self, path: Path | str, *, keep_acked: int = 10000) -> None:
+    def __init__(self, path: Path | str, *, keep_acked: int = KEEP_ACKED) -> None:
         self.path = str(path)
         self.keep_acked = keep_acked
         self._local = threading.local()
         db = self._db()
         with db:
             db.executescript(SCHEMA)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(outbox)")}
+            if "incarnation" not in columns:
+                db.execute(ROW_INCARNATION)
+            legacy = db.execute("SELECT value FROM meta WHERE key = 'next_seq'").fetchone()
             db.execute("INSERT OR IGNORE INTO meta VALUES ('boot', 0), ('next_seq', 1), "
                        "('acked_upto', 0)")
             db.execute("UPDATE meta SET value = value + 1 WHERE key = 'boot'")
+            if db.execute("SELECT value FROM identity WHERE key = 'journal'").fetchone() is None:
+                db.execute("INSERT INTO identity VALUES ('journal', ?)", (new_id(),))
+                if legacy is not None:  # an outbox of an earlier release: its rows go on
+                    db.execute("INSERT INTO incarnations VALUES (?, 1, ?, NULL)",
+                               (LEGACY_INCARNATION, self._meta("acked_upto")))
+            self.identity = self._new_incarnation(db)
         self.boot = self._meta("boot")
+        self.incarnation = self.identity.incarnation
+        # The events' clock: the wall clock read once at this start, then the monotonic clock.
+        # A Pi has no battery clock (before NTP it reads its last shutdown, or 1970) and NTP
+        # then steps it: an incarnation's stamps never jump, so the hub can move them all
+        # onto its own clock by one offset (measured by a status round trip).
+        self._anchor = (time.time(), time.monotonic())
+
+    def now_ms(self) -> int:
+        """Now, on the clock this incarnation stamps its events with (UTC ms)."""
+        wall, mono = self._anchor
+        return int((wall + time.monotonic() - mono) * 1000)
+
+    def _new_incarnation(self, db: sqlite3.Connection) -> Incarnation:
+        journal = str(db.execute("SELECT value FROM identity WHERE key = 'journal'")
+                      .fetchone()[0])
+        next_seq = self._meta("next_seq")
+        before = db.execute("SELECT id FROM incarnations ORDER BY first_seq DESC, rowid DESC "
+                            "LIMIT 1").fetchone()
+        follows = None if before is None else str(before[0])
+        incarnation = new_id()
+        db.execute("INSERT INTO incarnations VALUES (?, ?, ?, ?)",
+                   (incarnation, next_seq, next_seq - 1, follows))
+        # An earlier start whose rows are all acknowledged and gone is forgotten.
+        kept = {str(r[0]) for r in db.execute("SELECT DISTINCT incarnation FROM outbox")}
+        for name, _, end, acked in self._spans(db):
+            if name != incarnation and acked >= end and name not in kept:
+                db.execute("DELETE FROM incarnations WHERE id = ?", (name,))
+        return Incarnation(journal, incarnation, follows, next_seq)
 
     def _db(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
@@ -61,6 +138,15 @@ class Outbox:
             db.isolation_level = "DEFERRED"
             self._local.db = db
         return db
+
+    def _spans(self, db: sqlite3.Connection) -> list[tuple[str, int, int, int]]:
+        """Each incarnation the outbox remembers, oldest first: (id, first seq, last seq,
+        acknowledged up to); an incarnation's seqs run up to the next one's first."""
+        rows = db.execute("SELECT id, first_seq, acked_upto FROM incarnations "
+                          "ORDER BY first_seq, rowid").fetchall()
+        last = self._meta("next_seq") - 1
+        return [(str(name), int(first), (int(rows[i + 1][1]) - 1 if i + 1 < len(rows) else last),
+                 int(acked)) for i, (name, first, acked) in enumerate(rows)]
 
     def _meta(self, key: str) -> int:
         row = self._db().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -82,8 +168,9 @@ class Outbox:
             if line is not None:
                 db.execute("INSERT INTO journal (line) VALUES (?)", (encode(line),))
             for event in events:
-                db.execute("INSERT INTO outbox VALUES (?, ?, ?, ?)",
-                           (seq, ts_ms, self.boot, encode(event)))
+                db.execute("INSERT INTO outbox (seq, ts, boot, event, incarnation) "
+                           "VALUES (?, ?, ?, ?, ?)",
+                           (seq, ts_ms, self.boot, encode(event), self.incarnation))
                 seq += 1
             db.execute("UPDATE meta SET value = ? WHERE key = 'next_seq'", (seq,))
         return seq - 1
@@ -162,33 +249,54 @@ class Outbox:
                 for i, line, reason, ts in self._db().execute(
                     "SELECT id, line, reason, ts FROM quarantine ORDER BY id")]
 
-    def rows(self, after: int, limit: int = 500) -> list[tuple[int, int, int, dict[str, Any]]]:
-        """Rows with seq > after, in order: (seq, ts_ms, boot, event)."""
+    def rows(self, after: int, limit: int = 500) -> list[Row]:
+        """Rows with seq > after, in order: (seq, ts_ms, boot, event, incarnation)."""
         cursor = self._db().execute(
-            "SELECT seq, ts, boot, event FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
-            (after, limit))
-        return [(seq, ts, boot, decode(text)) for seq, ts, boot, text in cursor]
+            "SELECT seq, ts, boot, event, incarnation FROM outbox WHERE seq > ? ORDER BY seq "
+            "LIMIT ?", (after, limit))
+        return [(seq, ts, boot, decode(text), incarnation)
+                for seq, ts, boot, text, incarnation in cursor]
 
     @property
     def acked_upto(self) -> int:
-        return self._meta("acked_upto")
+        """Every row up to this seq is acknowledged (each by its own incarnation's count)."""
+        for _, _, end, acked in self._spans(self._db()):
+            if acked < end:
+                return acked
+        return self.last_seq
 
     @property
     def last_seq(self) -> int:
         return self._meta("next_seq") - 1
 
-    def ack(self, upto: int) -> int:
-        """The recorder holds every seq up to ``upto``; returns the new acked mark."""
+    def spans(self) -> list[dict[str, Any]]:
+        """What the outbox keeps of each incarnation it remembers, oldest first, as its
+        status says it (``Status.kept``): a hub whose count is below ``acked_upto`` lost what
+        it had acknowledged, and asks for it again."""
+        return [{"incarnation": name, "first_seq": first, "last_seq": end, "acked_upto": acked}
+                for name, first, end, acked in self._spans(self._db())]
+
+    def span(self, incarnation: str) -> tuple[int, int] | None:
+        """The first and last seq of ``incarnation`` (None: not one this outbox remembers)."""
+        for name, first, end, _ in self._spans(self._db()):
+            if name == incarnation:
+                return first, end
+        return None
+
+    def ack(self, upto: int, incarnation: str | None = None) -> int:
+        """The recorder holds every seq of ``incarnation`` (None: this start's) up to
+        ``upto``; returns the outbox's acknowledged mark. An ack for an incarnation this
+        outbox does not know (another daemon's under the same name) changes nothing."""
+        name = self.incarnation if incarnation is None else incarnation
         db = self._db()
         with db:
-            current = int(db.execute(
-                "SELECT value FROM meta WHERE key = 'acked_upto'").fetchone()[0])
-            last = int(db.execute("SELECT value FROM meta WHERE key = 'next_seq'")
-                       .fetchone()[0]) - 1
-            upto = min(upto, last)  # an ack for what was never sent is the recorder's error
-            if upto > current:
-                db.execute("UPDATE meta SET value = ? WHERE key = 'acked_upto'", (upto,))
-                current = upto
+            for known, _, end, acked in self._spans(db):
+                # An ack for what this incarnation never made is the recorder's error.
+                if known == name and min(upto, end) > acked:
+                    db.execute("UPDATE incarnations SET acked_upto = ? WHERE id = ?",
+                               (min(upto, end), name))
+            current = self.acked_upto
+            db.execute("UPDATE meta SET value = ? WHERE key = 'acked_upto'", (current,))
             db.execute("DELETE FROM outbox WHERE seq <= ?", (current - self.keep_acked,))
         return current
 
@@ -196,8 +304,13 @@ class Outbox:
         return int(self._db().execute("SELECT COUNT(*) FROM outbox WHERE seq > ?",
                                       (self.acked_upto,)).fetchone()[0])
 
-    def oldest_kept(self) -> int | None:
-        row = self._db().execute("SELECT MIN(seq) FROM outbox").fetchone()
+    def oldest_kept(self, incarnation: str | None = None) -> int | None:
+        """The oldest row kept (of ``incarnation``, when named)."""
+        if incarnation is None:
+            row = self._db().execute("SELECT MIN(seq) FROM outbox").fetchone()
+        else:
+            row = self._db().execute("SELECT MIN(seq) FROM outbox WHERE incarnation = ?",
+                                     (incarnation,)).fetchone()
         return int(row[0]) if row and row[0] is not None else None
 
     def close(self) -> None:

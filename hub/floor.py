@@ -14,6 +14,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from contract.envelope import LEGACY_INCARNATION, incarnation_of
 from controller.inputs import dealer_id_problem
 from controller.seating import SEAT_MAX
 from hub.balance_desk import COUNTED
@@ -51,6 +52,11 @@ ALERT_KINDS = {
     "missing_burn": ("No burn", "attention"),
     "clock_called": ("Clock called", "attention"),
     "journal_quarantined": ("Journal line quarantined", "notice"),
+    # A table's identity and clock (hub/recorder.py): nothing is lost, but somebody must look.
+    "two_tables_one_name": ("Two devices run as one table", "urgent"),
+    "journal_restored": ("Table restored from a copy", "attention"),
+    "journal_new": ("Table has a new journal", "notice"),
+    "table_clock_off": ("Table clock wrong", "attention"),
 }
 ALERT_LABELS = {kind: label for kind, (label, _) in ALERT_KINDS.items()}
 
@@ -205,6 +211,7 @@ class Alert:
     acked_by: str | None = None
     acked_at: int | None = None
     seq: int | None = None  # the event that raised it: one alert per event, across restarts
+    incarnation: str | None = None  # (its table's incarnation that made it)
     reopened_by: str | None = None  # acknowledged by mistake and opened again (floor log too)
     reopened_at: int | None = None
     severity: str = field(init=False, default="")  # urgent, attention, notice: from the kind
@@ -273,7 +280,7 @@ class FloorView:
     balance_stale: bool = True  # seats, blinds, hands or a status changed since the review
     # (table, seq) of events that raised an alert, oldest first: each raises one, however it
     # arrives (live, replayed, caught up from the store); bounded like _seen.
-    alerted: dict[tuple[str, int], None] = field(default_factory=dict)
+    alerted: dict[tuple[str, str, int], None] = field(default_factory=dict)
     _seen: dict[str, set[int]] = field(default_factory=dict)
 
     MAX_COMMANDS = 200  # replies kept for the dashboard
@@ -362,13 +369,20 @@ class FloorView:
                    historical: bool) -> list[Update]:
         alert = alert_of(envelope)
         seq = envelope.get("seq")
-        if alert is None or not isinstance(seq, int) or (name, seq) in self.alerted:
+        incarnation = incarnation_of(envelope)
+        if (alert is None or not isinstance(seq, int)
+                or (name, incarnation, seq) in self.alerted):
             return []
-        self.alerted[(name, seq)] = None
+        self.alerted[(name, incarnation, seq)] = None
         while len(self.alerted) > MAX_ALERTED_REMEMBERED:
             del self.alerted[next(iter(self.alerted))]
         return self._raise(name, alert[0], alert[1], envelope.get("hand"), ts, historical,
-                           seq)
+                           seq, incarnation)
+
+    def news_alert(self, table: str, kind: str, text: str, now: int) -> list[Update]:
+        """What the recorder found of a table (``TableNews``): one alert."""
+        self.table(table)
+        return self._raise(table, kind, text, None, now, False)
 
     def catch_up(self, envelopes: list[dict[str, Any]]) -> list[Update]:
         """Alerts for events recorded while the hub was down (the recorder's store, public
@@ -626,7 +640,8 @@ class FloorView:
         self.alerts[alert.id] = alert
         self.next_alert = max(self.next_alert, alert.id + 1)
         if alert.seq is not None:
-            self.alerted[(alert.table, alert.seq)] = None
+            self.alerted[(alert.table, alert.incarnation or LEGACY_INCARNATION,
+                          alert.seq)] = None
         self._cap(alert.table)
 
     # ------------------------------------------------------------------ views
@@ -678,9 +693,11 @@ class FloorView:
 
     # ------------------------------------------------------------------ helpers
     def _raise(self, table: str, kind: str, text: str, hand: Any, ts: int,
-               historical: bool, seq: int | None = None) -> list[Update]:
+               historical: bool, seq: int | None = None,
+               incarnation: str | None = None) -> list[Update]:
         alert = Alert(self.next_alert, table, kind, text[:MAX_ALERT_TEXT],
-                      int(hand) if isinstance(hand, int) else None, ts, historical, seq=seq)
+                      int(hand) if isinstance(hand, int) else None, ts, historical, seq=seq,
+                      incarnation=incarnation)
         self.next_alert += 1
         self.alerts[alert.id] = alert
         updates: list[Update] = [{"kind": "alert", "alert": asdict(alert), "new": True}]

@@ -61,6 +61,16 @@ class Recorded:
     envelopes: list[dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class TableNews:
+    """What the recorder found of a table: an alert's kind and text (``hub/recorder.py``: a
+    new journal, a restored one, two devices under one name, a clock far from the hub's)."""
+
+    table: str
+    kind: str
+    text: str
+
+
 class FloorWorker(MqttWorker):
     worker_name = "hub-floor"
     turn_seconds = 0.5
@@ -167,6 +177,8 @@ class FloorWorker(MqttWorker):
                     self._refused(name, str(exc))
             case Recorded(table=table, envelopes=envelopes):
                 floor.on_recorded(table, envelopes)
+            case TableNews(table=table, kind=kind, text=text):
+                floor.on_news(table, kind, text)
 
     def _message(self, floor: FloorService, name: str, payload: bytes) -> None:
         """One public message, checked against the contract before the floor acts on it."""

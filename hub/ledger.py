@@ -18,32 +18,47 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Generic, NamedTuple, TypeVar
+
+
+class Stream(NamedTuple):
+    """One incarnation of a table: its events' seqs count from where it started, without a
+    gap (``hardware/outbox.py``)."""
+
+    table: str
+    incarnation: str
+
+
+# What the ledger counts: a table's incarnation at the recorder, a bare name in the tests.
+K = TypeVar("K", str, Stream)
 
 
 @dataclass(frozen=True, slots=True)
-class Replay:
-    """Ask ``table`` for its events from ``from_seq`` (to ``to_seq``, or to its last)."""
+class Replay(Generic[K]):
+    """Ask ``stream``'s table for its events from ``from_seq`` (to ``to_seq``, or to its
+    last)."""
 
-    table: str
+    stream: K
     from_seq: int
     to_seq: int | None = None
 
 
-class RecorderLedger:
+class RecorderLedger(Generic[K]):
     def __init__(self, reorder_timeout: float = 2.0) -> None:
         self.reorder_timeout = reorder_timeout
-        self.upto: dict[str, int] = {}  # committed: whoever reads it finds those rows stored
-        self.gaps: dict[str, int] = {}  # replays asked for a gap, table by table
-        self._above: dict[str, set[int]] = {}  # seqs stored beyond each table's count
-        self._skip_to: dict[str, int] = {}  # a table no longer keeps what is below this
-        self._gap_since: dict[str, float] = {}
-        self._quiet_since: dict[str, float] = {}  # online tables not heard since subscribing
-        self._last_request: dict[str, float] = {}
-        self._ack_due: set[str] = set()
+        self.upto: dict[K, int] = {}  # committed: whoever reads it finds those rows stored
+        self.gaps: dict[K, int] = {}  # replays asked for a gap, table by table
+        self._above: dict[K, set[int]] = {}  # seqs stored beyond each table's count
+        self._skip_to: dict[K, int] = {}  # a table no longer keeps what is below this
+        self._gap_since: dict[K, float] = {}
+        self._quiet_since: dict[K, float] = {}  # online tables not heard since subscribing
+        self._last_request: dict[K, float] = {}
+        self._ack_due: set[K] = set()
         self._fresh_session = False
-        self._heard: set[str] = set()  # tables heard since a session began without history
+        self._heard: set[K] = set()  # tables heard since a session began without history
+        self._behind: set[K] = set()  # acknowledged further than the database holds
 
-    def load(self, uptos: Mapping[str, int]) -> None:
+    def load(self, uptos: Mapping[K, int]) -> None:
         """The counts the database holds, at start."""
         self.upto.update(uptos)
 
@@ -51,16 +66,16 @@ class RecorderLedger:
         """Connected; ``kept``: the broker kept the recorder's session (nothing was missed)."""
         self._fresh_session, self._heard = not kept, set()
 
-    def online(self, table: str, now: float) -> None:
+    def online(self, table: K, now: float) -> None:
         """A table's retained online status, through a new subscription: if it stays quiet
         (it is not resending after a reconnect of its own), ask it for what follows."""
         self._quiet_since.setdefault(table, now)
 
-    def heard(self, table: str) -> None:
+    def heard(self, table: K) -> None:
         """A message from the table: it is not quiet."""
         self._quiet_since.pop(table, None)
 
-    def stored(self, table: str, seq: int) -> None:
+    def stored(self, table: K, seq: int) -> None:
         """The table's event ``seq`` is in the database: inserted now, or found there already
         (either way it is held)."""
         if self._fresh_session and table not in self._heard:
@@ -77,15 +92,25 @@ class RecorderLedger:
             self._above.setdefault(table, set()).add(seq)
         self._ack_due.add(table)
 
-    def replay_refused(self, table: str, oldest: int) -> None:
+    def acknowledged_before(self, table: K, acked_upto: int) -> bool:
+        """The table says the recorder acknowledged it up to ``acked_upto``: a count below
+        that means the database lost rows it had acknowledged (restored from a backup), so the
+        table is asked at once from the count. True when it is."""
+        held = max(self.upto.get(table, 0), self._skip_to.get(table, 0))
+        if acked_upto <= held or table in self._behind:
+            return False
+        self._behind.add(table)
+        return True
+
+    def replay_refused(self, table: K, oldest: int) -> None:
         """The table no longer keeps what the recorder misses: count from where it starts."""
         self._skip_to[table] = max(self._skip_to.get(table, 0), oldest - 1)
         self._ack_due.add(table)
 
-    def counts(self, now: float) -> dict[str, int]:
+    def counts(self, now: float) -> dict[K, int]:
         """The counts to commit with the rows stored since the last flush (tables due an
         acknowledgement, sorted); ``committed`` once they are."""
-        counted: dict[str, int] = {}
+        counted: dict[K, int] = {}
         for table in sorted(self._ack_due):
             upto = max(self.upto.get(table, 0), self._skip_to.pop(table, 0))
             above = self._above.setdefault(table, set())
@@ -101,10 +126,13 @@ class RecorderLedger:
         self._ack_due.clear()
         return counted
 
-    def committed(self, counted: Mapping[str, int], now: float) -> list[Replay]:
+    def committed(self, counted: Mapping[K, int], now: float) -> list[Replay[K]]:
         """The counts are committed (acknowledge each of them now); the replays to ask for."""
         self.upto.update(counted)
-        replays: list[Replay] = []
+        replays: list[Replay[K]] = []
+        for table in sorted(self._behind):
+            replays.append(self._replay(table, now))
+        self._behind.clear()
         for table, since in list(self._quiet_since.items()):
             if now - since >= self.reorder_timeout:
                 del self._quiet_since[table]
@@ -119,7 +147,7 @@ class RecorderLedger:
             self._gap_since[table] = now
         return replays
 
-    def _replay(self, table: str, now: float) -> Replay:
+    def _replay(self, table: K, now: float) -> Replay[K]:
         """From what is stored on, to the first seq held beyond a gap (a table sends only the
         gap again, not what is already here)."""
         self._last_request[table] = now

@@ -40,17 +40,18 @@ class Reports:
         finally:
             storage.close()
         private = user.may("private")
-        grouped: dict[int, dict[str, Any]] = {}
-        for stored in envelopes:
+        # A hand is its number within its journal (a re-installed table counts from 1 again).
+        grouped: dict[tuple[int, int], dict[str, Any]] = {}
+        for epoch, stored in envelopes:
             event = event_of(stored)
             shown = event if private else public_event(event)
             if shown is None:
                 continue
             number = int(stored["hand"])
-            entry = grouped.setdefault(number, {"hand": number, "events": [],
-                                                "dealer": stored.get("dealer")})
+            entry = grouped.setdefault((epoch, number), {"hand": number, "events": [],
+                                                         "dealer": stored.get("dealer")})
             entry["events"].append({**shown, "seq": stored["seq"], "ts": stored["ts"]})
-        return [grouped[n] for n in sorted(grouped)]
+        return [grouped[key] for key in sorted(grouped)]
 
     def _period(self, start_ms: int | None, end_ms: int | None) -> tuple[int, int]:
         end = int(self.wall() * 1000) if end_ms is None else end_ms

@@ -331,6 +331,11 @@ class FloorService:
                     k: bust[k] for k in ("table", "seat", "player", "place")})
         self._after(updates, now)
 
+    def on_news(self, table: str, kind: str, text: str) -> None:
+        """The recorder's news of a table's identity: an alert (and its floor log line)."""
+        now = self.now_ms()
+        self._after(self.floor.news_alert(table, kind, text, now), now)
+
     def on_recorded(self, table: str, envelopes: list[dict[str, Any]]) -> None:
         """What the recorder stored (checked against the contract there), as the floor may
         see it: each envelope's public view, derived by the code the tables publish theirs

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from contract.envelope import LEGACY_INCARNATION, incarnation_of
 from contract.wire import encode
 from hub.ledger import Stream
 
@@ -72,6 +73,36 @@ MIGRATIONS = [
         # Dealers by name: the badge-to-name list the floor keeps at the hub.
         "CREATE TABLE IF NOT EXISTS dealer_names (badge TEXT PRIMARY KEY, name TEXT NOT NULL)",
     ],
+    [
+        # An event is named by (table, incarnation, seq): a re-installed or restored table's
+        # events are never taken for those held (docs/failure.md, "A re-installed or
+        # restored table"). What was stored before is the legacy incarnation's. ``hub_ts`` is
+        # when it happened by the hub's clock (the table's ``ts`` is only its claim: a Pi has
+        # no battery clock): what retention and statistics go by.
+        "CREATE TABLE events_by_incarnation (tbl TEXT NOT NULL, inc TEXT NOT NULL,"
+        " seq BIGINT NOT NULL, boot BIGINT, type TEXT, ts BIGINT, historical INTEGER,"
+        " envelope TEXT NOT NULL, hub_ts BIGINT NOT NULL, PRIMARY KEY (tbl, inc, seq))",
+        f"INSERT INTO events_by_incarnation SELECT tbl, '{LEGACY_INCARNATION}', seq, boot,"
+        " type, ts, historical, envelope, COALESCE(ts, 0) FROM events",
+        "DROP TABLE events",
+        "ALTER TABLE events_by_incarnation RENAME TO events",
+        "CREATE INDEX events_by_type ON events (tbl, type, seq)",
+        "CREATE INDEX events_by_hub_ts ON events (hub_ts)",
+        # Each incarnation of each table: its journal, the one it follows, where it starts,
+        # what the recorder holds of it, its journal's order among the table's journals, and
+        # how far its clock is from the hub's (ms; NULL: not measured yet).
+        "CREATE TABLE streams (tbl TEXT NOT NULL, inc TEXT NOT NULL, journal TEXT,"
+        " follows TEXT, since_seq BIGINT NOT NULL, upto BIGINT NOT NULL,"
+        " epoch INTEGER NOT NULL, first_seen BIGINT NOT NULL, clock_offset BIGINT,"
+        " PRIMARY KEY (tbl, inc))",
+        f"INSERT INTO streams SELECT tbl, '{LEGACY_INCARNATION}', NULL, NULL, 1, upto, 0, 0,"
+        " NULL FROM tables",
+        "DROP TABLE tables",
+        "ALTER TABLE alerts ADD COLUMN inc TEXT",
+        f"UPDATE alerts SET inc = '{LEGACY_INCARNATION}' WHERE seq IS NOT NULL",
+        "DROP INDEX alerts_by_event",
+        "CREATE UNIQUE INDEX alerts_by_event ON alerts (tbl, inc, seq)",
+    ],
 ]
 
 ROSTER_COLUMNS = ("id", "name", "registered_at", "entries", "add_ons", "table", "seat",
@@ -109,28 +140,65 @@ class Storage:
         migrate(self.execute, "schema_version", MIGRATIONS)
         self.commit()
 
-    def insert(self, table: str, seq: int, envelope: dict[str, Any], raw: str) -> bool:
-        """Store one event; False if ``(table, seq)`` was already there."""
+    def insert(self, table: str, seq: int, envelope: dict[str, Any], raw: str,
+               hub_ts: int) -> bool:
+        """Store one event (its incarnation is the envelope's) with its time by the hub's
+        clock; False if it was there."""
         cursor = self.execute(
-            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tbl, seq) DO NOTHING",
-            (table, seq, envelope.get("boot"), envelope.get("type"), envelope.get("ts"),
-             int(bool(envelope.get("historical"))), raw))
+            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (tbl, inc, seq) DO NOTHING",
+            (table, incarnation_of(envelope), seq, envelope.get("boot"), envelope.get("type"),
+             envelope.get("ts"), int(bool(envelope.get("historical"))), raw, hub_ts))
         return bool(cursor.rowcount)
 
-    def set_upto(self, table: str, upto: int) -> None:
-        self.execute("INSERT INTO tables VALUES (?, ?) ON CONFLICT (tbl) DO UPDATE "
-                     "SET upto = excluded.upto", (table, upto))
+    def set_upto(self, stream: Stream, upto: int) -> None:
+        self.execute("UPDATE streams SET upto = ? WHERE tbl = ? AND inc = ?",
+                     (upto, stream.table, stream.incarnation))
 
-    def uptos(self) -> dict[str, int]:
-        return {str(t): int(u) for t, u in self.execute("SELECT tbl, upto FROM tables")}
+    def uptos(self) -> dict[Stream, int]:
+        return {Stream(str(t), str(i)): int(u)
+                for t, i, u in self.execute("SELECT tbl, inc, upto FROM streams")}
+
+    def streams(self) -> list[dict[str, Any]]:
+        """Every incarnation of every table the hub knows, as ``save_stream`` keeps it."""
+        keys = ("table", "incarnation", "journal", "follows", "since_seq", "upto", "epoch",
+                "first_seen", "clock_offset")
+        return [dict(zip(keys, row, strict=True)) for row in self.execute(
+            "SELECT tbl, inc, journal, follows, since_seq, upto, epoch, first_seen, "
+            "clock_offset FROM streams ORDER BY tbl, epoch, since_seq, first_seen")]
+
+    def set_clock_offset(self, stream: Stream, offset_ms: int) -> int:
+        """How far ``stream``'s table clock is from the hub's (hub minus table, ms): kept,
+        and its events held so far moved onto the hub's clock; how many."""
+        self.execute("UPDATE streams SET clock_offset = ? WHERE tbl = ? AND inc = ?",
+                     (offset_ms, stream.table, stream.incarnation))
+        cursor = self.execute("UPDATE events SET hub_ts = ts + ? WHERE tbl = ? AND inc = ? "
+                              "AND ts IS NOT NULL", (offset_ms, stream.table,
+                                                     stream.incarnation))
+        return max(0, int(cursor.rowcount or 0))
+
+    def save_stream(self, stream: Stream, *, journal: str | None, follows: str | None,
+                    since_seq: int, epoch: int, first_seen: int) -> None:
+        """An incarnation heard of (its status, or its first event): what is known of it
+        now. Its count is ``set_upto``'s; a journal learnt later is added."""
+        self.execute(
+            "INSERT INTO streams (tbl, inc, journal, follows, since_seq, upto, epoch, "
+            "first_seen) VALUES (?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (tbl, inc) DO "
+            "UPDATE SET journal = COALESCE(excluded.journal, streams.journal), follows = "
+            "COALESCE(excluded.follows, streams.follows), since_seq = excluded.since_seq, "
+            "epoch = excluded.epoch",
+            (stream.table, stream.incarnation, journal, follows, since_seq, epoch, first_seen))
 
     def seqs(self, table: str) -> list[int]:
+        """The table's seqs held, by its journals' order then seq."""
         return [int(r[0]) for r in self.execute(
-            "SELECT seq FROM events WHERE tbl = ? ORDER BY seq", (table,))]
+            "SELECT e.seq FROM events e LEFT JOIN streams s ON s.tbl = e.tbl AND s.inc = e.inc "
+            "WHERE e.tbl = ? ORDER BY COALESCE(s.epoch, 0), e.seq", (table,))]
 
     def envelopes(self, table: str) -> list[dict[str, Any]]:
         return [json.loads(r[0]) for r in self.execute(
-            "SELECT envelope FROM events WHERE tbl = ? ORDER BY seq", (table,))]
+            "SELECT e.envelope FROM events e LEFT JOIN streams s ON s.tbl = e.tbl AND "
+            "s.inc = e.inc WHERE e.tbl = ? ORDER BY COALESCE(s.epoch, 0), e.seq", (table,))]
 
     def first_seq_from(self, stream: Stream, seq: int) -> int | None:
         """The first seq at or after ``seq`` that the stream's events hold (None: none)."""
@@ -144,30 +212,38 @@ class Storage:
             "SELECT seq, envelope FROM events WHERE tbl = ? AND inc = ? AND seq BETWEEN ? AND ? "
             "ORDER BY seq", (stream.table, stream.incarnation, first, last))]
 
-    def hand_history(self, table: str, hands: int) -> list[dict[str, Any]]:
+    def hand_history(self, table: str, hands: int) -> list[tuple[int, dict[str, Any]]]:
         """The envelopes of the table's last ``hands`` hands that a history is made of, oldest
-        first (private: the caller filters them for the viewer's role)."""
+        first, each with its journal's order among the table's (a re-installed table numbers
+        its hands from 1 again: its new hands are the last) and its ``ts`` by the hub's clock.
+        Private: the caller filters them for the viewer's role."""
         marks = ", ".join("?" for _ in HISTORY_TYPES)
         limit = hands * 12  # a hand is a few of these events, an irregular one a dozen
         rows = self.execute(
-            f"SELECT envelope FROM events WHERE tbl = ? AND type IN ({marks}) "
-            "ORDER BY seq DESC LIMIT ?", (table, *HISTORY_TYPES, limit)).fetchall()
-        envelopes = [json.loads(r[0]) for r in reversed(rows)]
-        numbers = sorted({e.get("hand") for e in envelopes if e.get("hand") is not None})
+            "SELECT COALESCE(s.epoch, 0), e.envelope, e.hub_ts FROM events e LEFT JOIN "
+            f"streams s ON s.tbl = e.tbl AND s.inc = e.inc WHERE e.tbl = ? AND e.type IN "
+            f"({marks}) "
+            "ORDER BY COALESCE(s.epoch, 0) DESC, e.seq DESC LIMIT ?",
+            (table, *HISTORY_TYPES, limit)).fetchall()
+        # Each at its time by the hub's clock (a table's own may have been wrong).
+        envelopes = [(int(epoch), {**json.loads(raw), "ts": int(hub_ts)})
+                     for epoch, raw, hub_ts in reversed(rows)]
+        numbers = sorted({(epoch, e["hand"]) for epoch, e in envelopes
+                          if e.get("hand") is not None})
         if len(rows) == limit:
             numbers = numbers[1:]  # the oldest may have been cut: no half hands
         keep = set(numbers[-hands:])
-        return [e for e in envelopes if e.get("hand") in keep]
+        return [(epoch, e) for epoch, e in envelopes if (epoch, e.get("hand")) in keep]
 
     # -- alerts and the floor's log
     def save_alert(self, alert: dict[str, Any]) -> None:
         self.execute(
             "INSERT INTO alerts (id, tbl, kind, text, hand, ts, historical, acked_by, acked_at,"
-            " seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE "
+            " seq, inc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE "
             "SET acked_by = excluded.acked_by, acked_at = excluded.acked_at",
             (alert["id"], alert["table"], alert["kind"], alert["text"], alert["hand"],
              alert["ts"], int(bool(alert["historical"])), alert["acked_by"],
-             alert["acked_at"], alert.get("seq")))
+             alert["acked_at"], alert.get("seq"), alert.get("incarnation")))
 
     def acknowledge_open(self, table: str, user: str, ts: int, below_id: int) -> int:
         """Close the alerts of a table still open in the database with an id below
@@ -179,43 +255,50 @@ class Storage:
     def alerts(self, since_ts: int) -> list[dict[str, Any]]:
         """Alerts still open, and those raised since ``since_ts``."""
         rows = self.execute(
-            "SELECT id, tbl, kind, text, hand, ts, historical, acked_by, acked_at, seq FROM "
-            "alerts WHERE acked_by IS NULL OR ts >= ? ORDER BY id", (since_ts,)).fetchall()
+            "SELECT id, tbl, kind, text, hand, ts, historical, acked_by, acked_at, seq, inc "
+            "FROM alerts WHERE acked_by IS NULL OR ts >= ? ORDER BY id", (since_ts,)).fetchall()
         keys = ("id", "table", "kind", "text", "hand", "ts", "historical", "acked_by",
-                "acked_at", "seq")
+                "acked_at", "seq", "incarnation")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
-    def alerted_events(self, since_ts: int) -> set[tuple[str, int]]:
-        """The (table, seq) of every event that raised an alert since ``since_ts``."""
-        return {(str(t), int(q)) for t, q in self.execute(
-            "SELECT tbl, seq FROM alerts WHERE seq IS NOT NULL AND ts >= ?", (since_ts,))}
+    def alerted_events(self, since_ts: int) -> set[tuple[str, str, int]]:
+        """The (table, incarnation, seq) of every event that raised an alert since
+        ``since_ts``."""
+        return {(str(t), str(i), int(q)) for t, i, q in self.execute(
+            "SELECT tbl, inc, seq FROM alerts WHERE seq IS NOT NULL AND ts >= ?", (since_ts,))}
 
     def events_since(self, since_ts: int, types: tuple[str, ...],
                      until_ts: int = 2**63 - 1) -> list[dict[str, Any]]:
         """Stored envelopes of the given types from ``since_ts`` to ``until_ts``, each
         table's in order (the floor's catch-up after a restart, the statistics)."""
-        marks = ", ".join("?" for _ in types)
-        return [json.loads(r[0]) for r in self.execute(
-            f"SELECT envelope FROM events WHERE ts >= ? AND ts <= ? AND type IN ({marks}) "
-            "ORDER BY tbl, seq", (since_ts, until_ts, *types))]
+        return list(self._by_hub_time(self.db.cursor(), since_ts, types, until_ts))
 
     def stream_events(self, since_ts: int, types: tuple[str, ...],
                       until_ts: int = 2**63 - 1) -> Iterator[dict[str, Any]]:
         """As ``events_since``, one at a time: a month of a venue's events is never in memory
         at once (PostgreSQL: a server-side cursor; SQLite's cursor reads as it goes)."""
-        marks = ", ".join("?" for _ in types)
-        query = self._sql(f"SELECT envelope FROM events WHERE ts >= ? AND ts <= ? AND type IN "
-                          f"({marks}) ORDER BY tbl, seq")
-        args = (since_ts, until_ts, *types)
         if self.p == "%s":  # psycopg: a named cursor fetches in batches
             with self.db.cursor(name="stream_events") as cursor:
                 cursor.itersize = 2000
-                cursor.execute(query, args)
-                for (raw,) in cursor:
-                    yield json.loads(raw)
+                yield from self._by_hub_time(cursor, since_ts, types, until_ts)
             return
-        for (raw,) in self.db.execute(query, args):
-            yield json.loads(raw)
+        yield from self._by_hub_time(self.db.cursor(), since_ts, types, until_ts)
+
+    def _by_hub_time(self, cursor: Any, since_ts: int, types: tuple[str, ...],
+                     until_ts: int) -> Iterator[dict[str, Any]]:
+        """Envelopes of the given types that happened (by the hub's clock) from ``since_ts``
+        to ``until_ts``, each table's journals in order, each by seq; their ``ts`` is the
+        hub's time (a table whose clock was off files its hands when they were dealt)."""
+        marks = ", ".join("?" for _ in types)
+        cursor.execute(self._sql(
+            "SELECT e.envelope, e.hub_ts FROM events e LEFT JOIN streams s ON s.tbl = e.tbl "
+            f"AND s.inc = e.inc WHERE e.hub_ts >= ? AND e.hub_ts <= ? AND e.type IN ({marks}) "
+            "ORDER BY e.tbl, COALESCE(s.epoch, 0), e.seq"),
+            (since_ts, until_ts, *types))
+        for raw, hub_ts in cursor:
+            envelope = json.loads(raw)
+            envelope["ts"] = int(hub_ts)
+            yield envelope
 
     def save_bustout(self, bust: dict[str, Any]) -> None:
         self.execute("INSERT INTO bustouts (tbl, seat, hand, ts, username, player, place, "
@@ -314,7 +397,8 @@ class Storage:
     def purge(self, before_ts: int,
               delivered: Mapping[Stream, int] | None = None) -> dict[str, int]:
         """Retention: delete events, acknowledged alerts and log lines older than
-        ``before_ts`` (UTC ms). Each table's acknowledged counts stay: a table replaying old
+        ``before_ts`` (UTC ms; an event by when it happened on the hub's clock, whatever a
+        table's clock said). Each table's acknowledged counts stay: a table replaying old
         events after a purge is not asked for them again. With ``delivered`` (the venue sends
         to a group: stream by stream, each a table's incarnation, the seq up to which the
         group's centre holds its events) an event is deleted only once the centre holds it
@@ -322,16 +406,16 @@ class Storage:
         that."""
         counts: dict[str, int] = {}
         if delivered is None:
-            counts["events"] = int(self.execute("DELETE FROM events WHERE ts < ?",
+            counts["events"] = int(self.execute("DELETE FROM events WHERE hub_ts < ?",
                                                 (before_ts,)).rowcount or 0)
         else:
             counts["events"] = sum(
-                int(self.execute("DELETE FROM events WHERE tbl = ? AND inc = ? AND ts < ? AND "
-                                 "seq <= ?", (stream.table, stream.incarnation, before_ts,
-                                              upto)).rowcount or 0)
+                int(self.execute("DELETE FROM events WHERE tbl = ? AND inc = ? AND hub_ts < ? "
+                                 "AND seq <= ?", (stream.table, stream.incarnation, before_ts,
+                                                  upto)).rowcount or 0)
                 for stream, upto in sorted(delivered.items()) if upto > 0)
             counts["kept_for_uplink"] = int(self.execute(
-                "SELECT COUNT(*) FROM events WHERE ts < ?", (before_ts,)).fetchone()[0])
+                "SELECT COUNT(*) FROM events WHERE hub_ts < ?", (before_ts,)).fetchone()[0])
         for name, text in (("alerts", "DELETE FROM alerts WHERE acked_by IS NOT NULL AND ts < ?"),
                            ("floor_log", "DELETE FROM floor_log WHERE ts < ?"),
                            ("bustouts", "DELETE FROM bustouts WHERE ts < ?")):

@@ -25,7 +25,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from controller.clock import Structure
 from hub.auth import Sessions, UsersFile
 from hub.floor import FloorView
-from hub.floor_worker import FloorWorker, Recorded
+from hub.floor_worker import FloorWorker, Recorded, TableNews
 from hub.recorder import Recorder
 from hub.reports import Reports
 from hub.service import FloorService
@@ -65,7 +65,9 @@ class Hub:
                                  client_id=f"recorder-{settings.venue}",
                                  reorder_timeout=settings.reorder_timeout,
                                  on_stored=lambda table, rows: self.worker.put(
-                                     Recorded(table, rows)))
+                                     Recorded(table, rows)),
+                                 on_news=lambda table, kind, text: self.worker.put(
+                                     TableNews(table, kind, text)))
         self.web: WebServer | None = None
         self._stopping = False
 

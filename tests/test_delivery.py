@@ -76,7 +76,8 @@ class Outbox:
 
     def append(self, big: bool) -> None:
         self.last += 1
-        self.made[self.last] = (self.last, 1000 + self.last, self.boot, _event(self.last, big))
+        self.made[self.last] = (self.last, 1000 + self.last, self.boot, _event(self.last, big),
+                                LEGACY_INCARNATION)
         self.kept.add(self.last)
 
     def rows(self, after: int, limit: int) -> list[Row]:
@@ -225,7 +226,7 @@ class Venue:
         for name, upto in counted.items():
             self._to_table(name, ("ack", upto, None))
         for replay in replays:
-            self._to_table(replay.table, ("replay", replay.from_seq, replay.to_seq))
+            self._to_table(replay.stream, ("replay", replay.from_seq, replay.to_seq))
 
     def _to_table(self, name: str, command: tuple[str, int, int | None]) -> None:
         table = self.tables[name]
@@ -368,7 +369,7 @@ def test_a_table_s_events_are_stored_once_each_and_dropped_only_once_held(steps)
         stored = venue.committed[name]
         assert sorted(stored) == list(range(1, table.outbox.last + 1)), name
         for seq, held in stored.items():  # as it was made, whichever copy came first
-            _, ts, boot, event = made[seq]
+            _, ts, boot, event, _ = made[seq]
             assert held == envelope(event, venue=VENUE, table=name, seq=seq, boot=boot,
                                     ts_ms=ts, historical=held["historical"])
         assert venue.ledger.upto[name] == table.outbox.last == table.outbox.acked, name

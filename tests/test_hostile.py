@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from contract import supervise
-from contract.envelope import envelope
+from contract.envelope import LEGACY_INCARNATION, envelope
 from contract.schema import ContractError, receive, validate
 from contract.wire import MAX_DEPTH, WireError, decode, encode
 from controller.clock import MAX_CLOCK_SECONDS, StructureError
@@ -263,9 +263,10 @@ def test_a_journal_line_that_cannot_be_replayed_is_quarantined_and_the_table_car
             "WireError", "InputError", "WireError"]
         assert len(daemon.outbox.quarantined()) == 3
         rows = [r for r in daemon.outbox.rows(0, 1000) if r[3]["type"] == "journal.quarantined"]
-        assert [e["line"] for _, _, _, e in rows] == [3, 4, 5]
-        for seq, ts, boot, event in rows:  # as the hub receives it: the contract's, an alert
-            message = envelope(event, venue=VENUE, table="t1", seq=seq, boot=boot, ts_ms=ts)
+        assert [e["line"] for _, _, _, e, _ in rows] == [3, 4, 5]
+        for seq, ts, boot, event, incarnation in rows:  # as the hub receives it: an alert
+            message = envelope(event, venue=VENUE, table="t1", seq=seq, boot=boot, ts_ms=ts,
+                               incarnation=incarnation)
             validate("Envelope", message)
             assert alert_of(message)[0] == "journal_quarantined"
         daemon.tick()  # the screen code runs on the clock that did resume
@@ -361,7 +362,8 @@ def test_one_tables_flood_of_alerts_is_capped_and_counted(monkeypatch):
     assert floor.tables["t1"].alerts_hidden == 3000 - MAX_OPEN_ALERTS_PER_TABLE
     assert [a["table"] for a in snapshot["alerts"]].count("t2") == 1
     assert len(encode(snapshot)) < 100_000
-    assert len(floor.alerted) == 1000 and ("t2", 1) in floor.alerted  # the newest kept
+    # the newest kept
+    assert len(floor.alerted) == 1000 and ("t2", LEGACY_INCARNATION, 1) in floor.alerted
 
 
 # ---------------------------------------------------------------------------- the hub, live
@@ -612,7 +614,7 @@ def test_a_table_daemon_survives_a_hostile_venue_clock_and_hostile_commands(tmp_
                         and daemon.table.clock.current_level() == 3, 15)
         daemon.tick()
         assert daemon.link.stats.invalid >= 6 and not supervise.FAILED.is_set()
-        assert all(math.isfinite(float(e.get("elapsed", 0))) for _, _, _, e in
+        assert all(math.isfinite(float(e.get("elapsed", 0))) for _, _, _, e, _ in
                    daemon.outbox.rows(0, 1000) if e["type"] == "clock")
     finally:
         client.publish(root + "clock", b"", qos=1, retain=True)

@@ -276,9 +276,9 @@ def test_storage_migrates_an_older_database_and_purges_by_retention(tmp_path, ba
         version = storage.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
         assert version == len(MIGRATIONS)
         if backend == "postgresql":
-            storage.insert("t1", 1, _envelope(1, "hand.started"), "{}")
+            storage.insert("t1", 1, _envelope(1, "hand.started"), "{}", 5)
             storage.execute("UPDATE events SET ts = 5")
-        storage.insert("t1", 2, _envelope(2, "hand.ended"), json.dumps(_envelope(2, "x")))
+        storage.insert("t1", 2, _envelope(2, "hand.ended"), json.dumps(_envelope(2, "x")), 5)
         alert = {"id": 1, "table": "t1", "kind": "misdeal", "text": "MISDEAL", "hand": 1,
                  "ts": 5, "historical": False, "acked_by": None, "acked_at": None}
         storage.save_alert(alert)
@@ -749,15 +749,15 @@ def test_a_hand_history_holds_whole_hands_only(tmp_path):
             for kind in kinds:
                 seq += 1
                 storage.insert("t1", seq, _envelope(seq, kind, hand=hand),
-                               json.dumps(_envelope(seq, kind, hand=hand)))
+                               json.dumps(_envelope(seq, kind, hand=hand)), seq)
         storage.commit()
         history = storage.hand_history("t1", 3)
         counts = {}
-        for envelope in history:
+        for _, envelope in history:
             counts[envelope["hand"]] = counts.get(envelope["hand"], 0) + 1
         assert counts == {8: 2, 9: 14, 10: 2}
         history = storage.hand_history("t1", 1)
-        assert {e["hand"] for e in history} == {10}
+        assert {e["hand"] for _, e in history} == {10}
     finally:
         storage.close()
 

@@ -70,9 +70,9 @@ class Venue:
             self.replay(replay)
 
     def replay(self, replay: Replay) -> None:
-        table = self.tables[replay.table]
+        table = self.tables[replay.stream]
         last = table.made if replay.to_seq is None else min(replay.to_seq, table.made)
-        self.send(replay.table, replay.from_seq, last)
+        self.send(replay.stream, replay.from_seq, last)
 
     def crash(self, session_kept: bool) -> None:
         """The recorder dies: what it had not committed is gone; it starts again from the
@@ -168,3 +168,21 @@ def test_without_its_session_the_recorder_asks_at_once_and_asks_a_quiet_table():
     counted = ledger.counts(2.1)
     assert counted == {"t1": 15}
     assert ledger.committed(counted, 2.1) == []
+
+
+def test_a_database_behind_what_it_acknowledged_asks_the_table_at_once_from_its_count():
+    """A database restored from a backup: a table says the recorder acknowledged it up to 40
+    while the count is 10 (and rows 31-33 came since): asked at once for 11-30, once."""
+    ledger = RecorderLedger(TIMEOUT)
+    ledger.load({"t1": 10})
+    ledger.session(kept=True)
+    assert not ledger.acknowledged_before("t1", 10)  # nothing lost
+    for seq in (31, 32, 33):
+        ledger.stored("t1", seq)
+    assert ledger.acknowledged_before("t1", 40)
+    assert not ledger.acknowledged_before("t1", 40)  # asked already
+    assert ledger.committed(ledger.counts(0.05), 0.05) == [Replay("t1", 11, 30)]
+    assert ledger.committed(ledger.counts(0.1), 0.1) == []  # the gap's own timeout from now
+    # An incarnation that starts at 500 (its status says so) is not behind at 499.
+    ledger.replay_refused("t2", 500)
+    assert not ledger.acknowledged_before("t2", 499)

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from contract.envelope import LEGACY_INCARNATION
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from houses.loaders import load_structure
+from hub.ledger import Stream
 from hub.recorder import Recorder
 from hub.storage import MIGRATIONS
 from tests.conftest import subscribed, wait_for
@@ -40,7 +42,22 @@ def test_outbox_keeps_seq_across_restarts_and_deletes_only_on_ack(tmp_path):
     box.close()
     again = Outbox(path, keep_acked=2)
     assert again.boot == 2 and again.append(_event(9), 2000) == 6
-    assert again.ack(99) == 6  # an ack beyond what exists covers what exists
+    # Each start is an incarnation of its own, acknowledged on its own: the second's ack
+    # does not cover what the first made (a recorder that holds 6 may lack 4 and 5).
+    assert again.incarnation != box.incarnation
+    assert again.identity.follows == box.incarnation and again.identity.since_seq == 6
+    assert [row[4] for row in again.rows(3)] == [box.incarnation] * 2 + [again.incarnation]
+    assert again.ack(99) == 3
+    assert again.ack(99, box.incarnation) == 6  # an ack beyond what exists covers what exists
+    assert again.ack(99, "f" * 32) == 6  # another device's incarnation: nothing changes
+    assert again.span(box.incarnation) == (1, 5)  # its row 5 is kept for replays
+    again.keep_acked = 0
+    assert again.ack(6) == 6 and again.oldest_kept() is None
+    again.close()
+    third = Outbox(path)  # earlier starts, all acknowledged and gone, are forgotten
+    assert third.span(box.incarnation) is None and third.span(again.incarnation) is None
+    assert third.identity.follows == again.incarnation and third.identity.since_seq == 7
+    assert third.identity.journal == box.identity.journal and third.acked_upto == 6
 
 
 @pytest.fixture
@@ -448,7 +465,7 @@ def test_the_recorder_on_postgresql_stores_each_event_once(tmp_path, broker, pos
     try:
         version = storage.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
         assert version == len(MIGRATIONS)
-        assert storage.uptos() == {"tp": 400}
+        assert storage.uptos() == {Stream("tp", box.incarnation): 400}
     finally:
         storage.close()
 
@@ -547,7 +564,8 @@ def test_the_recorder_acknowledges_what_its_kept_session_delivers_before_the_sub
     try:
         rec.put(Connected(False, "Success", session_present=True))
         rec.put(Received(f"pkr/v1/{VENUE}/tables/t1/private", envelope(1), False))
-        ack = (f"pkr/v1/{VENUE}/tables/t1/ack", {"upto_seq": 1})
+        ack = (f"pkr/v1/{VENUE}/tables/t1/ack", {"upto_seq": 1,
+                                                 "incarnation": LEGACY_INCARNATION})
         assert wait_for(lambda: ack in published, 5), published
         assert not rec.connected.is_set()  # the SUBACK is still to come
         rec.put(Disconnected("lost"))
@@ -555,8 +573,9 @@ def test_the_recorder_acknowledges_what_its_kept_session_delivers_before_the_sub
         assert wait_for(lambda: rec.upto.get("t1") == 2, 5)  # committed while offline
         since = rec.stats.flushed_at
         assert wait_for(lambda: rec.stats.flushed_at > since, 5)  # that flush is over
-        assert (ack[0], {"upto_seq": 2}) not in published
+        second = (ack[0], {**ack[1], "upto_seq": 2})
+        assert second not in published
         rec.put(Connected(False, "Success", session_present=True))
-        assert wait_for(lambda: (ack[0], {"upto_seq": 2}) in published, 5), published
+        assert wait_for(lambda: second in published, 5), published
     finally:
         rec.stop()

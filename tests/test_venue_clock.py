@@ -97,7 +97,8 @@ def test_a_table_follows_the_hubs_clock(tmp_path, broker):
         service.apply("level", 6)
         assert wait_for(lambda: level() == 6)
         events = daemon.outbox.rows(0, 1000)
-        synced = [e for _, _, _, e in events if e["type"] == "clock" and e["state"] == "synced"]
+        synced = [e for _, _, _, e, _ in events
+                  if e["type"] == "clock" and e["state"] == "synced"]
         assert synced and synced[-1]["structure"] == "corner-pocket"
         service.apply("stop")
         assert wait_for(lambda: level() is not None and daemon.table.clock.stopped)
@@ -105,7 +106,7 @@ def test_a_table_follows_the_hubs_clock(tmp_path, broker):
         readings = daemon.venue_clock_readings
         assert wait_for(lambda: level() is not None
                         and daemon.venue_clock_readings >= readings + 3)
-        stopped = [e for _, _, _, e in daemon.outbox.rows(0, 1000)
+        stopped = [e for _, _, _, e, _ in daemon.outbox.rows(0, 1000)
                    if e["type"] == "clock" and e["state"] == "stopped"]
         assert len(stopped) == 1, "the table reported the hub's stopped clock more than once"
     finally:

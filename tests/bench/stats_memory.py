@@ -38,7 +38,7 @@ def store_night(storage: Any, tables: int, hands: int) -> None:
                 envelope = {"v": 1, "venue": "v", "table": f"t{t}", "seq": seq, "boot": 1,
                             "type": type_, "ts": ts, "hand": h + 1, "dealer": f"d{t % 7}",
                             "data": data}
-                storage.insert(f"t{t}", seq, envelope, json.dumps(envelope))
+                storage.insert(f"t{t}", seq, envelope, json.dumps(envelope), ts)
     storage.commit()
 
 
