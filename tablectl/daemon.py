@@ -319,7 +319,7 @@ class Daemon:
 
     def _journal_event(self, line: int, reason: str) -> None:
         self.outbox.append(JournalQuarantined(line=line, reason=reason, t=self.now()).to_json(),
-                           int(time.time() * 1000))
+                           self.outbox.now_ms())
         self.events += 1
 
     def _start_parts(self) -> None:
@@ -358,7 +358,7 @@ class Daemon:
 
     def _commit(self, line: dict[str, Any], events: Sequence[Event]) -> None:
         self.outbox.record(line, [event.to_json() for event in events],
-                           int(time.time() * 1000))
+                           self.outbox.now_ms())  # its start's clock (Outbox.now_ms)
         self.events += len(events)
         t = line.get("t")
         if isinstance(t, int | float) and not isinstance(t, bool):

@@ -766,3 +766,20 @@ def test_a_badge_with_control_characters_or_cut_to_fit_signs_nobody_in():
     for bad in ("\x1b[2J", "x" * 65, "a\u0000b"):
         with pytest.raises(InputError, match="dealer"):
             parse_input({"type": "dealer", "dealer": bad})
+
+
+def test_ntp_stepping_the_clock_mid_evening_never_moves_a_tables_stamps(tmp_path, monkeypatch):
+    """A Pi without a battery clock starts at its last shutdown's time, and NTP then steps it
+    (here a year forward): the stamps of one start stay on one clock, so the hub moves them
+    all by the one offset it measures (docs/failure.md, "A table with a wrong clock")."""
+    daemon = Daemon(_table_config(tmp_path), out=io.StringIO()).start()
+    try:
+        before = daemon.outbox.now_ms()
+        stepped = time.time() + 365 * 86400
+        monkeypatch.setattr(time, "time", lambda: stepped)
+        daemon.feed(parse_input({"type": "clock", "structure": "tda-2024", "t": daemon.now()}))
+        last = daemon.outbox.rows(0, 1000)[-1]
+        assert before <= last[1] < before + 60_000, (before, last)
+        assert abs(daemon.outbox.now_ms() - last[1]) < 60_000
+    finally:
+        daemon.stop()
