@@ -278,7 +278,8 @@ def test_storage_migrates_an_older_database_and_purges_by_retention(tmp_path, ba
         if backend == "postgresql":
             storage.insert("t1", 1, _envelope(1, "hand.started"), "{}", 5)
             storage.execute("UPDATE events SET ts = 5")
-        storage.insert("t1", 2, _envelope(2, "hand.ended"), json.dumps(_envelope(2, "x")), 5)
+        storage.insert("t1", 2, _envelope(2, "hand.ended"), json.dumps(_envelope(2, "x")),
+                       1002)  # retention goes by the hub's time: this one is kept
         alert = {"id": 1, "table": "t1", "kind": "misdeal", "text": "MISDEAL", "hand": 1,
                  "ts": 5, "historical": False, "acked_by": None, "acked_at": None}
         storage.save_alert(alert)
