@@ -51,7 +51,7 @@ def night(tmp_path_factory):
     db = str(directory / "hub.db")
     storage = open_storage(db)
     for event in events:
-        storage.insert(event["table"], event["seq"], event, encode(event))
+        storage.insert(event["table"], event["seq"], event, encode(event), event["ts"])
     storage.commit()
     storage.close()
     broker = Broker(directory / "mosquitto").start()
@@ -140,7 +140,7 @@ def test_chart_labels_show_bidirectional_controls_as_everything_else_does(night)
                                        ("hand.ended", start + 60_000)), start=1):
         event = {"table": "t9", "seq": seq, "type": type_, "ts": ts, "hand": 1,
                  "dealer": "ev\u202elid", "data": {"outcome": "complete"}}
-        storage.insert("t9", seq, event, encode(event))
+        storage.insert("t9", seq, event, encode(event), event["ts"])
     storage.commit()
     storage.close()
     context = night["browser"].new_context(viewport={"width": 1280, "height": 800})

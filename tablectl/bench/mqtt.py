@@ -212,7 +212,8 @@ def outage(events: int) -> dict[str, Any]:
             recorded = json.loads(summary.strip().splitlines()[-1])
             # Redelivered: events the recorder was sent again and stored once (paho sends its
             # messages in flight again after a reconnect, a replay request overlaps the
-            # backlog); duplicates: events stored twice (none: (table, seq) is the key).
+            # backlog); duplicates: events stored twice (none: (table, incarnation, seq) is
+            # the key).
             redelivered, replay_requests = recorded["duplicates"], recorded["replay_requests"]
             with sqlite3.connect(db_path) as db:
                 seqs = [row[0] for row in db.execute(
@@ -231,10 +232,11 @@ def outage(events: int) -> dict[str, Any]:
 def _recorded_upto(db_path: Path, table: str) -> int:
     try:
         with sqlite3.connect(db_path, timeout=1) as db:
-            row = db.execute("SELECT upto FROM tables WHERE tbl = ?", (table,)).fetchone()
+            # The bench's one table has one incarnation (one start of its outbox).
+            row = db.execute("SELECT MAX(upto) FROM streams WHERE tbl = ?", (table,)).fetchone()
     except sqlite3.OperationalError:
         return 0
-    return int(row[0]) if row else 0
+    return int(row[0]) if row and row[0] is not None else 0
 
 
 def _bare_burst_rate(port: int, count: int) -> float:
