@@ -344,7 +344,7 @@ class NetworkVenue(SimulatedVenue):
     # ---------------------------------------------------------------- measuring
     def uptos(self) -> dict[str, int]:
         # The hub runs in a process of its own: its database says.
-        return self.storage.uptos() if self.storage is not None else {}
+        return self.storage.table_uptos() if self.storage is not None else {}
 
     def healing(self, what: str, tables: list[str]) -> Heal:
         """Note a heal about to happen (call it just before): its moment, and what ``tables``

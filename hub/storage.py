@@ -159,6 +159,22 @@ class Storage:
         return {Stream(str(t), str(i)): int(u)
                 for t, i, u in self.execute("SELECT tbl, inc, upto FROM streams")}
 
+    def table_uptos(self) -> dict[str, int]:
+        """Each table's seq up to which the hub holds every event of its newest journal,
+        following its incarnations (each starts where the one before ended): what a harness
+        waits for."""
+        held: dict[str, tuple[int, int]] = {}  # table -> (epoch, held up to)
+        for table, epoch, since, upto in self.execute(
+                "SELECT tbl, epoch, since_seq, upto FROM streams ORDER BY tbl, epoch, "
+                "since_seq"):
+            last_epoch, count = held.get(table, (epoch, 0))
+            if epoch != last_epoch:
+                count = 0  # a newer journal: its own seqs
+            if since - 1 <= count:
+                count = max(count, int(upto))
+            held[table] = (epoch, count)
+        return {table: count for table, (_, count) in held.items()}
+
     def streams(self) -> list[dict[str, Any]]:
         """Every incarnation of every table the hub knows, as ``save_stream`` keeps it."""
         keys = ("table", "incarnation", "journal", "follows", "since_seq", "upto", "epoch",
