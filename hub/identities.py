@@ -70,12 +70,14 @@ class TableIdentities:
     def _epoch(self, table: str) -> int:
         return max((k.epoch for s, k in self.streams.items() if s.table == table), default=0)
 
-    def heard(self, stream: Stream, seq: int) -> bool:
-        """An event of ``stream``: True if it is new to the hub (to be kept)."""
+    def heard(self, stream: Stream, since_seq: int = 1) -> bool:
+        """``stream`` heard of without its own status (an event of it, or a span another
+        status says its table keeps, which gives ``since_seq``, its first seq): True if it is
+        new to the hub (to be kept). Its first seq matters to the uplink: below it is no gap."""
         if stream in self.streams:
             return False
         epoch = 0 if stream.incarnation == LEGACY_INCARNATION else self._epoch(stream.table)
-        self.streams[stream] = Known(None, None, 1, epoch)
+        self.streams[stream] = Known(None, None, since_seq, epoch)
         self.newest.setdefault(stream.table, stream)
         return True
 

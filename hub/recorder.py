@@ -258,7 +258,7 @@ class Recorder(MqttWorker):
         """The incarnation an event belongs to; one never heard of (its status not seen) is
         kept from its first event on."""
         stream = Stream(table, incarnation_of(envelope))
-        if self.identities.heard(stream, int(envelope["seq"])):
+        if self.identities.heard(stream):  # its first seq is its status's to say
             self._save_stream(stream)
         return stream
 
