@@ -70,6 +70,7 @@ class SeatingCommand(_Command):
     name: ClassVar[str] = "seating"
     seats: list[Any]  # seat numbers (the core checks them: 1 to 10, each once)
     moves: list[Any] | None = None  # players moved between tables (the core checks them)
+    version: int | None = None  # the hub's version of the table's seating (hub/seating.py)
 
 
 @dataclass(frozen=True, kw_only=True)

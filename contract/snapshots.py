@@ -62,13 +62,14 @@ class TableState:
     button: int | None = None
     blind_seats: dict[str, int] | None = None
     dealer_stats: dict[str, Any] | None = None
+    seating: dict[str, int | None] | None = None  # the hub's versions: dealt, held for next
 
     # The order the snapshot is written in (a table's daemon has written it so since before
     # the fields a table may leave out were told apart from the others).
     WRITTEN: ClassVar[tuple[str, ...]] = (
         "hand", "in_progress", "street", "phase", "dealer", "shoe", "clock", "profile",
-        "hand_for_hand", "seats", "button", "blind_seats", "dealer_stats", "links", "last_seq",
-        "ts")
+        "hand_for_hand", "seats", "seating", "button", "blind_seats", "dealer_stats", "links",
+        "last_seq", "ts")
 
     @classmethod
     def parse(cls, payload: bytes | str) -> TableState:

@@ -633,6 +633,7 @@ class Seating(Event):
     t: float
     moves: list[dict[str, Any]] | None = opt()  # players moved between tables
     dealer: str | None = opt()
+    version: int | None = opt()  # the hub's version of the table's seating (hub/seating.py)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -100,6 +100,9 @@ class SeatsChange:
     seats: tuple[int, ...]
     t: float | None = None
     moves: tuple[SeatMove, ...] = ()
+    # The hub's version of this table's seating (None: a seating from elsewhere, a tool): a
+    # table never goes back to an older one than it holds (hub/seating.py).
+    version: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +166,7 @@ _ALLOWED: dict[str, tuple[str, ...]] = {
     "deck_out": (),
     "card": ("card", "deck", "tag", "ndef", "face", "boxed", "unreadable"),
     "button": ("gesture",),
-    "seats": ("seats", "moves"),
+    "seats": ("seats", "moves", "version"),
     "clock": ("structure", "action", "elapsed", "running"),
     "shoe": ("state", "detail", "lost", "cards", "part"),
     "dealer": ("dealer",),
@@ -319,10 +322,17 @@ def _seats(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Inpu
         problems.append(f"seats: {exc}")
         return None
     moves = _moves(obj.get("moves", []), seat_tuple, problems)
-    return None if moves is None else SeatsChange(seat_tuple, t, moves)
+    version = obj.get("version")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)
+                                or not 1 <= version <= MAX_SEATING_VERSION):
+        problems.append(f"version: a seating's version is a whole number from 1 to "
+                        f"{MAX_SEATING_VERSION}, not {version!r}")
+        return None
+    return None if moves is None else SeatsChange(seat_tuple, t, moves, version)
 
 
 MAX_MOVES = 10
+MAX_SEATING_VERSION = 2**53 - 1  # JSON's exact integers
 _SEAT_NUMBER = range(SEAT_MIN, SEAT_MAX + 1)
 # A table's id as the contract allows it (contract/schema.py NAME, a topic level: the core
 # imports no contract; tests/test_contract.py holds the two the same).

@@ -32,7 +32,7 @@ from controller.seating import Positions
 from controller.table import Table
 from controller.table_parts import DECLARABLE_GAMES, RunningShot
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2  # 2: the hub's seating version (1 read as none)
 OUTCOMES = ("complete", "misdeal", "void")
 BETTINGS = tuple(sorted({betting for _, betting, _ in DECLARABLE_GAMES}))
 HAND_FOR_HAND_STATES = ("off", "playing", "waiting")
@@ -100,6 +100,7 @@ def _core(table: Table) -> dict[str, Any]:
         "waiting": list(table.waiting),
         "betting": table.betting,
         "hand_for_hand": table.hand_for_hand.state,
+        "seating_version": table.seating_version,
     }
 
 
@@ -289,6 +290,19 @@ def _restore_v1(data: dict[str, Any], table: Table,
     return t, notes
 
 
+def _restore_v2(data: dict[str, Any], table: Table,
+                screen: DisplayModel) -> tuple[float, list[str]]:
+    """Version 1 and the hub's seating version (a version 1 snapshot's table had none: the
+    hub sends its seating again, hub/seating.py)."""
+    top = _Object(data, "", ("version", "t", "core", "screen"))
+    t = top.number("t")
+    core = top.obj("core", (*_CORE, "seating_version"))
+    notes = _restore_core_v1(core, table)
+    table.seating_version = core.whole("seating_version", 0)
+    _restore_screen_v1(top.obj("screen", _SCREEN), screen)
+    return t, notes
+
+
 def _restore_core_v1(core: _Object, table: Table) -> list[str]:
     notes: list[str] = []
     table.now = core.number("now")
@@ -422,4 +436,4 @@ def _restore_screen_v1(data: _Object, model: DisplayModel) -> None:
 # A later format adds its reader here and keeps these: a table upgraded reads the snapshot its
 # previous version wrote.
 _READERS: dict[int, Callable[[dict[str, Any], Table, DisplayModel],
-                             tuple[float, list[str]]]] = {1: _restore_v1}
+                             tuple[float, list[str]]]] = {1: _restore_v1, 2: _restore_v2}

@@ -130,6 +130,10 @@ class Table:
         self.redeals = 0
         self.pending_setup: Setup | None = None
         self.pending_seats: tuple[int, ...] | None = None
+        # The hub's version of the seating this table deals (0: none from the hub yet) and of
+        # the one it holds for its next hand: an older one is refused (hub/seating.py).
+        self.seating_version = 0
+        self.pending_seating_version: int | None = None
         self.registry = registry or DeckRegistry()  # enrolled tags; setup lines add to it
         self.setup_tags: dict[str, str] = {}  # what setup lines added (uid -> tag text)
         self.deck_check: DeckCheck | None = None
@@ -262,7 +266,7 @@ class Table:
         if item.game is not None:
             self.game = item.game
         if item.seats is not None:
-            self.seats = item.seats
+            self.seats, self.seating_version = item.seats, 0  # the table's own, not the hub's
         if item.hand is not None:
             self.next_number = item.hand
         if item.seats is not None or item.button is not None:
@@ -273,14 +277,31 @@ class Table:
 
     def _seats(self, item: SeatsChange, t: float) -> list[Event]:
         seats = item.seats
+        version = item.version
+        if version is not None:
+            held = max(self.seating_version, self.pending_seating_version or 0)
+            if version < held:
+                raise TableUsageError(f"seating version {version} is older than version "
+                                      f"{held}, which this table holds: the hub's newer "
+                                      "seating stands")
+            if version == held:
+                same = (self.pending_seats if self.pending_seating_version == version
+                        else self.seats)
+                if same is not None and set(same) == set(seats):
+                    return []  # the hub sent it again (it had not heard): nothing changes
+                raise TableUsageError(f"seating version {version} is held already with "
+                                      "other seats: the hub numbers each seating once")
         # Players the floor moves between tables (balancing, a broken table): the display
         # tells the dealer who goes where.
         moves = [move.to_json() for move in item.moves] or None
         if self.hand_in_progress:
-            self.pending_seats = seats
-            return [Seating(seats=list(seats), effective="next_hand", moves=moves, t=t)]
-        self.seats = seats
-        return [Seating(seats=list(seats), effective="now", moves=moves, t=t)]
+            # A seating from elsewhere (no version) is not the hub's: its version goes.
+            self.pending_seats, self.pending_seating_version = seats, version
+            return [Seating(seats=list(seats), effective="next_hand", moves=moves, t=t,
+                            version=version)]
+        self.seats, self.seating_version = seats, version or 0
+        return [Seating(seats=list(seats), effective="now", moves=moves, t=t,
+                        version=version)]
 
     def _positions_for_next_hand(self) -> Positions:
         if self.seats is None:
@@ -462,6 +483,8 @@ class Table:
             self._apply_setup(setup)
         if self.pending_seats is not None:
             self.seats, self.pending_seats = self.pending_seats, None
+            self.seating_version = self.pending_seating_version or 0
+            self.pending_seating_version = None
         return events
 
     def _deck_check(self, item: DeckCheckCommand, t: float) -> list[Event]:
@@ -555,6 +578,9 @@ class Table:
             "profile": self.profile.name,
             "hand_for_hand": self.hand_for_hand.state,
             "seats": list(self.seats or ()),
+            # The hub's seating versions: the one dealt, the one held for the next hand.
+            "seating": {"version": self.seating_version,
+                        "pending": self.pending_seating_version},
             # Where the floor looks on its seat map: the hand's button and blinds.
             "button": hand.positions.button if hand is not None else self.setup_button,
             "blind_seats": {"small": hand.positions.small_blind,

@@ -146,11 +146,11 @@ def test_every_attribute_of_what_a_snapshot_covers_is_in_it_or_the_configuration
         "now", "game", "seats", "setup_button", "hand", "next_number", "last_positions",
         "last_outcome", "redeals", "setup_tags", "last_deck", "shift", "clock",
         "clock_source", "shot", "shoe_state", "_rereads", "choice", "waiting", "betting",
-        "hand_for_hand",
+        "hand_for_hand", "seating_version",
         # the daemon's, from its configuration
         "profile", "config", "structure_loader", "registry",
         # only while a hand is on or a deck check runs (Table.at_rest)
-        "pending_setup", "pending_seats", "deck_check",
+        "pending_setup", "pending_seats", "pending_seating_version", "deck_check",
     }
     assert set(vars(table)) == covered
     assert set(vars(BlindClock(load_structure("tda-2024"), 0.0))) == {
@@ -181,7 +181,8 @@ def _a_snapshot() -> dict:
 
 
 @pytest.mark.parametrize(("change", "said"), [
-    (lambda s: s.update(version=2), "version 2: this table's software reads version 1"),
+    (lambda s: s.update(version=3), "version 3: this table's software reads versions 1, 2"),
+    (lambda s: s["core"].update(seating_version=-1), "core.seating_version: a whole number"),
     (lambda s: s.update(version="1"), "version '1'"),
     (lambda s: s["core"].pop("clock"), "core: missing clock"),
     (lambda s: s["core"].update(extra=1), "core: unknown extra"),
@@ -201,6 +202,22 @@ def test_a_snapshot_is_read_strictly_and_what_is_wrong_is_named(change, said):
     with pytest.raises(SnapshotError) as caught:
         restore(data, _table("tda-2024"), DisplayModel())
     assert said in str(caught.value)
+
+
+def test_a_version_1_snapshot_is_read_with_no_seating_of_the_hubs():
+    """A table upgraded reads its version 1 snapshot (written before the hub numbered its
+    seatings): it holds none of the hub's, so the hub sends its seating again."""
+    data = _a_snapshot()
+    assert data["version"] == 2 and data["core"]["seating_version"] == 0
+    data["core"]["seating_version"] = 7
+    table = _table("tda-2024")
+    restore(data, table, DisplayModel())
+    assert table.seating_version == 7
+    data["version"] = 1
+    del data["core"]["seating_version"]
+    table = _table("tda-2024")
+    restore(data, table, DisplayModel())
+    assert table.seating_version == 0 and table.seats is not None
 
 
 def test_a_structure_gone_since_the_snapshot_leaves_the_table_without_its_clock():
