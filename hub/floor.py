@@ -19,9 +19,12 @@ from controller.inputs import dealer_id_problem
 from controller.seating import SEAT_MAX
 from hub.balance_desk import COUNTED
 from hub.roster import Roster, display_name
+from hub.seating import PlannedMove, SeatingPlan, SeatingRefused
 
 if TYPE_CHECKING:
+    from contract.commands import SeatingCommand
     from contract.snapshots import TableState, VenueClockReading
+    from controller.balancing import Proposal
     from controller.clock import Structure
     from hub.balance_desk import BalanceDesk
 
@@ -190,7 +193,11 @@ class TableView:
     shoe: str | None = None
     hub_link: str | None = None
     hand_for_hand: str = "off"  # off, waiting (hand finished), playing
+    # The seats taken as the floor decided them (hub/seating.py: the seating's truth, what
+    # every count is made of), and as the table says it deals them.
     seats: list[int] = field(default_factory=list)
+    table_seats: list[int] = field(default_factory=list)
+    seating: dict[str, Any] | None = None  # the plan's version, its state at the table, since
     button: int | None = None  # the button's seat (the table's state)
     blind_seats: dict[str, int] | None = None  # {"small": seat, "big": seat}
     last_seq: int = 0
@@ -230,10 +237,6 @@ class CommandView:
     sent_at: int
     reply: dict[str, Any] | None = None
     replied_at: int | None = None
-    seats_before: list[int] | None = None  # a seating command: the table's seats when sent
-    undoes: str | None = None  # the bust-out this seating command gives back
-    drawn: list[int] | None = None  # the roster's players this command seats (a draw)
-    final_draw: bool = False  # the final table's draw: the roster is seated already
 
 
 MAX_DEALER_NAMES = 500
@@ -242,15 +245,16 @@ UNDO_BUSTOUT_MS = 120_000  # a bust-out can be undone this long after the table 
 
 @dataclass
 class BustOut:
-    """A seat the floor took out of a table (a seating command the table applied). Its undo
-    lives here, at the hub: every dashboard shows it, after a refresh too, for its window."""
+    """A player the floor put out (their seat leaves the hub's seating at once; the table
+    deals without it from its next hand). Its undo lives here, at the hub: every dashboard
+    shows it, after a refresh too, for its window."""
 
     table: str
     seat: int
-    hand: int | None  # the table's last hand when it happened
+    hand: int | None  # the table's hand when it happened
     ts: int
     by: str
-    undone_by: str | None = None  # the seat was given back (the table applied it)
+    undone_by: str | None = None  # the seat was given back
     undone_at: int | None = None
     player: str | None = None  # who sat there, by the roster (None: no roster)
     place: int | None = None  # their finishing place when it happened (the roster's is live)
@@ -278,6 +282,7 @@ class FloorView:
     dealer_names: dict[str, str] = field(default_factory=dict)  # badge id -> the dealer's name
     balance: BalanceDesk | None = None  # the house's balancing rule (None: not proposed)
     balance_stale: bool = True  # seats, blinds, hands or a status changed since the review
+    seating: SeatingPlan = field(default_factory=SeatingPlan)  # the room's seating: the truth
     # (table, seq) of events that raised an alert, oldest first: each raises one, however it
     # arrives (live, replayed, caught up from the store); bounded like _seen.
     alerted: dict[tuple[str, str, int], None] = field(default_factory=dict)
@@ -311,8 +316,11 @@ class FloorView:
                                        "lost (no clean stop)", None, now, False)
         if state != view.status:
             self.balance_stale = True
+            if state == "online":
+                self.seating.back(name)  # what it missed is sent at once
         view.status, view.boot = state, payload.get("boot", view.boot)
-        return [self._table_update(view), *updates]
+        # The table's line last: an alert past the cap carries the line as it was before.
+        return [*updates, self._table_update(view)]
 
     def on_state(self, name: str, state: TableState, now: int) -> list[Update]:
         view = self.table(name)
@@ -334,15 +342,17 @@ class FloorView:
         view.shoe = state.shoe
         view.hub_link = state.links.get("hub", view.hub_link)
         view.hand_for_hand = state.hand_for_hand
-        # An empty list is news too: a broken table has nobody left (keeping its old seats
-        # counted phantom players, and the hub proposed breaking it again).
-        view.seats = list(state.seats)
+        # The table's seats are what it deals; the hub's seating stays the floor's (a table
+        # never heard before is taken as it is).
+        view.table_seats = list(state.seats)
+        self.seating.heard(name, list(state.seats), state.seating, now)
         view.button = state.button
         view.blind_seats = state.blind_seats
         view.last_seq = max(view.last_seq, state.last_seq)
+        update = self._table_update(view)
         if (view.seats, view.button, view.blind_seats, view.in_progress) != before:
             self.balance_stale = True
-        return [self._table_update(view)]
+        return [update]
 
     def on_event(self, name: str, envelope: dict[str, Any], now: int) -> list[Update]:
         """One public event; the same ``(table, seq)`` twice (a replay) counts once."""
@@ -441,38 +451,9 @@ class FloorView:
             return []  # someone else's command (the recorder's replay requests, a CLI)
         command.reply, command.replied_at = payload, now
         updates: list[Update] = [{"kind": "command", "command": asdict(command)}]
-        seats = command.args.get("seats")
-        roster_changed = False
-        if command.drawn and not payload.get("ok"):
-            self.roster.unseat(command.drawn)  # they wait for the next draw
-            roster_changed = True
-        undone = next((b for b in self.bustouts if b.id == command.undoes), None)
-        if undone is not None and payload.get("ok") and undone.undone_by is None:
-            undone.undone_by, undone.undone_at = command.sent_by, now
-            updates.append({"kind": "bustout", "bustout": asdict(undone)})
-            roster_changed |= self.roster.back_in(undone.table, undone.seat,
-                                                  undone.ts) is not None
-        if (command.command == "seating" and payload.get("ok") and isinstance(seats, list)
-                and command.seats_before is not None and not command.final_draw):
-            view = self.table(name)
-            leaving = [m for m in command.args.get("moves") or ()
-                       if isinstance(m, dict) and "to_table" in m]
-            for move in leaving:
-                roster_changed |= self.roster.moved(name, move["seat"], move["to_table"],
-                                                    move["to_seat"]) is not None
-            moved = {m.get("seat") for m in leaving}
-            for seat in sorted(set(command.seats_before) - set(seats) - moved):
-                player = self.roster.went_out(name, seat, now, view.hand)
-                bust = BustOut(name, seat, view.hand, now, command.sent_by,
-                               player=player.name if player else None,
-                               place=self.roster.places().get(player.id) if player else None,
-                               player_id=player.id if player else None)
-                roster_changed |= player is not None
-                self.bustouts.append(bust)
-                updates.append({"kind": "bustout", "bustout": asdict(bust)})
-            del self.bustouts[:max(0, len(self.bustouts) - self.MAX_BUSTOUTS)]
-        if roster_changed:
-            updates.append(self.roster_update())
+        if command.command == "seating" and not payload.get("ok") and self.seating.refused(
+                name, command.args.get("version"), str(payload.get("error") or "refused")):
+            updates.append(self._table_update(self.table(name)))
         return updates
 
     def name_dealer(self, badge: str, name: str) -> list[Update]:
@@ -498,86 +479,111 @@ class FloorView:
     def roster_update(self) -> Update:
         return {"kind": "roster", "roster": self.roster.view()}
 
-    def final_table_draw(self, final: str,
-                         rng: random.Random) -> dict[str, dict[str, Any]]:
+    def final_table_draw(self, final: str, by: str, now: int,
+                         rng: random.Random) -> list[Update]:
         """Every player left draws a seat at the final table (seed 002: "Before the start of
         any final table players seating positions are to be decided by use of the Ace - 8
         card system"; seed 001: "all players, including those already seated at the table,
-        draw for their seat"): the seating command of each table with players, the final
-        table's naming who arrives from where. The roster is seated at once: the hub sends it
-        only when every table is between hands. StaffError says why not."""
+        draw for their seat"). The final table's own players change seats at its next hand;
+        the others leave theirs after their hand there and are seated at the final table
+        once they have (hub/seating.py). StaffError says why not."""
         roster = self.roster
-        view = self.tables.get(final)
-        if view is None or view.status != "online":
-            raise StaffError(f"table {final} is not online: the final table must take its seats")
         players = [p for p in roster.players.values() if p.playing]
         if not players:
             raise StaffError("no roster: the final table's draw is among the players entered")
+        if final not in self.tables:
+            raise StaffError(f"no table {final!r} has been heard at this venue")
         size = self.table_size(final)
         if len(players) > size:
             raise StaffError(f"{len(players)} players are left and table {final} seats {size}:"
                              " break down to the final table first")
-        seated = {n: t for n, t in self.tables.items() if t.status in COUNTED and t.seats}
-        for name, table in sorted(seated.items()):
-            if table.status != "online":
-                raise StaffError(f"table {name} is lost: its players' seats are not known "
-                                 "for sure; draw when it is back")
-            if table.in_progress or table.redeal_pending:
-                again = " (its misdeal is dealt again)" if table.redeal_pending else ""
-                raise StaffError(f"table {name} is in the middle of a hand{again}: draw when "
-                                 "every table is between hands")
-            unnamed = [s for s in table.seats if roster.at(name, s) is None]
+        plans = self.seating.tables
+        on_their_way = [a for plan in plans.values() for a in plan.arriving]
+        if on_their_way:
+            a = on_their_way[0]
+            raise StaffError(f"a player is on their way from table {a.from_table} seat "
+                             f"{a.from_seat}: draw the final table once they are seated")
+        for name, plan in sorted(plans.items()):
+            unnamed = [s for s in plan.seats if roster.at(name, s) is None]
             if unnamed:
                 raise StaffError(f"table {name} seat {unnamed[0]} has no one on the roster: "
                                  "enter them first")
+        waiting = [p for p in players if p.table is None]
+        if waiting:
+            raise StaffError(f"{waiting[0].name} waits for a seat: draw seats first")
         new_seats = rng.sample(range(1, size + 1), len(players))
-        commands: dict[str, dict[str, Any]] = {name: {"seats": [], "moves": []}
-                                               for name in seated if name != final}
-        commands[final] = {"seats": sorted(new_seats), "moves": []}
         rng.shuffle(players)
-        for player, seat in zip(players, new_seats, strict=True):
-            shown = display_name(player.name)
-            if player.table is not None and player.seat is not None and (
-                    player.table, player.seat) != (final, seat):
-                commands[final]["moves"].append({"seat": seat, "from_table": player.table,
-                                                 "from_seat": player.seat, "player": shown})
-                if player.table != final:
-                    commands[player.table]["moves"].append(
-                        {"seat": player.seat, "to_table": final, "to_seat": seat,
-                         "player": shown})
+        drawn = list(zip(players, new_seats, strict=True))
+        staying = [(p, seat) for p, seat in drawn if p.table == final]
+        coming = [(p, seat) for p, seat in drawn if p.table != final]
+        try:
+            self.seating.set_seats(final, [seat for _, seat in staying], by, now, [
+                {"seat": seat, "from_table": final, "from_seat": p.seat,
+                 "player": display_name(p.name)}
+                for p, seat in staying if p.seat != seat])
+            emptied = tuple(sorted({str(p.table) for p, _ in coming}))
+            self.seating.move([PlannedMove(str(p.table), int(p.seat or 0), final, seat,
+                                           display_name(p.name)) for p, seat in coming],
+                              by, now, breaking=emptied)
+        except SeatingRefused as exc:
+            raise StaffError(str(exc)) from None
+        for player, seat in drawn:
             player.table, player.seat = final, seat
-        return commands
+        self.balance_stale = True
+        return [*self._seating_updates(), self.roster_update()]
 
-    def seats_for_a_draw(self) -> tuple[dict[str, list[int]], dict[str, list[int]],
-                                        dict[str, int]]:
-        """For the roster's draw, at each online table in play or waiting for players: the
-        seats taken by nobody on the roster, the free seats (up to the table's size), and
-        how many sit there now."""
+    def draw_seats(self, by: str, now: int,
+                   rng: random.Random) -> tuple[dict[str, list[tuple[int, Any]]], list[Update]]:
+        """Seats drawn for every player waiting (hub/roster.py's draw) at the tables in play
+        or waiting for players: online, not broken. Each table that gets a new seat taken
+        has it in its seating at once (the table seats them at its next hand)."""
         unnamed: dict[str, list[int]] = {}
         free: dict[str, list[int]] = {}
         occupied: dict[str, int] = {}
         for name, view in sorted(self.tables.items()):
-            if view.status != "online":
+            plan = self.seating.plan(name)
+            if view.status != "online" or plan.broken:
                 continue
-            unnamed[name] = [s for s in view.seats if self.roster.at(name, s) is None]
+            unnamed[name] = [s for s in plan.seats if self.roster.at(name, s) is None]
             free[name] = [s for s in range(1, self.table_size(name) + 1)
-                          if s not in view.seats]
-            occupied[name] = len(view.seats)
-        return unnamed, free, occupied
+                          if s not in plan.occupied]
+            occupied[name] = len(plan.occupied)
+        drawn = self.roster.draw(unnamed, free, occupied, rng)
+        for table, seated in sorted(drawn.items()):
+            plan = self.seating.plan(table)
+            new = {seat for seat, _ in seated} - set(plan.seats)
+            if new:
+                self.seating.set_seats(table, sorted({*plan.seats, *new}), by, now)
+        self.balance_stale = True
+        return drawn, [*self._seating_updates(), self.roster_update()]
 
-    # ------------------------------------------------------------------ from staff
-    def command_sent(self, transaction: str, table: str, command: str, args: dict[str, Any],
-                     user: str, now: int) -> list[Update]:
-        self.commands[transaction] = CommandView(
-            transaction, table, command, args, user, now,
-            seats_before=list(self.table(table).seats) if command == "seating" else None)
-        while len(self.commands) > self.MAX_COMMANDS:
-            self.commands.pop(next(iter(self.commands)))
-        return [{"kind": "command", "command": asdict(self.commands[transaction])}]
+    # ------------------------------------------------------------------ the floor's seating
+    def bust(self, table: str, seat: int, by: str, now: int) -> list[Update]:
+        """The player in ``table``'s ``seat`` is out: the seat leaves the hub's seating at
+        once (a second bust in the same hand leaves it too: the table gets both), the
+        roster places them, and the bust-out can be undone for its window."""
+        view = self.table(table)
+        size = self.table_size(table)
+        if not 1 <= seat <= size:
+            raise StaffError(f"table {table} seats {size}: there is no seat {seat}")
+        try:
+            at_table, at_seat = self.seating.bust(table, seat, by, now)
+        except SeatingRefused as exc:
+            raise StaffError(str(exc)) from None
+        player = self.roster.went_out(at_table, at_seat, now, view.hand)
+        bust = BustOut(at_table, at_seat, view.hand, now, by,
+                       player=player.name if player else None,
+                       place=self.roster.places().get(player.id) if player else None,
+                       player_id=player.id if player else None)
+        self.bustouts.append(bust)
+        del self.bustouts[:max(0, len(self.bustouts) - self.MAX_BUSTOUTS)]
+        self.balance_stale = True
+        return [*self._seating_updates(), {"kind": "bustout", "bustout": asdict(bust)},
+                *([self.roster_update()] if player is not None else [])]
 
-    def undo_bustout(self, bust_id: str, now: int) -> tuple[str, list[int]]:
-        """The table and the seats that give a bust-out's seat back; StaffError says why not
-        (no such bust-out, undone already, its window closed, the seat taken since)."""
+    def undo_bustout(self, bust_id: str, by: str, now: int) -> list[Update]:
+        """A bust-out's seat given back (StaffError says why not: no such bust-out, undone
+        already, its window closed, the seat taken since)."""
         bust = next((b for b in self.bustouts if b.id == bust_id), None)
         if bust is None:
             raise StaffError(f"no bust-out {bust_id!r} at this venue")
@@ -588,12 +594,86 @@ class FloorView:
             raise StaffError(f"too late to undo table {bust.table} seat {bust.seat}'s bust-out: "
                              f"an undo is for {UNDO_BUSTOUT_MS // 60_000} minutes; seat the "
                              "player again from the table's panel")
-        view = self.tables.get(bust.table)
-        if view is None or view.status != "online":
-            raise StaffError(f"table {bust.table} is not online: it cannot take the seat back")
-        if bust.seat in view.seats:
-            raise StaffError(f"table {bust.table} seat {bust.seat} is taken again: nothing to undo")
-        return bust.table, sorted([*view.seats, bust.seat])
+        try:
+            self.seating.give_back(bust.table, bust.seat, by, now)
+        except SeatingRefused as exc:
+            raise StaffError(str(exc)) from None
+        bust.undone_by, bust.undone_at = by, now
+        back = self.roster.back_in(bust.table, bust.seat, bust.ts, bust.player_id) is not None
+        self.balance_stale = True
+        return [*self._seating_updates(), {"kind": "bustout", "bustout": asdict(bust)},
+                *([self.roster_update()] if back else [])]
+
+    def set_seats(self, table: str, seats: list[int], by: str, now: int,
+                  moves: list[dict[str, Any]] | None = None) -> list[Update]:
+        """The floor sets a table's whole seating by hand: each seat taken out is a bust-out
+        (its player out, as a bust), each new one an unnamed player (named by the draw)."""
+        self.table(table)
+        size = self.table_size(table)
+        past = sorted(s for s in seats if s > size)
+        if past:
+            raise StaffError(f"table {table} seats {size} (the house's table size"
+                             f"{', a short table' if size < self.house_size else ''}"
+                             f"): no seat past {size}")
+        updates: list[Update] = []
+        gone = sorted(set(self.seating.plan(table).seats) - set(seats))
+        moved = {m.get("seat") for m in moves or () if isinstance(m, dict)}
+        for seat in gone:
+            if seat not in moved:
+                updates += self.bust(table, seat, by, now)
+        try:
+            self.seating.set_seats(table, seats, by, now, moves)
+        except SeatingRefused as exc:
+            raise StaffError(str(exc)) from None
+        self.balance_stale = True
+        return [*updates, *self._seating_updates()]
+
+    def make_moves(self, proposal: Proposal, by: str, now: int) -> list[Update]:
+        """A balancing move or a table break the floor confirmed, made now: each player
+        leaves after their hand and is seated at the other table once they have."""
+        moves = []
+        for m in proposal.moves:
+            player = self.roster.at(m.from_table, m.from_seat)
+            moves.append(PlannedMove(m.from_table, m.from_seat, m.to_table, m.to_seat,
+                                     display_name(player.name) if player else None))
+        breaking = (proposal.tables[0],) if proposal.kind == "break" else ()
+        try:
+            self.seating.move(moves, by, now, breaking)
+        except SeatingRefused as exc:
+            raise StaffError(str(exc)) from None
+        for m in proposal.moves:
+            self.roster.moved(m.from_table, m.from_seat, m.to_table, m.to_seat)
+        self.balance_stale = True
+        return [*self._seating_updates(), self.roster_update()]
+
+    def reconcile(self, now: int) -> tuple[list[tuple[str, SeatingCommand]], list[Update]]:
+        """Between messages: seats held for players who have left their table given to the
+        table they go to, and each seating a table does not deal yet to send (again)."""
+        statuses = {name: view.status for name, view in self.tables.items()}
+        released = self.seating.release(statuses, now)
+        online = {name for name, status in statuses.items() if status == "online"}
+        due = self.seating.due(online, now)
+        updates = [self._table_update(self.table(name))
+                   for name in sorted({*released, *(name for name, _ in due)})]
+        if released:
+            self.balance_stale = True
+        return due, updates
+
+    def _seating_updates(self) -> list[Update]:
+        """The line of every table whose seating changed (its new version)."""
+        return [self._table_update(self.table(name))
+                for name, plan in sorted(self.seating.tables.items())
+                if (self.tables.get(name) is None
+                    or (self.tables[name].seating or {}).get("version") != plan.version
+                    or self.tables[name].seats != plan.occupied)]
+
+    # ------------------------------------------------------------------ from staff
+    def command_sent(self, transaction: str, table: str, command: str, args: dict[str, Any],
+                     user: str, now: int) -> list[Update]:
+        self.commands[transaction] = CommandView(transaction, table, command, args, user, now)
+        while len(self.commands) > self.MAX_COMMANDS:
+            self.commands.pop(next(iter(self.commands)))
+        return [{"kind": "command", "command": asdict(self.commands[transaction])}]
 
     def acknowledge(self, alert_id: int, user: str, now: int) -> list[Update]:
         """Record who acknowledged an alert; KeyError if there is no such alert."""
@@ -686,7 +766,7 @@ class FloorView:
     def review_balance(self, now: int) -> list[Update]:
         """The balancing proposal after a change of the tables (seats, blinds, hands,
         statuses); nothing to do when none changed (a venue's many other messages)."""
-        if self.balance is None or not (self.balance_stale or self.balance.moving):
+        if self.balance is None or not self.balance_stale:
             return []
         self.balance_stale = False
         return self.balance.review(self.tables, now)
@@ -720,5 +800,9 @@ class FloorView:
         return hidden
 
     def _table_update(self, view: TableView) -> Update:
+        plan = self.seating.tables.get(view.name)
+        if plan is not None:
+            view.seats = plan.occupied
+            view.seating = plan.view(view.status == "online")
         return {"kind": "table", "table": asdict(view),
                 "hand_for_hand": self.hand_for_hand_panel()}

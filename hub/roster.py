@@ -277,16 +277,23 @@ class Roster:
                      if p.playing and p.table == table and p.seat == seat), None)
 
     def went_out(self, table: str, seat: int, now: int, hand: int | None) -> Player | None:
-        """A bust-out the table applied: the player in that seat is out."""
+        """A bust-out the floor made: the player in that seat is out. Places follow the order
+        of bust-outs: two in the same millisecond are a millisecond apart, in the order made."""
         player = self.at(table, seat)
         if player is not None:
-            player.out_at, player.out_hand = now, hand
+            latest = max((p.out_at for p in self.players.values() if p.out_at is not None),
+                         default=now - 1)
+            player.out_at, player.out_hand = max(now, latest + 1), hand
         return player
 
-    def back_in(self, table: str, seat: int, out_at: int) -> Player | None:
-        """A bust-out undone: the player it put out is in the game again, in that seat."""
+    def back_in(self, table: str, seat: int, out_at: int,
+                player_id: int | None = None) -> Player | None:
+        """A bust-out undone: the player it put out (``player_id``, or who went out of that
+        seat at ``out_at``) is in the game again, in that seat."""
         player = next((p for p in self.players.values() if p.table == table
-                       and p.seat == seat and p.out_at == out_at), None)
+                       and p.seat == seat and not p.playing
+                       and (p.id == player_id if player_id is not None
+                            else p.out_at == out_at)), None)
         if player is not None:
             player.out_at = player.out_hand = None
         return player
@@ -296,25 +303,6 @@ class Roster:
         if player is not None:
             player.table, player.seat = to_table, to_seat
         return player
-
-    def name_moves(self, commands: Mapping[str, dict[str, Any]]) -> None:
-        """Each move of these seating commands (table -> {seats, moves}) given the name of
-        the player it moves, as a table's display shows it, where the roster has them: the
-        one leaving a table's seat, or arriving from another's."""
-        for table, args in commands.items():
-            for move in args["moves"]:
-                origin = ((table, move["seat"]) if "to_table" in move
-                          else (move["from_table"], move["from_seat"]))
-                player = self.at(*origin)
-                if player is not None:
-                    move["player"] = display_name(player.name)
-
-    def unseat(self, player_ids: list[int]) -> None:
-        """Drawn seats a table refused: those players wait for the next draw."""
-        for player_id in player_ids:
-            player = self.players.get(player_id)
-            if player is not None and player.playing:
-                player.table = player.seat = None
 
     # ------------------------------------------------------------------ seating
     def waiting(self) -> list[Player]:
@@ -357,16 +345,28 @@ class Roster:
     def left(self) -> int:
         return sum(1 for p in self.players.values() if p.playing)
 
+    def winner(self) -> Player | None:
+        """The one player left of two or more who entered: the tournament is over."""
+        playing = [p for p in self.players.values() if p.playing]
+        if len(self.players) < 2 or len(playing) != 1 or self.waiting():
+            return None
+        return playing[0]
+
     def places(self) -> dict[int, int]:
         """Each player out and their finishing place: the last one out is placed just below
-        those still playing."""
+        those still playing; the winner, once there is one, first."""
         out = sorted((p for p in self.players.values() if not p.playing),
                      key=lambda p: (p.out_at or 0, p.id), reverse=True)
         first = self.left() + 1
-        return {p.id: first + index for index, p in enumerate(out)}
+        places = {p.id: first + index for index, p in enumerate(out)}
+        winner = self.winner()
+        if winner is not None:
+            places[winner.id] = 1
+        return places
 
     def finishing(self) -> list[tuple[int, Player]]:
-        """(place, player) for everyone out, first place up; the players still in have none."""
+        """(place, player) for everyone placed, first place up: those out, and the winner
+        once the tournament is over; the players still in have none before."""
         places = self.places()
         return sorted(((places[p.id], p) for p in self.players.values() if p.id in places),
                       key=lambda item: item[0])
@@ -379,9 +379,10 @@ class Roster:
 
     def view(self) -> dict[str, Any]:
         places = self.places()
+        winner = self.winner()
         return {"players": [{**asdict(p), "place": places.get(p.id)}
                             for p in sorted(self.players.values(), key=lambda p: p.id)],
-                **self.counts()}
+                **self.counts(), "winner": winner.name if winner is not None else None}
 
     def finishing_csv(self) -> str:
         """The finishing order for a spreadsheet in any locale (hub/spreadsheet.py)."""
@@ -390,7 +391,8 @@ class Roster:
         writer.writerow(cells(("place", "name", "entries", "add_ons", "out_utc", "out_at_ms",
                                "table", "seat", "hand")))
         for place, p in self.finishing():
-            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime((p.out_at or 0) / 1000))
+            when = ("" if p.out_at is None  # the winner: never out
+                    else time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(p.out_at / 1000)))
             writer.writerow(cells((place, p.name, p.entries, p.add_ons, when, p.out_at,
                                    p.table, p.seat, p.out_hand)))
         return out.getvalue()

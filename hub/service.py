@@ -31,13 +31,13 @@ from contract.commands import (
 )
 from contract.snapshots import TableState, VenueClockReading
 from contract.views import public_envelope
-from controller.balancing import Proposal
+from contract.wire import decode, encode
 from controller.clock import Structure, StructureError
 from controller.profiles import ProfileError
 from houses.loaders import house_structure, load_profile, structure_names
 from hub import uplink_state
 from hub.auth import User
-from hub.balance_desk import BalanceDesk, seating_commands, short_table_problems
+from hub.balance_desk import BalanceDesk, short_table_problems
 from hub.floor import (
     ALERT_EVENT_TYPES,
     Alert,
@@ -48,6 +48,7 @@ from hub.floor import (
     room_clock_view,
 )
 from hub.roster import Player, Roster
+from hub.seating import SeatingPlan
 from hub.settings import HubSettings
 from hub.storage import Storage, open_storage
 from hub.venue_clock import VenueClock, clock_answer, refusal
@@ -115,6 +116,9 @@ def tournament_figures(roster: Roster, structure: Structure | None) -> dict[str,
     counts = roster.counts()
     figures: dict[str, Any] = {"entrants": counts["entrants"], "entries": counts["entries"],
                                "add_ons": counts["add_ons"], "players_left": counts["left"]}
+    winner = roster.winner()
+    if winner is not None:
+        figures["winner"] = winner.name
     if structure is None:
         return figures
     if structure.starting_stack and counts["left"]:
@@ -214,6 +218,10 @@ class FloorService:
         self.floor.bustouts = [BustOut(**row) for row in db.bustouts(
             since, FloorView.MAX_BUSTOUTS)]
         self.floor.dealer_names = db.dealer_names()
+        # The room's seating as the floor left it: the tables are brought into line with it.
+        kept = db.setting("seating")
+        if kept:
+            self.floor.seating = SeatingPlan.from_json(decode(kept))
         # The tournament's roster, as the floor left it.
         for row in db.roster_players():
             player = Player(**row)
@@ -239,8 +247,7 @@ class FloorService:
     def turn(self) -> None:
         """Between messages (at least twice a second): a move's tables settle, the storage's
         retention, the venue clock published again every few seconds."""
-        if self.floor.balance is not None and self.floor.balance.moving:
-            self._broadcast(self._balance(self.now_ms()))  # a move's tables settle (or not)
+        self._reconcile(self.now_ms())
         mono = time.monotonic()
         if mono - self._last_purge >= PURGE_INTERVAL:
             self._last_purge = mono
@@ -324,12 +331,7 @@ class FloorService:
 
     def on_command_response(self, table: str, body: dict[str, Any]) -> None:
         now = self.now_ms()
-        updates = self.floor.on_command_response(table, body, now)
-        for bust in (u["bustout"] for u in updates if u["kind"] == "bustout"):
-            if bust["undone_by"] is None:  # the floor log names who went out
-                self._log(now, bust["by"], "bust-out", {
-                    k: bust[k] for k in ("table", "seat", "player", "place")})
-        self._after(updates, now)
+        self._after(self.floor.on_command_response(table, body, now), now)
 
     def on_news(self, table: str, kind: str, text: str) -> None:
         """The recorder's news of a table's identity: an alert (and its floor log line)."""
@@ -352,32 +354,45 @@ class FloorService:
         self._after(updates, now)
 
     def _after(self, updates: list[Update], now: int) -> None:
-        """A table's news on the dashboards, its alerts kept, and the balancing reviewed."""
+        """A table's news on the dashboards, its alerts kept, the seating brought into line
+        and the balancing reviewed."""
         self._save_alerts(updates)
-        self._broadcast(updates + self._balance(now))
+        self._broadcast(updates)
+        self._reconcile(now)
+
+    def _reconcile(self, now: int) -> None:
+        """The seating's truth to the tables: seats held for moving players released, each
+        seating a table does not deal yet sent (again), the seating kept, the balancing
+        reviewed."""
+        due, updates = self.floor.reconcile(now)
+        for table, command in due:
+            self.link.send_command(table, command)
+            # Shown as sent by whoever made the change it carries ("hub": a player released
+            # to the table they move to, a table brought back into line).
+            by = self.floor.seating.tables[table].changed_by
+            updates += self.floor.command_sent(command.transaction, table, command.name,
+                                               command.fields(), by, now)
+            log.info("table %s sent its seating version %s", table, command.version)
+        self._keep_seating()
+        self._broadcast(updates + self.floor.review_balance(now))
+
+    def _keep_seating(self) -> None:
+        """The seating kept for a restart, when it changed."""
+        if self.floor.seating.dirty:
+            self.db.set_setting("seating", encode(self.floor.seating.to_json()))
+            self.db.commit()
+            self.floor.seating.dirty = False
 
     def _balance(self, now: int) -> list[Update]:
-        """The balancing proposal after a change of the tables; a confirmed move is made as
-        soon as no table of it is playing a hand."""
-        updates = self.floor.review_balance(now)
-        desk = self.floor.balance
-        if desk is not None and desk.confirmed is not None:
-            due = desk.due(self.floor.tables)
-            if due is not None:
-                updates += self._move_players(desk, due, desk.confirmed.by, now)
-        return updates
-
-    def _move_players(self, desk: BalanceDesk, proposal: Proposal, by: str,
-                      now: int) -> list[Update]:
-        commands = seating_commands(
-            proposal, {name: self.floor.tables[name].seats for name in proposal.tables})
-        self.floor.roster.name_moves(commands)  # the dealers' displays name who moves
-        self._log(now, by, "break table" if proposal.kind == "break" else "balance tables",
-                  {"reason": proposal.reason, "moves": [m.to_json() for m in proposal.moves]})
-        for name, args in commands.items():
-            self._send(name, SeatingCommand(**args), by)
-        desk.sent(proposal, {name: args["seats"] for name, args in commands.items()}, by, now)
+        """The balancing proposal after a change of the tables."""
         return self.floor.review_balance(now)
+
+    def _seating_changed(self, updates: list[Update], now: int) -> None:
+        """A floor change of the seating: kept, on every dashboard, sent to the tables."""
+        self._save_alerts(updates)
+        self._keep_seating()
+        self._broadcast(updates)
+        self._reconcile(now)
 
     def _hold_venue_clock(self, table: str, now: int) -> None:
         """A table whose house stops the clock for disputes called the floor: pause the venue
@@ -532,21 +547,78 @@ class FloorService:
         """Send a floor command (parsed from the dashboard's body: contract/commands.py) and
         return what was sent; StaffError says why the hub does not send it."""
         self._heard(table)
-        size = self.floor.table_size(table)
-        if isinstance(command, SeatingCommand) and any(
-                isinstance(s, int) and s > size for s in command.seats):
-            raise StaffError(f"table {table} seats {size} (the house's table size"
-                             f"{', a short table' if size < self.floor.house_size else ''}"
-                             f"): no seat past {size}")
+        if isinstance(command, SeatingCommand):
+            if command.version is not None:
+                raise StaffError("version: the hub numbers the seatings it sends; send the "
+                                 "seats alone")
+            return self.set_seats(user, table, command.seats, command.moves)
         return self._send(table, command, user.name)
 
+    def set_seats(self, user: User, table: str, seats: list[Any],
+                  moves: list[Any] | None = None) -> dict[str, Any]:
+        """A table's whole seating set by the floor (a transition of the hub's seating: each
+        seat taken out a bust-out); the table is sent it until it deals it. Its seating."""
+        self._heard(table)
+        if any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 10
+               for s in seats) or len(set(seats)) != len(seats):
+            raise StaffError("seats: seat numbers from 1 to 10, each once")
+        now = self.now_ms()
+        updates = self.floor.set_seats(table, list(seats), user.name, now,
+                                       [m for m in moves or () if isinstance(m, dict)])
+        self._log(now, user.name, "seating", {"table": table, "seats": sorted(seats)})
+        self._log_busts(updates, now)
+        self._seating_changed(updates, now)
+        return self._seating_of(table)
+
+    def bust(self, user: User, table: str, seat: int) -> dict[str, Any]:
+        """The player in ``table``'s ``seat`` is out (hub/floor.py's bust): the bust-out."""
+        self._heard(table)
+        now = self.now_ms()
+        updates = self.floor.bust(table, seat, user.name, now)
+        self._log_busts(updates, now)
+        updates += self._tournament_over(now)
+        self._seating_changed(updates, now)
+        return dict(next(u["bustout"] for u in updates if u["kind"] == "bustout"))
+
     def undo_bustout(self, user: User, bust_id: str) -> dict[str, Any]:
-        """Give a bust-out's seat back (a seating command with it); the bust-out shows as
-        undone on every dashboard once the table has applied it."""
-        table, seats = self.floor.undo_bustout(bust_id, self.now_ms())
-        sent = self._send(table, SeatingCommand(seats=seats), user.name)
-        self.floor.commands[sent["transaction"]].undoes = bust_id
-        return {**sent, "undoes": bust_id}
+        """Give a bust-out's seat back: the player is in again and the table is sent its
+        seating with the seat; the bust-out, undone."""
+        now = self.now_ms()
+        updates = self.floor.undo_bustout(bust_id, user.name, now)
+        bust = next(u["bustout"] for u in updates if u["kind"] == "bustout")
+        self._log(now, user.name, "bust-out undone", {
+            k: bust[k] for k in ("table", "seat", "player")})
+        updates += self._tournament_over(now)
+        self._seating_changed(updates, now)
+        return dict(bust)
+
+    def _log_busts(self, updates: list[Update], now: int) -> None:
+        for bust in (u["bustout"] for u in updates if u["kind"] == "bustout"):
+            self._log(now, bust["by"], "bust-out", {
+                k: bust[k] for k in ("table", "seat", "player", "place")})
+
+    def _seating_of(self, table: str) -> dict[str, Any]:
+        view = self.floor.table(table)
+        return {"table": table, "seats": list(view.seats), "seating": view.seating}
+
+    def _tournament_over(self, now: int) -> list[Update]:
+        """One player left of two or more: the winner (first place), the venue clock paused
+        with "tournament over"; an undo of the last bust-out opens it again."""
+        roster = self.floor.roster
+        over = roster.winner() is not None
+        if over == (self.db.setting("tournament_over") == "1"):
+            return []
+        self.db.set_setting("tournament_over", "1" if over else "0")
+        if over:
+            winner = roster.winner()
+            assert winner is not None
+            self._log(now, "hub", "tournament over", {"winner": winner.name})
+            if self.clock.known and self.clock.running_since is not None:
+                self.clock.apply("pause")
+                self._clock_changed()
+        else:
+            self._log(now, "hub", "tournament open again", {})
+        return [self.floor.roster_update()]
 
     def floor_log(self, limit: int = 100) -> list[dict[str, Any]]:
         lines = self.db.floor_log(limit)
@@ -612,53 +684,39 @@ class FloorService:
         return self._on_roster(user, "roster/clear", clear)
 
     def draw_seats(self, user: User) -> dict[str, Any]:
-        """Seats drawn for every player waiting (hub/roster.py's draw), a seating command to
-        each table that gets a new seat taken; the players are seated as the tables apply
-        it (a table that refuses, mid-hand, leaves them waiting for the next draw)."""
+        """Seats drawn for every player waiting (hub/roster.py's draw) at the tables in play
+        or waiting for players (online, not broken); each table's seating takes them at once
+        and is sent to it (it seats them at its next hand)."""
         now = self.now_ms()
-        unnamed, free, occupied = self.floor.seats_for_a_draw()
-        drawn = self.floor.roster.draw(unnamed, free, occupied, self._rng)
-        update = self.floor.roster_update()
-        self._save_alerts([update])
-        taken = {table: set(self.floor.tables[table].seats) for table in drawn}
+        plans = self.floor.seating.tables
+        taken = {name: set(plan.seats) for name, plan in plans.items()}
+        drawn, updates = self.floor.draw_seats(user.name, now, self._rng)
         self._log(now, user.name, "roster/draw", {"seats": {
-            table: [f"{p.name} seat {seat}" + (" (sitting there)" if seat in taken[table]
-                                               else "") for seat, p in sorted(seated)]
+            table: [f"{p.name} seat {seat}" + (" (sitting there)"
+                                               if seat in taken.get(table, ()) else "")
+                    for seat, p in sorted(seated)]
             for table, seated in drawn.items()}})
-        for table, seated in sorted(drawn.items()):
-            now_seats = set(self.floor.tables[table].seats)
-            new = {seat for seat, _ in seated} - now_seats
-            if new:
-                sent = self._send(table, SeatingCommand(seats=sorted(now_seats | new)),
-                                  user.name)
-                self.floor.commands[sent["transaction"]].drawn = [
-                    p.id for seat, p in seated if seat in new]
-        self._broadcast([update])
+        self._seating_changed(updates, now)
         return {"drawn": {table: [{"seat": seat, "player": p.name,
-                                   "named": seat in taken[table]}
+                                   "named": seat in taken.get(table, ())}
                                   for seat, p in sorted(seated)]
                           for table, seated in drawn.items()},
-                "roster": update["roster"]}
+                "roster": self.floor.roster.view()}
 
     def final_table_draw(self, user: User, final: str) -> dict[str, Any]:
         """The final table: every player left draws a seat at ``final`` (the floor view's
-        final_table_draw), and each table is sent its seating at once."""
+        final_table_draw); each table's seating changes at once and is sent to it."""
         now = self.now_ms()
-        commands = self.floor.final_table_draw(final, self._rng)
-        update = self.floor.roster_update()
-        self._save_alerts([update])
+        updates = self.floor.final_table_draw(final, user.name, now, self._rng)
         seats = {p.seat: p.name for p in self.floor.roster.players.values()
                  if p.playing and p.table == final}
         self._log(now, user.name, "roster/final-draw", {
             "table": final, "seats": [f"{name} seat {seat}"
                                       for seat, name in sorted(seats.items())]})
-        for table, args in sorted(commands.items()):
-            sent = self._send(table, SeatingCommand(**args), user.name)
-            self.floor.commands[sent["transaction"]].final_draw = True
-        self._broadcast([update, *self._balance(now)])
+        self._seating_changed(updates, now)
         return {"drawn": {final: [{"seat": seat, "player": name}
                                   for seat, name in sorted(seats.items())]},
-                "roster": update["roster"]}
+                "roster": self.floor.roster.view()}
 
     def name_dealer(self, user: User, badge: str, name: str) -> dict[str, str]:
         """The badge-to-name list: a dealer's badge named (or, with "", unnamed)."""
@@ -671,28 +729,22 @@ class FloorService:
         return dict(self.floor.dealer_names)
 
     # -- balancing (BalanceRefused: the desk's mistake, said to it)
-    def confirm_balance(self, user: User, kind: str, tables: list[str]) -> dict[str, Any]:
-        """The floor confirms what the house's rule proposes (``kind`` and ``tables``, as the
-        dashboard showed them): the players move as soon as those tables are between hands."""
-        return self._at_the_desk(
-            user, lambda desk, now: desk.confirm(kind, tables, user.name, now),
-            "confirm " + ("break" if kind == "break" else "balance"), {"tables": tables})
-
-    def cancel_balance(self, user: User) -> dict[str, Any]:
-        """A confirmed move not made yet is withdrawn."""
-        return self._at_the_desk(user, lambda desk, now: desk.cancel(), "cancel balance", {})
-
-    def _at_the_desk(self, user: User, act: Callable[[BalanceDesk, int], None], action: str,
-                     detail: dict[str, Any]) -> dict[str, Any]:
-        """A staff action on the balancing desk: logged, shown on every dashboard, and a
-        confirmed move made at once if its tables are between hands."""
+    def confirm_balance(self, user: User, kind: str, tables: list[str],
+                        moves: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The floor confirms what the house's rule proposes (``kind``, ``tables`` and, when
+        given, the ``moves`` as the dashboard showed them; BalanceRefused when the tables
+        call for something else now): the moves are made at once in the hub's seating, each
+        player leaving after their hand and seated at the other table once they have."""
         desk = self.floor.balance
         assert desk is not None
         now = self.now_ms()
-        act(desk, now)
-        self._log(now, user.name, action, detail)
-        self.floor.balance_stale = True  # the desk changed, not the tables: review it
-        self._broadcast(self._balance(now))
+        self.floor.review_balance(now)
+        proposal = desk.confirm(kind, tables, moves)
+        updates = self.floor.make_moves(proposal, user.name, now)
+        desk.made(proposal, user.name, now)
+        self._log(now, user.name, "break table" if kind == "break" else "balance tables",
+                  {"reason": proposal.reason, "moves": [m.to_json() for m in proposal.moves]})
+        self._seating_changed(updates, now)
         return desk.panel(self.floor.tables)
 
     # -- the venue clock (ClockError: the floor's mistake, said to it)

@@ -230,59 +230,48 @@ def test_every_proposal_moves_seated_players_to_open_seats_and_narrows_the_gap(
         assert 0 <= len(after[source]) - len(after[target]) < before
 
 
-def test_the_desk_moves_players_only_when_both_hands_are_over_and_once():
-    from hub.balance_desk import BalanceDesk, BalanceRefused, seating_commands
-    from hub.floor import FloorView, TableView
+def test_the_desk_makes_the_confirmed_move_at_once_and_each_table_takes_it_at_its_hand():
+    from hub.balance_desk import BalanceDesk, BalanceRefused
+    from hub.floor import FloorView
 
     floor = FloorView("v", balance=BalanceDesk.of(load_profile("tda-2024")))
     desk = floor.balance
-    floor.tables = {
-        "t1": TableView("t1", status="online", seats=list(FULL.seats), button=3,
-                        blind_seats={"small": 4, "big": 5}, in_progress=True),
-        "t2": TableView("t2", status="online", seats=list(SHORT.seats), button=1,
-                        blind_seats={"small": 2, "big": 3}),
-    }
+    for table in (FULL, SHORT):
+        floor.on_status(table.table, {"state": "online", "boot": 1, "ts": 1}, 0)
+    floor.on_state("t1", table_state(seats=list(FULL.seats), button=3, in_progress=True,
+                                     blind_seats={"small": 4, "big": 5}), 0)
+    floor.on_state("t2", table_state(seats=list(SHORT.seats), button=1,
+                                     blind_seats={"small": 2, "big": 3}), 0)
     (update,) = floor.review_balance(0)
-    assert update["balance"]["proposal"]["moves"] == [
-        {"from_table": "t1", "from_seat": 6, "to_table": "t2", "to_seat": 5}]
-    assert update["balance"]["waiting_for"] == ["t1"]
+    shown = [{"from_table": "t1", "from_seat": 6, "to_table": "t2", "to_seat": 5}]
+    assert update["balance"]["proposal"]["moves"] == shown
     assert floor.review_balance(1) == []  # nothing changed: nothing to say
     with pytest.raises(BalanceRefused, match="t1 has 9 players and t2 7"):
-        desk.confirm("balance", ["t2", "t1"], "maria", 2)  # not the move proposed
-    desk.confirm("balance", ["t1", "t2"], "maria", 3)
-    assert desk.due(floor.tables) is None  # t1 still plays its hand
-    # The hand ends and the blinds have moved on: the player due the big blind is now seat 7.
-    floor.tables["t1"].in_progress = False
-    floor.tables["t1"].blind_seats = {"small": 5, "big": 6}
-    floor.balance_stale = True
+        desk.confirm("balance", ["t2", "t1"])  # not the move proposed
+    with pytest.raises(BalanceRefused, match="the seats changed since the dialog"):
+        desk.confirm("balance", ["t1", "t2"], [{**shown[0], "from_seat": 7}])
+    proposal = desk.confirm("balance", ["t1", "t2"], shown)
+    floor.make_moves(proposal, "maria", 3)  # t1 plays its hand: made all the same
+    desk.made(proposal, "maria", 3)
+    assert desk.recent[-1]["by"] == "maria"
+    # Counted as decided at once: eight and eight, balanced (no second move proposed while
+    # t1 still deals its hand with seat 6 in it).
     floor.review_balance(4)
-    due = desk.due(floor.tables)
-    assert due is not None and due.moves == (Move("t1", 7, "t2", 5),)
-    commands = seating_commands(due, {n: floor.tables[n].seats for n in due.tables})
-    assert commands == {
-        "t1": {"seats": [1, 2, 3, 4, 5, 6, 8, 9],
-               "moves": [{"seat": 7, "to_table": "t2", "to_seat": 5}]},
-        "t2": {"seats": [1, 2, 3, 4, 5, 6, 7, 8],
-               "moves": [{"seat": 5, "from_table": "t1", "from_seat": 7}]}}
-    desk.sent(due, {n: c["seats"] for n, c in commands.items()}, "maria", 5)
-    assert desk.confirmed is None and desk.recent[-1]["by"] == "maria"
-    # Until the tables' states show the new seats, they are out of the proposals.
-    floor.review_balance(6)
-    assert desk.proposal is None and desk.panel(floor.tables)["moving"] == ["t1", "t2"]
-    for name, command in commands.items():
-        floor.tables[name].seats = command["seats"]
-    floor.balance_stale = True
-    floor.review_balance(7)
-    assert desk.moving == {} and desk.proposal is None  # eight and eight: balanced
+    assert desk.proposal is None
+    assert floor.tables["t1"].seats == [1, 2, 3, 4, 5, 7, 8, 9]
+    assert floor.tables["t2"].seats == [1, 2, 3, 4, 5, 6, 7, 8]  # seat 5 held for the player
+    assert floor.tables["t2"].seating["arriving"][0]["from_seat"] == 6
+    due, _ = floor.reconcile(5)
+    assert [(name, c.seats) for name, c in due] == [("t1", [1, 2, 3, 4, 5, 7, 8, 9])]
 
 
 def test_a_break_sends_every_player_to_a_seat_the_tables_accept_and_empties_the_table():
     from contract.commands import parse_command
-    from contract.wire import encode
     from controller.inputs import SeatsChange, parse_input
     from controller.screens import DisplayModel
     from controller.table import Table
-    from hub.balance_desk import seating_commands
+    from hub.balance_desk import BalanceDesk
+    from hub.floor import FloorView
     from tablectl.command_to_core import command_input
 
     tables = [TableSeats("t1", (1, 2, 3, 4, 5, 6, 7), button=2, big_blind=4),
@@ -290,15 +279,22 @@ def test_a_break_sends_every_player_to_a_seat_the_tables_accept_and_empties_the_
               TableSeats("t3", (2, 5, 8), button=5, big_blind=2)]
     proposal = propose(tables, rules("scpc-2010"), seed=11)
     assert proposal is not None and proposal.kind == "break" and proposal.tables[0] == "t3"
-    commands = seating_commands(proposal, {t.table: list(t.seats) for t in tables})
-    assert commands["t3"]["seats"] == []
-    after = {t.table: len(commands.get(t.table, {"seats": t.seats})["seats"]) for t in tables}
+    floor = FloorView("v", balance=BalanceDesk.of(load_profile("scpc-2010")))
+    for table in tables:
+        floor.on_status(table.table, {"state": "online", "boot": 1, "ts": 1}, 0)
+        floor.on_state(table.table, table_state(seats=list(table.seats)), 0)
+    floor.make_moves(proposal, "maria", 1)
+    sent = dict(floor.reconcile(2)[0])
+    assert list(sent) == ["t3"] and sent["t3"].seats == []
+    # t3 deals without them: the others are sent their new players.
+    floor.on_state("t3", table_state(seats=[], seating={"version": 1, "pending": None}), 3)
+    sent.update(floor.reconcile(4)[0])
+    after = {t.table: len(floor.seating.tables[t.table].seats) for t in tables}
     assert after["t3"] == 0 and sorted(after.values()) == [0, 7, 8]  # 15 players, balanced
-    for name, args in commands.items():
+    for name, command in sent.items():
         # What the hub sends is a command the table takes, as its input line.
-        command = parse_command("seating", encode({"transaction": name, **args}).encode())
-        change = command_input(command, 0.0)
-        assert isinstance(change, SeatsChange) and list(change.seats) == args["seats"]
+        change = command_input(parse_command("seating", command.payload()), 0.0)
+        assert isinstance(change, SeatsChange) and list(change.seats) == command.seats
         table, display = Table(load_profile("scpc-2010")), DisplayModel()
         table.handle(parse_input({"type": "setup", "game": "holdem", "seats": [1, 2],
                                   "button": 1}))
@@ -306,7 +302,7 @@ def test_a_break_sends_every_player_to_a_seat_the_tables_accept_and_empties_the_
             display.update(event)
         assert display.alert is not None
         assert display.alert.title == ("TABLE BREAKS" if name == "t3" else "NEW PLAYER"
-                                       if len(args["moves"]) == 1 else "NEW PLAYERS")
+                                       if len(command.moves or ()) == 1 else "NEW PLAYERS")
 
 
 def _room(profile="tda-2024", short_tables=None):
@@ -350,14 +346,14 @@ def test_a_lost_table_keeps_its_players_in_the_counts_and_in_balancing():
     assert sum(len(t.seats) for t in floor.tables_in_play()) == 21
     floor.review_balance(4)
     assert floor.balance.proposal is None  # 21 do not fit at two tables of ten
-    # Counts that call for a move involving the lost table: the move waits for it.
+    # Counts that call for a move involving the lost table: proposed all the same (made, it
+    # goes into the hub's seating; the lost table is sent its part once it is back).
     floor.on_state("t1", table_state(seats=[1, 2, 3, 4, 5, 6, 7, 8, 9], button=1, ts=5), 5)
     floor.on_state("t3", table_state(seats=[1, 2, 3, 4, 5, 6], button=1, ts=5), 5)  # as it said
     floor.balance_stale = True
     floor.review_balance(6)
     proposal = floor.balance.proposal
     assert proposal is not None and proposal.tables == ("t1", "t3")
-    assert floor.balance.waiting_for(floor.tables) == ["t3"]
     # A table stopped cleanly is closed: out of the counts.
     floor.on_status("t3", {"state": "offline", "boot": 1, "ts": 7}, 7)
     assert [t.name for t in floor.tables_in_play()] == ["t1", "t2"]

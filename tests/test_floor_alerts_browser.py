@@ -248,7 +248,7 @@ def test_no_trap_for_a_tired_finger(venue, tmp_path):
         # A refused confirmation stays, however many updates come, until dismissed.
         maria.evaluate("""() => { state.balance = {...(state.balance || {}), proposal:
             {kind: "balance", tables: ["t1", "t2"], moves: [], reason: "", rules: []},
-            waiting_for: [], rules: [], recent: [], confirmed: null}; confirmMove(); }""")
+            rules: [], recent: []}; confirmMove(); }""")
         # (confirmMove's promise is left running: it waits for the answer below.)
         maria.wait_for_function("() => performance.now() - Number(document.querySelector("
                                 "'#confirm').dataset.opened) > 700")

@@ -132,25 +132,21 @@ def test_a_bust_out_is_undone_at_the_hub_within_its_window_once():
     floor = FloorView(VENUE)
     floor.on_status("t1", {"state": "online", "boot": 1, "ts": 1}, 1000)
     floor.on_state("t1", table_state(seats=[1, 3, 5, 7]), 1000)
-    floor.command_sent("bust", "t1", "seating", {"seats": [1, 5, 7]}, "maria", 2000)
-    floor.on_state("t1", table_state(seats=[1, 5, 7]), 2500)
-    [_, made] = floor.on_command_response("t1", {"transaction": "bust", "ok": True}, 3000)
-    bust = made["bustout"]
+    made = floor.bust("t1", 3, "maria", 3000)
+    [bust] = [u["bustout"] for u in made if u["kind"] == "bustout"]
     assert (bust["seat"], bust["undo_until"], bust["undone_by"]) == (3, 3000 + UNDO_BUSTOUT_MS,
                                                                      None)
+    assert floor.tables["t1"].seats == [1, 5, 7]  # the hub's seating, at once
     with pytest.raises(StaffError, match="too late"):
-        floor.undo_bustout(bust["id"], 3001 + UNDO_BUSTOUT_MS)
-    assert floor.undo_bustout(bust["id"], 4000) == ("t1", [1, 3, 5, 7])
-    floor.command_sent("undo", "t1", "seating", {"seats": [1, 3, 5, 7]}, "sam", 4000)
-    floor.commands["undo"].undoes = bust["id"]
-    floor.on_state("t1", table_state(seats=[1, 3, 5, 7]), 4500)
-    updates = floor.on_command_response("t1", {"transaction": "undo", "ok": True}, 5000)
+        floor.undo_bustout(bust["id"], "sam", 3001 + UNDO_BUSTOUT_MS)
+    updates = floor.undo_bustout(bust["id"], "sam", 4000)
     assert [u["bustout"]["undone_by"] for u in updates if u["kind"] == "bustout"] == ["sam"]
+    assert floor.tables["t1"].seats == [1, 3, 5, 7]
     assert len(floor.bustouts) == 1  # giving the seat back is no bust-out of its own
     with pytest.raises(StaffError, match="already undone by sam"):
-        floor.undo_bustout(bust["id"], 5001)
+        floor.undo_bustout(bust["id"], "sam", 5001)
     with pytest.raises(StaffError, match="no bust-out"):
-        floor.undo_bustout("t1:9:1", 5001)
+        floor.undo_bustout("t1:9:1", "sam", 5001)
 
 
 def test_the_table_line_shows_the_shoe_state_not_its_lost_reads():
@@ -328,9 +324,10 @@ def test_the_floor_s_use_cases_run_without_a_broker_or_a_server(tmp_path):
         floor.on_broker(True)
         assert link.clocks == []  # no clock yet: nothing the tables should follow
         floor.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
-        sent = floor.table_command(maria, "t1", SeatingCommand(seats=[1, 2]))
-        assert link.commands == [("t1", SeatingCommand(seats=[1, 2],
-                                                       transaction=sent["transaction"]))]
+        seating = floor.table_command(maria, "t1", SeatingCommand(seats=[1, 2]))
+        assert seating["seats"] == [1, 2] and seating["seating"]["state"] == "waiting"
+        [(table, sent)] = link.commands  # the hub's seating, numbered
+        assert (table, sent.seats, sent.version) == ("t1", [1, 2], 1)
         with pytest.raises(StaffError, match="no table 't9'"):
             floor.table_command(maria, "t9", StatusCommand())
         state = floor.clock_action(maria, HubClockCommand(action="start", value="tda-2024"))
@@ -341,7 +338,7 @@ def test_the_floor_s_use_cases_run_without_a_broker_or_a_server(tmp_path):
         assert [a["ok"] for a in link.answers] == [True, False]
         assert not link.clocks[-1].running
         assert sorted(line["action"] for line in floor.floor_log()) == [
-            "clock/pause", "clock/start", "cmd/seating"]
+            "clock/pause", "clock/start", "seating"]
     finally:
         floor.close()
     again = FloorService(settings, _Link(), wall=lambda: 1_800_000_060.0)
@@ -473,19 +470,27 @@ def test_floor_commands_are_validated_at_the_hub_and_the_tables_reply_is_shown(
         assert taken == []  # nothing reached the table
 
         status, sent = maria.post("/api/tables/t1/cmd/seating", {"seats": [1, 2, 4]})
-        assert status == 200 and sent["sent_by"] == "maria"
-        status, refused = maria.post("/api/tables/t1/cmd/seating", {"seats": []})
+        assert status == 200 and sent["seats"] == [1, 2, 4]
+        assert maria.post("/api/tables/t1/cmd/seating", {"seats": [1], "version": 9})[1] == {
+            "error": "version: the hub numbers the seatings it sends; send the seats alone"}
+        status, emptied = maria.post("/api/tables/t1/cmd/seating", {"seats": []})
+        assert status == 200 and emptied["seats"] == []
 
         def replies():
-            return {u["command"]["transaction"]: u["command"]["reply"] for u in maria.updates
-                    if u["kind"] == "command" and u["command"]["reply"]}
+            return [(u["command"]["args"]["version"], u["command"]["reply"])
+                    for u in maria.updates if u["kind"] == "command"
+                    and u["command"]["command"] == "seating" and u["command"]["reply"]]
 
-        assert wait_for(lambda: len(replies()) == 2, 10)
-        assert replies()[sent["transaction"]]["ok"]
-        assert replies()[refused["transaction"]]["error"] == "no seats: a table needs players"
-        assert [c.seats for c in taken] == [[1, 2, 4], []]
+        # The table answers each version; the one it refuses is said on its line.
+        # (Emptied: each seat a bust-out, a version each, then the seating: version 5.)
+        assert wait_for(lambda: {v for v, _ in replies()} == {1, 5}, 10)
+        assert dict(replies())[5]["error"] == "no seats: a table needs players"
+        assert [(c.seats, c.version) for c in taken] == [([1, 2, 4], 1), ([], 5)]
+        assert wait_for(lambda: (hub.floor.tables["t1"].seating or {}).get("refused")
+                        == "no seats: a table needs players", 10)
         log = maria.get("/api/log")[1]
-        assert {(line["user"], line["action"]) for line in log} == {("maria", "cmd/seating")}
+        assert sorted((line["user"], line["action"]) for line in log) == [
+            ("maria", "bust-out")] * 3 + [("maria", "seating")] * 2
     finally:
         link.stop()
         maria.close()
@@ -872,23 +877,25 @@ def test_the_room_clock_says_the_blinds_what_comes_next_and_the_colour_ups():
 
 def test_the_room_at_a_glance_follows_seats_button_blinds_and_bust_outs():
     floor = FloorView(VENUE)
+    floor.on_status("t1", {"state": "online", "boot": 1, "ts": 1}, 1000)
     floor.on_state("t1", table_state(hand=7, seats=[1, 3, 5, 8], button=3,
                           blind_seats={"small": 5, "big": 8}, ts=1), 1000)
     view = floor.tables["t1"]
     assert (view.button, view.blind_seats) == (3, {"small": 5, "big": 8})
-    floor.command_sent("tx1", "t1", "seating", {"seats": [1, 3, 8]}, "maria", 2000)
-    floor.command_sent("tx2", "t1", "seating", {"seats": [1]}, "maria", 2001)
-    updates = floor.on_command_response("t1", {"transaction": "tx1", "ok": True}, 3000)
+    updates = floor.bust("t1", 5, "maria", 3000)
     assert [u["bustout"] for u in updates if u["kind"] == "bustout"] == [
         {"table": "t1", "seat": 5, "hand": 7, "ts": 3000, "by": "maria", "undone_by": None,
          "undone_at": None, "player": None, "place": None, "player_id": None,
          "id": "t1:5:3000",
          "undo_until": 3000 + UNDO_BUSTOUT_MS}]
-    refused = floor.on_command_response("t1", {"transaction": "tx2", "ok": False,
-                                               "error": "mid-hand"}, 3001)
-    assert not [u for u in refused if u["kind"] == "bustout"]  # the table kept them
+    with pytest.raises(StaffError, match="seat 5 is empty in the seating"):
+        floor.bust("t1", 5, "sam", 3001)  # a second tablet's tap on the same seat
     assert [b.seat for b in floor.bustouts] == [5]
     assert floor.snapshot(4000)["bustouts"][0]["seat"] == 5
+    # The table still deals its old seats until its next hand: the hub's seating shows.
+    floor.on_state("t1", table_state(hand=7, seats=[1, 3, 5, 8], ts=2), 4000)
+    assert (view.seats, view.table_seats, view.seating["state"]) == (
+        [1, 3, 8], [1, 3, 5, 8], "waiting")
 
 
 def test_a_backlog_batch_raises_each_of_its_alerts_once_and_a_bad_batch_nothing(
@@ -1021,7 +1028,7 @@ def test_the_hub_refuses_a_seat_past_the_houses_table_size_or_a_short_tables(tmp
         with pytest.raises(StaffError, match=r"table t2 seats 6 .*a short table"):
             hub.call(FloorService.table_command, sam, "t2", SeatingCommand(seats=[1, 7]))
         sent = hub.call(FloorService.table_command, sam, "t1", SeatingCommand(seats=[1, 2, 9]))
-        assert sent["args"]["seats"] == [1, 2, 9]
+        assert sent["seats"] == [1, 2, 9]
         assert hub.floor.balance.panel(hub.floor.tables)["table_size"] == 9
     finally:
         hub.stop()

@@ -187,30 +187,22 @@ def _seated_floor(tables: dict[str, dict[int, str]]) -> FloorView:
     return floor
 
 
-def test_the_floor_view_keeps_the_roster_to_what_the_tables_applied():
+def test_the_floor_view_keeps_the_roster_to_the_hubs_seating():
+    from controller.balancing import Move, Proposal
+
     floor = _seated_floor({"t1": {1: "Anna", 2: "Bob", 3: "Carl"}, "t2": {1: "Dora", 2: "Emil"}})
-    # A bust-out names the player and their place.
-    floor.command_sent("b1", "t1", "seating", {"seats": [1, 3]}, "maria", 10)
-    updates = floor.on_command_response("t1", {"transaction": "b1", "ok": True}, 20)
+    # A bust-out names the player and their place, at once.
+    updates = floor.bust("t1", 2, "maria", 20)
     [bust] = [u["bustout"] for u in updates if u["kind"] == "bustout"]
     assert (bust["player"], bust["place"]) == ("Bob", 5)
     assert any(u["kind"] == "roster" for u in updates)
-    # A move: Carl follows it once the table he leaves applies it.
-    floor.on_state("t1", table_state(seats=[1, 3]), 21)
-    floor.command_sent("m1", "t1", "seating", {"seats": [1], "moves": [
-        {"seat": 3, "to_table": "t2", "to_seat": 5, "player": "Carl"}]}, "maria", 30)
-    floor.on_command_response("t1", {"transaction": "m1", "ok": True}, 40)
+    # A move: Carl is the other table's at once, his seat there held until he has left t1.
+    floor.make_moves(Proposal("balance", ("t1", "t2"), (Move("t1", 3, "t2", 5),), "", ()),
+                     "maria", 30)
     carl = next(p for p in floor.roster.players.values() if p.name == "Carl")
     assert (carl.table, carl.seat) == ("t2", 5)
+    assert floor.seating.tables["t2"].arriving[0].player == "Carl"
     assert not any(b.player == "Carl" for b in floor.bustouts)  # a move is no bust-out
-    # A drawn seat the table refuses: the player waits for the next draw.
-    fred = floor.roster.add("Fred", 50)
-    fred.table, fred.seat = "t1", 6
-    floor.command_sent("d1", "t1", "seating", {"seats": [1, 6]}, "maria", 60)
-    floor.commands["d1"].drawn = [fred.id]
-    floor.on_command_response("t1", {"transaction": "d1", "ok": False,
-                                     "error": "in the middle of a hand"}, 70)
-    assert fred.table is None and fred in floor.roster.waiting()
 
 
 def test_the_tv_figures_come_from_the_roster_and_the_structure_that_runs():
@@ -236,63 +228,54 @@ def test_the_tv_figures_come_from_the_roster_and_the_structure_that_runs():
 
 
 def test_the_final_table_draw_seats_everyone_left_there_and_breaks_the_others():
-    from contract.commands import parse_command
-    from contract.wire import encode
     from hub.floor import StaffError
-    from tablectl.command_to_core import command_input
 
     floor = _seated_floor({"t1": {2: "Anna", 5: "Bob", 7: "Carl"}, "t2": {1: "Dora", 4: "Emil"}})
-    floor.tables["t2"].in_progress = True
-    with pytest.raises(StaffError, match="t2 is in the middle of a hand"):
-        floor.final_table_draw("t1", random.Random(3))
-    floor.tables["t2"].in_progress = False
-    floor.on_event("t2", {"v": 1, "event_id": "t2:9", "venue": VENUE, "table": "t2", "seq": 9,
-                          "boot": 1, "type": "hand.ended", "ts": 5, "hand": 3, "dealer": None,
-                          "historical": False, "data": {"outcome": "misdeal"}}, 5)
-    with pytest.raises(StaffError, match="its misdeal is dealt again"):
-        floor.final_table_draw("t1", random.Random(3))  # the redeal is the same hand
-    floor.tables["t2"].redeal_pending = False
-    floor.tables["t2"].seats = [1, 4, 6]  # someone nobody entered
+    floor.tables["t2"].in_progress = True  # a hand at t2 does not stop the draw
+    floor.set_seats("t2", [1, 4, 6], "maria", 2)  # someone nobody entered
     with pytest.raises(StaffError, match="t2 seat 6 has no one on the roster"):
-        floor.final_table_draw("t1", random.Random(3))
-    floor.tables["t2"].seats = [1, 4]
-    commands = floor.final_table_draw("t1", random.Random(3))
-    assert set(commands) == {"t1", "t2"} and commands["t2"]["seats"] == []
+        floor.final_table_draw("t1", "maria", 3, random.Random(3))
+    floor.bust("t2", 6, "maria", 4)
+    floor.final_table_draw("t1", "maria", 5, random.Random(3))
+    plans = floor.seating.tables
     players = list(floor.roster.players.values())
     assert {p.table for p in players} == {"t1"}
-    assert sorted(p.seat for p in players) == commands["t1"]["seats"]
-    assert len(commands["t1"]["seats"]) == 5
-    # Dora and Emil leave t2 for their drawn seats, named on both tables' displays.
-    leaving = {m["player"]: m for m in commands["t2"]["moves"]}
+    assert plans["t2"].seats == [] and plans["t2"].broken
+    # Anna, Bob and Carl change seats at t1's next hand; Dora and Emil's seats are held
+    # until they have left t2, named as the displays show them.
+    assert sorted([*plans["t1"].seats, *(a.seat for a in plans["t1"].arriving)]) == sorted(
+        p.seat for p in players)
+    assert {a.player: (a.from_table, a.from_seat) for a in plans["t1"].arriving} == {
+        "Dora": ("t2", 1), "Emil": ("t2", 4)}
+    leaving = {m["player"]: m for m in plans["t2"].moves}
     assert set(leaving) == {"Dora", "Emil"}
     for name, move in leaving.items():
         seat = next(p.seat for p in players if p.name == name)
         assert move["to_table"] == "t1" and move["to_seat"] == seat
-    # Each command is one the table takes.
-    for args in commands.values():
-        parsed = parse_command("seating", encode({"transaction": "x", **args}).encode())
-        command_input(parsed, 1.0)
-    # Applied, it is no bust-out.
-    for table, args in commands.items():
-        floor.command_sent(f"f-{table}", table, "seating", args, "maria", 10)
-        floor.commands[f"f-{table}"].final_draw = True
-        updates = floor.on_command_response(table, {"transaction": f"f-{table}", "ok": True}, 20)
-        assert not [u for u in updates if u["kind"] == "bustout"]
+    assert not floor.bustouts[1:]  # the draw is no bust-out
+    with pytest.raises(StaffError, match="on their way from table t2"):
+        floor.final_table_draw("t1", "maria", 6, random.Random(4))
     with pytest.raises(StaffError, match="5 players are left and table t2 seats 4"):
         floor.table_size = lambda name: 4  # type: ignore[method-assign]
-        floor.final_table_draw("t2", random.Random(3))
+        floor.final_table_draw("t2", "maria", 7, random.Random(3))
 
 
 def test_a_balancing_move_names_its_player_on_both_tables_displays():
+    from contract.commands import parse_command
     from controller.balancing import Move, Proposal
-    from hub.balance_desk import seating_commands
+    from tablectl.command_to_core import command_input
 
     floor = _seated_floor({"t1": {1: "Anna", 4: "Zoë Weiß"}, "t2": {2: "Bob"}})
-    move = Move("t1", 4, "t2", 5)
-    proposal = Proposal("balance", ("t1", "t2"), (move,), "t1 has 2 and t2 1", ())
-    commands = seating_commands(proposal, {"t1": [1, 4], "t2": [2]})
-    floor.roster.name_moves(commands)
-    assert commands["t1"]["moves"] == [{"seat": 4, "to_table": "t2", "to_seat": 5,
-                                        "player": "Zoe Weiss"}]
-    assert commands["t2"]["moves"] == [{"seat": 5, "from_table": "t1", "from_seat": 4,
-                                        "player": "Zoe Weiss"}]
+    proposal = Proposal("balance", ("t1", "t2"), (Move("t1", 4, "t2", 5),), "", ())
+    floor.make_moves(proposal, "maria", 10)
+    assert floor.seating.tables["t1"].moves == [
+        {"seat": 4, "to_table": "t2", "to_seat": 5, "player": "Zoe Weiss"}]
+    # t1 deals without Zoë: she is seated at t2, named on its display.
+    floor.on_state("t1", table_state(seats=[1], seating={"version": 1, "pending": None}), 11)
+    due, _ = floor.reconcile(12)
+    commands = dict(due)
+    assert commands["t2"].moves == [{"seat": 5, "from_table": "t1", "from_seat": 4,
+                                     "player": "Zoe Weiss"}]
+    assert commands["t2"].seats == [2, 5]
+    for command in commands.values():  # each one the table takes
+        command_input(parse_command("seating", command.payload()), 1.0)

@@ -17,11 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.balancing import Move, Proposal
 from controller.events import Seating
 from controller.inputs import SeatsChange, parse_input
 from controller.screens import ALERT_LINES, DisplayModel
 from hardware.display import render_lcd
 from hub import auth
+from hub.floor import FloorView
 from hub.lookalikes import skeleton
 from hub.roster import Player, Roster, RosterError, display_name
 from hub.service import FloorService
@@ -33,6 +35,7 @@ from tablectl.config import ConfigError, load_config
 from tablectl.hub_app import Hub
 from tablectl.hub_config import HubConfigError, hub_config
 from tablectl.secret_files import loose_secret
+from tests.conftest import table_state
 
 # ------------------------------------------------------------------ CSV exports, any locale
 # What a spreadsheet runs at a cell's start, after NFKC (fullwidth and small forms fold into
@@ -237,12 +240,13 @@ def test_the_display_shows_every_letter_in_ascii_and_a_placeholder_for_none():
     assert display_name("\u0421\u0435\u0440\u0433\u0435\u0439") == "Sergey"
     assert display_name("Julia Wei\u00df") == "Julia Weiss"
     assert display_name("\ue000 Bo") == "? Bo"  # private use: seen, not dropped
-    roster = Roster()
-    roster.players[1] = Player(1, "\u0410lice", 0, table="t1", seat=6)  # as storage keeps it
-    commands = {"t1": {"seats": [1, 2, 3], "moves": [{"seat": 6, "to_table": "t2",
-                                                         "to_seat": 5}]}}
-    roster.name_moves(commands)
-    moves = commands["t1"]["moves"]
+    floor = FloorView("v")
+    floor.on_state("t1", table_state(seats=[1, 2, 3, 6]), 0)
+    floor.on_state("t2", table_state(seats=[1]), 0)
+    floor.roster.players[1] = Player(1, "\u0410lice", 0, table="t1", seat=6)  # as stored
+    floor.make_moves(Proposal("balance", ("t1", "t2"), (Move("t1", 6, "t2", 5),), "", ()),
+                     "maria", 1)
+    moves = floor.seating.tables["t1"].moves
     assert isinstance(parse_input({"type": "seats", "seats": [1, 2, 3], "moves": moves}),
                       SeatsChange)  # what a table takes
     model = DisplayModel(alert_lines=ALERT_LINES["lcd"])

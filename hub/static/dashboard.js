@@ -25,7 +25,7 @@ const el = (tag, cls, text) => {
 };
 
 const state = { tables: {}, alerts: {}, commands: {}, clock: null, h4h: null, labels: {},
-                offset: 0, me: null, openTable: null, log: [], structures: [], undo: {},
+                offset: 0, me: null, openTable: null, log: [], structures: [],
                 bustouts: [], tvLink: null };
 const SEVERITY_ORDER = ["urgent", "attention", "notice"];  // hub/floor.py SEVERITIES
 const UNDO_SECONDS = 120;  // a seating change can be undone this long after the table applied it
@@ -371,6 +371,8 @@ function drawTables() {
                 line("dealer ", [t.dealer ? dealerName(t.dealer) : "-", t.hands_per_hour ? `, ${t.hands_per_hour} hands/h` : ""]),
                 line("shoe ", [t.shoe ?? "?", "  hub link ", online ? (t.hub_link ?? "?") : t.status]));
     if (t.hand_for_hand !== "off") fresh.append(line("hand for hand: ", [t.hand_for_hand]));
+    const seatingLine = seatingText(t);
+    if (seatingLine) fresh.append(el("div", "line seating-state", seatingLine));
     card.className = fresh.className;
     morphdom(card, fresh, { childrenOnly: true });
     cards.push(card);
@@ -393,6 +395,24 @@ function drawTables() {
     (lost.length ? ` (${lost.join(", ")}: seats as last known, the link is lost)` : "");
 }
 
+// Whether the table deals the hub's seating (hub/seating.py): nothing said when it does; else
+// since when it waits, or that it takes it at its next hand; the seats held for players on
+// their way; a table's refusal.
+function seatingText(t) {
+  const s = t.seating;
+  if (!s) return "";
+  const parts = [];
+  if (s.state === "next_hand") parts.push("seating: takes it at its next hand");
+  else if (s.state === "waiting") parts.push(`seating: waiting for the table ${ago(s.since)}`);
+  else if (s.state === "unreachable") parts.push(`seating: sent when the table is back (changed ${ago(s.since)})`);
+  for (const a of s.arriving || []) {
+    parts.push(`seat ${a.seat} held for ${a.player || "a player"} from table ${a.from_table}`);
+  }
+  if (s.refused) parts.push(`refused: ${s.refused}`);
+  if (s.broken) parts.push("broken");
+  return parts.join("; ");
+}
+
 // The table's seats round it (the house's table size, fewer at a short table): taken or
 // empty, the button marked D; as last known when the table's link is lost.
 function tableSize(name) {
@@ -409,7 +429,9 @@ function seatMap(t) {
   for (let seat = 1; seat <= size; seat += 1) {
     // A table with nobody (broken) has no button or blinds left to show.
     const role = !taken.size ? null : seat === t.button ? "D" : seat === blinds.small ? "SB" : seat === blinds.big ? "BB" : null;
-    const spot = el("span", "seat" + (taken.has(seat) ? " taken" : ""), role || String(seat));
+    const held = ((t.seating || {}).arriving || []).some((a) => a.seat === seat);
+    const spot = el("span", "seat" + (taken.has(seat) ? " taken" : "") + (held ? " arriving" : ""),
+                    role || String(seat));
     spot.dataset.seat = seat;
     if (role) spot.classList.add(role === "D" ? "button" : "blind");
     const who = taken.has(seat) ? playerAt(t.name, seat) : null;
@@ -492,7 +514,8 @@ function drawRoster() {
   const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
   $("#roster-count").textContent = r.players.length ? `(${r.left} of ${r.entrants} left)` : "";
   $("#roster-summary").textContent = r.players.length
-    ? [plural(r.entrants, "entrant"), `${r.left} left`,
+    ? [r.winner ? `Tournament over: ${r.winner} wins` : null,
+       plural(r.entrants, "entrant"), `${r.left} left`,
        r.entries > r.entrants ? plural(r.entries - r.entrants, "re-entry").replace("re-entrys", "re-entries") : null,
        r.add_ons ? plural(r.add_ons, "add-on") : null,
        r.waiting ? `${r.waiting} waiting for a seat` : null].filter(Boolean).join(" \u00b7 ")
@@ -694,7 +717,7 @@ async function undoBustout(b, button, event) {
 }
 
 // The house's rule proposes a move (or a table break); the floor confirms it, and the hub
-// makes it when those tables are between hands.
+// makes it at once in its seating (each table takes it at its next hand).
 // A move as the floor says it: "Anna, t2 seat 6 → t4 seat 3" (the name when a roster has it).
 function moveText(m) {
   const who = playerAt(m.from_table, m.from_seat) || playerAt(m.to_table, m.to_seat);
@@ -712,21 +735,11 @@ function drawBalance() {
   if (!p) return;
   box.dataset.kind = p.kind;
   box.dataset.tables = p.tables.join(",");
-  box.classList.toggle("confirmed", !!b.confirmed);
   $(".what", box).textContent = shown((p.kind === "break" ? "Break a table: " : "Balance: ") + p.reason);
   $(".moves", box).replaceChildren(...p.moves.map((m) => el("li", null, moveText(m))));
-  // A table whose link is lost cannot be sent the move: say that, not "finished the hand".
-  const away = b.waiting_for.filter((n) => (state.tables[n] || {}).status !== "online");
-  const playing = b.waiting_for.filter((n) => !away.includes(n));
-  const parts = [];
-  if (playing.length) parts.push(`${playing.join(" and ")} ${playing.length > 1 ? "have" : "has"} finished the hand`);
-  if (away.length) parts.push(`${away.join(" and ")} ${away.length > 1 ? "are" : "is"} back (the link is lost)`);
-  const waiting = parts.length ? `when ${parts.join(" and ")}` : "now, between hands";
-  $(".when", box).textContent = b.confirmed
-    ? `Confirmed by ${b.confirmed.by}: the players move ${waiting}.`
-    : `Who moves is decided by the blinds when the move is made (${b.profile}); it can be made ${waiting}.`;
-  $(".confirm-move", box).hidden = !!b.confirmed;
-  $(".cancel-move", box).hidden = !b.confirmed;
+  $(".when", box).textContent = `Who moves is decided by the blinds now (${b.profile}). Confirmed, ` +
+    "the moves are made at once: each player leaves after the hand at their table and is " +
+    "seated at the other as soon as they have.";
   $(".rules", box).replaceChildren(...b.rules.filter((r) => p.rules.includes(r.key)).map((r) => {
     const li = el("li", null, `${r.key.replaceAll("_", " ")}: ${r.value} (${r.source}) `);
     if (r.quote) li.append(el("q", null, r.quote));
@@ -739,11 +752,11 @@ async function confirmMove() {
   const p = state.balance && state.balance.proposal;
   if (!p) return;
   const question = (p.kind === "break" ? `Break table ${p.tables[0]}? ` : "Move players? ") +
-    p.moves.map(moveText).join("; ") + ". The seating changes go to every table involved " +
-    "when none of them is playing a hand.";
+    p.moves.map(moveText).join("; ") + ". Each player leaves after the hand at their table " +
+    "and is seated at the other as soon as they have.";
   if (!await confirmed(question, p.kind === "break" ? "Break the table" : "Move players")) return;
   try {
-    state.balance = await api("/api/balance/confirm", { kind: p.kind, tables: p.tables });
+    state.balance = await api("/api/balance/confirm", { kind: p.kind, tables: p.tables, moves: p.moves });
     $("#balance-refusal").hidden = true;
   } catch (e) {
     // It stays until dismissed: the proposal it was about may be gone at the next update.
@@ -753,11 +766,6 @@ async function confirmMove() {
     return;
   }
   draw();
-}
-
-async function withdrawMove() {
-  try { state.balance = await api("/api/balance/cancel", {}); draw(); }
-  catch (e) { $("#balance .when").textContent = shown(e.message); }
 }
 
 // ------------------------------------------------------------------ statistics
@@ -904,19 +912,6 @@ function drawReplies() {
     li.dataset.transaction = c.transaction;
     li.append(`${c.command} to table ${c.table} by ${c.sent_by}: `,
               el("span", "result", reply ? (reply.ok ? "done" : reply.error) : "waiting for the table"));
-    // A seating change this page made can be taken back while it is recent (the table refuses
-    // it in the middle of a hand, and says so).
-    const undo = state.undo[c.transaction];
-    if (undo && reply && reply.ok && serverNow() - c.sent_at < UNDO_SECONDS * 1000) {
-      const button = el("button", "undo", "Undo");
-      button.addEventListener("click", async () => {
-        if (await confirmed(`Undo: give table ${c.table} back seats ${undo.seats.join(", ")}?`, "Undo")) {
-          delete state.undo[c.transaction];
-          tableCommand(c.table, "seating", { seats: undo.seats });
-        }
-      });
-      li.append(" ", button);
-    }
     return li;
   }));
   const dialog = $("#table-dialog");
@@ -1076,16 +1071,32 @@ function confirmed(question, yes = "Confirm") {
   });
 }
 
-async function tableCommand(name, command, body, undo) {
+async function tableCommand(name, command, body) {
   const reply = $("#table-dialog .reply");
   try {
-    const sent = await api(`/api/tables/${encodeURIComponent(name)}/cmd/${command}`, body);
-    if (undo && sent.transaction) { state.undo[sent.transaction] = undo; draw(); }
+    await api(`/api/tables/${encodeURIComponent(name)}/cmd/${command}`, body);
     reply.className = "reply ok";
-    reply.textContent = `${command} sent to table ${name}`;
+    reply.textContent = command === "seating"
+      ? `table ${name}'s seating set: the table takes it at its next hand`
+      : `${command} sent to table ${name}`;
   } catch (e) {
     reply.className = "reply error";
     reply.textContent = shown(`${command}: ${e.message}`);
+  }
+}
+
+// A bust-out is the hub's: the seat leaves its seating at once, whatever the table shows yet
+// (a second bust in the same hand keeps the first), and the table deals without it next hand.
+async function bustSeat(table, seat) {
+  const reply = $("#table-dialog .reply");
+  try {
+    const bust = await api(`/api/tables/${encodeURIComponent(table)}/bust`, { seat });
+    reply.className = "reply ok";
+    reply.textContent = `${bust.player ? bust.player + ", " : ""}table ${table} seat ${seat} is out` +
+      (bust.place ? ` (place ${bust.place})` : "");
+  } catch (e) {
+    reply.className = "reply error";
+    reply.textContent = shown(`bust seat ${seat}: ${e.message}`);
   }
 }
 
@@ -1100,7 +1111,7 @@ function drawSeats(seats) {
       const named = who ? `${who.name} (seat ${seat})` : `seat ${seat}`;
       if (await confirmed(`Bust ${named} at table ${table}? The table takes seat ${seat} out ` +
                           "of the game (Undo, in the bust-outs, brings it back).", `Bust seat ${seat}`)) {
-        tableCommand(table, "seating", { seats: seats.filter((s) => s !== seat) });
+        bustSeat(table, seat);
       }
     });
     return button;
@@ -1240,6 +1251,12 @@ function logSentence(line) {
     return `${who} busted ${d.player ? d.player + " at " : ""}table ${d.table} seat ${d.seat}` +
       (d.place ? ` (${ordinal(d.place)})` : "");
   }
+  if (line.action === "bust-out undone") {
+    return `${who} undid the bust-out of ${d.player ? d.player + " at " : ""}table ${d.table} seat ${d.seat}`;
+  }
+  if (line.action === "seating") return `${who} set table ${d.table}'s seats to ${seatList(d.seats)}`;
+  if (line.action === "tournament over") return `the tournament is over: ${d.winner} wins`;
+  if (line.action === "tournament open again") return "the tournament is open again (the last bust-out undone)";
   if (line.action === "dealers/name") {
     return d.name ? `${who} named badge ${d.badge}: ${d.name}` : `${who} took the name off badge ${d.badge}`;
   }
@@ -1294,7 +1311,7 @@ function setUpDialog() {
     const now = (state.tables[table] || {}).seats || [];
     if (await confirmed(`Set table ${table}'s seats to ${seats.join(", ") || "none"} (now ` +
                         `${now.join(", ") || "none"})?`, "Set seating")) {
-      tableCommand(table, "seating", { seats }, { seats: now });
+      tableCommand(table, "seating", { seats });
     }
   });
   $(".deck-start", dialog).addEventListener("click", () =>
@@ -1355,7 +1372,6 @@ async function startDashboard() {
     try { await api("/api/hand-for-hand/release", {}); } catch (e) { alert(e.message); }
   });
   $("#balance .confirm-move").addEventListener("click", confirmMove);
-  $("#balance .cancel-move").addEventListener("click", withdrawMove);
   $("#balance-refusal .dismiss").addEventListener("click", () => { $("#balance-refusal").hidden = true; });
   $("#log-refresh").addEventListener("click", loadLog);
   const sound = $("#sound");

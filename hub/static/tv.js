@@ -40,6 +40,14 @@ function draw() {
     blank();
     return;
   }
+  if (r.winner) {  // the tournament is over: the result, not a paused clock
+    blank();
+    $("#level").textContent = "Tournament over";
+    $("#time").className = "time winner";
+    $("#time").textContent = r.winner;
+    $("#blinds").textContent = "wins";
+    return;
+  }
   const gone = secondsGone();
   $("#level").textContent = r.on_break ? "Break" : `Level ${r.current.level}`;
   const time = $("#time");

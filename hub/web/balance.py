@@ -1,5 +1,6 @@
 """Balancing tables and breaking them, by the house's rule: the floor confirms what the rule
-proposes (the moves are made as soon as those tables are between hands), or withdraws it."""
+proposes, and the moves are made at once in the hub's seating (each table takes them at its
+next hand; a player is seated at the other table once they have left theirs)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contract.schema import NAME
 from hub.service import FloorService
-from hub.web.deps import Commanding, Context, Empty, on_floor
+from hub.web.deps import Commanding, Context, on_floor
 from hub.web.errors import ERRORS
 
 router = APIRouter(responses=ERRORS, tags=["floor"])
+
+
+class BalanceMove(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    from_table: str = Field(pattern=NAME.pattern)
+    from_seat: int = Field(ge=1, le=10)
+    to_table: str = Field(pattern=NAME.pattern)
+    to_seat: int = Field(ge=1, le=10)
 
 
 class BalanceConfirm(BaseModel):
@@ -23,13 +32,10 @@ class BalanceConfirm(BaseModel):
                       Field(min_length=2, max_length=100)] = Field(
         description="the proposal's tables as the dashboard showed them, the one players "
                     "leave first")
-
-
-class BalanceMove(BaseModel):
-    from_table: str
-    from_seat: int
-    to_table: str
-    to_seat: int
+    moves: list[BalanceMove] | None = Field(
+        default=None, max_length=100,
+        description="the moves as the dashboard showed them: refused if the tables call for "
+                    "others now")
 
 
 class BalanceProposal(BaseModel):
@@ -44,24 +50,16 @@ class BalancePanel(BaseModel):
     profile: str
     rules: list[dict[str, Any]]  # the house's balancing rules, each with its source
     proposal: BalanceProposal | None
-    waiting_for: list[str]  # tables of the proposal still playing a hand
-    confirmed: dict[str, Any] | None  # {by, at} once the floor confirmed
-    moving: list[str]  # tables sent a move, until their state shows the new seats
-    recent: list[dict[str, Any]]
+    recent: list[dict[str, Any]]  # the moves made, newest last
     table_size: int  # the house's seats a table (its profile's table_size)
     short_tables: dict[str, int]  # tables with fewer seats (tablectl hub --short-table)
 
 
 @router.post("/api/balance/confirm", response_model=BalancePanel,
              summary="confirm the balancing move or table break the house's rule proposes: "
-                     "made when those tables are between hands")
+                     "made at once in the hub's seating, each table taking it at its next hand")
 async def balance_confirm(body: BalanceConfirm, user: Commanding,
                           context: Context) -> dict[str, Any]:
-    return await on_floor(context, FloorService.confirm_balance, user, body.kind, body.tables)
-
-
-@router.post("/api/balance/cancel", response_model=BalancePanel,
-             summary="withdraw a confirmed move not made yet")
-async def balance_cancel(user: Commanding, context: Context,
-                         body: Empty | None = None) -> dict[str, Any]:
-    return await on_floor(context, FloorService.cancel_balance, user)
+    moves = None if body.moves is None else [m.model_dump() for m in body.moves]
+    return await on_floor(context, FloorService.confirm_balance, user, body.kind, body.tables,
+                          moves)

@@ -102,7 +102,8 @@ async def roster_take_back(player: PLAYER, body: TakeBack, user: Commanding,
 
 
 @router.post("/api/roster/draw",
-             summary="draw seats for every player waiting: the seating sent to the tables")
+             summary="draw seats for every player waiting, at tables online and not broken: "
+                     "in the hub's seating at once, each table seats them at its next hand")
 async def roster_draw(user: Commanding, context: Context,
                       body: Empty | None = None) -> dict[str, Any]:
     return await on_floor(context, FloorService.draw_seats, user)
@@ -110,7 +111,7 @@ async def roster_draw(user: Commanding, context: Context,
 
 @router.post("/api/roster/final-table",
              summary="the final table: every player left draws a seat there (seeds 001, "
-                     "002); every table between hands")
+                     "002); each player joins it after their hand at their table")
 async def roster_final(body: FinalTable, user: Commanding, context: Context) -> dict[str, Any]:
     return await on_floor(context, FloorService.final_table_draw, user, body.table)
 

@@ -1,0 +1,341 @@
+"""One seating truth (hub/seating.py): the hub holds each table's seating with a version, every
+change of the floor is a transition on it, and each table is brought into line with it, at its
+own next hand. Sequences the floor lives through, with each table a real core
+(controller/table.py) taking the hub's seating commands as its daemon would: two bust-outs in
+one hand, a bust-out at a lost table, a break while every table deals, a hub restored from
+an older copy, and the tournament's end."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from contract.commands import SeatingCommand
+from controller.inputs import parse_input
+from controller.table import Table, TableUsageError
+from houses.loaders import load_profile
+from hub.balance_desk import BalanceDesk
+from hub.floor import FloorView, StaffError
+from hub.seating import SeatingPlan
+from tablectl.command_to_core import command_input
+from tests.conftest import table_state
+
+PROFILE = "tda-2024"
+DECK = [rank + suit for suit in "cdhs" for rank in "23456789TJQKA"]
+
+
+class CoreTable:
+    """A table's core, fed as its daemon feeds it: setup, hands, the hub's seating commands."""
+
+    def __init__(self, name: str, seats: list[int]) -> None:
+        self.name = name
+        self.core = Table(load_profile(PROFILE))
+        self.t = 0.0
+        self.hands = 0
+        self.feed({"type": "setup", "game": "holdem", "seats": seats, "button": seats[0]})
+
+    def feed(self, line: dict) -> list:
+        self.t += 1.0
+        return self.core.handle(parse_input({**line, "t": self.t}))
+
+    def start_hand(self) -> None:
+        self.hands += 1
+        self.feed({"type": "deck_in", "deck": "R1" if self.hands % 2 else "B2"})
+
+    def end_hand(self) -> None:
+        """The hole cards dealt, then the dealer's double tap: the hand is over."""
+        hand = self.core.hand
+        assert hand is not None and self.core.hand_in_progress
+        for card in DECK[:2 * len(hand.positions.seats)]:
+            self.feed({"type": "card", "card": card})
+        self.t += 60
+        self.feed({"type": "button", "gesture": "double_tap"})
+        assert not self.core.hand_in_progress
+
+    def take(self, command: SeatingCommand) -> str | None:
+        """The command as the daemon applies it: None, or why it is refused."""
+        item = command_input(command, self.t)
+        try:
+            self.core.handle(item)  # type: ignore[arg-type]
+        except TableUsageError as exc:
+            return str(exc)
+        return None
+
+    def state(self):
+        s = self.core.state()
+        return table_state(hand=s["hand"], in_progress=s["in_progress"], seats=s["seats"],
+                           seating=s["seating"], button=s["button"],
+                           blind_seats=s["blind_seats"])
+
+
+class Room:
+    """A floor view and its tables, the hub's loop run by hand: what it sends, each table
+    takes; what each table says, the floor hears."""
+
+    def __init__(self, tables: dict[str, list[int]], *, balance: bool = False) -> None:
+        self.floor = FloorView("venue", balance=BalanceDesk.of(load_profile(PROFILE), 7)
+                               if balance else None)
+        self.tables = {name: CoreTable(name, seats) for name, seats in tables.items()}
+        self.now = 1000
+        self.replies: list[tuple[str, int | None, str | None]] = []
+        for name in tables:
+            self.floor.on_status(name, {"state": "online", "boot": 1, "ts": 1}, self.now)
+            self.heard(name)
+
+    def heard(self, name: str) -> None:
+        self.floor.on_state(name, self.tables[name].state(), self.now)
+
+    def turn(self, seconds: int = 1) -> None:
+        """The hub's turn: what is due sent, taken (or refused), and the tables heard."""
+        self.now += seconds * 1000
+        self.hear_all()  # the tables' states first, as the hub reconciles after each
+        due, _ = self.floor.reconcile(self.now)
+        for name, command in due:
+            table = self.tables[name]
+            error = table.take(command)
+            self.floor.command_sent(command.transaction, name, "seating", command.fields(),
+                                    "hub", self.now)
+            self.floor.on_command_response(name, {"transaction": command.transaction,
+                                                  "ok": error is None, "error": error},
+                                           self.now)
+            self.replies.append((name, command.version, error))
+        self.hear_all()
+
+    def hear_all(self) -> None:
+        for name in self.tables:
+            if self.floor.tables[name].status == "online":
+                self.heard(name)
+
+    def settle(self) -> None:
+        for _ in range(5):
+            self.turn(11)  # past RESEND_MS
+
+    def check(self) -> None:
+        """What must hold after every step: every player in seated once, within the table's
+        size; nobody out seated; each online table that deals the hub's version deals its
+        seats."""
+        roster = self.floor.roster
+        places = [(p.table, p.seat) for p in roster.players.values()
+                  if p.playing and p.table is not None]
+        assert len(places) == len(set(places))
+        for table, seat in places:
+            assert seat in self.floor.seating.seats(table), (table, seat)
+            assert 1 <= seat <= self.floor.table_size(table)
+        for name, plan in self.floor.seating.tables.items():
+            if plan.dealing and name in self.tables:
+                assert sorted(self.tables[name].core.seats or ()) == plan.seats, name
+
+    def seat_roster(self) -> None:
+        for name, table in sorted(self.tables.items()):
+            for seat in table.core.seats or ():
+                player = self.floor.roster.add(f"{name}-{seat}", self.now)
+                player.table, player.seat = name, seat
+
+
+def test_the_core_takes_the_newest_seating_version_and_never_an_older_one():
+    table = CoreTable("t1", [1, 2, 3, 4])
+    assert table.take(SeatingCommand(seats=[1, 2, 3], version=2)) is None
+    assert table.core.state()["seating"] == {"version": 2, "pending": None}
+    assert "version 1 is older than version 2" in table.take(
+        SeatingCommand(seats=[1, 2], version=1))
+    assert table.take(SeatingCommand(seats=[3, 2, 1], version=2)) is None  # sent again
+    assert "held already with other seats" in table.take(SeatingCommand(seats=[1], version=2))
+    table.start_hand()
+    assert table.take(SeatingCommand(seats=[1, 2], version=3)) is None
+    assert table.take(SeatingCommand(seats=[1], version=4)) is None  # replaces 3, mid-hand
+    assert table.core.state()["seating"] == {"version": 2, "pending": 4}
+    assert table.core.seats == (1, 2, 3)
+    table.end_hand()
+    assert table.core.seats == (1,) and table.core.state()["seating"] == {
+        "version": 4, "pending": None}
+    # A seating from elsewhere (a tool) is not the hub's: its version goes, the hub resends.
+    assert table.take(SeatingCommand(seats=[1, 5])) is None
+    assert table.core.state()["seating"]["version"] == 0
+
+
+def test_two_bust_outs_in_one_hand_both_stay_out():
+    room = Room({"t1": [1, 2, 3, 4, 5, 6]})
+    room.seat_roster()
+    table = room.tables["t1"]
+    table.start_hand()
+    room.turn()
+    room.floor.bust("t1", 2, "maria", room.now)
+    room.turn()
+    room.floor.bust("t1", 3, "sam", room.now)  # another tablet, the same hand
+    room.turn()
+    room.check()
+    assert room.floor.tables["t1"].seating["state"] == "next_hand"
+    assert table.core.seats == (1, 2, 3, 4, 5, 6)  # the hand goes on as dealt
+    table.end_hand()
+    room.turn()
+    room.check()
+    assert table.core.seats == (1, 4, 5, 6)
+    assert room.floor.tables["t1"].seating["state"] == "dealt"
+    places = room.floor.roster.places()
+    out = {p.name: places[p.id] for p in room.floor.roster.players.values() if not p.playing}
+    assert out == {"t1-2": 6, "t1-3": 5}  # the first busted finishes below the second
+    # The first bust-out is undone: only its seat comes back.
+    first = room.floor.bustouts[0]
+    room.floor.undo_bustout(first.id, "maria", room.now)
+    room.settle()
+    room.check()
+    assert table.core.seats == (1, 2, 4, 5, 6)
+
+
+def test_a_bust_out_at_a_lost_table_is_applied_when_it_is_back():
+    room = Room({"t1": [1, 2, 3], "t2": [1, 2, 3, 4]})
+    room.floor.on_status("t2", {"state": "lost", "boot": 1, "ts": 1}, room.now)
+    room.floor.bust("t2", 4, "maria", room.now)
+    room.settle()
+    assert room.floor.tables["t2"].seating["state"] == "unreachable"
+    assert room.floor.tables["t2"].seats == [1, 2, 3]  # the counts follow the floor's decision
+    assert room.tables["t2"].core.seats == (1, 2, 3, 4)
+    room.floor.on_status("t2", {"state": "online", "boot": 1, "ts": 2}, room.now)
+    room.turn()
+    room.check()
+    assert room.tables["t2"].core.seats == (1, 2, 3)
+    assert room.floor.tables["t2"].seating["state"] == "dealt"
+
+
+def test_a_break_while_every_table_deals_moves_each_player_after_their_hand():
+    room = Room({"t1": [1, 2, 3, 4, 5, 6, 7], "t2": [1, 2, 3, 4, 5, 6, 7],
+                 "t3": [2, 5, 8]}, balance=True)
+    room.seat_roster()
+    for table in room.tables.values():
+        table.start_hand()
+    room.turn()
+    room.floor.review_balance(room.now)
+    proposal = room.floor.balance.proposal
+    assert proposal is not None and proposal.kind == "break" and proposal.tables[0] == "t3"
+    room.floor.make_moves(proposal, "maria", room.now)
+    room.turn()
+    room.check()
+    plans = room.floor.seating.tables
+    assert plans["t3"].seats == [] and plans["t3"].broken
+    held = {a.from_seat: (name, a.seat) for name, plan in plans.items() for a in plan.arriving}
+    assert sorted(held) == [2, 5, 8]
+    awaited = {name: [a.seat for a in plan.arriving] for name, plan in plans.items()}
+    # t1 finishes its hand first: the players it awaits are still playing at t3, so its next
+    # hand is dealt without them (their seats held).
+    room.tables["t1"].end_hand()
+    room.tables["t1"].start_hand()
+    room.turn()
+    assert {name: [a.seat for a in plan.arriving] for name, plan in plans.items()} == awaited
+    assert not set(awaited["t1"]) & set(room.tables["t1"].core.seats or ())
+    assert room.tables["t3"].core.seats == (2, 5, 8)
+    # t3's hand ends: its players leave, and only then are they seated where they go.
+    room.tables["t3"].end_hand()
+    room.turn()
+    assert room.tables["t3"].core.seats == ()
+    assert not any(plan.arriving for plan in plans.values())
+    for name in ("t1", "t2"):
+        room.tables[name].end_hand()
+    room.settle()
+    room.check()
+    assert len(room.tables["t1"].core.seats) + len(room.tables["t2"].core.seats) == 17
+    # A late entry is drawn to a table in play, never to the broken one.
+    room.floor.roster.add("late", room.now)
+    drawn, _ = room.floor.draw_seats("maria", room.now, random.Random(3))
+    assert "t3" not in drawn and sum(map(len, drawn.values())) == 1
+    room.settle()
+    room.check()
+
+
+def test_a_player_moved_who_busts_in_their_last_hand_there_goes_out_not_on():
+    room = Room({"t1": [1, 2, 3, 4, 5, 6, 7], "t2": [1, 2, 3, 4, 5, 6, 7],
+                 "t3": [2, 5, 8]}, balance=True)
+    room.seat_roster()
+    room.tables["t3"].start_hand()
+    room.turn()
+    room.floor.review_balance(room.now)
+    room.floor.make_moves(room.floor.balance.proposal, "maria", room.now)
+    room.turn()
+    room.floor.bust("t3", 5, "maria", room.now)  # they lost the hand they were dealt there
+    assert room.floor.roster.at("t3", 5) is None
+    assert sum(len(p.arriving) for p in room.floor.seating.tables.values()) == 2
+    room.tables["t3"].end_hand()
+    room.settle()
+    room.check()
+    assert sum(1 for p in room.floor.roster.players.values() if not p.playing) == 1
+
+
+def test_a_hub_restored_from_an_older_copy_brings_the_tables_back_to_its_seating():
+    room = Room({"t1": [1, 2, 3, 4]})
+    room.floor.bust("t1", 4, "maria", room.now)
+    kept = room.floor.seating.to_json()  # the backup
+    room.floor.bust("t1", 3, "maria", room.now)
+    room.floor.bust("t1", 2, "maria", room.now)
+    room.settle()
+    assert room.tables["t1"].core.seating_version == 3
+    room.floor.seating = SeatingPlan.from_json(kept)  # the hub restored: version 1, [1, 2, 3]
+    room.heard("t1")
+    room.settle()
+    plan = room.floor.seating.tables["t1"]
+    assert plan.version > 3 and room.tables["t1"].core.seats == (1, 2, 3)
+    assert not [r for r in room.replies if r[2]][1:]  # at most the one refusal, then in line
+
+
+def test_the_seating_refuses_what_does_not_hold_against_it():
+    room = Room({"t1": [1, 2, 3], "t2": [1, 2]})
+    with pytest.raises(StaffError, match="seat 7 is empty"):
+        room.floor.bust("t1", 7, "maria", room.now)
+    with pytest.raises(StaffError, match="no seat 11"):
+        room.floor.bust("t1", 11, "maria", room.now)
+    with pytest.raises(StaffError, match="no seat past 10"):
+        room.floor.set_seats("t2", [1, 11], "maria", room.now)
+    bust = room.floor.bust("t1", 3, "maria", room.now)
+    room.floor.set_seats("t1", [1, 2, 3], "sam", room.now)  # seat 3 taken again by hand
+    with pytest.raises(StaffError, match="seat 3 is taken again"):
+        room.floor.undo_bustout(next(u for u in bust if u["kind"] == "bustout")["bustout"]["id"],
+                                "maria", room.now)
+
+
+class _Link:
+    def __init__(self) -> None:
+        self.commands: list = []
+
+    def send_command(self, table, command) -> None:
+        self.commands.append((table, command))
+
+    def publish_clock(self, reading) -> None:
+        pass
+
+    def answer_clock(self, answer) -> None:
+        pass
+
+
+def test_the_tournament_ends_with_its_winner_placed_first_and_the_clock_held(tmp_path):
+    from contract.commands import HubClockCommand
+    from hub import auth
+    from hub.service import FloorService
+    from hub.settings import HubSettings
+
+    maria = auth.User("maria", "floor", "")
+    service = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db")), _Link(),
+                           wall=lambda: 1_800_000_000.0)
+    service.open()
+    try:
+        service.on_broker(True)
+        service.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
+        service.on_state("t1", table_state(seats=[]))
+        for name in ("Anna", "Bob", "Carl"):
+            service.add_player(maria, name)
+        service.draw_seats(maria)
+        service.clock_action(maria, HubClockCommand(action="start", value="tda-2024"))
+        seated = {p.name: p.seat for p in service.floor.roster.players.values()}
+        service.bust(maria, "t1", seated["Carl"])
+        assert service.roster()["winner"] is None and service.clock.running_since is not None
+        last = service.bust(maria, "t1", seated["Bob"])
+        assert service.roster()["winner"] == "Anna"
+        assert service.clock.running_since is None  # held: "tournament over"
+        rows = service.finishing_csv().splitlines()[1:]
+        assert [row.replace('"', "").split(",")[:2] for row in rows] == [
+            ["1", "Anna"], ["2", "Bob"], ["3", "Carl"]]
+        actions = [line["action"] for line in service.floor_log()]
+        assert "tournament over" in actions
+        service.undo_bustout(maria, last["id"])  # Bob's bust was a mistake: play on
+        assert service.roster()["winner"] is None
+        assert "tournament open again" in [line["action"] for line in service.floor_log()]
+    finally:
+        service.close()
