@@ -2,12 +2,18 @@
 the document uses), for the hostile-input tests: valid messages first, then mutated.
 
 hypothesis-jsonschema, the library for this, no longer runs with current Hypothesis, and the
-document's schemas keep to a small subset: type, enum, const, properties/required, items,
-bounds, pattern, $ref. An allOf/if-then refinement is met by filtering on the real validator.
+document's schemas keep to a small subset: type, enum, const, properties/required, items
+(minItems, maxItems, uniqueItems), a map's keys and values (patternProperties, propertyNames,
+additionalProperties), anyOf over required fields, bounds, pattern, $ref. An allOf/if-then
+refinement is met by filtering on the real validator. What the strategies leave to that filter
+must stay rare: a message drawn three times without meeting it discards the whole example (a
+hostile test's 40 messages with it), and the tests' health checks say so
+(``HealthCheck.filter_too_much``), instead of hypothesis spending minutes on discards.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -34,6 +40,13 @@ def _strategy(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
         # (met by filtering on the validator)
         shape = {k: v for k, v in schema.items() if k != "allOf"}
         return _strategy(shape if "type" in shape else schema["allOf"][0], depth)
+    if "anyOf" in schema and all(set(b) == {"required"} for b in schema["anyOf"]):
+        # one of several sets of fields required (a table's counts or its streams): each
+        # set in turn, so that no draw lacks them all
+        shape = {k: v for k, v in schema.items() if k != "anyOf"}
+        return st.one_of([_strategy({**shape, "required": [*shape.get("required", ()),
+                                                           *branch["required"]]}, depth)
+                          for branch in schema["anyOf"]])
     kind = schema.get("type")
     if isinstance(kind, list):
         return st.one_of([_strategy({**schema, "type": k}, depth) for k in kind])
@@ -41,15 +54,17 @@ def _strategy(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
         properties = schema.get("properties", {})
         required = set(schema.get("required", ()))
         if not properties:
-            return st.dictionaries(st.text(min_size=1, max_size=8), _SCALARS, max_size=3)
+            return _map(schema, depth)
         return st.fixed_dictionaries(
             {k: _strategy(v, depth + 1) for k, v in properties.items() if k in required},
             optional={k: _strategy(v, depth + 1) for k, v in properties.items()
                       if k not in required})
     if kind == "array":
         items = schema.get("items", {})
-        return st.lists(_strategy(items, depth + 1) if items else _SCALARS,
-                        max_size=min(4, schema.get("maxItems", 4)))
+        least = schema.get("minItems", 0)
+        return st.lists(_strategy(items, depth + 1) if items else _SCALARS, min_size=least,
+                        max_size=max(least, min(4, schema.get("maxItems", 4))),
+                        unique_by=_canonical if schema.get("uniqueItems") else None)
     if kind == "string":
         if "pattern" in schema:
             return st.from_regex(schema["pattern"], fullmatch=True).filter(
@@ -67,6 +82,35 @@ def _strategy(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
     if kind == "null":
         return st.none()
     return _SCALARS
+
+
+def _map(schema: dict[str, Any], depth: int) -> st.SearchStrategy[Any]:
+    """An object without named properties: its keys as ``patternProperties`` or
+    ``propertyNames`` say, its values as their schema or ``additionalProperties`` says (a
+    map of table to count, of seat to cards); none at all where nothing is allowed."""
+    least = schema.get("minProperties", 0)
+    most = max(least, min(3, schema.get("maxProperties", 3)))
+    patterns = schema.get("patternProperties") or {}
+    extra = schema.get("additionalProperties", True)
+    if patterns:
+        pattern, values = next(iter(patterns.items()))
+        keys: st.SearchStrategy[str] = st.from_regex(pattern, fullmatch=True)
+    elif isinstance(extra, dict):
+        names = schema.get("propertyNames", {})
+        keys = (st.from_regex(names["pattern"], fullmatch=True) if "pattern" in names
+                else st.text(min_size=1, max_size=8))
+        values = extra
+    elif extra is False:
+        return st.just({})
+    else:
+        return st.dictionaries(st.text(min_size=1, max_size=8), _SCALARS, min_size=least,
+                               max_size=most)
+    return st.dictionaries(keys, _strategy(values, depth + 1), min_size=least, max_size=most)
+
+
+def _canonical(value: Any) -> str:
+    """An item as ``uniqueItems`` compares it (JSON's equality, not Python's hash)."""
+    return json.dumps(value, sort_keys=True)
 
 
 def valid(name: str) -> st.SearchStrategy[Any]:
