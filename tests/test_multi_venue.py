@@ -47,6 +47,47 @@ def test_a_node_and_an_uplink_killed_mid_stream_lose_and_double_nothing(tmp_path
     assert figures["ingest_events_per_s"] > 0 and figures["bare_single_events_per_s"] > 0
 
 
+def test_the_bare_rate_times_only_once_a_probe_crossed_the_cluster(tmp_path):
+    """The bench's bare rate publishes on one node to a subscriber on another; core NATS
+    drops what a node publishes before the subscriber's interest reached it. Here the
+    answering subscriber subscribes only once something the publisher sent reached its node
+    (a spy there saw it): what was sent before it is lost, so the bench must prove the route
+    (a probe answered) before it publishes what it times, and then every message is
+    answered."""
+    from tests.bench.multi_venue import BARE_SUBJECTS, answer_bare, bare_client, publish_bare
+
+    group = Group(tmp_path, ["a"], "").start()  # (no centre: no database)
+
+    async def run() -> float:
+        first, second = group.cluster.nodes[0], group.cluster.nodes[1]
+        central = (tmp_path / "central.password").read_text()
+        spy = await bare_client(group.cluster, second, "central", central, "spy")
+        sub = await bare_client(group.cluster, second, "central", central, "bare-subscriber")
+        pub = await bare_client(group.cluster, first, "venue-bare", group.passwords["bare"],
+                                "bare-publisher")
+        seen = asyncio.Event()
+
+        async def saw(msg) -> None:
+            seen.set()
+
+        try:
+            await spy.subscribe(BARE_SUBJECTS, cb=saw)
+            await spy.flush()
+            publishing = asyncio.ensure_future(
+                publish_bare(pub, [b"x" * 100] * 300, 64, timeout=15))
+            await asyncio.wait_for(seen.wait(), 30)
+            await answer_bare(sub)
+            return await publishing
+        finally:
+            for client in (pub, sub, spy):
+                await client.close()
+
+    try:
+        assert asyncio.run(run()) > 0
+    finally:
+        group.stop()
+
+
 def _level(venue: str, seq: int, table: str = "t1") -> bytes:
     event = {"type": "level", "hand": None, "level": seq, "sb": 100, "bb": 200, "ante": 0,
              "t": 1.0}

@@ -17,7 +17,8 @@ Figures: the central recorder's ingest (events a second, from the backlog's comm
 venues, or with ``--cold`` from the uplinks' start, until it holds every event) against two
 floors measured in the same run: the engine's bare rate on the same cluster (a bare nats-py
 publisher in a venue's account, 64 messages in flight, each answered at once by a bare
-subscriber in the centre's account on another node: no database, no checks), with one
+subscriber in the centre's account on another node: no database, no checks; timed once a
+probe has been answered, the subscriber's interest known on the publisher's node), with one
 envelope a message (what a table sends live) and with the uplink's batches of 100; and the
 central database's own (the same rows inserted by one statement a batch and committed, by the
 recorder's storage class, with nothing else running). The checker: every event of every
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -219,47 +221,94 @@ async def _bare_rate(cluster: NatsCluster, password: str, central_password: str,
                      payloads: list[bytes], window: int) -> float:
     import logging
 
-    import nats
-
     from hub.group_link import SSL_EOF_NOTICE
 
     logging.getLogger("asyncio").addFilter(SSL_EOF_NOTICE)
-    tls = ssl.create_default_context(cafile=cluster.ca_file)
     node = cluster.nodes
-    sub = await nats.connect(f"tls://{node[1].address}", user="central",
-                             password=central_password, tls=tls, name="bare-subscriber")
-    pub = await nats.connect(f"tls://{node[0].address}", user="venue-bare", password=password,
-                             tls=tls, name="bare-publisher")
+    sub = await bare_client(cluster, node[1], "central", central_password, "bare-subscriber")
+    pub = await bare_client(cluster, node[0], "venue-bare", password, "bare-publisher")
     try:
-        async def answer(msg: Any) -> None:
-            await sub.publish(msg.reply, b"")
-
-        await sub.subscribe("pkr.v1.bare.tables.*.private", cb=answer)
-        await sub.flush()
-        room = asyncio.Semaphore(window)
-        answered = 0
-        done = asyncio.Event()
-
-        async def answered_one(msg: Any) -> None:
-            nonlocal answered
-            answered += 1
-            room.release()
-            if answered == len(payloads):
-                done.set()
-
-        inbox = pub.new_inbox()
-        await pub.subscribe(inbox + ".*", cb=answered_one)
-        await pub.flush()
-        start = time.perf_counter()
-        for i, payload in enumerate(payloads):
-            await room.acquire()
-            await pub.publish(f"pkr.v1.bare.tables.t{i % 40 + 1}.private", payload,
-                              reply=f"{inbox}.{i}")
-        await asyncio.wait_for(done.wait(), 60)
-        return len(payloads) / (time.perf_counter() - start)
+        await answer_bare(sub)
+        return await publish_bare(pub, payloads, window)
     finally:
         await pub.close()
         await sub.close()
+
+
+async def bare_client(cluster: NatsCluster, node: Node, user: str, password: str,
+                      name: str) -> Any:
+    """A bare nats-py client of ``node``, over the group's TLS."""
+    import nats
+
+    return await nats.connect(f"tls://{node.address}", user=user, password=password,
+                              tls=ssl.create_default_context(cafile=cluster.ca_file),
+                              name=name)
+
+
+BARE_SUBJECTS = "pkr.v1.bare.tables.*.private"
+
+
+async def answer_bare(sub: Any) -> None:
+    """The bare subscriber: each of venue bare's messages answered at once, empty."""
+    async def answer(msg: Any) -> None:
+        await sub.publish(msg.reply, b"")
+
+    await sub.subscribe(BARE_SUBJECTS, cb=answer)
+    await sub.flush()
+
+
+async def publish_bare(pub: Any, payloads: list[bytes], window: int,
+                       timeout: float = 60.0, route_timeout: float = 30.0) -> float:
+    """``payloads`` published by ``pub`` with ``window`` unanswered at most, each with a reply
+    subject; messages a second until the last is answered. The clock starts once the route
+    is proven both ways: core NATS drops what is published before a subscriber's interest
+    (on another node) reached the publisher's node, and a flush proves only that the
+    publisher's own node has its subscription; so a probe is published again and again until
+    one is answered (none in ``route_timeout``: a RuntimeError; nor all of ``payloads``
+    answered in ``timeout``)."""
+    room = asyncio.Semaphore(window)
+    answered = 0
+    done, proven = asyncio.Event(), asyncio.Event()
+
+    async def answered_one(msg: Any) -> None:
+        nonlocal answered
+        if msg.subject.endswith(".probe"):  # (a late answer to an earlier probe too)
+            proven.set()
+            return
+        answered += 1
+        room.release()
+        if answered == len(payloads):
+            done.set()
+
+    inbox = pub.new_inbox()
+    await pub.subscribe(inbox + ".*", cb=answered_one)
+    await pub.flush()
+    deadline = time.monotonic() + route_timeout
+    wait = 0.01
+    while not proven.is_set():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no probe answered through the cluster in {route_timeout:g} s:"
+                               " the bare subscriber's interest never reached the publisher's"
+                               " node")
+        await pub.publish(BARE_SUBJECTS.replace("*", "probe"), b"{}", reply=inbox + ".probe")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proven.wait(), wait)
+        wait = min(2 * wait, 0.5)
+
+    async def timed() -> None:
+        for i, payload in enumerate(payloads):
+            await room.acquire()
+            await pub.publish(BARE_SUBJECTS.replace("*", f"t{i % 40 + 1}"), payload,
+                              reply=f"{inbox}.{i}")
+        await done.wait()
+
+    start = time.perf_counter()
+    try:  # (a lost message holds its place in the window: the wait is on the whole)
+        await asyncio.wait_for(timed(), timeout)
+    except TimeoutError:
+        raise RuntimeError(f"{len(payloads) - answered} of {len(payloads)} messages not "
+                           f"answered in {timeout:g} s") from None
+    return len(payloads) / (time.perf_counter() - start)
 
 
 def database_rate(central_db: str, venue: str, batches: list[list[dict[str, Any]]]) -> float:
