@@ -59,6 +59,7 @@ class RosterView(BaseModel):
     add_ons: int
     left: int
     waiting: int  # in the game without a seat: the next draw seats them
+    winner: str | None = None  # the one player left of two or more: the tournament is over
 
 
 @router.get("/api/roster", response_model=RosterView,
