@@ -45,6 +45,7 @@ class BalanceDesk:
     proposal: Proposal | None = None
     recent: list[dict[str, Any]] = field(default_factory=list)  # moves made, newest last
     generation: int = 0  # moves sent so far: each new need draws afresh
+    revision: int = 0  # one more at each panel the dashboards are sent: a page keeps the newest
     _shown: dict[str, Any] | None = None
 
     @classmethod
@@ -71,10 +72,11 @@ class BalanceDesk:
                   if view.status in COUNTED]
         self.proposal = propose(seated, self.rules, self._seed(seated))
         panel = self.panel(tables)
-        if panel == self._shown:
+        if {**panel, "revision": 0} == self._shown:
             return []
-        self._shown = panel
-        return [{"kind": "balance", "balance": panel}]
+        self._shown = {**panel, "revision": 0}
+        self.revision += 1
+        return [{"kind": "balance", "balance": self.panel(tables)}]
 
     def _seed(self, seated: list[TableSeats]) -> int:
         """The same draw while the same need stands (the dashboard shows what will be done)."""
@@ -89,6 +91,9 @@ class BalanceDesk:
             "recent": self.recent[-10:],
             "table_size": self.rules.table_size,
             "short_tables": dict(sorted(self.short_tables.items())),
+            # A confirmation's answer and the stream's updates arrive in either order: the
+            # page keeps the highest revision (it showed the superseded proposal).
+            "revision": self.revision,
         }
 
     # ------------------------------------------------------------------ from staff

@@ -9,6 +9,7 @@ and hand records with hole cards come from the recorder's storage, for roles all
 
 from __future__ import annotations
 
+import contextlib
 import random
 import unicodedata
 from dataclasses import asdict, dataclass, field
@@ -627,6 +628,20 @@ class FloorView:
             raise StaffError(str(exc)) from None
         self.balance_stale = True
         return [*updates, *self._seating_updates()]
+
+    def remove_entrant(self, player_id: int, by: str, now: int) -> tuple[Any, list[Update]]:
+        """An entrant entered by mistake gone from the roster (hub/roster.py ``remove``); a
+        seat drawn for them leaves the seating, as no bust-out (they never played)."""
+        player = self.roster.player(player_id)
+        if player.table is not None and player.seat is not None and player.playing:
+            self.roster.remove(player_id)  # its refusals first, before the seating changes
+            # (A seat not in the seating was never the hub's: drawn, then set by hand.)
+            with contextlib.suppress(SeatingRefused):
+                self.seating.bust(player.table, player.seat, by, now)
+        else:
+            self.roster.remove(player_id)
+        self.balance_stale = True
+        return player, [*self._seating_updates(), self.roster_update()]
 
     def make_moves(self, proposal: Proposal, by: str, now: int) -> list[Update]:
         """A balancing move or a table break the floor confirmed, made now: each player

@@ -175,9 +175,18 @@ class Roster:
         self.next_id += 1
         return player
 
+    @staticmethod
+    def csv_columns_ignored(text: str) -> list[str]:
+        """The columns of a registration CSV the roster does not read (a registration
+        system's email, phone, club...): said to the desk, never an error."""
+        header = next(csv.reader(io.StringIO(text)), [])
+        return sorted({c.strip() for c in header if c.strip()
+                       and c.strip().lower() not in CSV_COLUMNS})
+
     def import_csv(self, text: str, now: int) -> list[Player]:
-        """Entrants from a CSV with a ``name`` column (``entries`` and ``add_ons`` optional):
-        all or none, every bad line listed at once."""
+        """Entrants from a CSV with a ``name`` column (``entries`` and ``add_ons`` optional,
+        any other column ignored: ``csv_columns_ignored``): all or none, every bad line
+        listed at once."""
         reader = csv.DictReader(io.StringIO(text))
         columns = {c.strip().lower() for c in (reader.fieldnames or ()) if c}
         rows = list(reader)
@@ -185,17 +194,14 @@ class Roster:
         if "name" not in columns:
             raise RosterError("the CSV needs a header line with a 'name' column "
                               "(entries and add_ons are optional)")
-        unknown = columns - set(CSV_COLUMNS)
-        if unknown:
-            problems.append(f"unknown columns {', '.join(sorted(unknown))} (known: "
-                            f"{', '.join(CSV_COLUMNS)})")
         wanted: list[tuple[str, int, int]] = []
         taken = self._taken()
         for number, row in enumerate(rows, start=2):
             if row.get(None):  # type: ignore[call-overload,unused-ignore]
                 problems.append(f"line {number}: more values than the header has columns")
                 continue
-            values = {str(k).strip().lower(): (v or "").strip() for k, v in row.items() if k}
+            values = {str(k).strip().lower(): (v or "").strip() for k, v in row.items()
+                      if k and str(k).strip().lower() in CSV_COLUMNS}
             try:
                 name = check_name(values.get("name", ""))
                 entries = _count(values.get("entries") or "1", "entries", minimum=1)
@@ -239,6 +245,18 @@ class Roster:
         player.entries -= 1
         player.out_at, player.out_hand = player.last_out_at, player.last_out_hand
         player.last_out_at = player.last_out_hand = None
+        return player
+
+    def remove(self, player_id: int) -> Player:
+        """An entrant entered by mistake (a wrong name, a double entry), gone before they
+        played: never out, no re-entry or add-on. RosterError says why not otherwise."""
+        player = self.player(player_id)
+        if not player.playing or player.last_out_at is not None:
+            raise RosterError(f"{player.name} has played (a bust-out is on record): their "
+                              "place stays in the results")
+        if player.entries > 1 or player.add_ons:
+            raise RosterError(f"{player.name} has a re-entry or an add-on: take it back first")
+        del self.players[player_id]
         return player
 
     def take_back_add_on(self, player_id: int) -> Player:

@@ -649,8 +649,22 @@ class FloorService:
             "name": roster.add(name, now).name})
 
     def import_players(self, user: User, text: str) -> dict[str, Any]:
-        return self._on_roster(user, "roster/import", lambda roster, now: {
-            "players": len(roster.import_csv(text, now))})
+        """Entrants from a CSV; the columns it ignored are said (``ignored_columns``)."""
+        ignored = Roster.csv_columns_ignored(text)
+        roster = self._on_roster(user, "roster/import", lambda roster, now: {
+            "players": len(roster.import_csv(text, now)),
+            **({"ignored_columns": ignored} if ignored else {})})
+        return {**roster, "ignored_columns": ignored}
+
+    def remove_entrant(self, user: User, player_id: int) -> dict[str, Any]:
+        """An entrant entered by mistake removed (their drawn seat freed, no bust-out)."""
+        now = self.now_ms()
+        player, updates = self.floor.remove_entrant(player_id, user.name, now)
+        self.db.delete_player(player_id)
+        self._saved_players.pop(player_id, None)
+        self._log(now, user.name, "roster/remove", {"player": player_id, "name": player.name})
+        self._seating_changed(updates, now)
+        return self.floor.roster.view()
 
     def reentry(self, user: User, player_id: int) -> dict[str, Any]:
         return self._on_roster(user, "roster/re-entry", lambda roster, now: {

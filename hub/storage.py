@@ -368,6 +368,10 @@ class Storage:
         return {str(b): str(n) for b, n in
                 self.execute("SELECT badge, name FROM dealer_names").fetchall()}
 
+    def delete_player(self, player_id: int) -> None:
+        """An entrant entered by mistake, gone from the roster."""
+        self.execute("DELETE FROM roster_players WHERE id = ?", (player_id,))
+
     def clear_roster(self) -> int:
         return max(0, int(self.execute("DELETE FROM roster_players").rowcount))
 

@@ -246,6 +246,7 @@ def test_the_desk_makes_the_confirmed_move_at_once_and_each_table_takes_it_at_it
     shown = [{"from_table": "t1", "from_seat": 6, "to_table": "t2", "to_seat": 5}]
     assert update["balance"]["proposal"]["moves"] == shown
     assert floor.review_balance(1) == []  # nothing changed: nothing to say
+    revision = update["balance"]["revision"]  # a page keeps the highest it has seen
     with pytest.raises(BalanceRefused, match="t1 has 9 players and t2 7"):
         desk.confirm("balance", ["t2", "t1"])  # not the move proposed
     with pytest.raises(BalanceRefused, match="the seats changed since the dialog"):
@@ -256,8 +257,9 @@ def test_the_desk_makes_the_confirmed_move_at_once_and_each_table_takes_it_at_it
     assert desk.recent[-1]["by"] == "maria"
     # Counted as decided at once: eight and eight, balanced (no second move proposed while
     # t1 still deals its hand with seat 6 in it).
-    floor.review_balance(4)
-    assert desk.proposal is None
+    (after,) = floor.review_balance(4)
+    assert desk.proposal is None and after["balance"]["revision"] > revision
+    assert desk.panel(floor.tables)["revision"] == after["balance"]["revision"]
     assert floor.tables["t1"].seats == [1, 2, 3, 4, 5, 7, 8, 9]
     assert floor.tables["t2"].seats == [1, 2, 3, 4, 5, 6, 7, 8]  # seat 5 held for the player
     assert floor.tables["t2"].seating["arriving"][0]["from_seat"] == 6

@@ -171,7 +171,7 @@ function applyUpdate(update, answer = false) {
     if (known >= 0) state.bustouts[known] = update.bustout; else state.bustouts.push(update.bustout);
     drawBustouts();
   } else if (update.kind === "balance") {
-    state.balance = update.balance;
+    keepBalance(update.balance);
   } else if (update.kind === "roster") {
     state.roster = update.roster;
   } else if (update.kind === "dealers") {
@@ -593,6 +593,11 @@ function drawRoster() {
       takeBack("reentry", "Take back re-entry", "re-entry", `Take back ${p.name}'s re-entry? They are out again, in their place.`);
     }
     if (p.add_ons) takeBack("addon", "Take back add-on", "add-on", `Take back one of ${p.name}'s add-ons?`);
+    // An entrant entered by mistake (a wrong name, a double entry) leaves before they play.
+    if (p.out_at == null && p.last_out_at == null && p.entries === 1 && !p.add_ons) {
+      act("remove", "Remove", "remove", `Remove ${p.name}, entered by mistake? ` +
+          (p.table ? `Table ${p.table} seat ${p.seat} is freed (no bust-out).` : "They leave the roster."));
+    }
     return li;
   }));
   panel.dataset.players = r.players.length;
@@ -606,14 +611,14 @@ function drawnText(answer) {
   return "Seats drawn \u2014 " + parts.join("; ");
 }
 
-async function rosterAction(path, body, said) {
+async function rosterAction(path, body, said, more) {
   const reply = $("#roster-reply");
   try {
     const answer = await api(path, body);
     if (answer.players) state.roster = answer;
     else if (answer.roster) state.roster = answer.roster;
     reply.className = "reply ok";
-    reply.textContent = answer.drawn ? drawnText(answer) : (said || "done");
+    reply.textContent = answer.drawn ? drawnText(answer) : (said || "done") + (more ? more(answer) : "");
     draw();
   } catch (e) {
     reply.className = "reply error";
@@ -635,7 +640,9 @@ function setUpRoster() {
     if (!file) return;
     const text = await file.text();
     $("#roster-csv").value = "";
-    rosterAction("/api/roster/import", { csv: text }, `entrants imported from ${file.name}`);
+    rosterAction("/api/roster/import", { csv: text }, `entrants imported from ${file.name}`,
+                 (answer) => (answer.ignored_columns || []).length
+                   ? ` (columns not read: ${answer.ignored_columns.join(", ")})` : "");
   });
   $("#roster-draw").addEventListener("click", async (event) => {
     if (event.detail > 1) return;
@@ -748,6 +755,14 @@ function drawBalance() {
   }));
 }
 
+// The balancing panel: the newest revision wins, whichever way it came (the confirmation's
+// answer can arrive after the stream has brought the next proposal).
+function keepBalance(panel) {
+  if (!state.balance || !panel || (panel.revision ?? 0) >= (state.balance.revision ?? 0)) {
+    state.balance = panel;
+  }
+}
+
 async function confirmMove() {
   const p = state.balance && state.balance.proposal;
   if (!p) return;
@@ -756,7 +771,7 @@ async function confirmMove() {
     "and is seated at the other as soon as they have.";
   if (!await confirmed(question, p.kind === "break" ? "Break the table" : "Move players")) return;
   try {
-    state.balance = await api("/api/balance/confirm", { kind: p.kind, tables: p.tables, moves: p.moves });
+    keepBalance(await api("/api/balance/confirm", { kind: p.kind, tables: p.tables, moves: p.moves }));
     $("#balance-refusal").hidden = true;
   } catch (e) {
     // It stays until dismissed: the proposal it was about may be gone at the next update.
@@ -1263,8 +1278,12 @@ function logSentence(line) {
   if (area === "roster") {
     if (name === "add") return `${who} entered ${d.name}`;
     if (name === "take-back") return `${who} took back ${d.name}'s ${d.what}`;
-    if (name === "import") return `${who} imported ${d.players} entrants from a CSV`;
+    if (name === "import") {
+      return `${who} imported ${d.players} entrants from a CSV` +
+        (d.ignored_columns ? ` (columns not read: ${d.ignored_columns.join(", ")})` : "");
+    }
     if (name === "re-entry") return `${who} recorded a re-entry for ${d.name}`;
+    if (name === "remove") return `${who} removed ${d.name}, entered by mistake`;
     if (name === "add-on") return `${who} recorded an add-on for ${d.name}`;
     if (name === "clear") return `${who} cleared the roster (${d.players} players) for a new tournament`;
     if (name === "final-draw") return `${who} drew the final table at table ${d.table}: ${(d.seats || []).join(", ")}`;

@@ -53,6 +53,7 @@ class BalancePanel(BaseModel):
     recent: list[dict[str, Any]]  # the moves made, newest last
     table_size: int  # the house's seats a table (its profile's table_size)
     short_tables: dict[str, int]  # tables with fewer seats (tablectl hub --short-table)
+    revision: int  # one more at each change: a page keeps the highest it has seen
 
 
 @router.post("/api/balance/confirm", response_model=BalancePanel,

@@ -60,6 +60,7 @@ class RosterView(BaseModel):
     left: int
     waiting: int  # in the game without a seat: the next draw seats them
     winner: str | None = None  # the one player left of two or more: the tournament is over
+    ignored_columns: list[str] | None = None  # an import's columns the roster does not read
 
 
 @router.get("/api/roster", response_model=RosterView,
@@ -75,10 +76,18 @@ async def roster_add(body: NewPlayer, user: Commanding, context: Context) -> dic
 
 
 @router.post("/api/roster/import", response_model=RosterView,
-             summary="entrants from a CSV (a name column; entries and add_ons optional): all "
-                     "or none")
+             summary="entrants from a CSV (a name column; entries and add_ons optional, "
+                     "other columns ignored and named): all or none")
 async def roster_import(body: RosterCsv, user: Commanding, context: Context) -> dict[str, Any]:
     return await on_floor(context, FloorService.import_players, user, body.csv)
+
+
+@router.post("/api/roster/players/{player}/remove", response_model=RosterView,
+             summary="an entrant entered by mistake removed before they played (a drawn seat "
+                     "freed, no bust-out)")
+async def roster_remove(player: PLAYER, user: Commanding, context: Context,
+                        body: Empty | None = None) -> dict[str, Any]:
+    return await on_floor(context, FloorService.remove_entrant, user, player)
 
 
 @router.post("/api/roster/players/{player}/re-entry", response_model=RosterView,
