@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from firmware_bridge import messages as m
 from firmware_bridge.framing import encode_frame
-from firmware_bridge.host import HostLink
+from firmware_bridge.host import HostLink, ReadsLost
 from simulators.pn532 import (
     IsoDepCard,
     Ntag,
@@ -278,9 +278,126 @@ def test_a_host_that_does_not_read_never_blocks_the_loop(vm):
     world = BoardWorld(script, stop_ms=start + 7000, deaf_ms=(start + 1200, start + 4200))
     report = _run_main(vm, world, start)
     assert report["ended"] == "stopped", report
-    assert report["turns"] > 2500  # 7 s of 2 ms turns: never held up by the port
+    # Never held up by the port: no write waited for room (rp2's would wait 500 ms), no turn
+    # longer than a few milliseconds of the board's clock.
+    assert report["write_waits"] == 0, report
+    assert report["longest_turn_us"] < 20_000, report
+    assert report["turns"] > 2500  # 7 s of 2 ms turns
     assert [c.text for c in world.events if isinstance(c, m.CardDrawn)] == [
         f"R1:{i}h" for i in range(8)]
+
+
+# -- a 192 KB heap, as a Pico leaves it ---------------------------------------------------------
+
+PICO_HEAP = 192 * 1024  # what an RP2040's 264 KB leaves MicroPython after .data and .bss
+HOLE = 1024  # the largest free block once the heap is cut up: less than half a board's (2.5 kB)
+
+
+@pytest.fixture(scope="module")
+def pico_vm():
+    """The interpreter with a heap of PICO_HEAP and no more (tests/micropython/runner.mjs)."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MICROPYTHON_HEAP", str(PICO_HEAP))
+        machine = MicroPythonVM()
+    with machine:
+        machine.load_firmware()
+        yield machine
+
+
+def test_the_bounded_heap_is_192_kb(pico_vm):
+    """The premise of the tests below: an allocation past the heap raises MemoryError (the
+    port's own heap would grow instead)."""
+    out = pico_vm.run(
+        "import gc\ngc.collect()\n"
+        "try:\n    big = bytearray(200 * 1024)\n    print('grew')\nexcept MemoryError:\n"
+        "    print('MemoryError')\n"
+        "keep = None\nn = 0\n"
+        "try:\n    while True:\n        keep = (keep, bytearray(1000))\n        n += 1\n"
+        "except MemoryError:\n    print(n)\nkeep = None")
+    lines = out.splitlines()
+    assert lines[0] == "MemoryError"
+    assert 150 < int(lines[1]) < 192  # kB held when it ran out: the heap, less what is in use
+
+
+def _cut_up_heap(vm: MicroPythonVM, hole: int) -> int:
+    """Fill the free heap with blocks of ``hole`` bytes and then with the smallest, and free
+    every other block of ``hole``: what is free is in holes of that size, as a heap that has
+    run for days. The largest free block, in bytes (micropython.mem_info's "max free sz")."""
+    block = hole - 16  # a bytearray's data, and its object: one 16-byte GC block
+    out = vm.run(
+        "import gc\ngc.collect()\n"
+        "KEPT = [None] * 256\nHOLES = [None] * 256\nFILL = [None] * 4096\n"
+        "n = 0\n"
+        "try:\n"
+        "    while n < 256:\n"
+        f"        KEPT[n] = bytearray({block})\n"
+        f"        HOLES[n] = bytearray({block})\n"
+        "        n += 1\n"
+        "except MemoryError:\n    pass\n"
+        f"n = 0\nsize = {hole // 2}\n"
+        "while size and n < 4096:\n"
+        "    try:\n        FILL[n] = bytearray(size)\n        n += 1\n"
+        "    except MemoryError:\n        size //= 2\n"
+        "HOLES = None\n")
+    assert out == ""
+    vm.run("import gc\ngc.collect()")  # the collection runs when this run returns
+    info = vm.run("import micropython\nmicropython.mem_info()")
+    largest = [line for line in info.splitlines() if "max free sz" in line]
+    assert largest, info
+    return int(largest[0].split("max free sz:")[1].split()[0]) * 16
+
+
+def _step(vm: MicroPythonVM, world: BoardWorld, turns: int = 1) -> None:
+    """``turns`` turns of main()'s loop, in a run of their own (the port collects its garbage
+    when the run returns); anything but a loop still turning fails with the board's report."""
+    code = vm.run(f"import board\nprint(board.step({turns}))\ngc.collect()", host=world)
+    if code.strip() != "0":
+        report = vm.value("__import__('board').report()")
+        raise AssertionError(f"the loop ended ({code.strip()}): {report}")
+
+
+def test_a_full_queue_on_a_cut_up_192_kb_heap_and_a_host_that_stops_reading(pico_vm):
+    """Issue 46, item 1: 120 reads queued at the longest frame, the heap cut into 1 KiB holes,
+    then the host holds the port open and reads nothing for 3 s while 8 more cards are dealt:
+    no MemoryError, no reset, no turn held up by the port, and when the host reads again it
+    has all 128 cards, in order. (main.py's previous USB backlog grew a bytearray to 4 KiB
+    and its retransmissions built a kilobyte at a time: a MemoryError outside the guarded
+    turn, and machine.reset() lost the queue.)"""
+    vm = pico_vm
+    start = 20_000
+    fill_ms, deaf_from, deaf_to = start + 1000, start + 1200, start + 4200
+    script: list[tuple[float, str, object]] = []
+    for i in range(8):
+        at = start + 1500 + 300 * i
+        script.append((at, "present", Ntag(bytes([4, 8, 8, 8, 8, 8, i]), f"R1:{i}c")))
+        script.append((at + 60, "remove", None))
+    world = BoardWorld(script, stop_ms=start + 60_000, deaf_ms=(deaf_from, deaf_to))
+    vm.run(f"import gc, board\nboard.boot({start})", host=world)
+    while world.ms < fill_ms:  # the HELLO exchange; the host reads
+        _step(vm, world, 5)
+    assert [e for e in world.events if isinstance(e, m.Hello)]
+    queued = 120
+    for first in range(0, queued, 8):  # a few a run: the port collects between runs only
+        vm.run("import board\n"
+               "fw = board.firmware\n"
+               f"for i in range({first}, {first + 8}):\n"
+               "    fw.protocol.card(fw.clock.now(), bytes(range(1, 11)),"
+               " 'q%03d ' % i + 'x' * 300, False, False)\n"
+               "fw = None")
+    largest = _cut_up_heap(vm, HOLE)
+    assert largest <= HOLE, largest
+    while world.ms < deaf_to + 8000:
+        _step(vm, world)
+    report = vm.value("__import__('board').report()")
+    assert isinstance(report, dict)
+    assert report["write_waits"] == 0 and report["longest_turn_us"] < 20_000, report
+    cards = [e for e in world.events if isinstance(e, m.CardDrawn)]
+    texts = [c.text[:4] for c in cards]
+    assert texts == [f"q{i:03d}" for i in range(queued)] + [f"R1:{i}" for i in range(8)]
+    assert [c.text for c in cards[queued:]] == [f"R1:{i}c" for i in range(8)]
+    assert not [e for e in world.events if isinstance(e, m.Fault)]
+    assert not [e for e in world.events if isinstance(e, ReadsLost)]
+    assert vm.value("board.firmware.port_failures") == 0
 
 
 def test_main_in_service_mode_does_not_start_the_shoe(vm):

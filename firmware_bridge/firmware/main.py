@@ -32,9 +32,12 @@ FIRMWARE = "shoe-fw 1.2.0"
 WATCHDOG_MS = 8000
 CAPS = 1 | 2 | 4 | 8  # exit sensor, stack sensor, NDEF text, deck-check mode
 SERVICE_WINDOW_MS = 1000
-USB_CHUNK = 64  # bytes written at once, and only while the port can take them
-OUT_LIMIT = 4096  # bytes waiting for a host that does not read; the protocol resends them
-
+# The USB serial port's backlog: bytes waiting for a host that does not read, preallocated at
+# boot (while the heap is whole) and never grown; a frame that does not fit is not taken, and
+# the protocol sends it again in its turn. 4 KiB is 16 frames of the longest.
+OUT_BYTES = 4096
+TURN_OUT_BYTES = 64  # written a turn at most (one byte a write: see UsbOut)
+IN_BYTES = 512  # read from the host a turn at most
 
 class Millis:
     """The protocol's milliseconds (ms:u32, PROTOCOL.md): a true 32-bit count. time.ticks_ms()
@@ -134,34 +137,144 @@ def service_mode():
     return False
 
 
-class UsbOut:
-    """The USB serial port's writing side, never blocking the loop: MicroPython's USB CDC
-    write waits (up to 500 ms a call on rp2) for a host that holds the port open and does not
-    read, so bytes go out in small pieces while poll says the port takes them; past OUT_LIMIT
-    waiting they are dropped (the protocol sends its frames again; a cut frame is noise the
-    host skips)."""
+def _ready(poller):
+    # ipoll, not poll: poll() builds a list a call, ipoll() allocates nothing
+    for _ in poller.ipoll(0):
+        return True
+    return False
 
-    def __init__(self, stream):
-        self.stream = stream
+
+class UsbOut:
+    """The USB serial port's writing side: a ring of OUT_BYTES, preallocated, that the protocol
+    puts whole frames into (its sink) and that goes out a byte at a time while poll says the
+    port takes one. MicroPython's USB CDC write (shared/tinyusb/mp_usbd_cdc.c,
+    mp_usbd_cdc_tx_strn) waits up to MICROPY_HW_USB_CDC_TX_TIMEOUT (500 ms on rp2) while a
+    piece of up to 64 bytes is larger than the room in its 256-byte FIFO, and POLLOUT promises
+    only one byte of room: a byte is the only write that never waits for a host that holds the
+    port open and does not read."""
+
+    def __init__(self, stream, size=OUT_BYTES):
+        self.write = stream.buffer.write
         self.poller = select.poll()
         self.poller.register(stream, select.POLLOUT)
-        self.waiting = bytearray()
+        self.ring = bytearray(size)
+        self.size = size
+        self.head = 0  # the next byte to write
+        self.count = 0  # bytes waiting
+        self.byte = bytearray(1)
+        self.refused = 0  # frames not taken (full), since boot
 
-    def write(self, data):
-        self.waiting.extend(data)
-        if len(self.waiting) > OUT_LIMIT:
-            self.waiting = bytearray()
-            return
-        while self.waiting and self.poller.poll(0):
-            chunk = bytes(self.waiting[:USB_CHUNK])
+    def room(self):
+        return self.size - self.count
+
+    def put(self, data):
+        """All of ``data`` into the ring, or none of it (False)."""
+        n = len(data)
+        if n > self.size - self.count:
+            self.refused += 1
+            return False
+        tail = self.head + self.count
+        if tail >= self.size:
+            tail -= self.size
+        first = self.size - tail
+        if n <= first:
+            self.ring[tail:tail + n] = data
+        else:
+            part = memoryview(data)
+            self.ring[tail:self.size] = part[:first]
+            self.ring[0:n - first] = part[first:]
+        self.count += n
+        return True
+
+    def pump(self, budget=TURN_OUT_BYTES):
+        """Up to ``budget`` bytes out, never waiting."""
+        byte = self.byte
+        while self.count and budget and _ready(self.poller):
+            byte[0] = self.ring[self.head]
             try:
-                sent = self.stream.buffer.write(chunk)
-            except OSError:  # host gone mid-write: the protocol sends it again
-                self.waiting = bytearray()
+                sent = self.write(byte)
+            except OSError:  # host gone mid-write: the protocol sends it all again
+                self.clear()
                 return
             if not sent:
                 return
-            self.waiting = self.waiting[sent:]
+            self.head += 1
+            if self.head == self.size:
+                self.head = 0
+            self.count -= 1
+            budget -= 1
+
+    def clear(self):
+        self.head = 0
+        self.count = 0
+
+
+class UsbIn:
+    """The USB serial port's reading side, into a buffer preallocated at boot."""
+
+    def __init__(self, stream, size=IN_BYTES):
+        self.readinto = stream.buffer.readinto
+        self.poller = select.poll()
+        self.poller.register(stream, select.POLLIN)
+        self.buffer = bytearray(size)
+        self.view = memoryview(self.buffer)
+        self.byte = bytearray(1)
+
+    def read(self):
+        """What the host sent since the last turn (a view of the buffer, up to its size)."""
+        n = 0
+        byte = self.byte
+        while n < len(self.buffer) and _ready(self.poller):
+            self.readinto(byte)
+            self.buffer[n] = byte[0]
+            n += 1
+        return self.view[:n] if n else b""
+
+
+class Firmware:
+    """The shoe on the board: what main() sets up, and one turn of its loop."""
+
+    def __init__(self):
+        self.clock = Millis()
+        i2c = machine.I2C(0, sda=machine.Pin(4), scl=machine.Pin(5), freq=400000)
+        now = self.clock.now()
+        reader = PN532Reader(PN532(i2c, time), now)  # it configures the PN532 on its first turn
+        exit_sensor = ExitSensor(14)
+        stack_sensor = StackSensor(15)
+        deck = DeckSwitch(16, machine.Pin.PULL_UP, active_high=False)
+        shoe_id = "".join("%02x" % b for b in machine.unique_id())
+        self.protocol = ShoeProtocol(boot_id(), FIRMWARE, shoe_id, CAPS, now)
+        self.usb_in = UsbIn(sys.stdin)
+        self.usb_out = UsbOut(sys.stdout)
+        self.protocol.sink = self.usb_out
+        self.usb_out.put(self.protocol.poll(now))  # the HELLO written before the sink was set
+        self.shoe = Shoe(self.protocol, reader, exit_sensor, stack_sensor, deck, now)
+        self.port_failures = 0
+        # The watchdog resets the board if the loop stops turning, or if every turn has failed
+        # for WATCHDOG_MS: Shoe.turn reports a failing turn to the host and says it was
+        # unhealthy.
+        self.watchdog = machine.WDT(timeout=WATCHDOG_MS)
+
+    def turn(self):
+        now = self.clock.now()
+        try:
+            incoming = self.usb_in.read()
+            port_ok = True
+        except Exception:  # nothing of the port may stop the loop (the watchdog decides)
+            incoming = b""
+            port_ok = False
+        data, healthy = self.shoe.turn(now, incoming)
+        try:
+            if data:  # only what was written before the sink was set
+                self.usb_out.put(data)
+            self.usb_out.pump()
+        except Exception:
+            self.usb_out.clear()  # the protocol sends its frames again
+            port_ok = False
+        if not port_ok:
+            self.port_failures += 1
+        if healthy and port_ok:
+            self.watchdog.feed()
 
 
 def main():
@@ -170,39 +283,21 @@ def main():
         micropython.kbd_intr(3)
         print("shoe: service mode (BOOTSEL held at power-up): not started")
         return
-    clock = Millis()
-    i2c = machine.I2C(0, sda=machine.Pin(4), scl=machine.Pin(5), freq=400000)
-    now = clock.now()
-    reader = PN532Reader(PN532(i2c, time), now)  # it configures the PN532 on its first turn
-    exit_sensor = ExitSensor(14)
-    stack_sensor = StackSensor(15)
-    deck = DeckSwitch(16, machine.Pin.PULL_UP, active_high=False)
-    shoe_id = "".join("%02x" % b for b in machine.unique_id())
-    protocol = ShoeProtocol(boot_id(), FIRMWARE, shoe_id, CAPS, now)
-    shoe = Shoe(protocol, reader, exit_sensor, stack_sensor, deck, now)
-    poller = select.poll()
-    poller.register(sys.stdin, select.POLLIN)
-    read_byte = sys.stdin.buffer.read
-    out = UsbOut(sys.stdout)
-    # The watchdog resets the board if the loop stops turning, or if every turn has failed
-    # for WATCHDOG_MS: Shoe.turn reports a failing turn to the host and says it was unhealthy.
-    watchdog = machine.WDT(timeout=WATCHDOG_MS)
+    firmware = Firmware()
     while True:
-        now = clock.now()
-        incoming = bytearray()
-        while poller.poll(0) and len(incoming) < 512:
-            incoming.extend(read_byte(1))
-        data, healthy = shoe.turn(now, bytes(incoming))
-        if data or out.waiting:
-            out.write(data)
-        if healthy:
-            watchdog.feed()
+        firmware.turn()
         time.sleep_ms(2)
 
 
-try:
-    main()
-except Exception as exc:  # a bug outside the guarded turn: back to a clean boot, not the REPL
-    sys.print_exception(exc)
-    time.sleep_ms(100)
-    machine.reset()
+def run():
+    try:
+        main()
+    except Exception as exc:  # a bug outside the guarded turn: back to a clean boot, not the REPL
+        sys.print_exception(exc)
+        time.sleep_ms(100)
+        machine.reset()
+
+
+# On a board main.py runs as __main__; a test imports it and drives Firmware itself.
+if __name__ == "__main__":
+    run()

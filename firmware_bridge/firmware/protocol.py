@@ -129,6 +129,11 @@ class ShoeProtocol:
         self.next_seq = 0  # a boot numbers its reliable messages from 0 (PROTOCOL.md)
         self.unacked = []  # [seq, frame bytes, type], oldest first
         self.out = bytearray()
+        # Where frames go: into ``out``, which poll() returns, or, given a sink (the board's
+        # preallocated USB backlog: put(frame) -> bool, room() -> bytes free), straight into
+        # it, whole or not at all: a frame it refuses is sent again in its turn, and a
+        # retransmission waits for room instead of building a kilobyte in the heap.
+        self.sink = None
         self.mode = 0
         self.sensors = 0
         self.last_send_ms = now_ms
@@ -159,7 +164,7 @@ class ShoeProtocol:
         if len(self.unacked) == 1:
             self.last_send_ms = now_ms
         if self.synced and self.resend_seq is None:
-            self.out.extend(data)  # (during a retransmission, it goes in its turn)
+            self._emit(data)  # (during a retransmission, it goes in its turn)
 
     def card(self, now_ms, uid, text, face_up, boxed, read_ms=None):
         """A card left the shoe (read at ``read_ms``, now if not given). Whatever its tag holds,
@@ -196,9 +201,8 @@ class ShoeProtocol:
         # knows exactly which numbers were dropped from a full queue.
         oldest = self.unacked[0][0] if self.unacked else self.next_seq
         payload = struct.pack(">BIHH", VERSION, self.boot_id, oldest, self.caps)
-        self.out.extend(frame(HELLO, 0, payload + _text(_ascii(self.firmware, 60))
-                              + _text(_ascii(self.shoe_id, 60))
-                              + struct.pack(">H", self.lost_cards)))
+        self._emit(frame(HELLO, 0, payload + _text(_ascii(self.firmware, 60))
+                         + _text(_ascii(self.shoe_id, 60)) + struct.pack(">H", self.lost_cards)))
 
     # -- what the host says
     def receive(self, data, now_ms):
@@ -265,9 +269,12 @@ class ShoeProtocol:
         if offset >= 0x8000:  # acknowledged meanwhile: go on from the oldest still held
             offset = 0
         sent = 0
+        sink = self.sink
         while offset < len(held) and sent < RESEND_BYTES:
             data = held[offset][1]
-            self.out.extend(data)
+            if sink is not None and sink.room() < len(data):
+                break  # the port's backlog is full: this frame goes on a later poll
+            self._emit(data)
             sent += len(data)
             offset += 1
         self.last_send_ms = now_ms  # the next round is due 250 ms after this one ends
@@ -288,12 +295,20 @@ class ShoeProtocol:
             self._resend_some(now_ms)
         if _elapsed(now_ms, self.last_heartbeat_ms) >= HEARTBEAT_MS:
             self.last_heartbeat_ms = now_ms
-            self.out.extend(frame(HEARTBEAT, 0, struct.pack(
+            self._emit(frame(HEARTBEAT, 0, struct.pack(
                 ">IBBB", now_ms & 0xFFFFFFFF, self.mode, min(len(self.unacked), 255),
                 self.sensors)))
+        if not self.out:
+            return b""
         data = bytes(self.out)
         self.out = bytearray()
         return data
+
+    def _emit(self, data):
+        if self.sink is None:
+            self.out.extend(data)
+        else:
+            self.sink.put(data)
 
     def link_up(self, now_ms):
         """The host is reachable again (the port reopened): say hello, then resend."""

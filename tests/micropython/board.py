@@ -14,7 +14,11 @@
 #   unless micropython.kbd_intr(-1) was called, as the rp2 port's USB CDC does;
 # - machine.WDT resets the board (Reset is raised) when it is not fed for its timeout;
 # - an I2C transfer takes its time on a 400 kHz bus (9 bits a byte, and the address);
-# - a USB serial write to a host that does not read waits 500 ms and writes nothing.
+# - the USB serial port writes as rp2's does (shared/tinyusb/mp_usbd_cdc.c, mp_usbd_cdc_tx_strn):
+#   through a 256-byte FIFO (CFG_TUD_CDC_TX_BUFSIZE), in pieces of up to 64 bytes
+#   (CFG_TUD_CDC_EP_BUFSIZE); a piece larger than the room left waits
+#   MICROPY_HW_USB_CDC_TX_TIMEOUT (500 ms) when the host does not read, then writes what fits;
+#   POLLOUT says there is room for one byte. A host that reads empties the FIFO.
 
 import json
 import sys
@@ -25,6 +29,9 @@ import micropython as _micropython
 
 PERIOD = 1 << 30  # ticks_ms / ticks_us period on 32-bit ports
 BUS_US_PER_BYTE = 23  # 9 bit times at 400 kHz
+CDC_FIFO = 256
+CDC_PIECE = 64
+CDC_TIMEOUT_US = 500_000
 
 
 class Stop(BaseException):
@@ -53,12 +60,22 @@ class World:
         self.sleeps = 0
         self.bootsel = False
         self.writable = True  # the host reads what the USB serial port is given
+        self.fifo = bytearray()  # written to the USB serial port, not yet taken by the host
+        self.last_turn_us = None
+        self.longest_turn_us = 0  # the longest time between two sleeps of the loop
+        self.write_waits = 0  # USB serial writes that waited for room
 
     def turn(self, ms):
+        if self.last_turn_us is not None:
+            self.longest_turn_us = max(self.longest_turn_us, self.us - self.last_turn_us)
         self.us += ms * 1000
+        self.last_turn_us = self.us
         self.sleeps += 1
         if self.watchdog is not None and self.us - self.last_feed_us > self.watchdog * 1000:
             raise Reset("watchdog")
+        if self.writable:
+            self.stdout.extend(self.fifo)
+            self.fifo = bytearray()
         out = bytes(self.stdout)
         self.stdout = bytearray()
         answer = json.loads(call({"op": "turn", "us": self.us, "out": out.hex(),
@@ -196,14 +213,27 @@ class _Buffer:
         world.stdin = world.stdin[len(taken):]
         return taken
 
+    def readinto(self, buf):
+        taken = self.read(len(buf))
+        buf[:len(taken)] = taken
+        return len(taken)
+
     def write(self, data):
-        if not world.writable:
-            # rp2's USB CDC write waits MICROPY_HW_USB_CDC_TX_TIMEOUT (500 ms) for a host that
-            # holds the port open and does not read, then gives up
-            world.us += 500_000
-            return 0
-        world.stdout.extend(data)
-        return len(data)
+        if world.writable:  # the host takes what comes, as fast as it comes
+            world.stdout.extend(data)
+            return len(data)
+        done = 0
+        while done < len(data):
+            n = min(len(data) - done, CDC_PIECE)
+            if n > CDC_FIFO - len(world.fifo):
+                world.us += CDC_TIMEOUT_US  # waits for room that never comes
+                world.write_waits += 1
+                n = min(n, CDC_FIFO - len(world.fifo))
+                if n == 0:
+                    break
+            world.fifo.extend(data[done:done + n])
+            done += n
+        return done
 
 
 class _Stream:
@@ -228,20 +258,29 @@ class FakeSys:
 
 
 class Poll:
+    # ipoll answers with tuples made at register(): as on a board, polling allocates nothing
+    # (the loop polls the USB serial port for each byte it writes)
+
     def __init__(self):
         self.registered = []
 
     def register(self, obj, mask=1):
-        self.registered.append((obj, mask))
+        self.registered.append((obj, mask, ((obj, mask),)))
+
+    def _ready(self, obj, mask):
+        if mask & 1 and obj is sys.modules["sys"].stdin and world.stdin:
+            return True
+        return bool(mask & 4 and obj is sys.modules["sys"].stdout
+                    and (world.writable or len(world.fifo) < CDC_FIFO))
 
     def poll(self, timeout=-1):
-        out = []
-        for obj, mask in self.registered:
-            if mask & 1 and obj is sys.modules["sys"].stdin and world.stdin:
-                out.append((obj, 1))
-            elif mask & 4 and obj is sys.modules["sys"].stdout and world.writable:
-                out.append((obj, 4))
-        return out
+        return [answer[0] for obj, mask, answer in self.registered if self._ready(obj, mask)]
+
+    def ipoll(self, timeout=-1, flags=0):
+        for obj, mask, answer in self.registered:
+            if self._ready(obj, mask):
+                return answer
+        return ()
 
 
 class FakeSelect:
@@ -275,6 +314,12 @@ def uninstall():
             del sys.modules[name]
 
 
+def _report(ended, detail):
+    return {"ended": ended, "detail": detail, "kbd_intr": world.kbd_intr_calls,
+            "feeds": world.feeds, "turns": world.sleeps, "us": world.us,
+            "longest_turn_us": world.longest_turn_us, "write_waits": world.write_waits}
+
+
 def run_main(start_ms):
     """Boot the board: main.py runs until the world stops it (or the watchdog resets the
     board, or an exception ends main.py as on a board: back to the REPL). What happened."""
@@ -282,7 +327,8 @@ def run_main(start_ms):
     ended = "stopped"
     detail = ""
     try:
-        import main  # noqa: F401  (main.py runs the shoe at import, as at boot)
+        import main  # the module, as a board holds it: main.py's run() is what boot runs
+        main.run()
         ended = "returned"
     except Stop:
         pass
@@ -294,7 +340,52 @@ def run_main(start_ms):
     except Exception as exc:  # main.py died: on a board, the REPL; then the watchdog
         ended = "exception"
         detail = type(exc).__name__ + ": " + str(exc)
-    report = {"ended": ended, "detail": detail, "kbd_intr": world.kbd_intr_calls,
-              "feeds": world.feeds, "turns": world.sleeps, "us": world.us}
+    report = _report(ended, detail)
     uninstall()
     return report
+
+
+# -- the loop a turn at a time -----------------------------------------------------------------
+# The WebAssembly port collects garbage only when control is back at the top level (its
+# MICROPY_GC_SPLIT_HEAP_AUTO: gc_collect() only marks a collection pending, which runs when the
+# outermost call from JavaScript returns), never inside one long run of main(). A test that
+# needs the collector as a board has it (a bounded heap, where garbage must be reclaimed)
+# boots the firmware with boot() and runs each turn as a run of its own with step(): the same
+# Firmware.turn() and the same sleep that main() has, the collection after each.
+
+firmware = None
+failure = None  # what ended the last step, if anything did
+
+
+def boot(start_ms):
+    global firmware
+    install(start_ms)
+    import main
+
+    firmware = main.Firmware()
+
+
+def step(turns=1):
+    """``turns`` turns of the loop (as main(): a turn, then sleep_ms(2)). 0 while it runs; 1
+    stopped by the world, 2 reset, 3 an exception main() would not have caught (``failure``
+    says which). It allocates nothing once a turn has failed: the report comes from report(),
+    in a run of its own, after the collection."""
+    global failure
+    try:
+        for _ in range(turns):
+            firmware.turn()
+            sys.modules["time"].sleep_ms(2)
+    except Stop:
+        return 1
+    except Reset as exc:
+        failure = exc
+        return 2
+    except Exception as exc:
+        failure = exc
+        return 3
+    return 0
+
+
+def report():
+    detail = "" if failure is None else type(failure).__name__ + ": " + str(failure)
+    return _report("running", detail)

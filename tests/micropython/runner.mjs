@@ -9,15 +9,43 @@
 // the USB serial port and the clock): the runner writes {"call": "<text>"} and blocks until the
 // test answers {"reply": "<text>"}, which host() returns. Everything is synchronous: one
 // interpreter, one conversation.
+//
+// MICROPYTHON_HEAP=<bytes> in the environment gives the interpreter a heap of that size, and
+// no more. loadMicroPython's `heapsize` alone does not bound it: this package is the port's
+// "pyscript" variant, built with MICROPY_GC_SPLIT_HEAP_AUTO, so an allocation that does not
+// fit adds a new heap area from the C heap (gc_try_add_heap in py/gc.c, at least as large as
+// the heap so far). With a bound, the WebAssembly memory cannot grow and the C heap is used
+// up but for 64 KiB (what the runner's own calls take), less than any new area: an
+// allocation the heap cannot hold raises MemoryError, as on a board.
 import fs from "node:fs";
-import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
+
+const bound = Number(process.env.MICROPYTHON_HEAP || 0);
+if (bound) {
+  // emscripten reports each refused growth on console.error (bound when it loads): expected
+  const report = console.error;
+  console.error = (...args) => {
+    if (!/grow/i.test(String(args[0]))) report(...args);
+  };
+}
+const { loadMicroPython } = await import("@micropython/micropython-webassembly-pyscript");
 
 let printed = [];
 const mp = await loadMicroPython({
-  heapsize: 1024 * 1024,
+  heapsize: bound || 1024 * 1024,
   stdout: (line) => printed.push(line),
   stderr: (line) => printed.push(line),
 });
+if (bound) {
+  const module = mp._module;
+  WebAssembly.Memory.prototype.grow = () => {
+    throw new RangeError("the heap is bounded");
+  };
+  const reserve = module._malloc(64 * 1024);
+  for (let size = 1 << 26; size >= 16; ) {
+    if (!module._malloc(size)) size >>= 1;
+  }
+  module._free(reserve);
+}
 
 let pending = Buffer.alloc(0);
 function readLine() {
