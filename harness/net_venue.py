@@ -508,15 +508,15 @@ def _spikes(venue: NetworkVenue, faults: Faults, calm: threading.Event) -> None:
 
 # -------------------------------------------------------------------- the checker
 
-def _hands(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+def hands_of(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """What a hand came to: its rulings and its record (cards, board, burns, outcome)."""
     return ([("ruling", e["hand"], e["action"]) for e in events if e["type"] == "ruling"]
             + [("ended", e["hand"], e["outcome"], e["hole"], e["board"], e["burns"])
                for e in events if e["type"] == "hand.ended"])
 
 
-def _first_difference(scripted: list[tuple[Any, ...]], dealt: list[tuple[Any, ...]]) -> str:
-    """Where two lists of ``_hands`` part: what the next failure's reader needs (a
+def first_difference(scripted: list[tuple[Any, ...]], dealt: list[tuple[Any, ...]]) -> str:
+    """Where two lists of ``hands_of`` part: what the next failure's reader needs (a
     difference seen once, under load, said no more than that it was there)."""
     for index, (want, got) in enumerate(zip(scripted, dealt, strict=False)):
         if want != got:
@@ -550,12 +550,12 @@ def check(venue: NetworkVenue) -> dict[str, Any]:
         tables[table.name] = {"events": len(events), "recorded": len(seqs),
                               "missing": len(missing), "stored_twice": twice,
                               "differing": differing, "boots": len({e["boot"] for e in stored}),
-                              "hands_equal_replay": _hands(again) == _hands(events),
-                              "hands_equal_script": _hands(script) == _hands(events),
+                              "hands_equal_replay": hands_of(again) == hands_of(events),
+                              "hands_equal_script": hands_of(script) == hands_of(events),
                               "off_script": table.name in venue.off_script}
-        if table.name not in venue.off_script and _hands(script) != _hands(events):
+        if table.name not in venue.off_script and hands_of(script) != hands_of(events):
             problems.append(f"{table.name}: the hands differ from its dealer's script: "
-                            + _first_difference(_hands(script), _hands(events)))
+                            + first_difference(hands_of(script), hands_of(events)))
         if missing:
             problems.append(f"{table.name}: {len(missing)} events never recorded "
                             f"(first {missing[:5]})")
@@ -566,7 +566,7 @@ def check(venue: NetworkVenue) -> dict[str, Any]:
                             f"order")
         if differing:
             problems.append(f"{table.name}: {differing} recorded events differ from the outbox")
-        if _hands(again) != _hands(events):
+        if hands_of(again) != hands_of(events):
             problems.append(f"{table.name}: the hands differ from a fault-free replay of its "
                             "inputs")
     # Since the last heal, to the end of the session: each clock came to agree with the hub's

@@ -13,7 +13,11 @@ exactly as it opens a real shoe. A test or the demo scripts the physical world::
     shoe.send_garbage(b"\\x13\\x37junk")
     shoe.stop()
 
-Times are real (monotonic milliseconds), so the rhythm of dealing is what the script makes it.
+The shoe's clock is this host's monotonic clock in milliseconds, so the rhythm of dealing is
+what the script makes it; a dealer's script that acts it out (``play_script``, and
+``tablectl.sim_venue``'s player) holds that clock at the moment of its next action on the shoe
+(``hold``) until it has done it, so that every card is stamped at its moment in the script,
+however late a busy machine lets the player act.
 """
 
 from __future__ import annotations
@@ -75,18 +79,12 @@ class _Sensor:
 
 class SimulatedShoe:
     def __init__(self, port: Path | str, *, shoe_id: str = "sim-shoe", boot_id: int = 1,
-                 firmware: str = "shoe-fw 1.2.0 (simulated)", step_s: float = 0.002,
-                 behind_s: float = 0.0) -> None:
+                 firmware: str = "shoe-fw 1.2.0 (simulated)", step_s: float = 0.002) -> None:
         self.port = Path(port)
         self.step_s = step_s
-        # Idle, the shoe's clock may run ``behind_s`` behind this host's. A script that acts
-        # late (on a busy machine) stamps what it does with the moment it was due; the
-        # firmware's clock, which never runs backwards, can then still jump forward to that
-        # moment as long as it is less than ``behind_s`` late. (Idling at the present, the
-        # clock could only stamp it late, and a card stamped late can fall after the press
-        # that follows it.) The reads reach the host at once; ``clock_offset`` leaves the
-        # delay out, as the stamps are the script's moments.
-        self._behind_ms = int(behind_s * 1000)
+        # The moment (ms) of the script's next action on the shoe: the firmware's clock, which
+        # never runs backwards, does not pass it (``hold``). None: the clock is the host's.
+        self._hold_ms: int | None = None
         self._floor_ms = 0  # the moment of the last timed action: the clock's next reading
         self._lock = threading.Lock()
         self._reader = _Reader()
@@ -127,7 +125,20 @@ class SimulatedShoe:
             self._reader.crashes += count
 
     def _world_ms(self) -> int:
-        return int(time.monotonic() * 1000) - self._behind_ms
+        real = int(time.monotonic() * 1000)
+        return real if self._hold_ms is None else min(real, self._hold_ms)
+
+    def hold(self, at: float | None) -> None:
+        """The script's next action on the shoe is due at ``at`` (``time.monotonic()``), or
+        at the latest then: until an action at that moment or later is done, the shoe's clock
+        stops there (its cards, the deck's switch and its faults are stamped by that clock).
+        A player that a busy machine holds up past its next card then still has it stamped
+        at its moment in the script, instead of when the player got round to it: the core
+        judges the dealing's rhythm by those stamps. The shoe's timers (heartbeat,
+        retransmission) wait meanwhile, as long as the player is late and no longer. None:
+        the clock runs with the host's again (the script is done)."""
+        with self._lock:
+            self._hold_ms = None if at is None else int(at * 1000)
 
     def _now(self) -> int:
         # Never before the last turn's reading, which a timed action may have moved ahead.
@@ -135,9 +146,10 @@ class SimulatedShoe:
 
     def clock_offset(self) -> float:
         """Host monotonic seconds at this shoe's millisecond 0 (its clock is the host's, cut to
-        the firmware's 32 bits): a host on the same machine knows the mapping exactly."""
-        world_ms = self._world_ms()
-        return (world_ms - (world_ms & 0xFFFFFFFF)) / 1000.0
+        the firmware's 32 bits; held, it reads a moment of the host's that has passed): a host
+        on the same machine knows the mapping exactly."""
+        real = int(time.monotonic() * 1000)
+        return (real - (real & 0xFFFFFFFF)) / 1000.0
 
     # -- the cable
     def _plug(self) -> None:
@@ -268,8 +280,9 @@ class SimulatedShoe:
                 real = self._world_ms()
                 self._feed_reader(real)
                 # The firmware's clock never runs backwards: a card fed late is read at its
-                # moment, or at the last turn's if that was later still; a timed action ahead
-                # of the idle clock moves it on to its moment.
+                # moment (the clock held there: see ``hold``), or at the last turn's if that
+                # was later still; a timed action ahead of the idle clock moves it on to its
+                # moment.
                 self._last_turn_ms = max(self._last_turn_ms, real - self._lag_ms,
                                          self._floor_ms)
                 now = self._last_turn_ms & 0xFFFFFFFF  # the firmware's 32-bit milliseconds
@@ -332,24 +345,43 @@ def play_script(
     Shoe lines become physical actions on the simulated shoe (cards drawn, the deck in and
     out, the cable pulled for ``shoe`` ``lost``); every other line (button, setup, seats,
     clock) is handed to ``direct`` at its moment, as the dealer's button or the hub would.
+    The shoe's clock is held at the next shoe line's moment until it is done (``hold``): a
+    player late on a busy machine still deals at the script's moments.
     """
     start = time.monotonic()
-    first_t: float | None = None
-    for line in lines:
+    times = [float(t) for line in lines if isinstance(t := line.get("t"), int | float)]
+    first_t = times[0] if times else 0.0
+
+    def due_of(line: dict[str, object]) -> float | None:
         t = line.get("t")
-        due: float | None = None
-        if isinstance(t, int | float):
-            if first_t is None:
-                first_t = float(t)
-            due = start + (float(t) - first_t) * scale
-            while (delay := due - time.monotonic()) > 0:
+        return start + (float(t) - first_t) * scale if isinstance(t, int | float) else None
+
+    shoe.hold(next_on_the_shoe(lines, 0, due_of))
+    try:
+        for index, line in enumerate(lines):
+            due = due_of(line)
+            while due is not None and (delay := due - time.monotonic()) > 0:
                 if stop is not None and stop.wait(min(delay, 0.05)):
                     return
                 if stop is None:
                     time.sleep(min(delay, 0.05))
-        if line["type"] not in SHOE_LINES:
-            settle(shoe)
-        perform(line, shoe, direct, at=due)
+            if line["type"] not in SHOE_LINES:
+                settle(shoe)
+            perform(line, shoe, direct, at=due)
+            if line["type"] in SHOE_LINES:
+                shoe.hold(next_on_the_shoe(lines, index + 1, due_of))
+    finally:
+        shoe.hold(None)
+
+
+def next_on_the_shoe(lines: list[dict[str, object]], index: int,
+                     due_of: Callable[[dict[str, object]], float | None]) -> float | None:
+    """The moment of the first shoe line from ``index`` on, as ``due_of`` reckons it (a player
+    that may put its lines off later passes the earliest it can be); None: none is timed."""
+    for line in lines[index:]:
+        if line["type"] in SHOE_LINES:
+            return due_of(line)
+    return None
 
 
 def perform(line: dict[str, object], shoe: SimulatedShoe,

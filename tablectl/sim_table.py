@@ -52,13 +52,14 @@ class SimulatedTable:
 
     def __init__(self, directory: Path, profile: str, *, scale: float = 1.0,
                  deal_gap: float = 3.0, on_event: Callable[[EventData], None] | None = None,
-                 shoe_behind: float = 1.0, out: TextIO = sys.stderr) -> None:
+                 out: TextIO = sys.stderr) -> None:
         self.scale = scale
-        # The shoe's idle clock runs ``shoe_behind`` seconds late, so that a card the script's
-        # player draws late (on a busy machine) is still stamped at its moment: a card stamped
-        # late can fall after the press that follows it, and the core then rules another hand.
-        # (The reader pins the translation's clock, so this host maps the stamps exactly.)
-        self.shoe = SimulatedShoe(directory / "shoe", behind_s=shoe_behind).start()
+        # The script's player holds the shoe's clock at its next card's moment (``play``), so
+        # that a card it draws late (on a busy machine) is still stamped at its moment: a card
+        # stamped late can fall after the press that follows it, and the core then rules
+        # another hand. (The reader pins the translation's clock: this host maps the stamps
+        # exactly.)
+        self.shoe = SimulatedShoe(directory / "shoe").start()
         # The core judges rhythm on real (scaled) time: the dealing gap scales with the pace.
         config = config_from_data({
             "table": {"venue": "sim", "id": "sim", "profile": profile,

@@ -32,7 +32,7 @@ from controller.replay import replay
 from controller.table import Table, TableConfig, TableUsageError
 from houses.loaders import load_profile, load_structure
 from simulators.dealer_script import session
-from simulators.shoe import SimulatedShoe, perform, settle
+from simulators.shoe import SimulatedShoe, next_on_the_shoe, perform, settle
 
 PRESS = 0.08  # seconds a finger holds the button for a tap
 GAP = 0.12  # between the two taps of a double tap
@@ -185,7 +185,10 @@ class SimTable:
                 self.kill_daemon()
 
     def play(self, stop: threading.Event) -> None:
-        """Act out the dealer's script in real time at the venue's pace."""
+        """Act out the dealer's script in real time at the venue's pace. The shoe's clock is
+        held at the earliest moment of the next shoe line until it is done (``hold``): a card
+        drawn late, the player held up on a busy machine, is still stamped at its moment in
+        the script, as the finger stamps its presses."""
         finger = Finger(self.control)
         pace = self.venue.pace
         start = time.monotonic()
@@ -193,38 +196,54 @@ class SimTable:
         shift = 0.0
         not_before = 0.0
         gesture_not_before = 0.0
-        for line in self.lines[1:]:
+
+        def earliest(line: dict[str, object]) -> float | None:
+            """The soonest ``line`` can be due (the shift only grows)."""
             t = line.get("t")
-            due = start + shift + (float(t) - first) * pace if isinstance(t, int | float) \
-                else time.monotonic()
-            gesture = str(line.get("gesture")) if line["type"] == "button" else None
-            earliest = not_before
-            if gesture is not None:
-                earliest = max(earliest, gesture_not_before + finger.lead(gesture))
-            if due < earliest:
-                shift += earliest - due
-                due = earliest
-            begin = due - (finger.lead(gesture) if gesture else 0.0)
-            while (delay := begin - time.monotonic()) > 0:
-                if stop.wait(min(delay, 0.05)):
-                    return
-            if gesture is not None:
-                # The press must not overtake a card on its way: a busy machine can starve the
-                # daemon's serial thread for seconds (the finger still stamps the script's
-                # moment, so waiting costs nothing but time).
-                settle(self.shoe, SETTLE_SECONDS)
-                seen = self._last_button()
-                finger.press(gesture, at=begin)
-                released = max(time.monotonic(), begin + finger.lead(gesture))
-                # Nor the next card the press: at ten times a dealer's pace the next card comes
-                # 0.2 s after the release, which a busy machine's button thread can outlast.
-                self._wait_button(seen, gesture, SETTLE_SECONDS)
-                not_before = max(time.monotonic(), released + AFTER_GESTURE)
-                gesture_not_before = released + BETWEEN_GESTURES
-            elif line["type"] in ("setup", "seats", "clock"):
-                continue  # configured (setup), or not part of a brisk fixed-seat session
-            else:
-                perform(line, self.shoe, lambda _line, _at: None, at=due)
+            return max(start + shift + (float(t) - first) * pace, not_before) \
+                if isinstance(t, int | float) else None
+
+        self.shoe.hold(next_on_the_shoe(self.lines, 1, earliest))
+        try:
+            for index in range(1, len(self.lines)):
+                line = self.lines[index]
+                t = line.get("t")
+                due = start + shift + (float(t) - first) * pace if isinstance(t, int | float) \
+                    else time.monotonic()
+                gesture = str(line.get("gesture")) if line["type"] == "button" else None
+                soonest = not_before
+                if gesture is not None:
+                    soonest = max(soonest, gesture_not_before + finger.lead(gesture))
+                if due < soonest:
+                    shift += soonest - due
+                    due = soonest
+                begin = due - (finger.lead(gesture) if gesture else 0.0)
+                while (delay := begin - time.monotonic()) > 0:
+                    if stop.wait(min(delay, 0.05)):
+                        return
+                if gesture is not None:
+                    # The press must not overtake a card on its way: a busy machine can starve
+                    # the daemon's serial thread for seconds (the finger still stamps the
+                    # script's moment, so waiting costs nothing but time).
+                    settle(self.shoe, SETTLE_SECONDS)
+                    seen = self._last_button()
+                    finger.press(gesture, at=begin)
+                    released = max(time.monotonic(), begin + finger.lead(gesture))
+                    # Nor the next card the press: at ten times a dealer's pace the next card
+                    # comes 0.2 s after the release, which a busy machine's button thread can
+                    # outlast.
+                    self._wait_button(seen, gesture, SETTLE_SECONDS)
+                    not_before = max(time.monotonic(), released + AFTER_GESTURE)
+                    gesture_not_before = released + BETWEEN_GESTURES
+                elif line["type"] not in ("setup", "seats", "clock"):
+                    # (setup is configured; seats and clock are no part of a brisk
+                    # fixed-seat session)
+                    perform(line, self.shoe, lambda _line, _at: None, at=due)
+                # The next shoe line's moment, as far as it is known now: moved on past what
+                # was done, and later when a gesture put the rest off.
+                self.shoe.hold(next_on_the_shoe(self.lines, index + 1, earliest))
+        finally:
+            self.shoe.hold(None)
         self.shoe.idle(10)
 
     def _ask(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
