@@ -49,6 +49,16 @@ in brackets turn the other way on):
   quoted by go-pn532's PR 45) [manual, second-hand]; one read gives the frame from its start,
   and what it did not read is lost; bytes past the frame read as 0x00 [choice: the manual says
   neither; this makes a read too short for its answer visible].
+- RSTPDN low holds the chip in reset: it acknowledges nothing on the bus; released, it starts
+  as at power-up (``rstpdn``) [choice: the pin's function is the datasheet's, the bus's silence
+  while it is low this simulator's]. A chip whose firmware has hung (``hang``) takes no frame
+  and has nothing ready until then [choice: what a hung chip does is nowhere written].
+- A bus left mid-transfer (``SimulatedPN532I2C.jam``, as when the host resets during a read):
+  the chip holds SDA low until it has clocked out the rest of its byte, and the bus is not idle
+  again until a STOP; every transfer fails meanwhile (OSError ETIMEDOUT). Nine SCL clocks and a
+  STOP driven by hand (``line``) clear it, the I2C specification's bus clear (UM10204 §3.1.16)
+  [manual: NXP's I2C specification]; a reset of the chip releases SDA but leaves the bus
+  waiting for its STOP [choice].
 
     pn532 = SimulatedPN532Tty(tmp_path / "nfc").start()
     pn532.present(Ntag(uid, "R1:As"))   # a card (or a dealer's badge) enters the field
@@ -318,6 +328,9 @@ class SimulatedPN532:
         self.unsimulated: list[int] = []
         self.aborts = 0
         self.dropped_by_command = 0  # commands sent over a pending one (no abort first)
+        self.hung = False  # its firmware stopped: no frame taken, nothing ready
+        self.in_reset = False  # RSTPDN held low
+        self.resets = 0  # RSTPDN pulses seen
         self.lock = threading.RLock()
 
     # -- the field
@@ -347,12 +360,31 @@ class SimulatedPN532:
             self.out.clear()
             self.last_response = None
 
+    def hang(self) -> None:
+        """Its firmware stops: until a reset (or power), it takes no frame and says nothing."""
+        with self.lock:
+            self.hung = True
+            self.pending = None
+            self.out.clear()
+
+    def rstpdn(self, level: int) -> None:
+        """The RSTPDN line driven: low holds the chip in reset, high lets it start again."""
+        with self.lock:
+            if not level:
+                self.in_reset = True
+                return
+            if self.in_reset:
+                self.in_reset = False
+                self.hung = False
+                self.resets += 1
+                self.power_cycle()
+
     # -- frames from the host
     def host_frame(self, item: tuple[object, ...]) -> None:
         with self.lock:
             now = self.clock()
-            if now - self.powered_ms < self.wake_ms:
-                return  # still waking: the frame is not taken
+            if now - self.powered_ms < self.wake_ms or self.hung or self.in_reset:
+                return  # still waking, or not working: the frame is not taken
             self._poll(now)  # what happened meanwhile happened before this frame
             if item[0] == "ack":
                 self.aborts += 1
@@ -480,6 +512,8 @@ class SimulatedPN532:
     # -- frames to the host
     def ready(self) -> bool:
         with self.lock:
+            if self.hung or self.in_reset:
+                return False
             now = self.clock()
             self._poll(now)
             return bool(self.out) and self.out[0][0] <= now
@@ -614,9 +648,37 @@ class SimulatedPN532I2C:
         self._parser = FrameParser()
         self.writes: list[bytes] = []
         self.reads: list[int] = []
+        self.jammed = False  # left mid-transfer: not idle until its bits and a STOP
+        self.held_bits = 0  # SCL clocks until the chip lets SDA go
+        self.scl = 1
+        self.sda = 1  # as the host drives them by hand (open drain: 1 released)
+        self.clears = 0  # jams ended by a bus clear
+
+    def jam(self, bits: int = 8) -> None:
+        """The bus left mid-transfer, the chip holding SDA low for ``bits`` more clocks."""
+        self.jammed = True
+        self.held_bits = bits
+
+    def line(self, name: str, level: int) -> None:
+        """The host drives SCL or SDA by hand (its bus clear): a rising SCL clocks one bit out
+        of a chip holding SDA; SDA rising while SCL is high, SDA free, is a STOP."""
+        level = 1 if level else 0
+        if self.chip.in_reset:
+            self.held_bits = 0  # a chip in reset lets go of SDA
+        if name == "scl":
+            if level and not self.scl and self.held_bits:
+                self.held_bits -= 1
+            self.scl = level
+        else:
+            if level and not self.sda and self.scl and not self.held_bits and self.jammed:
+                self.jammed = False
+                self.clears += 1
+            self.sda = level
 
     def _check(self, address: int) -> None:
-        if address != self.address:
+        if self.jammed:
+            raise OSError(110, "the bus is not idle")  # ETIMEDOUT
+        if address != self.address or self.chip.in_reset:
             raise OSError(5, "no device acknowledged the address")  # EIO, as MicroPython
 
     def writeto(self, address: int, data: bytes, stop: bool = True) -> int:

@@ -65,17 +65,44 @@ class TimedBus(SimulatedPN532I2C):
         return data
 
 
-class ReaderRig:
-    """A simulated PN532 (its clock the board's) on the bus, and the firmware's reader."""
+class RigLines:
+    """The board's lines to the chip, as main.py drives them: RSTPDN, and SCL and SDA by hand
+    for a bus clear (nine clocks, then a STOP), the I2C bus set up again after it."""
 
-    def __init__(self, start_ms: float = 0.0, **chip_options: float | bool) -> None:
+    def __init__(self, bus: TimedBus) -> None:
+        self.bus = bus
+        self.pulses = 0
+
+    def reset(self, low: bool) -> None:
+        self.pulses += 1 if low else 0
+        self.bus.chip.rstpdn(0 if low else 1)
+
+    def clear_bus(self) -> TimedBus:
+        line = self.bus.line
+        for _ in range(9):
+            line("scl", 0)
+            line("scl", 1)
+        line("scl", 0)
+        line("sda", 0)
+        line("scl", 1)
+        line("sda", 1)
+        return self.bus
+
+
+class ReaderRig:
+    """A simulated PN532 (its clock the board's) on the bus, and the firmware's reader;
+    ``lines=True`` wires RSTPDN and lets the reader clear the bus (main.py's ReaderLines)."""
+
+    def __init__(self, start_ms: float = 0.0, lines: bool = False,
+                 **chip_options: float | bool) -> None:
         from firmware_bridge.firmware.pn532 import PN532, PN532Reader
 
         self.clock = BoardClock(start_ms)
         self.chip = SimulatedPN532(lambda: self.clock.ms, **chip_options)
         self.bus = TimedBus(self.chip, self.clock)
         self.pn532 = PN532(self.bus, self.clock)
-        self.reader = PN532Reader(self.pn532, self.now())
+        self.lines = RigLines(self.bus) if lines else None
+        self.reader = PN532Reader(self.pn532, self.now(), self.lines)
 
     def now(self) -> int:
         """The firmware's 32-bit milliseconds."""

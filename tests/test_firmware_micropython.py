@@ -180,6 +180,13 @@ class BoardWorld:
                 return self.bus.readfrom(message["address"], message["count"]).hex()
             except OSError as exc:
                 return f"E{exc.errno}"
+        if op == "pin":  # the board drives SDA (GP4), SCL (GP5) or the PN532's RSTPDN (GP6)
+            pin, level = message["pin"], message["level"]
+            if pin == 6:
+                self.chip.rstpdn(level)
+            else:
+                self.bus.line("sda" if pin == 4 else "scl", level)
+            return ""
         deaf = self.deaf_ms[0] <= self.ms < self.deaf_ms[1]
         self.host.receive_data(bytes.fromhex(message["out"]))
         self.events += self.host.events()
@@ -191,6 +198,10 @@ class BoardWorld:
                 self.chip.remove()
             elif action == "deck":
                 self.pins["16"] = 0 if value else 1
+            elif action == "hang":
+                self.chip.hang()
+            elif action == "jam":
+                self.bus.jam()
         data = self.host.data_to_send()
         self.sent_to_shoe += data
         return json.dumps({"in": data.hex(), "pins": self.pins, "stop": self.ms >= self.stop_ms,
@@ -398,6 +409,29 @@ def test_a_full_queue_on_a_cut_up_192_kb_heap_and_a_host_that_stops_reading(pico
     assert not [e for e in world.events if isinstance(e, m.Fault)]
     assert not [e for e in world.events if isinstance(e, ReadsLost)]
     assert vm.value("board.firmware.port_failures") == 0
+
+
+@pytest.mark.parametrize("fault", ["hang", "jam"])
+def test_main_recovers_a_hung_reader_by_itself(vm, fault):
+    """Issue 46, item 3, on MicroPython: mid-session the PN532's firmware hangs, or the bus is
+    left jammed; the host is told the reader is not answering, main.py's lines clear the bus
+    (GP4, GP5 by hand) and pulse RSTPDN (GP6), and the host is told it is back; the next
+    cards are read, nobody touching the shoe."""
+    start = 5_000
+    script: list[tuple[float, str, object]] = [(start + 3000, fault, None)]
+    for i in range(6):
+        at = start + (2000 if i < 2 else 5000) + 300 * i
+        script.append((at, "present", Ntag(bytes([4, 6, 6, 6, 6, 6, i]), f"R1:{i}s")))
+        script.append((at + 60, "remove", None))
+    world = BoardWorld(script, stop_ms=start + 7500)
+    report = _run_main(vm, world, start)
+    assert report["ended"] == "stopped", report
+    assert [c.text for c in world.events if isinstance(c, m.CardDrawn)] == [
+        f"R1:{i}s" for i in range(6)]
+    faults = [(f.code, f.active) for f in world.events if isinstance(f, m.Fault)]
+    assert faults == [(1, True), (1, False)], faults
+    assert world.chip.resets == 2  # at boot, and after the fault
+    assert world.bus.clears == (1 if fault == "jam" else 0)
 
 
 def test_main_in_service_mode_does_not_start_the_shoe(vm):

@@ -362,3 +362,74 @@ def test_a_card_held_unread_and_seen_again_soon_after_is_one_card():
         shoe.turn(now)
     cards = _cards(protocol)
     assert [(c.unreadable, c.ms) for c in cards] == [(True, 0)]
+
+
+# -- a hung PN532, a stuck bus: recovered (issue 46, item 3) ----------------------------------
+
+def _until(rig: ReaderRig, done, limit_ms: int = 10_000) -> int:
+    """Turns of the loop until ``done()``; the board's milliseconds it took."""
+    start = rig.clock.ms
+    while not done():
+        assert rig.clock.ms - start < limit_ms, "not within the deadline"
+        rig.turns()
+    return int(rig.clock.ms - start)
+
+
+@pytest.mark.parametrize("fault", ["hang", "jam"])
+def test_a_hung_chip_or_a_stuck_bus_is_reported_then_recovered_by_itself(fault):
+    """A PN532 whose firmware stops, or a bus a device holds (the board reset mid-read): the
+    fault is reported after 500 ms, then the reader clears the bus (nine SCL clocks and a
+    STOP), pulses RSTPDN and configures the chip again: the shoe reads cards again, nobody
+    touching it."""
+    rig = ReaderRig(lines=True)
+    assert rig.read(Ntag(UID, "R1:As"), turns=200) == (UID, "R1:As")  # after the boot's reset
+    resets = rig.chip.resets  # the boot's own recovery
+    rig.turns(900)  # past the boot's grace
+    if fault == "hang":
+        rig.chip.hang()
+    else:
+        rig.bus.jam(bits=5)
+    _until(rig, lambda: not rig.reader.ok())
+    back = _until(rig, rig.reader.ok)
+    assert back < 1000, back  # the reset's 20 ms, the chip's 100 ms to start, a configure
+    assert rig.chip.resets == resets + 1
+    assert rig.bus.clears == (1 if fault == "jam" else 0)
+    assert not rig.bus.jammed and not rig.chip.hung
+    assert rig.read(Ntag(bytes([4, 2, 2, 2, 2, 2, 2]), "R1:Kd"))[1] == "R1:Kd"
+
+
+def test_without_its_lines_a_hung_chip_stays_a_fault():
+    """What the lines buy: the same hang on a board without RSTPDN wired is never over."""
+    rig = ReaderRig()
+    rig.read(Ntag(UID, "R1:As"))
+    rig.turns(900)
+    rig.chip.hang()
+    _until(rig, lambda: not rig.reader.ok())
+    rig.turns(5000)  # 10 s
+    assert not rig.reader.ok()
+
+
+def test_a_reset_alone_does_not_free_a_bus_left_mid_transfer():
+    """The bus clear is needed, not only the reset: with a reset and no clocks, the bus stays
+    jammed, and the reader tries again every 2 s without end."""
+    rig = ReaderRig(lines=True)
+    rig.read(Ntag(UID, "R1:As"), turns=200)
+    rig.turns(900)
+    assert rig.lines is not None
+    rig.lines.clear_bus = lambda: rig.bus  # type: ignore[method-assign]
+    rig.bus.jam()
+    _until(rig, lambda: not rig.reader.ok())
+    first = rig.reader.recoveries
+    rig.turns(2500)  # 5 s
+    assert not rig.reader.ok() and rig.reader.recoveries >= first + 2
+
+
+def test_the_boot_clears_the_bus_and_resets_the_chip_a_watchdog_reset_left():
+    """A watchdog reset restarts the RP2040 mid-read, not the PN532: the next boot finds the
+    bus jammed and the chip in the middle of a listen; the shoe starts reading all the same,
+    with no fault."""
+    rig = ReaderRig(lines=True)
+    rig.bus.jam(bits=3)
+    rig.chip.hang()
+    assert rig.read(Ntag(UID, "R1:9h"), turns=200) == (UID, "R1:9h")
+    assert rig.reader.ok() and rig.bus.clears == 1 and rig.chip.resets == 1

@@ -1,7 +1,8 @@
 # Reference shoe firmware, MicroPython on an RP2040 (e.g. a Raspberry Pi Pico).
 #
 # Wiring (change the pin numbers below to match a build):
-#   PN532 on I2C0: SDA GP4, SCL GP5 (the PN532's mode switches set to I2C)
+#   PN532 on I2C0: SDA GP4, SCL GP5 (the PN532's mode switches set to I2C); its RSTPDN
+#   (the breakout's RST or RSTPDN pad) to GP6: the firmware resets a PN532 that has failed
 #   exit sensor (reflective IR at the shoe's mouth, high = card face seen): GP14
 #   stack sensor (reflective IR looking at the next card in the stack, high = face up): GP15
 #   deck switch (microswitch closed by the deck's weight, to ground): GP16
@@ -38,6 +39,8 @@ SERVICE_WINDOW_MS = 1000
 OUT_BYTES = 4096
 TURN_OUT_BYTES = 64  # written a turn at most (one byte a write: see UsbOut)
 IN_BYTES = 512  # read from the host a turn at most
+I2C_ID, SDA_PIN, SCL_PIN, RSTPDN_PIN = 0, 4, 5, 6  # the PN532's bus and its reset line
+BUS_CLEAR_US = 5  # half an SCL period of the bus clear: 100 kHz, the standard mode's
 
 class Millis:
     """The protocol's milliseconds (ms:u32, PROTOCOL.md): a true 32-bit count. time.ticks_ms()
@@ -231,14 +234,50 @@ class UsbIn:
         return self.view[:n] if n else b""
 
 
+class ReaderLines:
+    """What the PN532 driver can do to the chip beyond its bus (pn532.PN532Reader's lines):
+    drive its reset line, and clear a bus a device holds."""
+
+    def __init__(self):
+        self.rstpdn = machine.Pin(RSTPDN_PIN, machine.Pin.OUT, value=1)  # high: running
+
+    def i2c(self):
+        return machine.I2C(I2C_ID, sda=machine.Pin(SDA_PIN), scl=machine.Pin(SCL_PIN),
+                           freq=400000)
+
+    def reset(self, low):
+        self.rstpdn.value(0 if low else 1)
+
+    def clear_bus(self):
+        """The I2C specification's bus clear (UM10204 §3.1.16): the pins taken from the I2C
+        peripheral, nine clocks on SCL (a device holding SDA low lets it go within them), a
+        STOP; then the peripheral set up again, which is returned."""
+        sda = machine.Pin(SDA_PIN, machine.Pin.OPEN_DRAIN, value=1)
+        scl = machine.Pin(SCL_PIN, machine.Pin.OPEN_DRAIN, value=1)
+        for _ in range(9):
+            scl.value(0)
+            time.sleep_us(BUS_CLEAR_US)
+            scl.value(1)
+            time.sleep_us(BUS_CLEAR_US)
+        scl.value(0)
+        sda.value(0)
+        time.sleep_us(BUS_CLEAR_US)
+        scl.value(1)
+        time.sleep_us(BUS_CLEAR_US)
+        sda.value(1)  # SDA rising while SCL is high: the STOP
+        time.sleep_us(BUS_CLEAR_US)
+        return self.i2c()
+
+
 class Firmware:
     """The shoe on the board: what main() sets up, and one turn of its loop."""
 
     def __init__(self):
         self.clock = Millis()
-        i2c = machine.I2C(0, sda=machine.Pin(4), scl=machine.Pin(5), freq=400000)
+        lines = ReaderLines()
         now = self.clock.now()
-        reader = PN532Reader(PN532(i2c, time), now)  # it configures the PN532 on its first turn
+        # It clears the bus, resets the PN532 and configures it on its first turns.
+        reader = PN532Reader(PN532(lines.i2c(), time), now, lines)
         exit_sensor = ExitSensor(14)
         stack_sensor = StackSensor(15)
         deck = DeckSwitch(16, machine.Pin.PULL_UP, active_high=False)

@@ -39,6 +39,15 @@ FAULT_MS = 500  # failing this long is a reader fault (one glitch is not, nor a 
 BUS_ERRORS = 3  # status polls in a row that the bus refused before the reader has failed
 GLITCHES = 50  # answers in a row that made no sense before the reader has failed
 LABEL_TRIES = 2  # tries of a label in one turn; the shoe holds the card for more (shoe.py)
+# Recovery of a PN532 that has failed (a fault reported), when the board wires its reset line
+# (RSTPDN) and can drive the bus's lines: the bus cleared (nine SCL clocks and a STOP, the I2C
+# specification's bus clear, UM10204 §3.1.16), RSTPDN held low, released, and the chip given
+# time to start before it is configured again; then again every RECOVER_MS while it fails.
+# The manual gives no figures for the pulse or the start: these are generous [choice], and the
+# loop turns meanwhile (nothing here waits).
+RESET_LOW_MS = 20
+RESET_START_MS = 100
+RECOVER_MS = 2000
 SAME_CARD_MS = 300  # a card still in the field is not read again: its label is known
 
 
@@ -206,10 +215,21 @@ def _elapsed(now_ms, then_ms):
 
 class PN532Reader:
     """The shoe's reader over a PN532: read(now_ms) on every turn of the loop, ok() for its
-    health. Never raises."""
+    health. Never raises.
 
-    def __init__(self, pn532, now_ms):
+    ``lines``, when the board has them, are what it can do to the chip beyond its bus:
+    ``reset(low)`` drives RSTPDN (True holds the chip in reset), ``clear_bus()`` clears a bus
+    a device holds (nine SCL clocks and a STOP) and returns the I2C bus to use from then on.
+    With them the reader recovers a PN532 that has failed: at boot, and after a fault."""
+
+    def __init__(self, pn532, now_ms, lines=None):
         self.pn532 = pn532
+        self.lines = lines
+        # the recovery in progress: None, or its next step (0 clear and reset, 1 release,
+        # 2 started) due at next_setup_ms; at boot, a board with lines starts with one
+        self.recovery = 0 if lines is not None else None
+        self.recovered_ms = now_ms  # when the last recovery began
+        self.recoveries = 0
         self.booted_ms = now_ms
         self.healthy = True  # until it has been seen failing (no fault at boot)
         self.failing_ms = None  # since when it has been failing
@@ -263,13 +283,44 @@ class PN532Reader:
             self.failing_ms = now_ms
         if _elapsed(now_ms, self.booted_ms) >= BOOT_MS and \
                 _elapsed(now_ms, self.failing_ms) >= FAULT_MS:
+            if self.healthy or _elapsed(now_ms, self.recovered_ms) >= RECOVER_MS:
+                self._recover(now_ms)  # at the fault, and then every RECOVER_MS
             self.healthy = False
+
+    def _recover(self, now_ms):
+        if self.lines is not None and self.recovery is None:
+            self.recovery = 0
+            self.recovered_ms = now_ms
+            self.next_setup_ms = now_ms  # at once, not after RETRY_MS
+
+    def _recovering(self, now_ms):
+        """The next step of the recovery, when it is due: True while it is not over."""
+        lines = self.lines
+        step = self.recovery
+        if step == 0:
+            self.recoveries += 1
+            self.recovered_ms = now_ms
+            self.pn532.i2c = lines.clear_bus()
+            lines.reset(True)
+            self.recovery = 1
+            self.next_setup_ms = (now_ms + RESET_LOW_MS) & 0xFFFFFFFF
+            return True
+        if step == 1:
+            lines.reset(False)
+            self.recovery = 2
+            self.next_setup_ms = (now_ms + RESET_START_MS) & 0xFFFFFFFF
+            return True
+        self.recovery = None
+        self.fresh = False  # a chip just reset has no listen pending: nothing to abort
+        return False
 
     def _read(self, now_ms):
         chip = self.pn532
         if not self.configured:
             if _elapsed(now_ms, self.next_setup_ms) >= 0x80000000:
                 return None  # not due yet
+            if self.recovery is not None and self._recovering(now_ms):
+                return None
             if self.fresh:
                 # A watchdog reset restarts the RP2040, not the PN532: its listen from the
                 # previous life may still be pending.

@@ -123,19 +123,29 @@ class FakeTime:
         world.turn(int(seconds * 1000))
 
 
+WIRED = (4, 5, 6)  # SDA, SCL and the PN532's RSTPDN: what the board drives there reaches it
+
+
 class Pin:
     IN = 0
     OUT = 1
+    OPEN_DRAIN = 2
     PULL_UP = 1
     PULL_DOWN = 2
 
-    def __init__(self, number, mode=-1, pull=None):
+    def __init__(self, number, mode=-1, pull=None, value=None):
         self.number = number
+        self.mode = mode
         if pull == Pin.PULL_UP:
             world.pins.setdefault(number, 1)
+        if value is not None and mode in (Pin.OUT, Pin.OPEN_DRAIN):
+            self.value(value)
 
     def value(self, level=None):
         if level is not None:
+            level = 1 if level else 0
+            if self.number in WIRED and self.mode in (Pin.OUT, Pin.OPEN_DRAIN):
+                call({"op": "pin", "us": world.us, "pin": self.number, "level": level})
             world.pins[self.number] = level
             return None
         return world.pins.get(self.number, 0)
