@@ -46,6 +46,7 @@ class BalanceDesk:
     recent: list[dict[str, Any]] = field(default_factory=list)  # moves made, newest last
     generation: int = 0  # moves sent so far: each new need draws afresh
     revision: int = 0  # one more at each panel the dashboards are sent: a page keeps the newest
+    arriving: list[str] = field(default_factory=list)  # tables awaiting players on their way
     _shown: dict[str, Any] | None = None
 
     @classmethod
@@ -70,7 +71,12 @@ class BalanceDesk:
                              (view.blind_seats or {}).get("small"), self.short_tables.get(name))
                   for name, view in sorted(tables.items())
                   if view.status in COUNTED]
-        self.proposal = propose(seated, self.rules, self._seed(seated))
+        # Players on their way to a seat held for them (a break, a move): nothing more is
+        # proposed until they sit (a move would pick a seat whose player is walking).
+        self.arriving = sorted(name for name, view in tables.items()
+                               if (getattr(view, "seating", None) or {}).get("arriving"))
+        self.proposal = None if self.arriving else propose(seated, self.rules,
+                                                           self._seed(seated))
         panel = self.panel(tables)
         if {**panel, "revision": 0} == self._shown:
             return []
@@ -88,6 +94,7 @@ class BalanceDesk:
         return {
             "profile": self.profile, "rules": self.citations,
             "proposal": proposal.to_json() if proposal else None,
+            "arriving": list(self.arriving),  # no proposal until these tables' players sit
             "recent": self.recent[-10:],
             "table_size": self.rules.table_size,
             "short_tables": dict(sorted(self.short_tables.items())),

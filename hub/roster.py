@@ -340,8 +340,10 @@ class Roster:
         spare = {name: list(seats) for name, seats in free.items()}
         room = len(places) + sum(len(s) for s in spare.values())
         if len(waiting) > room:
-            raise RosterError(f"{len(waiting)} players wait and the tables in play have "
-                              f"{room} seats for them: open a table first")
+            raise RosterError(f"{len(waiting)} player{'s wait' if len(waiting) != 1 else ' waits'}"
+                              f" and the tables in play have {room} free seat"
+                              f"{'s' if room != 1 else ''} for them: open a table first (seat "
+                              "a player there by hand: a broken table takes nobody from a draw)")
         rng.shuffle(waiting)
         rng.shuffle(places)
         count = {name: occupied.get(name, 0) for name in spare}

@@ -30,6 +30,7 @@ from typing import Any
 from contract.commands import SeatingCommand
 
 RESEND_MS = 10_000  # a seating the table has not taken is sent again after this
+MAX_VERSION = 2**53 - 1  # the contract's (JSON's exact integers): a version never passes it
 MAX_MOVES_SHOWN = 10  # moves a seating command carries (the core's limit)
 
 
@@ -148,7 +149,8 @@ class SeatingPlan:
         elif max(dealt, pending or 0) > plan.version:
             # The table holds a version the plan never reached: the hub was restored from an
             # older copy. The plan stands, numbered past the table's.
-            plan.version = max(dealt, pending or 0)
+            # (Never past the contract's largest: a table claiming it is refused the next.)
+            plan.version = min(max(dealt, pending or 0), MAX_VERSION - 1)
             self._changed(plan, "hub", now, [])
         elif dealt == plan.version and sorted(seats) != sorted(plan.seats) and dealt:
             # Seats set at the table since (a tool, a journal edited): the plan stands.
@@ -323,7 +325,7 @@ class SeatingPlan:
             m for m in plan.moves if ("to_table" in m) != (m["seat"] in plan.seats)]
         shown: dict[int, dict[str, Any]] = {m["seat"]: m for m in [*carried, *moves]}
         plan.moves = list(shown.values())[-MAX_MOVES_SHOWN:]
-        plan.version += 1
+        plan.version = min(plan.version + 1, MAX_VERSION)
         plan.changed_at, plan.changed_by = now, by
         plan.sent_at = plan.refused = None
         self.dirty = True

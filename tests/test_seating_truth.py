@@ -276,6 +276,18 @@ def test_a_hub_restored_from_an_older_copy_brings_the_tables_back_to_its_seating
     assert not [r for r in room.replies if r[2]][1:]  # at most the one refusal, then in line
 
 
+def test_a_table_claiming_the_largest_version_never_numbers_the_plan_past_the_contract():
+    """A hostile or corrupt state (tests/test_hostile.py found it): the plan's next version
+    stays a number JSON holds exactly."""
+    plan = SeatingPlan()
+    plan.heard("t1", [1, 2, 3], None, 0)
+    plan.set_seats("t1", [1, 2], "maria", 1)
+    plan.heard("t1", [1, 2], {"version": 2**53 - 1, "pending": None}, 2)
+    assert plan.tables["t1"].version == 2**53 - 1
+    plan.bust("t1", 2, "maria", 3)
+    assert plan.tables["t1"].version == 2**53 - 1
+
+
 def test_the_seating_refuses_what_does_not_hold_against_it():
     room = Room({"t1": [1, 2, 3], "t2": [1, 2]})
     with pytest.raises(StaffError, match="seat 7 is empty"):

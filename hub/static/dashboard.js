@@ -380,9 +380,17 @@ function drawTables() {
   for (const name of [...tableCards.keys()]) if (!(name in state.tables)) tableCards.delete(name);
   // The same cards in the same order: left in place (a card moved out and back is still the
   // same card, but there is no need to move it).
-  const same = box.children.length === cards.length && cards.every((c, i) => box.children[i] === c);
-  if (!same) box.replaceChildren(...cards);
-  $("#table-count").textContent = `(${names.length})`;
+  // A table the floor broke (nobody left, nobody drawn there) leaves the room's cards for
+  // the fold below them.
+  const live = cards.filter((c) => !isBroken(state.tables[c.dataset.table]));
+  const broken = cards.filter((c) => isBroken(state.tables[c.dataset.table]));
+  for (const [target, list] of [[box, live], [$("#broken-tables"), broken]]) {
+    const same = target.children.length === list.length && list.every((c, i) => target.children[i] === c);
+    if (!same) target.replaceChildren(...list);
+  }
+  $("#broken-panel").hidden = !broken.length;
+  $("#broken-count").textContent = `(${broken.length})`;
+  $("#table-count").textContent = `(${live.length})`;
   // The room at a glance: players seated at the tables in play. A lost table keeps its last
   // known seats (its players did not leave), said as such; a broken or closed one counts none.
   const running = names.map((n) => state.tables[n])
@@ -393,6 +401,10 @@ function drawTables() {
   $("#totals").textContent = `${plural(players, "player")} left at ${plural(running.length, "table")} in play` +
     (running.length ? `, ${(players / running.length).toFixed(1)} a table` : "") +
     (lost.length ? ` (${lost.join(", ")}: seats as last known, the link is lost)` : "");
+}
+
+function isBroken(t) {
+  return !!(t && t.seating && t.seating.broken && !(t.seats || []).length);
 }
 
 // Whether the table deals the hub's seating (hub/seating.py): nothing said when it does; else
@@ -523,7 +535,7 @@ function drawRoster() {
   $("#roster-draw").disabled = !r.waiting;
   // The final table: offered among the online tables, the one with the most players first.
   const finalSelect = $("#roster-final-table");
-  const online = Object.values(state.tables).filter((t) => t.status === "online")
+  const online = Object.values(state.tables).filter((t) => t.status === "online" && !isBroken(t))
     .sort((a, b) => (b.seats || []).length - (a.seats || []).length || a.name.localeCompare(b.name));
   const chosen = finalSelect.value;
   const names = online.map((t) => t.name);

@@ -45,6 +45,7 @@ class RoomClock(BaseModel):
     entries: int | None = None  # buy-ins and re-entries
     add_ons: int | None = None
     players_left: int | None = None
+    winner: str | None = None  # the tournament is over: the one player left
     average_stack: int | None = None  # (starting stack x entries + add-on chips) / left
     prize_pool: int | None = None  # buy-ins and add-ons paid, in ``currency``
     currency: str = ""
