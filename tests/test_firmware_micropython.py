@@ -120,6 +120,9 @@ def _label_memories() -> list[bytes]:
         payload = b"\x02en" + b"R1:" + bytes.fromhex(bad)
         tags.append(Ntag(uid, message=ndef_message((1, b"T", payload))))
     written = [tag.memory for tag in tags]
+    version_2 = bytearray(Ntag(uid, "R1:2c").memory)
+    version_2[13] = 0x20  # a Capability Container of mapping version 2.0: not read (issue 46)
+    written.append(bytes(version_2))
     memories = list(written)
     rng = random.Random(26)
     for _ in range(300):  # mutations of the written ones, and noise
@@ -447,15 +450,17 @@ def test_a_bank_card_and_a_torn_label_on_the_board_are_cards_not_faults(vm):
     bank = IsoDepCard(bytes.fromhex("0811a2b3"), bytes([19]) + bytes(range(0x70, 0x82)))
     torn = Ntag(bytes.fromhex("04000000000042"), data=bytes.fromhex("0303190100fe"))
     unformatted = Type2Tag(bytes.fromhex("1a2b3c4d"), bytes(180))
+    # a phone with a 7-byte UID and a 62-byte ATS: its answer is longer than 80 bytes
+    phone = IsoDepCard(bytes.fromhex("04c1a2b3c4d5e6"), bytes([62]) + bytes(range(61)))
     script = [(start + 1500 + 300 * i, "present", card)
-              for i, card in enumerate((bank, torn, unformatted))]
+              for i, card in enumerate((bank, torn, unformatted, phone))]
     script += [(at + 80, "remove", None) for at, _, _ in list(script)]
-    world = BoardWorld(script, stop_ms=start + 3000)
+    world = BoardWorld(script, stop_ms=start + 3300)
     report = _run_main(vm, world, start)
     assert report["ended"] == "stopped", report
     cards = [e for e in world.events if isinstance(e, m.CardDrawn)]
     assert [(c.uid, c.text) for c in cards] == [(bank.uid, ""), (torn.uid, ""),
-                                               (unformatted.uid, "")]
+                                               (unformatted.uid, ""), (phone.uid, "")]
     assert not [e for e in world.events if isinstance(e, m.Fault)]
 
 

@@ -92,8 +92,22 @@ def test_phones_and_bank_cards_are_read_by_their_uid_and_nothing_raises():
     assert rig.read(phone) == (phone.uid, "")
     classic = MifareClassic(bytes.fromhex("deadbeef"))
     assert rig.read(classic) == (classic.uid, "")
+    # Issue 46: a phone with a 7-byte UID and a 62-byte ATS (its answer past 80 bytes)
+    long_ats = IsoDepCard(bytes.fromhex("04c1a2b3c4d5e6"), bytes([62]) + bytes(range(61)))
+    assert rig.read(long_ats) == (long_ats.uid, "")
     assert rig.reader.ok()
     assert 0x40 not in rig.chip.commands  # no Type 2 READ was sent to any of them
+
+
+def test_a_capability_container_of_another_major_version_is_read_as_no_label():
+    """Issue 46: mapping version 2.0 (CC byte 1 = 0x20) is not the NDEF this reader knows
+    (nfcpy reads it as no NDEF): the tag goes by its UID, though its memory holds a label
+    as version 1.0 would."""
+    memory = bytearray(Ntag(UID, "R1:As", kind="NTAG213").memory)
+    assert sessions.label_of(bytes(memory)) == "R1:As"
+    memory[13] = 0x20
+    assert sessions.label_of(bytes(memory)) == ""
+    assert label_of(Type2Tag(UID, bytes(memory))) == ""
 
 
 @settings(max_examples=300, deadline=None)

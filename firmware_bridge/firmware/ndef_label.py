@@ -2,10 +2,11 @@
 # in an NFC Forum Type 2 Tag (NTAG21x). MicroPython and CPython alike; no I/O: the tag's memory
 # comes from a function that reads 16 bytes (4 pages) at a page, as the Type 2 READ does.
 #
-#   NFC Forum Type 2 Tag Operation: page 3 is the Capability Container (E1 = NDEF, version,
-#   data area size / 8, access); the data area from page 4 is a sequence of TLV blocks: NULL
-#   (00, no length), Lock Control (01), Memory Control (02), NDEF Message (03), Proprietary
-#   (FD), Terminator (FE, no length). A length is one byte, or FF and two bytes big-endian.
+#   NFC Forum Type 2 Tag Operation: page 3 is the Capability Container (E1 = NDEF, version
+#   (major 1: any other is not read), data area size / 8, access); the data area from page 4
+#   is a sequence of TLV blocks: NULL (00, no length), Lock Control (01), Memory Control
+#   (02), NDEF Message (03), Proprietary (FD), Terminator (FE, no length). A length is one
+#   byte, or FF and two bytes big-endian.
 #   An NTAG213 as shipped holds 01 03 A0 0C 34 (Lock Control) before its NDEF TLV.
 #   NDEF: records with MB/ME/CF/SR/IL flags and a TNF; a label is the first well-known (TNF 1)
 #   record of type "T". RTD Text: status byte (bit 7 UTF-16, bits 5-0 the language code's
@@ -53,6 +54,11 @@ def read_label(read16):
         raise ValueError("a READ gives 16 bytes")
     if head[0] != NDEF_MAGIC:
         return ""  # no NDEF Capability Container: never formatted for NDEF
+    if head[1] >> 4 != 1:
+        # A mapping version whose major number is not 1 is not the one this reader knows:
+        # "the Reader/Writer shall not access" it (Type 2 Tag Operation, the CC's version
+        # handling); nfcpy reads such a tag as having no NDEF. The card goes by its UID.
+        return ""
     size = min(head[2] * 8, MAX_MESSAGE + 64)
     memory = _Memory(read16, head[4:])
     i = 0

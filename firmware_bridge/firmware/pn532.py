@@ -29,9 +29,13 @@ NTAG_READ = 0x30
 
 ACK_MS = 15  # "within these 15 ms" (§6.2.3); the command is sent once more after that
 ANSWER_MS = 120  # above the PN532's own RF timeouts, so that a card gone answers "time out"
-READ_SIZE = 80  # bytes read for a response: the longest answer we ask for, with room (below)
+READ_SIZE = 80  # bytes read for a response: the longest answer we ask for but one (below)
 # InListPassiveTarget, 106 kbps type A: NbTg, Tg, SENS_RES (2), SEL_RES, NFCID length, NFCID
-# (4, 7 or 10) and, for an ISO/IEC 14443-4 card (a phone, a bank card), its ATS: tens of bytes.
+# (4, 7 or 10) and, for an ISO/IEC 14443-4 card (a phone, a bank card), its ATS: up to 62 bytes
+# seen (a 7-byte UID and a 62-byte ATS do not fit in 80), and the ATS's length byte allows more.
+# On I2C a frame is read whole in one transfer (what is not read is lost), so that answer is
+# read at the longest a normal frame can be: 0x00 0x00 0xFF, LEN, LCS, 255 bytes, DCS, 0x00.
+TARGET_READ_SIZE = 262  # 6 ms at 400 kHz, once a card
 LISTEN_MS = 1000  # a listen pending this long is aborted and sent again: the chip still answers
 RETRY_MS = 250  # a reader that failed is configured again this often
 BOOT_MS = 1500  # a PN532 just powered may be slow to answer its first command: no fault yet
@@ -164,9 +168,9 @@ class PN532:
                     return
         raise PN532Error("no ACK")
 
-    def answer(self, cmd):
-        """The response to ``cmd``, which is ready."""
-        return parse_response(self._read(READ_SIZE), cmd)
+    def answer(self, cmd, size=READ_SIZE):
+        """The response to ``cmd``, which is ready (read ``size`` bytes long at most)."""
+        return parse_response(self._read(size), cmd)
 
     def command(self, cmd, params=b"", timeout_ms=ANSWER_MS):
         self.send(cmd, params)
@@ -189,7 +193,7 @@ class PN532:
 
     def target(self):
         """The answer to listen(): (uid, sel_res), or None when no target was found."""
-        data = self.answer(CMD_IN_LIST_PASSIVE_TARGET)
+        data = self.answer(CMD_IN_LIST_PASSIVE_TARGET, TARGET_READ_SIZE)
         if not data or data[0] == 0:
             return None
         if len(data) < 6 or len(data) < 6 + data[5]:
