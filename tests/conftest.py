@@ -21,13 +21,15 @@ settings.load_profile("no-deadline")
 SCENARIOS = Path(__file__).parent / "scenarios"
 
 
-# The longest files, longest first: seconds each took in its process (`pytest -n 3 --dist
-# loadfile --durations=0`, summed by file; 2026-12-03, before the floor's browser tests were
-# split in two): net_venue 73, multi_venue 54, shoe_link 52, web 41, bench 37, hostile 37,
-# reporting 36, security 29, hub 27, cli 17; the two browser modules about 70 each; every
-# other file under 12.
-LONGEST_FILES = ("test_net_venue.py", "test_dashboard_browser.py", "test_floor_alerts_browser.py",
-                 "test_multi_venue.py", "test_shoe_link.py", "test_web.py", "test_bench.py",
+# The longest files, longest first: seconds each took in its process (`make test` with
+# `PYTEST_ADDOPTS=--durations=0`, summed by file; 2026-12-05, a busy machine): net_venue 90,
+# tournament_browser 70, the two floor browser modules about 70 each, tournament 53,
+# multi_venue 45, tournament_houses 41, shoe_link 40, web 41, bench 37, hostile 37,
+# reporting 36, security 29, hub 27, cli 17; every other file under 30.
+LONGEST_FILES = ("test_net_venue.py", "test_tournament_browser.py", "test_dashboard_browser.py",
+                 "test_floor_alerts_browser.py", "test_tournament.py",
+                 "test_multi_venue.py", "test_tournament_houses.py", "test_shoe_link.py",
+                 "test_web.py", "test_bench.py",
                  "test_hostile.py", "test_reporting.py", "test_security.py", "test_hub.py",
                  "test_cli.py")
 

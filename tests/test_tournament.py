@@ -9,15 +9,18 @@ complete, the winner first (hub/seating.py, docs/hub.md#one-seating-truth)."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
 from tests.conftest import wait_for
 from tests.tournament_room import open_room
 
 
-@pytest.mark.parametrize("house,size", [("tda-2024", 10), ("mikes-poker-tables", 9),
-                                        ("lppl", 8)])
-def test_a_whole_tournament_from_the_draw_to_the_winner(tmp_path, house, size):
+def test_a_whole_tournament_from_the_draw_to_the_winner(tmp_path):
+    """A house of ten a table (tests/test_tournament_houses.py: nine and eight)."""
+    play_a_tournament(tmp_path, "tda-2024", 10)
+
+
+def play_a_tournament(tmp_path: Path, house: str, size: int) -> None:
     with open_room(tmp_path, house) as (hub, venue, room):
         assert room.size == size
         floor, dealers = room.floor, room.dealers
