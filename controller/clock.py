@@ -40,7 +40,10 @@ _LEVEL_KEYS = {"level", "sb", "bb", "ante", "minutes", "note", "color_up", "anno
 _BREAK_KEYS = {"break_minutes", "note", "color_up", "announce"}
 # The tournament's figures a structure may give (the TV's average stack and prize pool, the
 # desk's add-on limit); each a whole number, the payouts a list of percentages by place.
-_FIGURES = ("starting_stack", "add_on_stack", "add_on_most", "buy_in", "add_on_price")
+_FIGURES = ("starting_stack", "add_on_stack", "add_on_most", "buy_in", "add_on_price",
+            # Late registration: entries and re-entries close at the start of this level, and
+            # (if given) once fewer than this many are left after somebody went out.
+            "late_entry_until_level", "late_entry_min_left")
 _TOP_KEYS = {"name", "title", "source", "schedule", "note", "currency", "payouts", *_FIGURES}
 
 
@@ -78,6 +81,15 @@ class Structure:
     add_on_price: int | None = None
     currency: str = ""
     payouts: tuple[float, ...] = ()  # percent of the prize pool by place, first place first
+    late_entry_until_level: int | None = None  # None: the structure says nothing of it
+    late_entry_min_left: int | None = None
+
+    def level_at(self, elapsed: float) -> int:
+        """The level in play after ``elapsed`` clock seconds (on a break, the level before
+        it; 1 before the first)."""
+        index = self.index_at(elapsed)
+        return next((p.level for p in reversed(self.periods[:index + 1])
+                     if p.level is not None), 1)
 
     def starts(self) -> list[float]:
         """The clock seconds at which each period begins."""
@@ -172,6 +184,13 @@ def structure_from_data(data: Mapping[str, Any], origin: str) -> Structure:
                 problems.append(f"{key}: must be a whole number, 0 or more")
             else:
                 figures[key] = value
+    levels = sum(1 for p in periods if not p.is_break)
+    until = figures.get("late_entry_until_level")
+    if until is not None and not 2 <= until <= levels:
+        problems.append(f"late_entry_until_level: the level at whose start late entries close, "
+                        f"2 to {levels} (the schedule's levels)")
+    if figures.get("late_entry_min_left") == 0:
+        problems.append("late_entry_min_left: at least 1 (or leave it out)")
     payouts = data.get("payouts", [])
     if (not isinstance(payouts, list) or any(isinstance(p, bool) or not isinstance(
             p, int | float) or not 0 < p <= 100 for p in payouts)

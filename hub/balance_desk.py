@@ -47,6 +47,7 @@ class BalanceDesk:
     generation: int = 0  # moves sent so far: each new need draws afresh
     revision: int = 0  # one more at each panel the dashboards are sent: a page keeps the newest
     arriving: list[str] = field(default_factory=list)  # tables awaiting players on their way
+    registering: bool = False  # late registration runs: breaks are withheld
     _shown: dict[str, Any] | None = None
 
     @classmethod
@@ -63,7 +64,8 @@ class BalanceDesk:
         return self.rules.size_of(TableSeats(table, (), size=self.short_tables.get(table)))
 
     # ------------------------------------------------------------------ from the floor view
-    def review(self, tables: Mapping[str, Any], now: int) -> list[dict[str, Any]]:
+    def review(self, tables: Mapping[str, Any], now: int,
+               registration_open: bool = False) -> list[dict[str, Any]]:
         """Work the proposal out again; an update for the dashboards when what they show
         changes. ``tables`` are the floor's TableViews by name (their seats: the hub's)."""
         seated = [TableSeats(name, tuple(sorted(view.seats)), view.button,
@@ -77,6 +79,12 @@ class BalanceDesk:
                                if (getattr(view, "seating", None) or {}).get("arriving"))
         self.proposal = None if self.arriving else propose(seated, self.rules,
                                                            self._seed(seated))
+        # While late registration runs, no table is broken: the latecomers are drawn to the
+        # tables in play, and a broken table takes nobody (seed 002's latecomers join until
+        # level 3; no house's rule here breaks a table during registration).
+        self.registering = registration_open
+        if registration_open and self.proposal is not None and self.proposal.kind == "break":
+            self.proposal = None
         panel = self.panel(tables)
         if {**panel, "revision": 0} == self._shown:
             return []
@@ -95,6 +103,7 @@ class BalanceDesk:
             "profile": self.profile, "rules": self.citations,
             "proposal": proposal.to_json() if proposal else None,
             "arriving": list(self.arriving),  # no proposal until these tables' players sit
+            "registering": self.registering,  # late registration runs: no break proposed
             "recent": self.recent[-10:],
             "table_size": self.rules.table_size,
             "short_tables": dict(sorted(self.short_tables.items())),

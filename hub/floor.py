@@ -284,6 +284,7 @@ class FloorView:
     balance: BalanceDesk | None = None  # the house's balancing rule (None: not proposed)
     balance_stale: bool = True  # seats, blinds, hands or a status changed since the review
     seating: SeatingPlan = field(default_factory=SeatingPlan)  # the room's seating: the truth
+    registration_open: bool = False  # late registration runs: no table is broken meanwhile
     # (table, seq) of events that raised an alert, oldest first: each raises one, however it
     # arrives (live, replayed, caught up from the store); bounded like _seen.
     alerted: dict[tuple[str, str, int], None] = field(default_factory=dict)
@@ -784,7 +785,7 @@ class FloorView:
         if self.balance is None or not self.balance_stale:
             return []
         self.balance_stale = False
-        return self.balance.review(self.tables, now)
+        return self.balance.review(self.tables, now, self.registration_open)
 
     # ------------------------------------------------------------------ helpers
     def _raise(self, table: str, kind: str, text: str, hand: Any, ts: int,

@@ -47,7 +47,7 @@ from hub.floor import (
     Update,
     room_clock_view,
 )
-from hub.roster import Player, Roster
+from hub.roster import Player, Roster, RosterError
 from hub.seating import SeatingPlan
 from hub.settings import HubSettings
 from hub.storage import Storage, open_storage
@@ -247,6 +247,10 @@ class FloorService:
     def turn(self) -> None:
         """Between messages (at least twice a second): a move's tables settle, the storage's
         retention, the venue clock published again every few seconds."""
+        registering = self.late_entry_closed() is None and self._registration_closes()
+        if registering != self.floor.registration_open:
+            self.floor.registration_open = registering  # a level began: the desk looks again
+            self.floor.balance_stale = True
         self._reconcile(self.now_ms())
         mono = time.monotonic()
         if mono - self._last_purge >= PURGE_INTERVAL:
@@ -644,12 +648,44 @@ class FloorService:
     def finishing_csv(self) -> str:
         return self.floor.roster.finishing_csv()
 
+    def late_entry_closed(self) -> str | None:
+        """Why a new entry or a re-entry is refused now, by the structure that runs (its
+        ``late_entry_until_level``, ``late_entry_min_left``; seed 002's latecomers), or None:
+        late registration is open."""
+        structure = self.clock.structure
+        if structure is None:
+            return None
+        until = structure.late_entry_until_level
+        if until is not None and structure.level_at(self.clock.elapsed()) >= until:
+            return (f"late registration closed at the start of level {until} "
+                    f"({structure.title})")
+        least = structure.late_entry_min_left
+        roster = self.floor.roster
+        if least is not None and roster.left() < least and any(
+                not p.playing for p in roster.players.values()):
+            return (f"late registration is closed: {roster.left()} players are left, fewer "
+                    f"than {least}, and somebody has gone out ({structure.title})")
+        return None
+
+    def _registration_closes(self) -> bool:
+        """The structure that runs closes late registration at a level (until then no table
+        is broken: the latecomers need its seats)."""
+        structure = self.clock.structure
+        return structure is not None and structure.late_entry_until_level is not None
+
+    def _late_entry(self) -> None:
+        closed = self.late_entry_closed()
+        if closed is not None:
+            raise RosterError(closed)
+
     def add_player(self, user: User, name: str) -> dict[str, Any]:
+        self._late_entry()
         return self._on_roster(user, "roster/add", lambda roster, now: {
             "name": roster.add(name, now).name})
 
     def import_players(self, user: User, text: str) -> dict[str, Any]:
         """Entrants from a CSV; the columns it ignored are said (``ignored_columns``)."""
+        self._late_entry()
         ignored = Roster.csv_columns_ignored(text)
         roster = self._on_roster(user, "roster/import", lambda roster, now: {
             "players": len(roster.import_csv(text, now)),
@@ -667,6 +703,7 @@ class FloorService:
         return self.floor.roster.view()
 
     def reentry(self, user: User, player_id: int) -> dict[str, Any]:
+        self._late_entry()
         return self._on_roster(user, "roster/re-entry", lambda roster, now: {
             "player": player_id, "name": roster.reentry(player_id, now).name})
 

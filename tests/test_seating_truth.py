@@ -351,3 +351,50 @@ def test_the_tournament_ends_with_its_winner_placed_first_and_the_clock_held(tmp
         assert "tournament open again" in [line["action"] for line in service.floor_log()]
     finally:
         service.close()
+
+
+def test_late_registration_closes_as_the_structure_says_and_no_table_breaks_before(tmp_path):
+    """Seed 002 (lppl): latecomers join "anytime before the start of the 3rd Blind Level but
+    providing that there is at least 17 players remaining ... OR ... no-one has actually been
+    knocked out"; while registration runs, no table is broken (they need its seats)."""
+    from contract.commands import HubClockCommand
+    from hub import auth
+    from hub.roster import RosterError
+    from hub.service import FloorService
+    from hub.settings import HubSettings
+
+    maria = auth.User("maria", "floor", "")
+    service = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db"),
+                                       profile="lppl"), _Link(), wall=lambda: 1_800_000_000.0)
+    service.open()
+    try:
+        service.on_broker(True)
+        service.clock_action(maria, HubClockCommand(action="start", value="lppl"))
+        service.import_players(maria, "name\n" + "\n".join(f"P{n}" for n in range(1, 17)))
+        assert service.late_entry_closed() is None  # 16 signed up, nobody out yet
+        for name, seats in (("t1", [1, 2, 3, 4, 5, 6, 7, 8]), ("t2", [1, 2, 3, 4]),
+                            ("t3", [1, 2, 3, 4])):
+            service.on_status(name, {"state": "online", "boot": 1, "table": name, "ts": 1})
+            service.on_state(name, table_state(seats=seats))
+        service.turn()  # the desk learns that registration runs
+        assert service.floor.balance.proposal is None or \
+            service.floor.balance.proposal.kind != "break"
+        assert service.floor.balance.panel(service.floor.tables)["registering"]
+        service.draw_seats(maria)
+        seated = next(p for p in service.floor.roster.players.values() if p.table)
+        service.bust(maria, seated.table, seated.seat)
+        with pytest.raises(RosterError, match="15 players are left, fewer than 17"):
+            service.add_player(maria, "Late")
+        with pytest.raises(RosterError, match="fewer than 17"):
+            service.reentry(maria, seated.id)
+        service.undo_bustout(maria, service.floor.bustouts[-1].id)
+        service.add_player(maria, "Late")  # nobody out again: the latecomer joins
+        service.clock_action(maria, HubClockCommand(action="level", value=3))
+        with pytest.raises(RosterError, match="closed at the start of level 3"):
+            service.add_player(maria, "Later")
+        service.turn()  # registration over: the break the counts call for is proposed
+        assert not service.floor.balance.panel(service.floor.tables)["registering"]
+        assert service.floor.balance.proposal is not None
+        assert service.floor.balance.proposal.kind == "break"
+    finally:
+        service.close()

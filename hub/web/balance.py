@@ -51,6 +51,7 @@ class BalancePanel(BaseModel):
     rules: list[dict[str, Any]]  # the house's balancing rules, each with its source
     proposal: BalanceProposal | None
     arriving: list[str]  # tables awaiting moved players: no proposal until they sit
+    registering: bool  # late registration runs (the structure closes it at a level): no break
     recent: list[dict[str, Any]]  # the moves made, newest last
     table_size: int  # the house's seats a table (its profile's table_size)
     short_tables: dict[str, int]  # tables with fewer seats (tablectl hub --short-table)
