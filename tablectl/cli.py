@@ -434,11 +434,26 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (systemctl stop, kill, a supervisor): stopped as by Ctrl-C, its broker and
+    daemons with it, and the summary printed."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
+    import signal
     import tempfile
     from pathlib import Path
 
     from tablectl.sim_venue import SimulatedVenue
+
+    # Without this, SIGTERM ended the process where it stood: its Mosquitto and table daemons
+    # ran on, and nothing was said.
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    stopped_by = "Ctrl-C"
 
     with tempfile.TemporaryDirectory(prefix="tablectl-sim-") as tmp:
         directory = Path(args.dir) if args.dir else Path(tmp)
@@ -459,16 +474,20 @@ def cmd_sim(args: argparse.Namespace) -> int:
                 venue.say(f"the hands are dealt; the dashboard stays at {venue.hub.url} "
                           "until Ctrl-C")
                 _until_stopped()
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             # Stopped mid-deal: what was dealt so far still goes to the recorder (a moment).
             interrupted = True
+            stopped_by = "SIGTERM" if isinstance(stop, _Terminated) else "Ctrl-C"
             try:
                 delivered = venue.wait_delivered(5)
             except KeyboardInterrupt:
                 delivered = False
             summary = venue.summary()
         finally:
-            venue.stop()
+            try:
+                venue.stop()
+            except KeyboardInterrupt:  # a second signal while stopping: stop all the same
+                venue.stop()
     for name, table in summary["tables"].items():
         where = (f"{table['delivered']}/{table['events']} events at the recorder"
                  if summary["broker"] else f"{table['events']} events in the local outbox")
@@ -477,7 +496,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     for line in _sim_closing(summary, args):
         print(line)
     if interrupted:
-        print("stopped by Ctrl-C before every hand was dealt" + (
+        print(f"stopped by {stopped_by} before every hand was dealt" + (
             "; every event dealt so far reached the recorder" if summary["broker"] and delivered
             else "; some events had not reached the recorder yet" if summary["broker"] else ""))
         return 130

@@ -161,11 +161,14 @@ def test_hub_tools_refuse_half_a_tls_setup(command, tmp_path):
     assert "TLS needs ca, cert and key together (--ca, --cert, --key)" in result.stderr
 
 
-def test_ctrl_c_during_the_simulation_is_no_false_alarm(tmp_path):
-    """Stopped mid-deal, the simulator says so (exit 130) and that what was dealt reached the
-    recorder; it does not claim events were lost."""
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_during_the_simulation_is_no_false_alarm(tmp_path, signum):
+    """Stopped mid-deal by Ctrl-C or SIGTERM, the simulator says so (exit 130) and that what
+    was dealt reached the recorder; it does not claim events were lost, and leaves neither
+    its Mosquitto nor a table daemon behind (SIGTERM once ended it where it stood)."""
     import os
     import signal
+    import socket
 
     process = subprocess.Popen(
         [sys.executable, "-m", "tablectl.cli", "sim", "--tables", "1", "--hands", "500",
@@ -178,19 +181,29 @@ def test_ctrl_c_during_the_simulation_is_no_false_alarm(tmp_path):
     try:
         assert process.stdout is not None
         started = False
+        port = None
         for line in process.stdout:  # started, then a frame on the table's display: dealing
+            if "private Mosquitto on 127.0.0.1:" in line:
+                port = int(line.split("127.0.0.1:")[1].split()[0])
             started = started or "Ctrl-C stops" in line
             if started and line.startswith("[t1] |"):
                 break
-        os.kill(process.pid, signal.SIGINT)
+        os.kill(process.pid, getattr(signal, signum))
         output, _ = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
             process.kill()
+    said = "Ctrl-C" if signum == "SIGINT" else "SIGTERM"
     assert process.returncode == 130, output
-    assert "stopped by Ctrl-C before every hand was dealt" in output
+    assert f"stopped by {said} before every hand was dealt" in output
     assert "every event dealt so far reached the recorder" in output, output
     assert "not every event" not in output
+    assert port is not None
+    with pytest.raises(OSError):  # its broker is gone
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    daemons = subprocess.run(["pgrep", "-f", f"{tmp_path}/t1/table.toml"],
+                             capture_output=True, text=True)
+    assert daemons.stdout == "", daemons.stdout  # and its table's daemon
 
 
 def test_a_command_whose_extra_is_missing_names_the_extra(tmp_path):
