@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import re
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,7 @@ ALERT_KINDS = {
     "floor_ruling": ("Floor needed", "urgent"),
     "deck_fouled": ("Deck fouled", "urgent"),
     "void_hand": ("Void hand", "urgent"),
-    "unknown_tag": ("Unknown tag", "urgent"),
+    "unknown_tag": ("Card not known", "urgent"),
     "shoe_fault": ("Shoe fault", "urgent"),
     "missing_card": ("Cards missing", "urgent"),
     "too_many_cards": ("Too many cards", "urgent"),
@@ -113,9 +114,31 @@ def alert_of(envelope: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
+# The table's words for a card it does not know, as its dealer's display shows them.
+_UNKNOWN_TAG = re.compile(r"UNKNOWN TAG ([0-9A-Fa-f]{2,32})")
+
+
+def card_problem(data: dict[str, Any]) -> str:
+    """A card the table could not place, in the floor's words first (where it is, what is
+    wrong with it, what to do), the tag's id last, for whoever checks the deck's list."""
+    text = str(data.get("text", ""))
+    tag = _UNKNOWN_TAG.search(text)
+    what = ("A card not in this table's decks" if tag else "A card the shoe could not read"
+            if "UNREADABLE" in text else "A card the table does not know")
+    seat, street = data.get("seat"), data.get("street")
+    where = (f" at seat {seat}" if isinstance(seat, int) else " in the deal"
+             if street == "preflop" else f" on the {street}"
+             if isinstance(street, str) and street else "")
+    return (f"{what}{where}: the floor checks the card (is it this table's deck? a card of "
+            f"another deck goes out, a damaged one is replaced)"
+            + (f"; tag {tag.group(1)}" if tag else ""))
+
+
 def _ruling_alert(action: object, data: dict[str, Any]) -> tuple[str, str] | None:
     text = str(data.get("text", ""))
     seat = data.get("seat")
+    if action == "call_floor" and data.get("reason") == "unknown_tag":
+        return "unknown_tag", card_problem(data)
     if isinstance(seat, int) and f"seat {seat}" not in text:
         text = f"seat {seat}: {text}"  # where the floor must look
     match action:

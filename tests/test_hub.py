@@ -27,6 +27,7 @@ from hub.floor import (
     UNDO_BUSTOUT_MS,
     FloorView,
     StaffError,
+    card_problem,
 )
 from hub.service import FloorService
 from hub.storage import MIGRATIONS, open_storage
@@ -86,7 +87,13 @@ def test_each_alert_kind_is_raised_by_the_event_that_calls_the_floor():
                      "dealt_early", "clock_held"]
     assert all(kind in ALERT_LABELS for kind in kinds)
     unknown = next(a for a in floor.alerts.values() if a.kind == "unknown_tag")
-    assert unknown.text.startswith("UNKNOWN TAG 04AB (seat 4)") and unknown.hand == 1
+    # In the floor's words first, the tag's id last.
+    assert unknown.text.startswith("A card not in this table's decks at seat 4: the floor "
+                                   "checks the card") and unknown.hand == 1
+    assert unknown.text.endswith("; tag 04AB")
+    unreadable = card_problem({"text": "UNREADABLE TAG (preflop): call the floor",
+                               "street": "preflop"})
+    assert unreadable.startswith("A card the shoe could not read in the deal: ")
     floor.on_event("t1", _envelope(20, "ruling", action="misdeal", seat=3,
                                    text="MISDEAL: 2nd card exposed"), 5000)
     assert list(floor.alerts.values())[-1].text == "seat 3: MISDEAL: 2nd card exposed"
