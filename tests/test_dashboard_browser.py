@@ -701,6 +701,17 @@ def test_a_tap_on_a_table_opens_it_though_the_room_redraws_under_the_finger(venu
         dialog = maria.locator("#table-dialog")
         expect(dialog).to_have_attribute("open", "")
         expect(dialog.locator(".name")).to_have_text("t1")
+        # Back (a browser's, an Android tablet's) closes the panel and stays in the
+        # dashboard; Back again stays too.
+        url = maria.url
+        maria.go_back()
+        expect(dialog).not_to_have_attribute("open", "")
+        assert maria.evaluate("state.openTable") is None
+        maria.go_back()
+        assert maria.url == url
+        expect(maria.locator("body")).to_have_attribute("data-live", "1")
+        maria.locator(".table[data-table=t1]").click()
+        expect(dialog).to_have_attribute("open", "")
         maria.click("#table-dialog .close")
     finally:
         maria.context.close()

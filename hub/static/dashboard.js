@@ -1370,6 +1370,22 @@ function connect() {
   });
 }
 
+// Back (the browser's, an Android tablet's) stays in the dashboard: it closes the dialog on
+// top, if one is open, and otherwise does nothing (Log out leaves). A floor member who went
+// Back mid-shift found the login page, or another site, with alerts going unheard.
+function guardBack() {
+  history.pushState({ dashboard: true }, "");
+  window.addEventListener("popstate", () => {
+    const open = [...document.querySelectorAll("dialog[open]")].pop();
+    if (open) {
+      const close = $(".close", open);
+      if (close) close.click();
+      else { open.dispatchEvent(new Event("cancel")); open.close(); }
+    }
+    history.pushState({ dashboard: true }, "");
+  });
+}
+
 async function startDashboard() {
   try {
     state.me = await api("/api/me");
@@ -1412,6 +1428,7 @@ async function startDashboard() {
   $("#alert-table").addEventListener("input", drawAlerts);
   setUpDialog();
   setUpStats();
+  guardBack();
   connect();
   if (state.me.may.includes("command")) loadLog();
   setInterval(() => { if (!pressing()) { drawLink(); drawClock(); drawTables(); } repeatSounds(); }, 1000);  // the clocks and "since" count on
