@@ -643,6 +643,24 @@ def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
         expect(tv.locator("#players")).to_contain_text(f"{place - 1} players left \u00b7 ")
         shoot(tv, "tv-clock-roster", tmp_path)
         tv.context.close()
+
+        # A draw that cannot succeed is refused before the question, saying why: more wait
+        # than the tables in play have seats for. (Then taken back: entered by mistake.)
+        online = [t for t in hub.floor.tables.values() if t.status == "online"]
+        free = sum(hub.floor.table_size(t.name) - len(t.seats) for t in online)
+        free += sum(1 for t in online for seat in t.seats  # a draw names those first
+                    if hub.floor.roster.at(t.name, seat) is None)
+        floor_member = auth.User("maria", "floor", "")
+        crowd = hub.call(FloorService.import_players, floor_member, "name\n" + "\n".join(
+            f"Crowd {number}" for number in range(free + 1)))
+        expect(maria.locator("#roster-draw")).to_have_text(f"Draw seats for {free + 1} players")
+        maria.click("#roster-draw")
+        expect(maria.locator("#roster-reply")).to_contain_text(
+            f"{free + 1} waiting and {free} seat")
+        expect(maria.locator("#confirm")).not_to_have_attribute("open", "")
+        for player in crowd["players"]:
+            if player["name"].startswith("Crowd "):
+                hub.call(FloorService.remove_entrant, floor_member, player["id"])
     finally:
         maria.context.close()
 

@@ -663,6 +663,15 @@ function setUpRoster() {
       .reduce((n, t) => n + (t.seats || []).filter((seat) => !playerAt(t.name, seat)).length, 0);
     const naming = unnamed ? ` ${unnamed} seat${unnamed === 1 ? " is" : "s are"} taken by players ` +
       "not on the roster: the draw names those first (check each name at the table)." : "";
+    // What cannot succeed is said now, not after a confirmation (the hub checks it again).
+    const free = Object.values(state.tables).filter((t) => t.status === "online" && !isBroken(t))
+      .reduce((n, t) => n + Math.max(0, tableSize(t.name) - (t.seats || []).length), 0);
+    if (r.waiting > free + unnamed) {
+      refuse("#roster-reply", `${r.waiting} waiting and ${free + unnamed} seat${free + unnamed === 1 ? "" : "s"} ` +
+             "free at the tables in play: open a table first (seat a player there by hand; a broken " +
+             "table takes nobody from a draw)");
+      return;
+    }
     if (await confirmed(`Draw seats for the ${r.waiting} waiting? Each goes to a random seat, ` +
                         `the tables kept even; the tables are sent their seating.${naming}`, "Draw seats")) {
       rosterAction("/api/roster/draw", {});
@@ -673,6 +682,15 @@ function setUpRoster() {
     if (event.detail > 1) return;
     const table = $("#roster-final-table").value;
     const r = state.roster;
+    if (r.left > tableSize(table)) {
+      refuse("#roster-reply", `${r.left} players are left and table ${table} seats ${tableSize(table)}: ` +
+             "break down to the final table first");
+      return;
+    }
+    if (r.waiting) {
+      refuse("#roster-reply", `${r.waiting} waiting for a seat: draw seats first`);
+      return;
+    }
     if (await confirmed(`Draw the final table at ${table}? All ${r.left} players left draw a seat ` +
                         `there, those already at ${table} too; the other tables break.`, "Draw the final table")) {
       rosterAction("/api/roster/final-table", { table });
@@ -684,6 +702,13 @@ function setUpRoster() {
       rosterAction("/api/roster/clear", {});
     }
   });
+}
+
+// An action refused before it is asked: said where its answer would have been.
+function refuse(where, text) {
+  const reply = $(where);
+  reply.className = "reply error";
+  reply.textContent = shown(text);
 }
 
 // The bust-outs, newest first. A recent one has its Undo, kept by the hub: every tablet shows
