@@ -84,8 +84,10 @@ class Reports:
             # Starlette asks for each piece on whichever of its threads is free.
             storage = open_storage(self.db, passed_between_threads=True)
             try:
+                names = storage.dealer_names()
                 yield from hands_csv_rows(
-                    storage.stream_events(start, STATS_TYPES, end + STATS_TAIL_MS), start, end)
+                    storage.stream_events(start, STATS_TYPES, end + STATS_TAIL_MS), start, end,
+                    names)
             finally:
                 storage.close()
 

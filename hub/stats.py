@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import itertools
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -165,14 +165,16 @@ def statistics(envelopes: Iterable[dict[str, Any]], start_ms: int,
 
 
 CSV_COLUMNS = ("table", "hand", "dealer", "started_utc", "seconds", "outcome",
-               "irregularities")
+               "irregularities", "dealer_name")
 
 
-def hands_csv_rows(envelopes: Iterable[dict[str, Any]], start_ms: int,
-                   end_ms: int) -> Iterator[str]:
+def hands_csv_rows(envelopes: Iterable[dict[str, Any]], start_ms: int, end_ms: int,
+                   dealer_names: Mapping[str, str] | None = None) -> Iterator[str]:
     """The CSV a piece at a time (the header, then a table's rows), to stream: one row a hand
     started in the period, for a spreadsheet in any locale (hub/spreadsheet.py: no text able
-    to start a formula, numbers as numbers)."""
+    to start a formula, numbers as numbers); each dealer's badge with the name the floor gave
+    it (``dealer_names``), last (a column added after the others)."""
+    names = dealer_names or {}
     out = io.StringIO()
     writer = csv_writer(out)
     writer.writerow(cells(CSV_COLUMNS))
@@ -181,7 +183,8 @@ def hands_csv_rows(envelopes: Iterable[dict[str, Any]], start_ms: int,
             if start_ms <= hand.started <= end_ms:
                 writer.writerow(cells((hand.table, hand.hand, hand.dealer,
                                        _utc(hand.started), hand.seconds, hand.outcome or "",
-                                       ";".join(hand.irregularities))))
+                                       ";".join(hand.irregularities),
+                                       names.get(hand.dealer, ""))))
         yield out.getvalue()
         out.seek(0)
         out.truncate()
@@ -189,9 +192,10 @@ def hands_csv_rows(envelopes: Iterable[dict[str, Any]], start_ms: int,
         yield out.getvalue()
 
 
-def hands_csv(envelopes: Iterable[dict[str, Any]], start_ms: int, end_ms: int) -> str:
+def hands_csv(envelopes: Iterable[dict[str, Any]], start_ms: int, end_ms: int,
+              dealer_names: Mapping[str, str] | None = None) -> str:
     """The whole CSV as one text (``hands_csv_rows`` streams it)."""
-    return "".join(hands_csv_rows(envelopes, start_ms, end_ms))
+    return "".join(hands_csv_rows(envelopes, start_ms, end_ms, dealer_names))
 
 
 def _utc(ms: int) -> str:

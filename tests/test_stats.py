@@ -88,10 +88,13 @@ def test_the_csv_has_a_row_a_hand_and_no_cell_a_spreadsheet_would_run():
     events.append(_event("t3", 1, "hand.started", T0, 1, "=HYPERLINK(1)"))
     rows = list(csv.reader(io.StringIO(hands_csv(events, T0, T0 + 60 * MINUTE))))
     assert rows[0] == ["table", "hand", "dealer", "started_utc", "seconds", "outcome",
-                       "irregularities"]
+                       "irregularities", "dealer_name"]
     assert len(rows) == 1 + 7
-    assert rows[1] == ["t1", "1", "ann", "2026-09-21T14:13:20Z", "120.0", "complete", ""]
-    assert rows[2][5:] == ["misdeal", "exposed_two_cards"]
+    assert rows[1] == ["t1", "1", "ann", "2026-09-21T14:13:20Z", "120.0", "complete", "", ""]
+    named = list(csv.reader(io.StringIO(hands_csv(events, T0, T0 + 60 * MINUTE,
+                                                  {"ann": "Ann Lee"}))))
+    assert named[1][2] == "ann" and named[1][7] == "Ann Lee"  # the floor's name for the badge
+    assert rows[2][5:7] == ["misdeal", "exposed_two_cards"]
     assert rows[-1][2] == "'=HYPERLINK(1)" and rows[-1][4] == ""  # never ended
 
 
@@ -111,7 +114,7 @@ def test_every_text_cell_is_quoted_so_a_separator_in_a_badge_makes_no_formula():
               _event("t2", 3, "hand.started", T0, 1, "\uff1dSUM(1)")]
     text = hands_csv(events, T0, T0 + 60 * MINUTE)
     lines = text.splitlines()
-    assert lines[1] == '"t1",1,"x;\'=1+1","2026-09-21T14:13:20Z",60.0,"complete",""'
+    assert lines[1] == '"t1",1,"x;\'=1+1","2026-09-21T14:13:20Z",60.0,"complete","",""'
     for separator in (";", ","):  # read as such a spreadsheet reads it
         for row in csv.reader(io.StringIO(text), delimiter=separator):
             assert not any(cell.startswith(("=", "+", "@", "\uff1d")) for cell in row), row

@@ -919,7 +919,7 @@ async function loadStats() {
   const tables = byKind(irregular.by_table, "table", irregular.kinds);
   drawChart(Chart, "chart-irregular-tables", tables.labels, tables.datasets, true);
   const dealers = byKind(irregular.by_dealer, "dealer", irregular.kinds);
-  drawChart(Chart, "chart-irregular-dealers", dealers.labels, dealers.datasets, true);
+  drawChart(Chart, "chart-irregular-dealers", dealers.labels.map(dealerName), dealers.datasets, true);
   drawChart(Chart, "chart-durations",
             stats.durations.bins.map((b) => (b.to === null ? `${b.from} s +` : `${b.from}-${b.to} s`)),
             [{ label: "hands", data: stats.durations.bins.map((b) => b.hands) }], false);
@@ -1187,7 +1187,7 @@ async function openTable(name) {
     hands.replaceChildren(...history.hands.reverse().map((h) => {
       const div = el("div", "hand");
       div.dataset.hand = h.hand;
-      div.append(el("b", null, `hand ${h.hand}`), h.dealer ? ` dealer ${h.dealer}` : "");
+      div.append(el("b", null, `hand ${h.hand}`), h.dealer ? ` dealer ${dealerName(h.dealer)}` : "");
       for (const e of h.events) div.append(el("div", `event ${e.type}`, describe(e)));
       return div;
     }));
