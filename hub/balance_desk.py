@@ -129,10 +129,15 @@ class BalanceDesk:
                                  "confirm those")
         return proposal
 
-    def made(self, proposal: Proposal, by: str, now: int) -> None:
-        """The moves were made in the hub's seating: the next need draws afresh."""
+    def made(self, proposal: Proposal, by: str, now: int,
+             players: Mapping[tuple[str, int], str] | None = None) -> None:
+        """The moves were made in the hub's seating: the next need draws afresh. Each is kept
+        with the name of the player it moved (``players``: by table and seat, as the roster
+        had them), so that the list names them after they go out too."""
         for move in proposal.moves:
-            self.recent.append({**move.to_json(), "kind": proposal.kind, "by": by, "ts": now})
+            name = (players or {}).get((move.from_table, move.from_seat))
+            self.recent.append({**move.to_json(), "kind": proposal.kind, "by": by, "ts": now,
+                                **({"player": name} if name else {})})
         del self.recent[:max(0, len(self.recent) - MAX_RECENT_MOVES)]
         self.generation += 1
 

@@ -791,10 +791,16 @@ class FloorService:
         now = self.now_ms()
         self.floor.review_balance(now)
         proposal = desk.confirm(kind, tables, moves)
+        roster = self.floor.roster
+        players = {(m.from_table, m.from_seat): player.name for m in proposal.moves
+                   if (player := roster.at(m.from_table, m.from_seat)) is not None}
         updates = self.floor.make_moves(proposal, user.name, now)
-        desk.made(proposal, user.name, now)
+        desk.made(proposal, user.name, now, players)
         self._log(now, user.name, "break table" if kind == "break" else "balance tables",
-                  {"reason": proposal.reason, "moves": [m.to_json() for m in proposal.moves]})
+                  {"reason": proposal.reason, "moves": [
+                      {**m.to_json(), **({"player": players[m.from_table, m.from_seat]}
+                                         if (m.from_table, m.from_seat) in players else {})}
+                      for m in proposal.moves]})
         self._seating_changed(updates, now)
         return desk.panel(self.floor.tables)
 

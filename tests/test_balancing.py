@@ -253,8 +253,8 @@ def test_the_desk_makes_the_confirmed_move_at_once_and_each_table_takes_it_at_it
         desk.confirm("balance", ["t1", "t2"], [{**shown[0], "from_seat": 7}])
     proposal = desk.confirm("balance", ["t1", "t2"], shown)
     floor.make_moves(proposal, "maria", 3)  # t1 plays its hand: made all the same
-    desk.made(proposal, "maria", 3)
-    assert desk.recent[-1]["by"] == "maria"
+    desk.made(proposal, "maria", 3, {("t1", 6): "Anna"})
+    assert desk.recent[-1]["by"] == "maria" and desk.recent[-1]["player"] == "Anna"
     # Counted as decided at once: eight and eight, balanced (no second move proposed while
     # t1 still deals its hand with seat 6 in it).
     (after,) = floor.review_balance(4)

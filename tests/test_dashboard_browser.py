@@ -600,6 +600,9 @@ def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
         expect(chart.first).to_have_text(f"Seat {first_seat}: {by_seat[first_seat]}")
         spot = maria.locator(f".table[data-table=t1] .seat[data-seat='{first_seat}']")
         expect(spot).to_have_attribute("title", re.compile(by_seat[first_seat]))
+        # In words on the card too: a touch screen has no hover for the title.
+        expect(maria.locator(".table[data-table=t1] .seat-names")).to_contain_text(
+            f"{first_seat} {by_seat[first_seat]}")
         if SCREENSHOTS:  # the panel, not the whole page
             maria.locator("#roster-panel").screenshot(
                 path=str(Path(SCREENSHOTS) / "dashboard-roster.png"))

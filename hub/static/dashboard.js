@@ -352,6 +352,10 @@ function tableCard(name) {
 
 function drawTables() {
   const box = $("#tables");
+  const sitting = new Map();  // "table:seat" -> the roster's player (once, not per seat)
+  for (const p of (state.roster || {}).players || []) {
+    if (p.out_at == null && p.table) sitting.set(`${p.table}:${p.seat}`, p);
+  }
   const alerting = new Set(Object.values(state.alerts).filter((a) => !a.acked_by).map((a) => a.table));
   const names = Object.keys(state.tables).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
   const cards = [];
@@ -366,6 +370,12 @@ function drawTables() {
     const left = leftNow(t.remaining, t.state_ts, t.clock_running && online);
     const level = t.on_break ? "break" : (t.level ? `level ${t.level}` : "no clock");
     fresh.append(seatMap(t));
+    // Who sits where, in words: a touch screen has no hover to show a seat's name.
+    const named = (t.seats || []).map((seat) => [seat, sitting.get(`${name}:${seat}`)]).filter(([, p]) => p);
+    if (named.length) {
+      fresh.append(el("div", "seat-names", named.map(([seat, p]) =>
+        `${seat} ${p.name.length > 14 ? p.name.slice(0, 13) + "…" : p.name}`).join(" · ")));
+    }
     fresh.append(line("", [level, left === null ? "" : ` ${clockText(left)}`]),
                 line("hand ", [t.hand ?? "-", t.in_progress && t.street ? ` ${t.street}` : (t.hand ? " ended" : "")]),
                 line("dealer ", [t.dealer ? dealerName(t.dealer) : "-", t.hands_per_hour ? `, ${t.hands_per_hour} hands/h` : ""]),
@@ -764,7 +774,10 @@ async function undoBustout(b, button, event) {
 // makes it at once in its seating (each table takes it at its next hand).
 // A move as the floor says it: "Anna, t2 seat 6 → t4 seat 3" (the name when a roster has it).
 function moveText(m) {
-  const who = playerAt(m.from_table, m.from_seat) || playerAt(m.to_table, m.to_seat);
+  // The name the move was made with (kept by the hub: the player may be out since), else
+  // who sits there now.
+  const who = m.player ? { name: m.player }
+    : playerAt(m.from_table, m.from_seat) || playerAt(m.to_table, m.to_seat);
   return `${who ? who.name + ", " : ""}table ${m.from_table} seat ${m.from_seat} \u2192 table ${m.to_table} seat ${m.to_seat}`;
 }
 function drawBalance() {
