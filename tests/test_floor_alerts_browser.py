@@ -374,3 +374,24 @@ def test_acknowledge_all_is_not_lost_to_a_redraw_between_press_and_release(venue
             hub.call(FloorService.acknowledge_table, auth.User("sam", "supervisor", ""), "t14")
         t14.close()
         maria.context.close()
+
+
+def test_a_clock_held_for_a_floor_call_offers_to_resume_it_while_it_stands(venue):
+    """At a house that stops the clock for a floor call (Mike's, seed 003), the alert asks the
+    floor to start the clock again: a button while the venue clock stands still, none once it
+    runs (a viewer, who may not run the clock, gets none)."""
+    maria = login_page(venue, "maria")
+    try:
+        make = """(running) => { state.clock = {...state.clock, structure: "tda-2024", running};
+            return alertItem({id: 999999, table: "t7", kind: "clock_held", text: "held",
+                              severity: "urgent", ts: Date.now(), hand: null}).querySelectorAll(
+                              "button.resume-clock").length; }"""
+        assert maria.evaluate(make, False) == 1
+        assert maria.evaluate(make, True) == 0
+    finally:
+        maria.context.close()
+    val = login_page(venue, "val")
+    try:
+        assert val.evaluate(make, False) == 0
+    finally:
+        val.context.close()

@@ -329,6 +329,18 @@ function alertItem(a) {
     const button = el("button", "ack", "Acknowledge");
     button.addEventListener("click", (event) => acknowledge(a.id, button, event));
     li.append(button);
+    // A house that stops the clock for a floor call (Mike's, seed 003): the floor is asked
+    // to start it again, here, while it stands still.
+    if (a.kind === "clock_held" && state.clock && state.clock.structure && !state.clock.running
+        && state.me && state.me.may.includes("clock")) {
+      const resume = el("button", "resume-clock", "Resume the clock");
+      resume.addEventListener("click", async (event) => {
+        if (event.detail > 1) return;
+        if (await confirmed(`Resume the venue clock? The floor call at table ${a.table} is settled.`,
+                            "Resume the clock")) clockCommand("resume", null);
+      });
+      li.append(" ", resume);
+    }
   }
   return li;
 }
