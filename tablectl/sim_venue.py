@@ -207,6 +207,11 @@ class SimTable:
         try:
             for index in range(1, len(self.lines)):
                 line = self.lines[index]
+                if line["type"] == "deck_in" and self.follows_floor():
+                    # Between hands, the floor has changed the table: from here the dealer
+                    # deals to whoever sits there, as many hands as the script had left.
+                    self._follow_the_floor(stop, dealing=False)
+                    return
                 t = line.get("t")
                 due = start + shift + (float(t) - first) * pace if isinstance(t, int | float) \
                     else time.monotonic()
@@ -238,13 +243,60 @@ class SimTable:
                 elif line["type"] not in ("setup", "seats", "clock"):
                     # (setup is configured; seats and clock are no part of a brisk
                     # fixed-seat session)
+                    started = self.hands_started() if line["type"] == "deck_in" else 0
                     perform(line, self.shoe, lambda _line, _at: None, at=due)
+                    if line["type"] == "deck_in" and self.venue.hub is not None and \
+                            self._floor_changed_the_hand(started):
+                        # The floor's change reached the table just before this deck: its
+                        # hand is not the script's any more.
+                        self._follow_the_floor(stop, dealing=True)
+                        return
                 # The next shoe line's moment, as far as it is known now: moved on past what
                 # was done, and later when a gesture put the rest off.
                 self.shoe.hold(next_on_the_shoe(self.lines, index + 1, earliest))
         finally:
             self.shoe.hold(None)
         self.shoe.idle(10)
+
+    def hands_started(self) -> int:
+        row = self._ask("SELECT COUNT(*) FROM outbox WHERE json_extract(event, '$.type') = "
+                        "'hand.started'")
+        return int(row[0]) if row else 0
+
+    def _floor_changed_the_hand(self, started: int) -> bool:
+        """At a venue with a floor (the dashboard): the hand this deck began was dealt to
+        other seats than the script's (the floor's seating came just before the deck)."""
+        end = time.monotonic() + SETTLE_SECONDS
+        while self.hands_started() <= started and time.monotonic() < end:
+            time.sleep(0.01)
+        row = self._ask("SELECT json_extract(event, '$.seats') FROM outbox WHERE "
+                        "json_extract(event, '$.type') = 'hand.started' ORDER BY seq DESC "
+                        "LIMIT 1")
+        dealt = json.loads(row[0]) if row and row[0] else None
+        return self.follows_floor() and dealt is not None and \
+            sorted(dealt) != sorted(self.lines[0]["seats"])
+
+    def _follow_the_floor(self, stop: threading.Event, *, dealing: bool) -> None:
+        """From here the dealer deals to whoever sits there, as many hands as the script had
+        left (``dealing``: the hand just begun first)."""
+        self.venue.off_script.add(self.name)
+        self.venue.say(f"{self.name}: the floor changed the table; its dealer now deals to "
+                       "whoever sits there")
+        self.shoe.hold(None)
+        dealer = FollowingDealer(self, stop)
+        if dealing:
+            dealer.deal_hand(Finger(self.control))
+        dealer.deal(until_ended=self.hands_to_end)
+
+    def follows_floor(self) -> bool:
+        """The hub changed this table's seating (a seating with its version) or runs
+        hand-for-hand: the dealer's script, written for the seats it began with, no longer
+        fits the table (it would deal cards to players gone, and flood the floor with false
+        alerts)."""
+        return self._ask(
+            "SELECT 1 FROM outbox WHERE (json_extract(event, '$.type') = 'seating' AND "
+            "json_extract(event, '$.version') IS NOT NULL) OR (json_extract(event, '$.type') "
+            "= 'hand_for_hand' AND json_extract(event, '$.state') != 'off') LIMIT 1") is not None
 
     def _ask(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
         """One row from the daemon's database, read-only while it writes; None before the
@@ -316,6 +368,121 @@ class SimTable:
             journal = [json.loads(r[0]) for r in db.execute("SELECT line FROM journal ORDER BY id")]
             events = [json.loads(r[0]) for r in db.execute("SELECT event FROM outbox ORDER BY seq")]
         return journal, events
+
+
+class FollowingDealer:
+    """Deals hand after hand at a simulated table to whoever its core seats for the hand (its
+    ``hand.started``), as a dealer deals to the players sitting there: the table's seats
+    follow the hub's seating, the dealer follows the table. A hand: the hole cards, then the
+    dealer's double tap (everyone folds to the big blind). Hand-for-hand is kept: no deck
+    while the table waits for the floor's release. A deck or a press lost while the daemon
+    was down (killed, started again: its hand resumed from its journal) is made again;
+    ``paused`` holds the dealer meanwhile (a test that kills the daemon)."""
+
+    CARDS = tuple(rank + suit for suit in "cdhs" for rank in "23456789TJQKA")
+
+    def __init__(self, table: SimTable, stop: threading.Event,
+                 paused: threading.Event | None = None) -> None:
+        self.table = table
+        self.stop = stop
+        self.paused = paused or threading.Event()
+        self.hands = 0  # decks put in
+        self.failure: str | None = None
+        self.next_press = 0.0
+
+    def _count(self, kind: str) -> int:
+        row = self.table._ask("SELECT COUNT(*) FROM outbox WHERE json_extract(event, "
+                              "'$.type') = ?", (kind,))
+        return int(row[0]) if row else 0
+
+    def _latest(self, kind: str, field: str) -> Any:
+        row = self.table._ask(f"SELECT json_extract(event, '$.{field}') FROM outbox WHERE "
+                              "json_extract(event, '$.type') = ? ORDER BY seq DESC LIMIT 1",
+                              (kind,))
+        return row[0] if row else None
+
+    def seats(self) -> list[int]:
+        """The seats the table deals its next hand to, from what it committed: its setup,
+        each seating taken now, each one held for the next hand and taken at a hand's end."""
+        rows = []
+        with contextlib.suppress(sqlite3.OperationalError), sqlite3.connect(
+                f"file:{self.table.database()}?mode=ro", uri=True) as db:
+            rows = db.execute(
+                "SELECT event FROM outbox WHERE json_extract(event, '$.type') IN "
+                "('table.setup', 'seating', 'hand.ended') ORDER BY seq").fetchall()
+        seats: list[int] = []
+        pending: list[int] | None = None
+        for (text,) in rows:
+            event = json.loads(text)
+            if event["type"] == "hand.ended":
+                seats, pending = (pending, None) if pending is not None else (seats, None)
+            elif event.get("seats") is not None and event.get("effective") == "next_hand":
+                pending = list(event["seats"])
+            elif event.get("seats") is not None:
+                seats, pending = list(event["seats"]), None
+        return seats
+
+    def _until(self, condition: Any, seconds: float) -> bool:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not self.stop.is_set():
+            if condition():
+                return True
+            time.sleep(0.02)
+        return False
+
+    def _press(self, finger: Finger) -> None:
+        # Two presses closer than the button's double-tap window would be one gesture.
+        time.sleep(max(0.0, self.next_press - time.monotonic()))
+        seen = self.table._last_button()
+        finger.press("double_tap")
+        self.next_press = time.monotonic() + BETWEEN_GESTURES
+        self.table._wait_button(seen, "double_tap", 5)
+
+    def _finish(self, finger: Finger) -> None:
+        """The double tap until the hand is over."""
+        ended = self._count("hand.ended")
+        for _ in range(20):
+            while self.paused.is_set() and not self.stop.is_set():
+                time.sleep(0.05)
+            self._press(finger)
+            if self._until(lambda: self._count("hand.ended") > ended, 5) or self.stop.is_set():
+                return
+        self.failure = f"{self.table.name}: hand {self.hands} did not end"
+
+    def deal(self, until_ended: int | None = None) -> None:
+        """Deal until ``until_ended`` hands have ended at the table (None: until stopped)."""
+        finger = Finger(self.table.control)
+        shoe = self.table.shoe
+        try:
+            while not self.stop.is_set() and self.failure is None and (
+                    until_ended is None or self._count("hand.ended") < until_ended):
+                if (self.paused.is_set() or len(self.seats()) < 2
+                        or self._latest("hand_for_hand", "state") == "waiting"):
+                    time.sleep(0.05)  # nobody to deal to, or the floor has not released
+                    continue
+                started = self._count("hand.started")
+                if started > self._count("hand.ended"):
+                    self._finish(finger)  # a hand the table resumed after a restart
+                    continue
+                self.hands += 1
+                perform({"type": "deck_in", "deck": "R1" if self.hands % 2 else "B2"}, shoe,
+                        lambda _line, _at: None)
+                if not self._until(lambda n=started: self._count("hand.started") > n, 5):
+                    continue  # the deck went in while the daemon was down: again
+                self.deal_hand(finger)
+        except Exception as exc:  # said by whoever watches the dealer (a test fails)
+            self.failure = f"{self.table.name}: {exc!r}"
+
+    def deal_hand(self, finger: Finger) -> None:
+        """The hand just started, dealt: a hole card each twice to the seats it was dealt
+        to, then the double tap."""
+        dealt = self._latest("hand.started", "seats")
+        moment = time.monotonic()
+        for index, card in enumerate(self.CARDS[:2 * len(json.loads(dealt or "[]"))]):
+            perform({"type": "card", "card": card}, self.table.shoe, lambda _line, _at: None,
+                    at=moment + 0.005 * index)
+        settle(self.table.shoe, SETTLE_SECONDS)
+        self._finish(finger)
 
 
 class SimulatedVenue:

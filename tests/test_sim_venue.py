@@ -145,3 +145,38 @@ def test_a_daemon_prints_its_threads_on_sigusr1_and_deals_on(tmp_path, capsys):
         assert "asked again" not in capsys.readouterr().err
     finally:
         venue.stop()
+
+
+def test_the_simulators_dealer_follows_the_floor_once_it_changes_the_table(tmp_path):
+    """A floor trying the dashboard on simulated tables: a bust-out (or hand-for-hand) and
+    the scripted dealer, who dealt the seats the script began with, would go on dealing the
+    player who left (cards too many, false alerts at every hand). Once the floor has changed
+    the table, the dealer deals each hand to whoever the table seats."""
+    import json
+    import threading
+
+    from hub.auth import User
+    from hub.service import FloorService
+    from tests.conftest import wait_for
+
+    venue = SimulatedVenue(tmp_path, tables=1, hands=8, quiet=True, irregularities=0.0,
+                           pace=0.05, dashboard="127.0.0.1:0").start()
+    dealing = threading.Thread(target=venue.run, daemon=True)
+    try:
+        table, hub = venue.tables[0], venue.hub
+        assert hub is not None
+        dealing.start()
+        assert wait_for(lambda: table.hands_ended() >= 2, 60)
+        seat = max(hub.floor.tables["t1"].seats)
+        hub.call(FloorService.bust, User("demo", "supervisor", ""), "t1", seat)
+        dealing.join(120)
+        assert not dealing.is_alive()
+        assert "t1" in venue.off_script and table.hands_ended() >= table.hands_to_end
+        _, events = table.journal_and_events()
+        started = [e for e in events if e["type"] == "hand.started"]
+        assert seat not in started[-1]["seats"]  # dealt without the player who went out
+        alerts = [a.kind for a in hub.floor.alerts.values()]
+        assert alerts == [], alerts  # no irregularity dealt: no alert, before or after
+        assert json.dumps(hub.floor.tables["t1"].seating["state"]) == '"dealt"'
+    finally:
+        venue.stop()

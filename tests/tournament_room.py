@@ -6,10 +6,8 @@ must pass (hub/seating.py, docs/hub.md#one-seating-truth)."""
 
 from __future__ import annotations
 
-import json
 import random
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,100 +15,35 @@ from typing import Any
 
 from hub import auth
 from simulators.broker import Broker
-from simulators.shoe import perform, settle
 from simulators.staff import Staff
 from tablectl.hub_app import Hub, HubSettings
-from tablectl.sim_venue import BETWEEN_GESTURES, Finger, SimTable, SimulatedVenue
+from tablectl.sim_venue import FollowingDealer, SimTable, SimulatedVenue
 from tests.conftest import wait_for
 
-DECK = [rank + suit for suit in "cdhs" for rank in "23456789TJQKA"]
 IN_LINE_SECONDS = 60.0  # for every table to deal the hub's seating (a hand each, or two)
 
 
-class FollowingDealer(threading.Thread):
-    """Deals hand after hand at one simulated table to whoever its core seats for the hand
-    (its ``hand.started`` event), as a dealer deals to the players sitting there: the table's
-    seats follow the hub's seating, and the dealer follows the table. A hand is the hole
-    cards, then the dealer's double tap (everyone folds to the big blind)."""
+class DealerThread(threading.Thread):
+    """The simulator's following dealer (tablectl/sim_venue.py ``FollowingDealer``) at one
+    table, in a thread of its own until stopped; ``paused`` while its daemon is down."""
 
-    def __init__(self, table: SimTable, seats: Any) -> None:
+    def __init__(self, table: SimTable) -> None:
         super().__init__(daemon=True, name=f"dealer-{table.name}")
         self.table = table
-        self.seats = seats  # the seats the table says it deals now (the hub's view of it)
         self.stop = threading.Event()
         self.paused = threading.Event()
-        self.hands = 0
-        self.failure: str | None = None
-        self.next_press = 0.0
+        self.dealer = FollowingDealer(table, self.stop, self.paused)
 
-    def _count(self, kind: str) -> int:
-        row = self.table._ask("SELECT COUNT(*) FROM outbox WHERE json_extract(event, "
-                              "'$.type') = ?", (kind,))
-        return int(row[0]) if row else 0
+    @property
+    def failure(self) -> str | None:
+        return self.dealer.failure
 
-    def _dealt(self) -> list[int]:
-        row = self.table._ask("SELECT json_extract(event, '$.seats') FROM outbox WHERE "
-                              "json_extract(event, '$.type') = 'hand.started' "
-                              "ORDER BY seq DESC LIMIT 1")
-        return list(json.loads(row[0])) if row and row[0] else []
-
-    def _until(self, condition: Any, seconds: float = 20.0) -> bool:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and not self.stop.is_set():
-            if condition():
-                return True
-            time.sleep(0.02)
-        return False
-
-    def _press(self, finger: Finger) -> None:
-        # Two presses closer than the button's double-tap window would be one gesture: a
-        # dealer's double taps are a hand apart (tablectl/sim_venue.py).
-        time.sleep(max(0.0, self.next_press - time.monotonic()))
-        seen = self.table._last_button()
-        finger.press("double_tap")
-        self.next_press = time.monotonic() + BETWEEN_GESTURES
-        self.table._wait_button(seen, "double_tap", 5)
-
-    def _finish(self, finger: Finger) -> None:
-        """The dealer's double tap until the hand is over: a press lost while the table's
-        daemon was down (killed, started again: its hand resumed) is made again."""
-        ended = self._count("hand.ended")
-        for _ in range(20):
-            while self.paused.is_set() and not self.stop.is_set():
-                time.sleep(0.05)
-            self._press(finger)
-            if self._until(lambda: self._count("hand.ended") > ended, 5):
-                return
-            if self.stop.is_set():
-                return
-        self.failure = f"{self.table.name}: hand {self.hands} did not end"
+    @property
+    def hands(self) -> int:
+        return self.dealer.hands
 
     def run(self) -> None:
-        finger = Finger(self.table.control)
-        shoe = self.table.shoe
-        try:
-            while not self.stop.is_set() and self.failure is None:
-                if self.paused.is_set() or len(self.seats()) < 2:
-                    time.sleep(0.05)
-                    continue
-                started = self._count("hand.started")
-                if started > self._count("hand.ended"):
-                    self._finish(finger)  # a hand the table resumed after a restart
-                    continue
-                self.hands += 1
-                perform({"type": "deck_in", "deck": "R1" if self.hands % 2 else "B2"}, shoe,
-                        lambda _line, _at: None)
-                if not self._until(lambda n=started: self._count("hand.started") > n, 5):
-                    continue  # the deck went in while the daemon was down: again
-                dealt = self._dealt()
-                moment = time.monotonic()
-                for index, card in enumerate(DECK[:2 * len(dealt)]):
-                    perform({"type": "card", "card": card}, shoe, lambda _line, _at: None,
-                            at=moment + 0.005 * index)
-                settle(shoe, 15)
-                self._finish(finger)
-        except Exception as exc:  # said by the test, which fails
-            self.failure = f"{self.table.name}: {exc!r}"
+        self.dealer.deal()
 
 
 class Tournament:
@@ -120,7 +53,7 @@ class Tournament:
         self.hub, self.venue, self.floor, self.size = hub, venue, floor, size
         self.rng = random.Random(45)
         self.steps: list[str] = []
-        self.dealers: dict[str, FollowingDealer] = {}
+        self.dealers: dict[str, DealerThread] = {}
         self.confirmed: list[str] = []  # the kinds of moves confirmed
 
     def state(self) -> dict[str, Any]:
@@ -238,7 +171,7 @@ def open_room(tmp_path: Path, house: str, tables: int = 3,
     venue = SimulatedVenue(tmp_path / "tables", tables=tables, hands=1, broker=broker,
                            recorder=False, quiet=True, irregularities=0.0, pace=0.05,
                            profile=house).start()
-    dealers: dict[str, FollowingDealer] = {}
+    dealers: dict[str, DealerThread] = {}
     try:
         hub.clock.connected.wait(10)
         hub.clock.apply("start", "tda-2024")
@@ -249,8 +182,7 @@ def open_room(tmp_path: Path, house: str, tables: int = 3,
         room = Tournament(hub, venue, Staff(hub.url, "maria", "maria-password"),
                           int(venue.profile.value("table_size")))
         for table in venue.tables:
-            dealers[table.name] = FollowingDealer(
-                table, lambda name=table.name: list(hub.floor.tables[name].table_seats))
+            dealers[table.name] = DealerThread(table)
             dealers[table.name].start()
         room.dealers = dealers
         yield hub, venue, room
