@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields, replace
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from contract.commands import Command
 from contract.snapshots import VenueClockReading
@@ -68,6 +68,9 @@ from tablectl.parts import (
     Wiring,
 )
 from tablectl.subscribers import HUB_CONNECT_GRACE, ScreenFeed, StatePublisher, Subscriber
+
+if TYPE_CHECKING:
+    from hardware.outbox import Outbox
 
 __all__ = ["HUB_CONNECT_GRACE", "TICK", "Daemon", "load_config", "main_run"]
 
@@ -158,12 +161,25 @@ class Daemon:
         # (snapshot id, the journal line it covered, why) set aside at this start
         self.snapshots_lost: list[tuple[int, int, str]] = []
         self.part_failures: dict[str, int] = {}  # a part that follows the table: its failures
+        self.table = self._new_table()  # the core, nothing fed until ``start``
+        self._outbox: Outbox | None = None  # opened by ``start`` (the journal, the events)
         self.screen = ScreenFeed(self._new_model(), started_at=self._mono())
         self.subscribe(self.screen.committed)  # from the first commit on (the setup's)
 
     @property
     def link(self) -> HubLink | None:
         return self.parts.link
+
+    @property
+    def outbox(self) -> Outbox:
+        """The table's journal and events, opened by ``start``."""
+        if self._outbox is None:
+            raise RuntimeError("the daemon's outbox is opened by start()")
+        return self._outbox
+
+    def wall_ms(self) -> int:
+        """The injected wall clock, in UTC milliseconds (what a quarantine is stamped with)."""
+        return int(self._wall() * 1000)
 
     # ------------------------------------------------------------------ time
     def now(self) -> float:
@@ -198,8 +214,7 @@ class Daemon:
 
     def start(self) -> Daemon:
         config = self.config
-        self.outbox = self.factories.outbox(config)
-        self.table = self._new_table()
+        self._outbox = self.factories.outbox(config)
         resumed = self._resume()
         self._report_quarantine()
         self.table.config.evaluate = True
@@ -238,7 +253,7 @@ class Daemon:
                 t, notes = restore(decode(text), table, model)
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"[:500]
-                self.outbox.quarantine_snapshot(snapshot_id, reason, int(time.time() * 1000))
+                self.outbox.quarantine_snapshot(snapshot_id, reason, self.wall_ms())
                 self.snapshots_lost.append((snapshot_id, upto, reason))
                 continue
             for note in notes:
@@ -274,7 +289,7 @@ class Daemon:
                     continue  # refused when it was first fed too: the table said so then
                 except Exception as exc:
                     reason = f"{type(exc).__name__}: {exc}"[:500]
-                    self.outbox.quarantine(line_id, reason, int(time.time() * 1000))
+                    self.outbox.quarantine(line_id, reason, self.wall_ms())
                     self.quarantined.append((line_id, reason))
                     continue
                 finally:
@@ -295,7 +310,7 @@ class Daemon:
         """Write the table's snapshot (at rest) covering the journal up to ``upto`` (None:
         every line committed), the journal compacted behind the one before."""
         self.outbox.write_snapshot(snapshot(self.table, self.screen.model, self.journal_t),
-                                   int(time.time() * 1000), upto)
+                                   self.wall_ms(), upto)
         self.since_snapshot = 0
 
     def _report_quarantine(self) -> None:

@@ -47,3 +47,31 @@ def test_nothing_installed_may_import_the_harness():
               for contract in CONFIG["tool"]["importlinter"]["contracts"]
               if contract["type"] == "forbidden" and HARNESS in contract["forbidden_modules"]]
     assert _installed() in fences
+
+
+def test_the_daemon_keeps_its_own_rules():
+    """tablectl/daemon.py: the wall clock is the injected one (no ``time.time()`` call beside
+    it: a test's or a simulator's clock would not reach those stamps), and every attribute of
+    the Daemon is made in ``__init__`` (none appears first in ``start`` or later)."""
+    import ast
+
+    tree = ast.parse((ROOT / "tablectl" / "daemon.py").read_text())
+    calls = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and ast.unparse(node.func) == "time.time"]
+    assert calls == [], f"time.time() called at lines {calls}: use the injected wall clock"
+    daemon = next(node for node in tree.body
+                  if isinstance(node, ast.ClassDef) and node.name == "Daemon")
+
+    def assigned(function: ast.AST) -> set[str]:
+        return {target.attr for node in ast.walk(function)
+                for target in (node.targets if isinstance(node, ast.Assign) else
+                               [node.target] if isinstance(node, ast.AnnAssign | ast.AugAssign)
+                               else [])
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == "self"}
+
+    methods = [node for node in daemon.body if isinstance(node, ast.FunctionDef)]
+    made = assigned(next(m for m in methods if m.name == "__init__"))
+    later = {(m.name, attr) for m in methods if m.name != "__init__"
+             for attr in assigned(m) - made}
+    assert later == set(), f"attributes first made outside __init__: {sorted(later)}"
