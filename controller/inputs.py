@@ -33,6 +33,7 @@ SHOE_STATES = ("ok", "lost", "fault", "reads_lost")
 SHOE_PARTS = ("reader", "exit_sensor", "stack_sensor", "firmware", "restart")
 CLOCK_ACTIONS = ("start", "pause", "resume", "stop", "sync")
 HAND_FOR_HAND = ("on", "off", "release")
+DECK_CHECK_ACTIONS = ("start", "finish", "cancel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -461,7 +462,7 @@ def _dealer(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Inp
 
 def _deck_check(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
     action = obj.get("action")
-    if action not in ("start", "finish", "cancel"):
+    if action not in DECK_CHECK_ACTIONS:
         problems.append(f"action: {action!r} is not start, finish or cancel")
         return None
     deck = _opt_str(obj, "deck", problems)

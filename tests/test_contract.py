@@ -171,6 +171,9 @@ def test_the_dashboard_sends_a_command_s_fields_and_the_hub_adds_the_transaction
     with pytest.raises(CommandError, match="unknown command 'launch'"):
         command_kind("launch")
     with pytest.raises(CommandError, match="over the 4096-byte limit a table takes"):
+        command_from_fields(SeatingCommand, {"seats": [1], "moves": [
+            {"seat": 1, "from_table": "t2", "from_seat": 2, "player": "x" * 16}] * 100})
+    with pytest.raises(CommandError, match="greater than the maximum of 10"):
         command_from_fields(SeatingCommand, {"seats": list(range(1, 1500))})
 
 
@@ -380,3 +383,24 @@ def test_a_large_malformed_batch_is_refused_in_a_few_words():
     text = str(refused.value)
     assert len(text) < 500, len(text)
     assert text.startswith("not a EnvelopeBatch: batch: [{") and "has more than 100 items" in text
+
+
+def test_the_commands_schemas_are_as_strict_as_the_code_that_takes_them():
+    """A command's closed fields are closed in the contract too, with the code's own values
+    (a value the table would refuse is refused at the gate, by the schema, for every reader
+    of the AsyncAPI document); seats are distinct seat numbers."""
+    from controller.inputs import CLOCK_ACTIONS, DECK_CHECK_ACTIONS, HAND_FOR_HAND
+    from hub.venue_clock import ACTIONS
+
+    schemas = document()["components"]["schemas"]
+    assert schemas["ClockCommand"]["properties"]["action"]["enum"] == list(CLOCK_ACTIONS)
+    assert schemas["DeckCheckCommand"]["properties"]["action"]["enum"] == list(
+        DECK_CHECK_ACTIONS)
+    assert schemas["HandForHandCommand"]["properties"]["state"]["enum"] == list(HAND_FOR_HAND)
+    assert schemas["HubClockCommand"]["properties"]["action"]["enum"] == list(ACTIONS)
+    assert problems("SeatingCommand", {"transaction": "x", "seats": [1, 1]})
+    assert problems("SeatingCommand", {"transaction": "x", "seats": [0]})
+    assert problems("SeatingCommand", {"transaction": "x", "seats": [11]})
+    assert problems("SeatingCommand", {"transaction": "x", "seats": ["1"]})
+    assert not problems("SeatingCommand", {"transaction": "x", "seats": [1, 10], "version": 3})
+    assert problems("HandForHandCommand", {"transaction": "x", "state": "maybe"})

@@ -19,16 +19,16 @@ from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from houses.loaders import load_profile
 from hub import auth
-from hub.floor import (
+from hub.alerts import (
     ALERT_KINDS,
     ALERT_LABELS,
     MAX_OPEN_ALERTS_PER_TABLE,
     SEVERITIES,
-    UNDO_BUSTOUT_MS,
-    FloorView,
-    StaffError,
     card_problem,
 )
+from hub.floor import FloorView
+from hub.refused import StaffError
+from hub.seating_desk import UNDO_BUSTOUT_MS
 from hub.service import FloorService
 from hub.storage import MIGRATIONS, open_storage
 from simulators.dealer_script import session
@@ -120,7 +120,7 @@ def test_each_alert_kind_has_a_severity_and_a_table_is_acknowledged_at_once():
     shown = [a.id for a in floor.alerts.values() if a.table == "t1"]
     lowest = min(shown)
     floor.on_event("t1", _envelope(3 + MAX_OPEN_ALERTS_PER_TABLE, "floor.called"), 5500)
-    updates, below = floor.acknowledge_table("t1", "maria", 6000, shown)
+    updates, below = floor.alert_desk.acknowledge_table("t1", "maria", 6000, shown)
     acked = [u["alert"] for u in updates if u["kind"] == "alert"]
     assert len(acked) == MAX_OPEN_ALERTS_PER_TABLE - 1  # the cap pushed the oldest shown out
     assert {a["acked_by"] for a in acked} == {"maria"}
@@ -129,31 +129,31 @@ def test_each_alert_kind_has_a_severity_and_a_table_is_acknowledged_at_once():
     newer = [a for a in floor.alerts.values() if not a.acked_by]
     assert [a.kind for a in newer] == ["journal_quarantined", "floor_called"]  # not shown
     # Acknowledged by mistake: open again, with who opened it.
-    [again] = floor.reopen(acked[0]["id"], "sam", 7000)
+    [again] = floor.alert_desk.reopen(acked[0]["id"], "sam", 7000)
     assert again["alert"]["acked_by"] is None and again["alert"]["reopened_by"] == "sam"
     with pytest.raises(KeyError):
-        floor.reopen(10_000, "sam", 7000)
+        floor.alert_desk.reopen(10_000, "sam", 7000)
 
 
 def test_a_bust_out_is_undone_at_the_hub_within_its_window_once():
     floor = FloorView(VENUE)
     floor.on_status("t1", {"state": "online", "boot": 1, "ts": 1}, 1000)
     floor.on_state("t1", table_state(seats=[1, 3, 5, 7]), 1000)
-    made = floor.bust("t1", 3, "maria", 3000)
+    made = floor.seating_desk.bust("t1", 3, "maria", 3000)
     [bust] = [u["bustout"] for u in made if u["kind"] == "bustout"]
     assert (bust["seat"], bust["undo_until"], bust["undone_by"]) == (3, 3000 + UNDO_BUSTOUT_MS,
                                                                      None)
     assert floor.tables["t1"].seats == [1, 5, 7]  # the hub's seating, at once
     with pytest.raises(StaffError, match="too late"):
-        floor.undo_bustout(bust["id"], "sam", 3001 + UNDO_BUSTOUT_MS)
-    updates = floor.undo_bustout(bust["id"], "sam", 4000)
+        floor.seating_desk.undo_bustout(bust["id"], "sam", 3001 + UNDO_BUSTOUT_MS)
+    updates = floor.seating_desk.undo_bustout(bust["id"], "sam", 4000)
     assert [u["bustout"]["undone_by"] for u in updates if u["kind"] == "bustout"] == ["sam"]
     assert floor.tables["t1"].seats == [1, 3, 5, 7]
     assert len(floor.bustouts) == 1  # giving the seat back is no bust-out of its own
     with pytest.raises(StaffError, match="already undone by sam"):
-        floor.undo_bustout(bust["id"], "sam", 5001)
+        floor.seating_desk.undo_bustout(bust["id"], "sam", 5001)
     with pytest.raises(StaffError, match="no bust-out"):
-        floor.undo_bustout("t1:9:1", "sam", 5001)
+        floor.seating_desk.undo_bustout("t1:9:1", "sam", 5001)
 
 
 def test_the_table_line_shows_the_shoe_state_not_its_lost_reads():
@@ -174,12 +174,12 @@ def test_a_replayed_event_counts_once_and_an_outage_backlog_is_flagged_historica
     alerts = list(floor.alerts.values())
     assert [a.historical for a in alerts] == [False, True]
     assert floor.tables["t1"].events == 2
-    updates = floor.acknowledge(alerts[0].id, "maria", 6000)
+    updates = floor.alert_desk.acknowledge(alerts[0].id, "maria", 6000)
     assert updates[0]["alert"]["acked_by"] == "maria"
-    floor.acknowledge(alerts[0].id, "sam", 7000)  # the first acknowledgement stands
+    floor.alert_desk.acknowledge(alerts[0].id, "sam", 7000)  # the first acknowledgement stands
     assert floor.alerts[alerts[0].id].acked_by == "maria"
     with pytest.raises(KeyError):
-        floor.acknowledge(99, "maria", 6000)
+        floor.alert_desk.acknowledge(99, "maria", 6000)
 
 
 def test_the_hand_for_hand_panel_is_ready_when_every_online_table_has_finished():
@@ -464,9 +464,10 @@ def test_floor_commands_are_validated_at_the_hub_and_the_tables_reply_is_shown(
         assert maria.post("/api/tables/t1/cmd/launch", {})[0] == 400
         # What a table would refuse unread (its transaction unknown, the floor left waiting
         # for an answer) is refused here: over the size a table takes, or 3.0 for a seq.
-        status, too_long = maria.post("/api/tables/t1/cmd/seating",
-                                      {"seats": list(range(1, 1500))})
+        status, too_long = maria.post("/api/tables/t1/cmd/seating", {"seats": [1], "moves": [
+            {"seat": 1, "from_table": "t2", "from_seat": 2, "player": "x" * 16}] * 100})
         assert status == 400 and "over the 4096-byte limit" in too_long["error"]
+        assert maria.post("/api/tables/t1/cmd/seating", {"seats": [1, 1]})[0] == 400
         assert maria.post("/api/tables/t1/cmd/replay", {"from_seq": 3.0}) == (
             400, {"error": "from_seq: 3.0 is not a whole number written as one"})
         assert maria.post("/api/tables/t9/cmd/status", {})[1] == {
@@ -889,14 +890,14 @@ def test_the_room_at_a_glance_follows_seats_button_blinds_and_bust_outs():
                           blind_seats={"small": 5, "big": 8}, ts=1), 1000)
     view = floor.tables["t1"]
     assert (view.button, view.blind_seats) == (3, {"small": 5, "big": 8})
-    updates = floor.bust("t1", 5, "maria", 3000)
+    updates = floor.seating_desk.bust("t1", 5, "maria", 3000)
     assert [u["bustout"] for u in updates if u["kind"] == "bustout"] == [
         {"table": "t1", "seat": 5, "hand": 7, "ts": 3000, "by": "maria", "undone_by": None,
          "undone_at": None, "player": None, "place": None, "player_id": None,
          "id": "t1:5:3000",
          "undo_until": 3000 + UNDO_BUSTOUT_MS}]
     with pytest.raises(StaffError, match="seat 5 is empty in the seating"):
-        floor.bust("t1", 5, "sam", 3001)  # a second tablet's tap on the same seat
+        floor.seating_desk.bust("t1", 5, "sam", 3001)  # a second tablet's tap on the same seat
     assert [b.seat for b in floor.bustouts] == [5]
     assert floor.snapshot(4000)["bustouts"][0]["seat"] == 5
     # The table still deals its old seats until its next hand: the hub's seating shows.
@@ -1016,7 +1017,7 @@ def test_the_hub_refuses_a_seat_past_the_houses_table_size_or_a_short_tables(tmp
     import dataclasses
 
     from controller.profiles import ProfileError
-    from hub.floor import StaffError
+    from hub.refused import StaffError
 
     users = tmp_path / "users.toml"
     auth.save_user(users, "sam", "supervisor", "sam-password")
