@@ -17,7 +17,7 @@ from typing import Any
 from contract.envelope import event_of
 from contract.views import public_event
 from hub.auth import User
-from hub.floor import StaffError
+from hub.refused import StaffError
 from hub.stats import STATS_TYPES, hands_csv_rows, statistics
 from hub.storage import open_storage
 

@@ -36,19 +36,14 @@ from controller.clock import Structure, StructureError
 from controller.profiles import ProfileError
 from houses.loaders import house_structure, load_profile, structure_names
 from hub import uplink_state
+from hub.alerts import ALERT_EVENT_TYPES, Alert
 from hub.auth import User
 from hub.balance_desk import BalanceDesk, short_table_problems
-from hub.floor import (
-    ALERT_EVENT_TYPES,
-    Alert,
-    BustOut,
-    FloorView,
-    StaffError,
-    Update,
-    room_clock_view,
-)
+from hub.floor import FloorView, Update, room_clock_view
+from hub.refused import StaffError
 from hub.roster import Player, Roster, RosterError
 from hub.seating import SeatingPlan
+from hub.seating_desk import BustOut
 from hub.settings import HubSettings
 from hub.storage import Storage, open_storage
 from hub.venue_clock import VenueClock, clock_answer, refusal
@@ -213,7 +208,7 @@ class FloorService:
                            exc)
         since = self.now_ms() - RECENT_ALERTS_MS
         for row in db.alerts(since):
-            self.floor.restore_alert(Alert(**row))
+            self.floor.alert_desk.restore_alert(Alert(**row))
         # The room's bust-outs of the session, as the floor made them before the restart.
         self.floor.bustouts = [BustOut(**row) for row in db.bustouts(
             since, FloorView.MAX_BUSTOUTS)]
@@ -232,7 +227,7 @@ class FloorService:
         self.floor.next_alert = max(self.floor.next_alert, db.max_alert_id() + 1)
         self.floor.alerted.update(dict.fromkeys(db.alerted_events(since)))
         # What the recorder stored while the floor was away raises its alerts now.
-        self._save_alerts(self.floor.catch_up(self._public_since(since)))
+        self._save_alerts(self.floor.alert_desk.catch_up(self._public_since(since)))
         db.commit()  # ends the reading transaction (PostgreSQL keeps one open)
 
     def close(self) -> None:
@@ -340,7 +335,7 @@ class FloorService:
     def on_news(self, table: str, kind: str, text: str) -> None:
         """The recorder's news of a table's identity: an alert (and its floor log line)."""
         now = self.now_ms()
-        self._after(self.floor.news_alert(table, kind, text, now), now)
+        self._after(self.floor.alert_desk.news_alert(table, kind, text, now), now)
 
     def on_recorded(self, table: str, envelopes: list[dict[str, Any]]) -> None:
         """What the recorder stored (checked against the contract there), as the floor may
@@ -368,7 +363,7 @@ class FloorService:
         """The seating's truth to the tables: seats held for moving players released, each
         seating a table does not deal yet sent (again), the seating kept, the balancing
         reviewed."""
-        due, updates = self.floor.reconcile(now)
+        due, updates = self.floor.seating_desk.reconcile(now)
         for table, command in due:
             self.link.send_command(table, command)
             # Shown as sent by whoever made the change it carries ("hub": a player released
@@ -503,12 +498,12 @@ class FloorService:
         return dict(self.floor.dealer_names)
 
     def acknowledge(self, user: User, alert_id: int) -> dict[str, Any]:
-        return self._on_alert(user, alert_id, "acknowledge", self.floor.acknowledge,
+        return self._on_alert(user, alert_id, "acknowledge", self.floor.alert_desk.acknowledge,
                               f"no alert {alert_id}")
 
     def reopen(self, user: User, alert_id: int) -> dict[str, Any]:
         """An acknowledged alert open again, on every dashboard and in the database."""
-        return self._on_alert(user, alert_id, "re-open", self.floor.reopen,
+        return self._on_alert(user, alert_id, "re-open", self.floor.alert_desk.reopen,
                               f"no alert {alert_id} (only recent ones can be re-opened)")
 
     def _on_alert(self, user: User, alert_id: int, action: str,
@@ -531,7 +526,7 @@ class FloorService:
         open one) acknowledged, and the older ones it counted as not shown; the ids."""
         self._heard(table)
         now = self.now_ms()
-        updates, below = self.floor.acknowledge_table(table, user.name, now, shown)
+        updates, below = self.floor.alert_desk.acknowledge_table(table, user.name, now, shown)
         acked = [u["alert"]["id"] for u in updates if u["kind"] == "alert"]
         for update in updates:
             if update["kind"] == "alert":
@@ -567,7 +562,7 @@ class FloorService:
                for s in seats) or len(set(seats)) != len(seats):
             raise StaffError("seats: seat numbers from 1 to 10, each once")
         now = self.now_ms()
-        updates = self.floor.set_seats(table, list(seats), user.name, now,
+        updates = self.floor.seating_desk.set_seats(table, list(seats), user.name, now,
                                        [m for m in moves or () if isinstance(m, dict)])
         self._log(now, user.name, "seating", {"table": table, "seats": sorted(seats)})
         self._log_busts(updates, now)
@@ -578,7 +573,7 @@ class FloorService:
         """The player in ``table``'s ``seat`` is out (hub/floor.py's bust): the bust-out."""
         self._heard(table)
         now = self.now_ms()
-        updates = self.floor.bust(table, seat, user.name, now)
+        updates = self.floor.seating_desk.bust(table, seat, user.name, now)
         self._log_busts(updates, now)
         updates += self._tournament_over(now)
         self._seating_changed(updates, now)
@@ -588,7 +583,7 @@ class FloorService:
         """Give a bust-out's seat back: the player is in again and the table is sent its
         seating with the seat; the bust-out, undone."""
         now = self.now_ms()
-        updates = self.floor.undo_bustout(bust_id, user.name, now)
+        updates = self.floor.seating_desk.undo_bustout(bust_id, user.name, now)
         bust = next(u["bustout"] for u in updates if u["kind"] == "bustout")
         self._log(now, user.name, "bust-out undone", {
             k: bust[k] for k in ("table", "seat", "player")})
@@ -622,7 +617,7 @@ class FloorService:
                 self._clock_changed()
         else:
             self._log(now, "hub", "tournament open again", {})
-        return [self.floor.roster_update()]
+        return [self.floor.seating_desk.roster_update()]
 
     def floor_log(self, limit: int = 100) -> list[dict[str, Any]]:
         lines = self.db.floor_log(limit)
@@ -636,7 +631,7 @@ class FloorService:
         detail), on every dashboard."""
         now = self.now_ms()
         detail = change(self.floor.roster, now)
-        update = self.floor.roster_update()
+        update = self.floor.seating_desk.roster_update()
         self._save_alerts([update])
         self._log(now, user.name, action, detail)
         self._broadcast([update, *self._balance(now)])
@@ -695,7 +690,7 @@ class FloorService:
     def remove_entrant(self, user: User, player_id: int) -> dict[str, Any]:
         """An entrant entered by mistake removed (their drawn seat freed, no bust-out)."""
         now = self.now_ms()
-        player, updates = self.floor.remove_entrant(player_id, user.name, now)
+        player, updates = self.floor.seating_desk.remove_entrant(player_id, user.name, now)
         self.db.delete_player(player_id)
         self._saved_players.pop(player_id, None)
         self._log(now, user.name, "roster/remove", {"player": player_id, "name": player.name})
@@ -741,7 +736,7 @@ class FloorService:
         now = self.now_ms()
         plans = self.floor.seating.tables
         taken = {name: set(plan.seats) for name, plan in plans.items()}
-        drawn, updates = self.floor.draw_seats(user.name, now, self._rng)
+        drawn, updates = self.floor.seating_desk.draw_seats(user.name, now, self._rng)
         self._log(now, user.name, "roster/draw", {"seats": {
             table: [f"{p.name} seat {seat}" + (" (sitting there)"
                                                if seat in taken.get(table, ()) else "")
@@ -758,7 +753,7 @@ class FloorService:
         """The final table: every player left draws a seat at ``final`` (the floor view's
         final_table_draw); each table's seating changes at once and is sent to it."""
         now = self.now_ms()
-        updates = self.floor.final_table_draw(final, user.name, now, self._rng)
+        updates = self.floor.seating_desk.final_table_draw(final, user.name, now, self._rng)
         seats = {p.seat: p.name for p in self.floor.roster.players.values()
                  if p.playing and p.table == final}
         self._log(now, user.name, "roster/final-draw", {
@@ -794,7 +789,7 @@ class FloorService:
         roster = self.floor.roster
         players = {(m.from_table, m.from_seat): player.name for m in proposal.moves
                    if (player := roster.at(m.from_table, m.from_seat)) is not None}
-        updates = self.floor.make_moves(proposal, user.name, now)
+        updates = self.floor.seating_desk.make_moves(proposal, user.name, now)
         desk.made(proposal, user.name, now, players)
         self._log(now, user.name, "break table" if kind == "break" else "balance tables",
                   {"reason": proposal.reason, "moves": [

@@ -122,7 +122,7 @@ def topics_table() -> str:
 
 def alerts_table() -> str:
     """One row per alert kind of the floor view: its label and severity."""
-    from hub.floor import ALERT_KINDS
+    from hub.alerts import ALERT_KINDS
 
     rows = ["| kind | shown as | severity |", "|---|---|---|"]
     rows += [f"| `{kind}` | {label} | {severity} |"

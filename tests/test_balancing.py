@@ -252,7 +252,7 @@ def test_the_desk_makes_the_confirmed_move_at_once_and_each_table_takes_it_at_it
     with pytest.raises(BalanceRefused, match="the seats changed since the dialog"):
         desk.confirm("balance", ["t1", "t2"], [{**shown[0], "from_seat": 7}])
     proposal = desk.confirm("balance", ["t1", "t2"], shown)
-    floor.make_moves(proposal, "maria", 3)  # t1 plays its hand: made all the same
+    floor.seating_desk.make_moves(proposal, "maria", 3)  # t1 plays its hand: made all the same
     desk.made(proposal, "maria", 3, {("t1", 6): "Anna"})
     assert desk.recent[-1]["by"] == "maria" and desk.recent[-1]["player"] == "Anna"
     # Counted as decided at once: eight and eight, balanced (no second move proposed while
@@ -263,7 +263,7 @@ def test_the_desk_makes_the_confirmed_move_at_once_and_each_table_takes_it_at_it
     assert floor.tables["t1"].seats == [1, 2, 3, 4, 5, 7, 8, 9]
     assert floor.tables["t2"].seats == [1, 2, 3, 4, 5, 6, 7, 8]  # seat 5 held for the player
     assert floor.tables["t2"].seating["arriving"][0]["from_seat"] == 6
-    due, _ = floor.reconcile(5)
+    due, _ = floor.seating_desk.reconcile(5)
     assert [(name, c.seats) for name, c in due] == [("t1", [1, 2, 3, 4, 5, 7, 8, 9])]
 
 
@@ -285,12 +285,12 @@ def test_a_break_sends_every_player_to_a_seat_the_tables_accept_and_empties_the_
     for table in tables:
         floor.on_status(table.table, {"state": "online", "boot": 1, "ts": 1}, 0)
         floor.on_state(table.table, table_state(seats=list(table.seats)), 0)
-    floor.make_moves(proposal, "maria", 1)
-    sent = dict(floor.reconcile(2)[0])
+    floor.seating_desk.make_moves(proposal, "maria", 1)
+    sent = dict(floor.seating_desk.reconcile(2)[0])
     assert list(sent) == ["t3"] and sent["t3"].seats == []
     # t3 deals without them: the others are sent their new players.
     floor.on_state("t3", table_state(seats=[], seating={"version": 1, "pending": None}), 3)
-    sent.update(floor.reconcile(4)[0])
+    sent.update(floor.seating_desk.reconcile(4)[0])
     after = {t.table: len(floor.seating.tables[t.table].seats) for t in tables}
     assert after["t3"] == 0 and sorted(after.values()) == [0, 7, 8]  # 15 players, balanced
     for name, command in sent.items():

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from hub import auth
-from hub.floor import ALERT_LABELS, severity_of
+from hub.alerts import ALERT_LABELS, severity_of
 from hub.service import FloorService
 from tablectl.sim_venue import SimulatedVenue
 from tests.conftest import wait_for

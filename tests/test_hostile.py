@@ -29,7 +29,8 @@ from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from houses.loaders import house_structure
 from hub import auth
-from hub.floor import MAX_OPEN_ALERTS_PER_TABLE, FloorView, alert_of
+from hub.alerts import MAX_OPEN_ALERTS_PER_TABLE, alert_of
+from hub.floor import FloorView
 from hub.service import FloorService
 from hub.venue_clock import VenueClock
 from tablectl.config import config_from_data
@@ -348,9 +349,9 @@ def test_a_stuck_floor_worker_is_unhealthy(tmp_path, broker):
 # ---------------------------------------------------------------------------- the floor's state
 
 def test_one_tables_flood_of_alerts_is_capped_and_counted(monkeypatch):
-    from hub import floor as floor_module
+    from hub import alerts as alerts_module
 
-    monkeypatch.setattr(floor_module, "MAX_ALERTED_REMEMBERED", 1000)
+    monkeypatch.setattr(alerts_module, "MAX_ALERTED_REMEMBERED", 1000)
     floor = FloorView(VENUE)
     for seq in range(1, 3001):
         floor.on_event("t1", {"seq": seq, "type": "floor.called", "ts": seq, "hand": 1,

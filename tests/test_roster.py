@@ -195,12 +195,13 @@ def test_the_floor_view_keeps_the_roster_to_the_hubs_seating():
 
     floor = _seated_floor({"t1": {1: "Anna", 2: "Bob", 3: "Carl"}, "t2": {1: "Dora", 2: "Emil"}})
     # A bust-out names the player and their place, at once.
-    updates = floor.bust("t1", 2, "maria", 20)
+    updates = floor.seating_desk.bust("t1", 2, "maria", 20)
     [bust] = [u["bustout"] for u in updates if u["kind"] == "bustout"]
     assert (bust["player"], bust["place"]) == ("Bob", 5)
     assert any(u["kind"] == "roster" for u in updates)
     # A move: Carl is the other table's at once, his seat there held until he has left t1.
-    floor.make_moves(Proposal("balance", ("t1", "t2"), (Move("t1", 3, "t2", 5),), "", ()),
+    floor.seating_desk.make_moves(
+        Proposal("balance", ("t1", "t2"), (Move("t1", 3, "t2", 5),), "", ()),
                      "maria", 30)
     carl = next(p for p in floor.roster.players.values() if p.name == "Carl")
     assert (carl.table, carl.seat) == ("t2", 5)
@@ -231,15 +232,15 @@ def test_the_tv_figures_come_from_the_roster_and_the_structure_that_runs():
 
 
 def test_the_final_table_draw_seats_everyone_left_there_and_breaks_the_others():
-    from hub.floor import StaffError
+    from hub.refused import StaffError
 
     floor = _seated_floor({"t1": {2: "Anna", 5: "Bob", 7: "Carl"}, "t2": {1: "Dora", 4: "Emil"}})
     floor.tables["t2"].in_progress = True  # a hand at t2 does not stop the draw
-    floor.set_seats("t2", [1, 4, 6], "maria", 2)  # someone nobody entered
+    floor.seating_desk.set_seats("t2", [1, 4, 6], "maria", 2)  # someone nobody entered
     with pytest.raises(StaffError, match="t2 seat 6 has no one on the roster"):
-        floor.final_table_draw("t1", "maria", 3, random.Random(3))
-    floor.bust("t2", 6, "maria", 4)
-    floor.final_table_draw("t1", "maria", 5, random.Random(3))
+        floor.seating_desk.final_table_draw("t1", "maria", 3, random.Random(3))
+    floor.seating_desk.bust("t2", 6, "maria", 4)
+    floor.seating_desk.final_table_draw("t1", "maria", 5, random.Random(3))
     plans = floor.seating.tables
     players = list(floor.roster.players.values())
     assert {p.table for p in players} == {"t1"}
@@ -257,10 +258,10 @@ def test_the_final_table_draw_seats_everyone_left_there_and_breaks_the_others():
         assert move["to_table"] == "t1" and move["to_seat"] == seat
     assert not floor.bustouts[1:]  # the draw is no bust-out
     with pytest.raises(StaffError, match="on their way from table t2"):
-        floor.final_table_draw("t1", "maria", 6, random.Random(4))
+        floor.seating_desk.final_table_draw("t1", "maria", 6, random.Random(4))
     with pytest.raises(StaffError, match="5 players are left and table t2 seats 4"):
         floor.table_size = lambda name: 4  # type: ignore[method-assign]
-        floor.final_table_draw("t2", "maria", 7, random.Random(3))
+        floor.seating_desk.final_table_draw("t2", "maria", 7, random.Random(3))
 
 
 def test_a_balancing_move_names_its_player_on_both_tables_displays():
@@ -270,12 +271,12 @@ def test_a_balancing_move_names_its_player_on_both_tables_displays():
 
     floor = _seated_floor({"t1": {1: "Anna", 4: "Zoë Weiß"}, "t2": {2: "Bob"}})
     proposal = Proposal("balance", ("t1", "t2"), (Move("t1", 4, "t2", 5),), "", ())
-    floor.make_moves(proposal, "maria", 10)
+    floor.seating_desk.make_moves(proposal, "maria", 10)
     assert floor.seating.tables["t1"].moves == [
         {"seat": 4, "to_table": "t2", "to_seat": 5, "player": "Zoe Weiss"}]
     # t1 deals without Zoë: she is seated at t2, named on its display.
     floor.on_state("t1", table_state(seats=[1], seating={"version": 1, "pending": None}), 11)
-    due, _ = floor.reconcile(12)
+    due, _ = floor.seating_desk.reconcile(12)
     commands = dict(due)
     assert commands["t2"].moves == [{"seat": 5, "from_table": "t1", "from_seat": 4,
                                      "player": "Zoe Weiss"}]
@@ -288,18 +289,18 @@ def test_an_entrant_entered_by_mistake_is_removed_before_they_play():
     floor = _seated_floor({"t1": {1: "Anna", 2: "Bob", 3: "Carl"}})
     typo = floor.roster.add("Anan", 5)
     typo.table, typo.seat = "t1", 4
-    floor.set_seats("t1", [1, 2, 3, 4], "maria", 6)  # drawn: the seat is the hub's
-    _, updates = floor.remove_entrant(typo.id, "maria", 7)
+    floor.seating_desk.set_seats("t1", [1, 2, 3, 4], "maria", 6)  # drawn: the seat is the hub's
+    _, updates = floor.seating_desk.remove_entrant(typo.id, "maria", 7)
     assert typo.id not in floor.roster.players
     assert floor.seating.tables["t1"].seats == [1, 2, 3] and not floor.bustouts
     assert any(u["kind"] == "roster" for u in updates)
     bob = next(p for p in floor.roster.players.values() if p.name == "Bob")
-    floor.bust("t1", 2, "maria", 8)
+    floor.seating_desk.bust("t1", 2, "maria", 8)
     with pytest.raises(RosterError, match="Bob has played"):
-        floor.remove_entrant(bob.id, "maria", 9)
+        floor.seating_desk.remove_entrant(bob.id, "maria", 9)
     floor.roster.reentry(bob.id, 10)
     with pytest.raises(RosterError, match="has played"):
-        floor.remove_entrant(bob.id, "maria", 11)
+        floor.seating_desk.remove_entrant(bob.id, "maria", 11)
     waiting = floor.roster.add("Dora", 12)
-    floor.remove_entrant(waiting.id, "maria", 13)
+    floor.seating_desk.remove_entrant(waiting.id, "maria", 13)
     assert waiting.id not in floor.roster.players

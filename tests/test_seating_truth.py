@@ -16,7 +16,8 @@ from controller.inputs import parse_input
 from controller.table import Table, TableUsageError
 from houses.loaders import load_profile
 from hub.balance_desk import BalanceDesk
-from hub.floor import FloorView, StaffError
+from hub.floor import FloorView
+from hub.refused import StaffError
 from hub.seating import SeatingPlan
 from tablectl.command_to_core import command_input
 from tests.conftest import table_state
@@ -90,7 +91,7 @@ class Room:
         """The hub's turn: what is due sent, taken (or refused), and the tables heard."""
         self.now += seconds * 1000
         self.hear_all()  # the tables' states first, as the hub reconciles after each
-        due, _ = self.floor.reconcile(self.now)
+        due, _ = self.floor.seating_desk.reconcile(self.now)
         for name, command in due:
             table = self.tables[name]
             error = table.take(command)
@@ -160,9 +161,9 @@ def test_two_bust_outs_in_one_hand_both_stay_out():
     table = room.tables["t1"]
     table.start_hand()
     room.turn()
-    room.floor.bust("t1", 2, "maria", room.now)
+    room.floor.seating_desk.bust("t1", 2, "maria", room.now)
     room.turn()
-    room.floor.bust("t1", 3, "sam", room.now)  # another tablet, the same hand
+    room.floor.seating_desk.bust("t1", 3, "sam", room.now)  # another tablet, the same hand
     room.turn()
     room.check()
     assert room.floor.tables["t1"].seating["state"] == "next_hand"
@@ -177,7 +178,7 @@ def test_two_bust_outs_in_one_hand_both_stay_out():
     assert out == {"t1-2": 6, "t1-3": 5}  # the first busted finishes below the second
     # The first bust-out is undone: only its seat comes back.
     first = room.floor.bustouts[0]
-    room.floor.undo_bustout(first.id, "maria", room.now)
+    room.floor.seating_desk.undo_bustout(first.id, "maria", room.now)
     room.settle()
     room.check()
     assert table.core.seats == (1, 2, 4, 5, 6)
@@ -186,7 +187,7 @@ def test_two_bust_outs_in_one_hand_both_stay_out():
 def test_a_bust_out_at_a_lost_table_is_applied_when_it_is_back():
     room = Room({"t1": [1, 2, 3], "t2": [1, 2, 3, 4]})
     room.floor.on_status("t2", {"state": "lost", "boot": 1, "ts": 1}, room.now)
-    room.floor.bust("t2", 4, "maria", room.now)
+    room.floor.seating_desk.bust("t2", 4, "maria", room.now)
     room.settle()
     assert room.floor.tables["t2"].seating["state"] == "unreachable"
     assert room.floor.tables["t2"].seats == [1, 2, 3]  # the counts follow the floor's decision
@@ -208,7 +209,7 @@ def test_a_break_while_every_table_deals_moves_each_player_after_their_hand():
     room.floor.review_balance(room.now)
     proposal = room.floor.balance.proposal
     assert proposal is not None and proposal.kind == "break" and proposal.tables[0] == "t3"
-    room.floor.make_moves(proposal, "maria", room.now)
+    room.floor.seating_desk.make_moves(proposal, "maria", room.now)
     room.turn()
     room.check()
     plans = room.floor.seating.tables
@@ -236,7 +237,7 @@ def test_a_break_while_every_table_deals_moves_each_player_after_their_hand():
     assert len(room.tables["t1"].core.seats) + len(room.tables["t2"].core.seats) == 17
     # A late entry is drawn to a table in play, never to the broken one.
     room.floor.roster.add("late", room.now)
-    drawn, _ = room.floor.draw_seats("maria", room.now, random.Random(3))
+    drawn, _ = room.floor.seating_desk.draw_seats("maria", room.now, random.Random(3))
     assert "t3" not in drawn and sum(map(len, drawn.values())) == 1
     room.settle()
     room.check()
@@ -249,9 +250,10 @@ def test_a_player_moved_who_busts_in_their_last_hand_there_goes_out_not_on():
     room.tables["t3"].start_hand()
     room.turn()
     room.floor.review_balance(room.now)
-    room.floor.make_moves(room.floor.balance.proposal, "maria", room.now)
+    room.floor.seating_desk.make_moves(room.floor.balance.proposal, "maria", room.now)
     room.turn()
-    room.floor.bust("t3", 5, "maria", room.now)  # they lost the hand they were dealt there
+    # They lost the hand they were dealt there.
+    room.floor.seating_desk.bust("t3", 5, "maria", room.now)
     assert room.floor.roster.at("t3", 5) is None
     assert sum(len(p.arriving) for p in room.floor.seating.tables.values()) == 2
     room.tables["t3"].end_hand()
@@ -262,10 +264,10 @@ def test_a_player_moved_who_busts_in_their_last_hand_there_goes_out_not_on():
 
 def test_a_hub_restored_from_an_older_copy_brings_the_tables_back_to_its_seating():
     room = Room({"t1": [1, 2, 3, 4]})
-    room.floor.bust("t1", 4, "maria", room.now)
+    room.floor.seating_desk.bust("t1", 4, "maria", room.now)
     kept = room.floor.seating.to_json()  # the backup
-    room.floor.bust("t1", 3, "maria", room.now)
-    room.floor.bust("t1", 2, "maria", room.now)
+    room.floor.seating_desk.bust("t1", 3, "maria", room.now)
+    room.floor.seating_desk.bust("t1", 2, "maria", room.now)
     room.settle()
     assert room.tables["t1"].core.seating_version == 3
     room.floor.seating = SeatingPlan.from_json(kept)  # the hub restored: version 1, [1, 2, 3]
@@ -291,16 +293,17 @@ def test_a_table_claiming_the_largest_version_never_numbers_the_plan_past_the_co
 def test_the_seating_refuses_what_does_not_hold_against_it():
     room = Room({"t1": [1, 2, 3], "t2": [1, 2]})
     with pytest.raises(StaffError, match="seat 7 is empty"):
-        room.floor.bust("t1", 7, "maria", room.now)
+        room.floor.seating_desk.bust("t1", 7, "maria", room.now)
     with pytest.raises(StaffError, match="no seat 11"):
-        room.floor.bust("t1", 11, "maria", room.now)
+        room.floor.seating_desk.bust("t1", 11, "maria", room.now)
     with pytest.raises(StaffError, match="no seat past 10"):
-        room.floor.set_seats("t2", [1, 11], "maria", room.now)
-    bust = room.floor.bust("t1", 3, "maria", room.now)
-    room.floor.set_seats("t1", [1, 2, 3], "sam", room.now)  # seat 3 taken again by hand
+        room.floor.seating_desk.set_seats("t2", [1, 11], "maria", room.now)
+    bust = room.floor.seating_desk.bust("t1", 3, "maria", room.now)
+    # Seat 3 taken again by hand.
+    room.floor.seating_desk.set_seats("t1", [1, 2, 3], "sam", room.now)
     with pytest.raises(StaffError, match="seat 3 is taken again"):
-        room.floor.undo_bustout(next(u for u in bust if u["kind"] == "bustout")["bustout"]["id"],
-                                "maria", room.now)
+        room.floor.seating_desk.undo_bustout(
+            next(u for u in bust if u["kind"] == "bustout")["bustout"]["id"], "maria", room.now)
 
 
 class _Link:

@@ -244,7 +244,8 @@ def test_the_display_shows_every_letter_in_ascii_and_a_placeholder_for_none():
     floor.on_state("t1", table_state(seats=[1, 2, 3, 6]), 0)
     floor.on_state("t2", table_state(seats=[1]), 0)
     floor.roster.players[1] = Player(1, "\u0410lice", 0, table="t1", seat=6)  # as stored
-    floor.make_moves(Proposal("balance", ("t1", "t2"), (Move("t1", 6, "t2", 5),), "", ()),
+    floor.seating_desk.make_moves(
+        Proposal("balance", ("t1", "t2"), (Move("t1", 6, "t2", 5),), "", ()),
                      "maria", 1)
     moves = floor.seating.tables["t1"].moves
     assert isinstance(parse_input({"type": "seats", "seats": [1, 2, 3], "moves": moves}),

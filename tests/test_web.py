@@ -350,7 +350,7 @@ def test_each_domain_error_has_its_answer_and_anything_else_is_a_bug():
 
     from contract.commands import CommandError
     from hub.balance_desk import BalanceRefused
-    from hub.floor import StaffError
+    from hub.refused import StaffError
     from hub.roster import RosterError
     from hub.service import NotTheRoomKey, TvLinkChanged
     from hub.venue_clock import ClockError

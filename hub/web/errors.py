@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from contract.commands import CommandError
 from contract.wire import encode
 from hub.balance_desk import BalanceRefused
-from hub.floor import StaffError
+from hub.refused import StaffError
 from hub.roster import RosterError
 from hub.service import NotTheRoomKey, TvLinkChanged
 from hub.venue_clock import ClockError

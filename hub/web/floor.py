@@ -11,7 +11,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from hub.floor import Alert
+from hub.alerts import Alert
 from hub.service import FloorService
 from hub.web.deps import (
     TABLE,
