@@ -2,8 +2,9 @@
 NTAG cards' NDEF text (``R1:As``) or UIDs; the same reader signs dealers in with their badges.
 
 The frontend is opened by an injected ``opener``; ``open_frontend`` understands nfcpy's own
-paths (``tty:S0:pn532`` for the Pi's UART, ``tty:nfc0:pn532`` for a udev name under /dev,
-``usb``, ``udp``) and ``pn532:/any/tty/path`` to put nfcpy's PN532 driver on any serial device
+paths (``tty:serial0:pn532`` for the Pi's GPIO UART on every model, ``tty:AMA0:pn532`` for a
+device by its kernel name, ``usb``, ``udp``) and ``pn532:/any/tty/path`` to put nfcpy's PN532
+driver on any serial device
 (the simulated PN532 on a pty in the tests). Each card is reported once per pass: the reader
 waits for it to leave the field before it looks for the next.
 """

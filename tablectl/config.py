@@ -54,7 +54,7 @@ class ShoeSection:
     # simulated: the shoe's firmware on a pty inside the daemon (a PC without a shoe).
     backend: Literal["serial", "nfc", "simulated", "none"] = "serial"
     port: str = "/dev/shoe"
-    nfc: str = "tty:S0:pn532"
+    nfc: str = "tty:serial0:pn532"  # the Pi's GPIO UART, whichever it is (docs/pi.md)
 
 
 @dataclass(frozen=True)

@@ -120,18 +120,47 @@ def _handshake(port_name: str, timeout: float) -> Check:
                  "is it the shoe's port? power-cycle the shoe; check the firmware is flashed")
 
 
+def uart_of(nfc: str, dev: str = "/dev") -> tuple[str, str | None]:
+    """Which UART a ``tty:`` reader path is on, said as the floor's technician reads it, and
+    why it is wrong if it is (None: it is not): on a Pi 3, 4 or Zero 2 W ``ttyAMA0`` is the
+    Bluetooth chip's (Raspberry Pi OS's ``serial1``), the GPIO pins' is ``serial0``."""
+    import os
+
+    parts = nfc.split(":")
+    if len(parts) < 2 or parts[0] != "tty":
+        return "", None
+    name = parts[1]
+    node = next((os.path.join(dev, n) for n in (name, f"tty{name}")
+                 if os.path.exists(os.path.join(dev, n))), None)
+    if node is None:
+        return f"/dev/{name} does not exist", None
+    real = os.path.basename(os.path.realpath(node))
+    kind = {"ttyS0": "the mini UART", "ttyAMA0": "the PL011 UART"}.get(real, real)
+    said = f"/dev/{os.path.basename(node)}" + (f" -> {real}" if real != os.path.basename(node)
+                                               else "") + f" ({kind})"
+    bluetooth = os.path.join(dev, "serial1")
+    if os.path.exists(bluetooth) and os.path.basename(os.path.realpath(bluetooth)) == real:
+        return said, (f"{real} is this Pi's Bluetooth UART (serial1), not the GPIO pins': "
+                      'set [shoe] nfc = "tty:serial0:pn532"')
+    return said, None
+
+
 def check_nfc(config: Config) -> Check:
+    uart, wrong = uart_of(config.shoe.nfc)
+    where = f" on {uart}" if uart else ""
+    if wrong is not None:
+        return Check("nfc reader", FAIL, f"the reader is set{where}", wrong)
     try:
         from hardware.nfc_reader import open_frontend
 
         frontend = open_frontend(config.shoe.nfc)
     except Exception as exc:
-        return Check("nfc reader", FAIL, f"no reader at {config.shoe.nfc}: {exc}",
+        return Check("nfc reader", FAIL, f"no reader at {config.shoe.nfc}{where}: {exc}",
                      "check the wiring and the UART (raspi-config nonint do_serial_hw 0), or "
                      "for USB readers blacklist pn533 and stop pcscd")
     name = str(frontend.device)
     frontend.close()
-    return Check("nfc reader", OK, name)
+    return Check("nfc reader", OK, name + where)
 
 
 def check_button(config: Config) -> Check:

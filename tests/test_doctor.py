@@ -153,3 +153,32 @@ def test_a_machine_without_pseudo_terminals_fails_the_shoe_check_with_the_cause(
     check = check_shoe(load_config(ROOT / "deploy" / "pc.toml"))
     assert check.result == FAIL and "cannot open a pty" in check.detail
     assert "/dev/pts" in check.advice
+
+
+def test_the_doctor_says_which_uart_the_reader_is_on_and_refuses_bluetooths(tmp_path):
+    """A Pi 3, 4 or Zero 2 W: Raspberry Pi OS's serial0 is the GPIO pins' UART (the mini UART
+    ttyS0, Bluetooth on), serial1 the Bluetooth chip's (ttyAMA0); a Pi without Bluetooth:
+    serial0 is ttyAMA0. The rules once named ttyAMA0 the reader's on every model."""
+    from tablectl.doctor import uart_of
+
+    pi4 = tmp_path / "pi4"
+    pi4.mkdir()
+    for node in ("ttyS0", "ttyAMA0"):
+        (pi4 / node).write_text("")
+    (pi4 / "serial0").symlink_to("ttyS0")
+    (pi4 / "serial1").symlink_to("ttyAMA0")
+    assert uart_of("tty:serial0:pn532", str(pi4)) == (
+        "/dev/serial0 -> ttyS0 (the mini UART)", None)
+    said, wrong = uart_of("tty:AMA0:pn532", str(pi4))
+    assert said == "/dev/ttyAMA0 (the PL011 UART)"
+    assert wrong is not None and "Bluetooth UART" in wrong and "tty:serial0:pn532" in wrong
+    zero = tmp_path / "zero"
+    zero.mkdir()
+    (zero / "ttyAMA0").write_text("")
+    (zero / "serial0").symlink_to("ttyAMA0")
+    assert uart_of("tty:serial0:pn532", str(zero)) == (
+        "/dev/serial0 -> ttyAMA0 (the PL011 UART)", None)
+    assert uart_of("usb", str(zero)) == ("", None)
+    assert uart_of("tty:serial0:pn532", str(tmp_path))[0] == "/dev/serial0 does not exist"
+    rules = (Path(__file__).resolve().parents[1] / "deploy" / "99-tablectl.rules").read_text()
+    assert 'KERNEL=="ttyAMA0"' not in rules  # no rule naming Bluetooth's UART the reader
