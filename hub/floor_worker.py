@@ -186,9 +186,9 @@ class FloorWorker(MqttWorker):
             try:
                 command = parse_clock_command(payload)
             except CommandError as exc:  # answered on cmd-resp, as the clock's own refusals
-                floor.on_clock_command(exc)
+                floor.clock_cases.on_clock_command(exc)
                 return
-            floor.on_clock_command(command)
+            floor.clock_cases.on_clock_command(command)
             return
         if name == topics.venue_clock(self.venue):
             floor.on_venue_clock(VenueClockReading.parse(payload))

@@ -135,7 +135,7 @@ class Hub:
 
     @property
     def tv_key(self) -> str:
-        return self.service.tv_key
+        return self.service.clock_cases.tv_key
 
 
 class ClockControl:

@@ -15,9 +15,9 @@ from controller.clock import structure_from_data
 from houses.loaders import load_structure
 from hub import lookalikes
 from hub import roster as roster_module
+from hub.clock_cases import tournament_figures
 from hub.floor import FloorView
 from hub.roster import Roster, RosterError, display_name
-from hub.service import tournament_figures
 from tests.conftest import table_state
 
 VENUE = "v"

@@ -374,7 +374,7 @@ def test_late_registration_closes_as_the_structure_says_and_no_table_breaks_befo
         service.on_broker(True)
         service.clock_action(maria, HubClockCommand(action="start", value="lppl"))
         service.import_players(maria, "name\n" + "\n".join(f"P{n}" for n in range(1, 17)))
-        assert service.late_entry_closed() is None  # 16 signed up, nobody out yet
+        assert service.seating_cases.late_entry_closed() is None  # 16 signed up, nobody out yet
         for name, seats in (("t1", [1, 2, 3, 4, 5, 6, 7, 8]), ("t2", [1, 2, 3, 4]),
                             ("t3", [1, 2, 3, 4])):
             service.on_status(name, {"state": "online", "boot": 1, "table": name, "ts": 1})

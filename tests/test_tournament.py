@@ -95,6 +95,6 @@ def play_a_tournament(tmp_path: Path, house: str, size: int) -> None:
             str(place) for place in range(1, len(roster["players"]) + 1)]
         assert roster["winner"] in rows[0]
         assert wait_for(lambda: not room.state()["clock"]["running"], 10)  # held: it is over
-        tv = hub.call(lambda floor: floor.room_clock(floor.tv_key))
+        tv = hub.call(lambda floor: floor.room_clock(floor.clock_cases.tv_key))
         assert tv["winner"] == roster["winner"]
         room.in_line("the end")

@@ -350,9 +350,9 @@ def test_each_domain_error_has_its_answer_and_anything_else_is_a_bug():
 
     from contract.commands import CommandError
     from hub.balance_desk import BalanceRefused
+    from hub.clock_cases import NotTheRoomKey, TvLinkChanged
     from hub.refused import StaffError
     from hub.roster import RosterError
-    from hub.service import NotTheRoomKey, TvLinkChanged
     from hub.venue_clock import ClockError
     from hub.web import errors
 
@@ -459,7 +459,7 @@ def test_streams_are_capped_per_session_and_a_stalled_viewer_is_dropped(hub):
         assert len(mine) == streams.MAX_STREAMS_PER_SESSION
         rss_before = _rss_kb()
         big = {"kind": "hub", "broker": "ok", "since": 1, "padding": "p" * 2000}
-        hub.call(lambda floor: floor._broadcast([big] * (streams.STREAM_QUEUE * 3)))
+        hub.call(lambda floor: floor.broadcast([big] * (streams.STREAM_QUEUE * 3)))
         assert wait_for(lambda: all(v not in registry.viewers for v in mine), 30), \
             "a viewer that stopped reading was not dropped"
         assert _rss_kb() - rss_before < 100_000

@@ -101,7 +101,7 @@ class Tournament:
         in_play = [t for t in tables.values()
                    if t["status"] in ("online", "lost") and t["seats"]]
         assert roster["left"] == sum(len(t["seats"]) for t in in_play), step
-        tv = self.hub.call(lambda floor: floor.room_clock(floor.tv_key))
+        tv = self.hub.call(lambda floor: floor.room_clock(floor.clock_cases.tv_key))
         assert tv["players"] == tv["players_left"] == roster["left"], (step, tv)
 
     def in_line(self, step: str) -> None:

@@ -10,7 +10,8 @@ from fastapi import APIRouter, Header
 from pydantic import BaseModel, ConfigDict, Field
 
 from contract.commands import HubClockCommand, command_from_fields
-from hub.service import FloorService, structure_choices
+from hub.clock_cases import structure_choices
+from hub.service import FloorService
 from hub.web.deps import COMMAND_FIELDS, Clocking, Context, Empty, Seeing, on_floor
 from hub.web.errors import ERRORS, ErrorBody
 

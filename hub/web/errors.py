@@ -17,9 +17,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from contract.commands import CommandError
 from contract.wire import encode
 from hub.balance_desk import BalanceRefused
+from hub.clock_cases import NotTheRoomKey, TvLinkChanged
 from hub.refused import StaffError
 from hub.roster import RosterError
-from hub.service import NotTheRoomKey, TvLinkChanged
 from hub.venue_clock import ClockError
 
 # The staff's mistakes, each said to them as it is: the floor (StaffError), the roster's desk
