@@ -32,7 +32,13 @@ from simulators.pn532 import (
     uri_record,
 )
 from tests.micropython import sessions
-from tests.micropython_vm import FIRMWARE, MicroPythonVM, available, mpy_cross
+from tests.micropython_vm import (
+    FIRMWARE,
+    MicroPythonError,
+    MicroPythonVM,
+    available,
+    mpy_cross,
+)
 from tests.test_shoe_codec import VECTORS
 from tests.test_shoe_link_faults import ACTIONS, play_session
 
@@ -310,27 +316,57 @@ HOLE = 1024  # the largest free block once the heap is cut up: less than half a 
 @pytest.fixture(scope="module")
 def pico_vm():
     """The interpreter with a heap of PICO_HEAP and no more (tests/micropython/runner.mjs)."""
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("MICROPYTHON_HEAP", str(PICO_HEAP))
-        machine = MicroPythonVM()
-    with machine:
+    with MicroPythonVM(heap=PICO_HEAP) as machine:
         machine.load_firmware()
         yield machine
 
 
-def test_the_bounded_heap_is_192_kb(pico_vm):
-    """The premise of the tests below: an allocation past the heap raises MemoryError (the
-    port's own heap would grow instead)."""
-    out = pico_vm.run(
+def _heap_kb(vm: MicroPythonVM) -> list[str]:
+    return vm.run(
         "import gc\ngc.collect()\n"
         "try:\n    big = bytearray(200 * 1024)\n    print('grew')\nexcept MemoryError:\n"
         "    print('MemoryError')\n"
         "keep = None\nn = 0\n"
         "try:\n    while True:\n        keep = (keep, bytearray(1000))\n        n += 1\n"
-        "except MemoryError:\n    print(n)\nkeep = None")
-    lines = out.splitlines()
+        "except MemoryError:\n    print(n)\nkeep = None").splitlines()
+
+
+def test_the_bounded_heap_is_192_kb(pico_vm):
+    """The premise of the tests below: an allocation past the heap raises MemoryError (the
+    port's own heap would grow instead)."""
+    lines = _heap_kb(pico_vm)
     assert lines[0] == "MemoryError"
     assert 150 < int(lines[1]) < 192  # kB held when it ran out: the heap, less what is in use
+    assert pico_vm.heap == PICO_HEAP
+
+
+def test_the_heap_bound_from_the_environment_as_before(monkeypatch):
+    """MICROPYTHON_HEAP still bounds it (runner.mjs reads it) when no heap is given."""
+    monkeypatch.setenv("MICROPYTHON_HEAP", str(PICO_HEAP))
+    with MicroPythonVM() as vm:
+        assert vm.heap == PICO_HEAP
+        lines = _heap_kb(vm)
+    assert lines[0] == "MemoryError" and 150 < int(lines[1]) < 192
+    monkeypatch.delenv("MICROPYTHON_HEAP")
+    with MicroPythonVM() as vm:
+        assert vm.heap is None
+        assert vm.run("b = bytearray(200 * 1024)\nprint(len(b))") == str(200 * 1024)
+
+
+def test_a_run_that_never_answers_fails_at_its_deadline_saying_why():
+    """A MemoryError left uncaught at the top level of a run, the bounded heap full: the port
+    formats it on the heap, fails again with no handler left, and loops for ever
+    (nlr_jump_fail). The run fails at its deadline saying so, the interpreter is killed, and
+    what comes after fails at once rather than hangs."""
+    with MicroPythonVM(heap=PICO_HEAP) as vm:
+        assert vm.run("print(1)") == "1"
+        vm.answer_s = 5
+        with pytest.raises(MicroPythonError, match=r"no answer in 5 s to the run of .*keep.*"
+                           r"bounded at 196608 B.*MemoryError.*nlr_jump_fail"):
+            vm.run("keep = None\nwhile True:\n    keep = (keep, bytearray(100))")
+        assert vm.proc.poll() is not None  # killed, not left spinning
+        with pytest.raises(MicroPythonError, match="no answer"):
+            vm.run("print(2)")
 
 
 def _cut_up_heap(vm: MicroPythonVM, hole: int) -> int:
