@@ -18,9 +18,13 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from controller.gestures import GestureConfig, GestureEvent, GestureRecogniser
+
+if TYPE_CHECKING:  # gpiozero is imported when a button is made: the core never needs it
+    from gpiozero.pins import Factory
+    from gpiozero.pins.mock import MockPin
 
 
 class DealerButton:
@@ -30,7 +34,7 @@ class DealerButton:
         on_gesture: Callable[[GestureEvent], None],
         *,
         config: GestureConfig | None = None,
-        pin_factory: Any = None,
+        pin_factory: Factory | None = None,
         clock: Callable[[], float] = time.monotonic,
         timer: bool = True,
     ) -> None:
@@ -108,7 +112,7 @@ class ButtonControl:
     of this run (not finite, or further than STAMP_WINDOW from now) is ignored: the edge keeps
     its arrival. ``close`` closes the socket, then the button."""
 
-    def __init__(self, path: str, pin: Any, button: DealerButton) -> None:
+    def __init__(self, path: str, pin: MockPin, button: DealerButton) -> None:
         self.button = button
         self.pin = pin
         if os.path.exists(path):

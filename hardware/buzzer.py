@@ -16,10 +16,13 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from datetime import time as daytime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.events import Event
 from controller.sounds import ALARMS, PATTERNS, sounds_for
+
+if TYPE_CHECKING:  # gpiozero is imported when a buzzer is made: the core never needs it
+    from gpiozero.pins import Factory
 
 VOLUMES = ("normal", "quiet", "off")
 
@@ -30,7 +33,7 @@ class BuzzerPlayer:
         pin: int | str,
         *,
         kind: str = "tonal",
-        pin_factory: Any = None,
+        pin_factory: Factory | None = None,
         volume: str = "normal",
         quiet_hours: tuple[daytime, daytime] | None = None,
         wall_clock: Callable[[], datetime | None] = lambda: None,

@@ -11,15 +11,20 @@ the daemon's ``terminal`` backend draws the LCD's text in a terminal.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.screens import LCD_WIDTH, Screen
+
+if TYPE_CHECKING:  # luma is imported when a device or a font is first needed
+    from luma.core.legacy.font import proportional
+    from luma.lcd.device import hd44780
+    from luma.oled.device import sh1106, ssd1306
 
 OLED_SIZE = (128, 64)
 
 
 @lru_cache(maxsize=1)
-def _font() -> Any:
+def _font() -> proportional:
     from luma.core.legacy.font import CP437_FONT, proportional
 
     return proportional(CP437_FONT)
@@ -197,7 +202,7 @@ class Display:
 
 
 def oled_device(kind: str = "ssd1306", *, bus: Any = None, port: int = 1,
-                address: int = 0x3C) -> Any:
+                address: int = 0x3C) -> ssd1306 | sh1106:
     from luma.core.interface.serial import i2c
     from luma.oled.device import sh1106, ssd1306
 
@@ -209,7 +214,7 @@ def oled_device(kind: str = "ssd1306", *, bus: Any = None, port: int = 1,
     return model(serial, width=128, height=64)
 
 
-def lcd_device(*, bus: Any = None, port: int = 1, address: int = 0x27) -> Any:
+def lcd_device(*, bus: Any = None, port: int = 1, address: int = 0x27) -> hd44780:
     from luma.core.interface.serial import pcf8574
     from luma.lcd.device import hd44780
 

@@ -17,7 +17,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # nfcpy is imported when a reader is opened
+    import nfc
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +35,7 @@ class ReaderState:
     detail: str
 
 
-def open_frontend(spec: str) -> Any:
+def open_frontend(spec: str) -> nfc.ContactlessFrontend:
     import nfc
     import nfc.clf.transport
 

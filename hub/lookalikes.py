@@ -118,7 +118,7 @@ def script_of(char: str) -> str:
     """The character's script (Scripts.txt: LATIN, CYRILLIC, COMMON...; UNKNOWN if none)."""
     from confusable_homoglyphs.categories import alias
 
-    return str(alias(char)).upper()
+    return alias(char).upper()
 
 
 def mixed_scripts(name: str) -> dict[str, str] | None:

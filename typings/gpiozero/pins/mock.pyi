@@ -1,0 +1,19 @@
+# Stubs for gpiozero 2.0.1.post3 (the parts the project calls), from gpiozero/pins/mock.py.
+from typing import Any
+
+from gpiozero.pins.pi import PiFactory, PiPin
+
+class MockPin(PiPin):
+    def drive_high(self) -> None: ...
+    def drive_low(self) -> None: ...
+
+class MockPWMPin(MockPin): ...
+
+class MockFactory(PiFactory):
+    pin_class: type[MockPin]
+    def __init__(self, revision: str | None = None,
+                 pin_class: type[MockPin] | str | bytes | None = None) -> None: ...
+    def reset(self) -> None: ...
+    # pin_class overrides the factory's; the other keywords go to the pin's constructor
+    def pin(self, name: int | str, pin_class: type[MockPin] | None = None,
+            **kwargs: Any) -> MockPin: ...
