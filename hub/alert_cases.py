@@ -12,7 +12,7 @@ from hub.refused import StaffError
 
 if TYPE_CHECKING:
     from hub.auth import User
-    from hub.floor import Update
+    from hub.updates import AlertUpdate
 
 
 class AlertCases(FloorPart):
@@ -26,7 +26,8 @@ class AlertCases(FloorPart):
                               f"no alert {alert_id} (only recent ones can be re-opened)")
 
     def _on_alert(self, user: User, alert_id: int, action: str,
-                  act: Callable[[int, str, int], list[Update]], missing: str) -> dict[str, Any]:
+                  act: Callable[[int, str, int], list[AlertUpdate]],
+                  missing: str) -> dict[str, Any]:
         """One alert acknowledged or re-opened: saved, logged, on every dashboard."""
         try:
             updates = act(alert_id, user.name, self.now_ms())

@@ -13,9 +13,10 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contract.envelope import LEGACY_INCARNATION, incarnation_of
+from hub.updates import AlertHiddenUpdate, AlertUpdate, Update
 
 if TYPE_CHECKING:
-    from hub.floor import FloorView, Update
+    from hub.floor import FloorView
 
 
 # How urgently the floor must come, most urgent first. Each level has its own sound on the
@@ -200,7 +201,7 @@ class AlertDesk:
                 updates += self.alert_for(name, envelope, ts, True)
         return updates
 
-    def acknowledge(self, alert_id: int, user: str, now: int) -> list[Update]:
+    def acknowledge(self, alert_id: int, user: str, now: int) -> list[AlertUpdate]:
         """Record who acknowledged an alert; KeyError if there is no such alert."""
         alert = self.floor.alerts[alert_id]
         if alert.acked_by is None:
@@ -208,7 +209,7 @@ class AlertDesk:
         acked = [a for a in self.floor.alerts.values() if a.acked_by is not None]
         for old in acked[:max(0, len(acked) - MAX_ACKED_ALERTS)]:
             del self.floor.alerts[old.id]
-        return [{"kind": "alert", "alert": asdict(alert)}]
+        return [AlertUpdate(kind="alert", alert=asdict(alert))]
 
     def acknowledge_table(self, table: str, user: str, now: int,
                           shown: list[int] | None = None) -> tuple[list[Update], int | None]:
@@ -231,14 +232,14 @@ class AlertDesk:
             below = min((a.id for a in mine), default=self.floor.next_alert)
         return updates, below
 
-    def reopen(self, alert_id: int, user: str, now: int) -> list[Update]:
+    def reopen(self, alert_id: int, user: str, now: int) -> list[AlertUpdate]:
         """An acknowledged alert open again (acknowledged by mistake); KeyError if there is
         no such alert. ``reopened_by`` says who, until it is acknowledged again."""
         alert = self.floor.alerts[alert_id]
         if alert.acked_by is not None:
             alert.acked_by = alert.acked_at = None
             alert.reopened_by, alert.reopened_at = user, now
-        return [{"kind": "alert", "alert": asdict(alert)}]
+        return [AlertUpdate(kind="alert", alert=asdict(alert))]
 
     def restore_alert(self, alert: Alert) -> None:
         """An alert read back from the database at start (open ones, and recent ones)."""
@@ -257,12 +258,12 @@ class AlertDesk:
                       incarnation=incarnation)
         self.floor.next_alert += 1
         self.floor.alerts[alert.id] = alert
-        updates: list[Update] = [{"kind": "alert", "alert": asdict(alert), "new": True}]
+        updates: list[Update] = [AlertUpdate(kind="alert", alert=asdict(alert), new=True)]
         hidden = self.cap(table)
         if hidden:
             # One table's flood must not bury the others (or slow every update): the oldest
             # open alerts leave the view, stay open in the database, and are counted.
-            updates += [{"kind": "alert_hidden", "id": a.id} for a in hidden]
+            updates += [AlertHiddenUpdate(kind="alert_hidden", id=a.id) for a in hidden]
             updates.append(self.floor.table_update(self.floor.table(table)))
         return updates
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from controller.balancing import RULE_KEYS as BALANCE_RULES
 from controller.balancing import BalanceRules, Proposal, TableSeats, propose
 from controller.seating import SEAT_MIN
+from hub.updates import BalanceUpdate, Update
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -65,7 +66,7 @@ class BalanceDesk:
 
     # ------------------------------------------------------------------ from the floor view
     def review(self, tables: Mapping[str, Any], now: int,
-               registration_open: bool = False) -> list[dict[str, Any]]:
+               registration_open: bool = False) -> list[Update]:
         """Work the proposal out again; an update for the dashboards when what they show
         changes. ``tables`` are the floor's TableViews by name (their seats: the hub's)."""
         seated = [TableSeats(name, tuple(sorted(view.seats)), view.button,
@@ -90,7 +91,7 @@ class BalanceDesk:
             return []
         self._shown = {**panel, "revision": 0}
         self.revision += 1
-        return [{"kind": "balance", "balance": self.panel(tables)}]
+        return [BalanceUpdate(kind="balance", balance=self.panel(tables))]
 
     def _seed(self, seated: list[TableSeats]) -> int:
         """The same draw while the same need stands (the dashboard shows what will be done)."""

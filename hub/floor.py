@@ -26,13 +26,20 @@ from hub.refused import StaffError
 from hub.roster import Roster
 from hub.seating import SeatingPlan
 from hub.seating_desk import BustOut, SeatingDesk
+from hub.updates import (
+    ClockUpdate,
+    CommandUpdate,
+    DealersUpdate,
+    HubUpdate,
+    TableUpdate,
+    Update,
+)
 
 if TYPE_CHECKING:
     from contract.snapshots import TableState, VenueClockReading
     from controller.clock import Structure
     from hub.balance_desk import BalanceDesk
 
-Update = dict[str, Any]
 
 
 def room_clock_view(structure: Structure | None, elapsed: float,
@@ -234,7 +241,7 @@ class FloorView:
         if not historical:
             view.last_event_ts = ts
             self._follow(view, envelope)
-        updates = [self.table_update(view)]
+        updates: list[Update] = [self.table_update(view)]
         updates += self.alert_desk.alert_for(name, envelope, ts, historical)
         return updates
 
@@ -268,14 +275,14 @@ class FloorView:
 
     def on_clock(self, reading: VenueClockReading, now: int) -> list[Update]:
         self.clock = {**reading.to_json(), "received": now}
-        return [{"kind": "clock", "clock": self.clock,
-                 "hand_for_hand": self.hand_for_hand_panel()}]
+        return [ClockUpdate(kind="clock", clock=self.clock,
+                            hand_for_hand=self.hand_for_hand_panel())]
 
     def on_broker(self, state: str, now: int) -> list[Update]:
         """The hub's own link to the broker: while it is lost, what the floor sees is old."""
         if state != self.broker:
             self.broker, self.broker_since = state, now
-        return [{"kind": "hub", "broker": self.broker, "since": self.broker_since}]
+        return [HubUpdate(kind="hub", broker=self.broker, since=self.broker_since)]
 
     def on_command_response(self, name: str, payload: dict[str, Any],
                             now: int) -> list[Update]:
@@ -283,7 +290,7 @@ class FloorView:
         if command is None or command.table != name:
             return []  # someone else's command (the recorder's replay requests, a CLI)
         command.reply, command.replied_at = payload, now
-        updates: list[Update] = [{"kind": "command", "command": asdict(command)}]
+        updates: list[Update] = [CommandUpdate(kind="command", command=asdict(command))]
         if command.command == "seating" and not payload.get("ok") and self.seating.refused(
                 name, command.args.get("version"), str(payload.get("error") or "refused")):
             updates.append(self.table_update(self.table(name)))
@@ -307,15 +314,16 @@ class FloorView:
             self.dealer_names[badge] = said
         else:
             self.dealer_names.pop(badge, None)
-        return [{"kind": "dealers", "dealers": dict(self.dealer_names)}]
+        return [DealersUpdate(kind="dealers", dealers=dict(self.dealer_names))]
 
     # ------------------------------------------------------------------ from staff
     def command_sent(self, transaction: str, table: str, command: str, args: dict[str, Any],
-                     user: str, now: int) -> list[Update]:
+                     user: str, now: int) -> CommandUpdate:
+        """A floor command sent, kept for its reply (MAX_COMMANDS kept)."""
         self.commands[transaction] = CommandView(transaction, table, command, args, user, now)
         while len(self.commands) > self.MAX_COMMANDS:
             self.commands.pop(next(iter(self.commands)))
-        return [{"kind": "command", "command": asdict(self.commands[transaction])}]
+        return CommandUpdate(kind="command", command=asdict(self.commands[transaction]))
 
     # ------------------------------------------------------------------ views
     @property
@@ -365,10 +373,10 @@ class FloorView:
         return self.balance.review(self.tables, now, self.registration_open)
 
     # ------------------------------------------------------------------ helpers
-    def table_update(self, view: TableView) -> Update:
+    def table_update(self, view: TableView) -> TableUpdate:
         plan = self.seating.tables.get(view.name)
         if plan is not None:
             view.seats = plan.occupied
             view.seating = plan.view(view.status == "online")
-        return {"kind": "table", "table": asdict(view),
-                "hand_for_hand": self.hand_for_hand_panel()}
+        return TableUpdate(kind="table", table=asdict(view),
+                           hand_for_hand=self.hand_for_hand_panel())

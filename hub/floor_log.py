@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from hub.floor_part import FloorPart
+from hub.updates import LogLine, LogUpdate
 
 
 class FloorLog(FloorPart):
@@ -19,8 +20,8 @@ class FloorLog(FloorPart):
 
     def show(self, ts: int, user: str, action: str, detail: dict[str, Any]) -> None:
         """A floor log line the database holds, sent to the dashboards that may read it."""
-        self.service.broadcast([{"kind": "log", "line": {"ts": ts, "user": user,
-                                                         "action": action, "detail": detail}}])
+        self.service.broadcast([LogUpdate(kind="log", line=LogLine(
+            ts=ts, user=user, action=action, detail=detail))])
 
     def lines(self, limit: int = 100) -> list[dict[str, Any]]:
         lines = self.db.floor_log(limit)

@@ -17,8 +17,8 @@ from hub.roster import Roster, RosterError
 
 if TYPE_CHECKING:
     from hub.auth import User
-    from hub.floor import Update
     from hub.service import FloorService
+    from hub.updates import Update
 
 
 class SeatingCases(FloorPart):

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 from hub.refused import StaffError
 from hub.roster import display_name
 from hub.seating import PlannedMove, SeatingRefused
+from hub.updates import BustoutUpdate, RosterUpdate, Update
 
 if TYPE_CHECKING:
     from contract.commands import SeatingCommand
     from controller.balancing import Proposal
-    from hub.floor import FloorView, Update
+    from hub.floor import FloorView
 
 UNDO_BUSTOUT_MS = 120_000  # a bust-out can be undone this long after the table applied it
 
@@ -55,8 +56,8 @@ class SeatingDesk:
     def __init__(self, floor: FloorView) -> None:
         self.floor = floor
 
-    def roster_update(self) -> Update:
-        return {"kind": "roster", "roster": self.floor.roster.view()}
+    def roster_update(self) -> RosterUpdate:
+        return RosterUpdate(kind="roster", roster=self.floor.roster.view())
 
     def final_table_draw(self, final: str, by: str, now: int,
                          rng: random.Random) -> list[Update]:
@@ -157,7 +158,7 @@ class SeatingDesk:
         self.floor.bustouts.append(bust)
         del self.floor.bustouts[:max(0, len(self.floor.bustouts) - self.floor.MAX_BUSTOUTS)]
         self.floor.balance_stale = True
-        return [*self.seating_updates(), {"kind": "bustout", "bustout": asdict(bust)},
+        return [*self.seating_updates(), BustoutUpdate(kind="bustout", bustout=asdict(bust)),
                 *([self.roster_update()] if player is not None else [])]
 
     def undo_bustout(self, bust_id: str, by: str, now: int) -> list[Update]:
@@ -180,7 +181,7 @@ class SeatingDesk:
         bust.undone_by, bust.undone_at = by, now
         back = self.floor.roster.back_in(bust.table, bust.seat, bust.ts, bust.player_id) is not None
         self.floor.balance_stale = True
-        return [*self.seating_updates(), {"kind": "bustout", "bustout": asdict(bust)},
+        return [*self.seating_updates(), BustoutUpdate(kind="bustout", bustout=asdict(bust)),
                 *([self.roster_update()] if back else [])]
 
     def set_seats(self, table: str, seats: list[int], by: str, now: int,
@@ -246,8 +247,8 @@ class SeatingDesk:
         released = self.floor.seating.release(statuses, now)
         online = {name for name, status in statuses.items() if status == "online"}
         due = self.floor.seating.due(online, now)
-        updates = [self.floor.table_update(self.floor.table(name))
-                   for name in sorted({*released, *(name for name, _ in due)})]
+        updates: list[Update] = [self.floor.table_update(self.floor.table(name))
+                                 for name in sorted({*released, *(name for name, _ in due)})]
         if released:
             self.floor.balance_stale = True
         return due, updates

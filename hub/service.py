@@ -15,7 +15,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -33,7 +33,7 @@ from hub.auth import User
 from hub.balance_cases import BalanceCases
 from hub.balance_desk import BalanceDesk, short_table_problems
 from hub.clock_cases import ClockCases
-from hub.floor import FloorView, Update
+from hub.floor import FloorView
 from hub.floor_log import FloorLog
 from hub.refused import StaffError
 from hub.roster import Player
@@ -42,6 +42,7 @@ from hub.seating_cases import SeatingCases
 from hub.seating_desk import BustOut
 from hub.settings import HubSettings
 from hub.storage import Storage, open_storage
+from hub.updates import Update
 from hub.venue_clock import VenueClock
 
 log = logging.getLogger("tablectl.hub")
@@ -283,8 +284,8 @@ class FloorService:
             # Shown as sent by whoever made the change it carries ("hub": a player released
             # to the table they move to, a table brought back into line).
             by = self.floor.seating.tables[table].changed_by
-            updates += self.floor.command_sent(command.transaction, table, command.name,
-                                               command.fields(), by, now)
+            updates.append(self.floor.command_sent(command.transaction, table, command.name,
+                                                   command.fields(), by, now))
             log.info("table %s sent its seating version %s", table, command.version)
         self.keep_seating()
         self.broadcast(updates + self.floor.review_balance(now))
@@ -311,12 +312,12 @@ class FloorService:
         now, args = self.now_ms(), command.fields()
         self.log_book.write(now, user, f"cmd/{command.name}",
                             {"table": table, "transaction": command.transaction, **args})
-        updates = self.floor.command_sent(command.transaction, table, command.name, args, user,
-                                          now)
-        self.broadcast(updates)
-        return dict(updates[0]["command"])
+        update = self.floor.command_sent(command.transaction, table, command.name, args, user,
+                                         now)
+        self.broadcast([update])
+        return dict(update["command"])
 
-    def save_alerts(self, updates: list[Update]) -> None:
+    def save_alerts(self, updates: Sequence[Update]) -> None:
         """Alerts, bust-outs and the roster go to the database as the floor view makes
         them."""
         alerts = [u["alert"] for u in updates if u["kind"] == "alert"]
@@ -333,7 +334,7 @@ class FloorService:
                     self.db.bustout_undone(bust)
             self.db.commit()
 
-    def broadcast(self, updates: list[Update]) -> None:
+    def broadcast(self, updates: Sequence[Update]) -> None:
         for sink in self._sinks:  # each must not block (hub/web/streams.py: it queues)
             for update in updates:
                 sink(update)

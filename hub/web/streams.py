@@ -25,7 +25,7 @@ from fastapi.responses import StreamingResponse
 
 from contract.wire import encode
 from hub.auth import User
-from hub.floor import Update
+from hub.updates import Update
 from hub.web.errors import Refused
 
 log = logging.getLogger("tablectl.web")
@@ -46,7 +46,7 @@ USERS_FILE_AGE = 0.5
 def may_see(user: User, update: Update) -> bool:
     """Whether ``user``'s role may see ``update``: the floor log is the floor's (as
     /api/log)."""
-    return update.get("kind") != "log" or user.may("command")
+    return update["kind"] != "log" or user.may("command")
 
 
 class Viewer:
