@@ -78,7 +78,7 @@ class NfcReader:
         spec: str,
         on_read: Callable[[TagRead | ReaderState, float], None],
         *,
-        opener: Callable[[str], Any] = open_frontend,
+        opener: Callable[[str], nfc.ContactlessFrontend] = open_frontend,
         clock: Callable[[], float] = time.monotonic,
         retry_interval: float = 1.0,
     ) -> None:
@@ -89,7 +89,7 @@ class NfcReader:
         self.retry_interval = retry_interval
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.frontend: Any = None
+        self.frontend: nfc.ContactlessFrontend | None = None
 
     def start(self) -> NfcReader:
         self._thread = threading.Thread(target=self._run, name="nfc-reader", daemon=True)
@@ -110,7 +110,7 @@ class NfcReader:
         reported_down = False
         while not self._stop.is_set():
             try:
-                self.frontend = self.opener(self.spec)
+                frontend = self.opener(self.spec)
             except Exception as exc:
                 if not reported_down:
                     self.on_read(ReaderState(False, f"cannot open {self.spec}: {exc}"),
@@ -119,10 +119,11 @@ class NfcReader:
                 self._stop.wait(self.retry_interval)
                 continue
             reported_down = False
-            self.on_read(ReaderState(True, str(self.frontend.device)), self.clock())
+            self.frontend = frontend
+            self.on_read(ReaderState(True, str(frontend.device)), self.clock())
             try:
                 while not self._stop.is_set():
-                    self.frontend.connect(
+                    frontend.connect(
                         rdwr={"on-connect": self._on_connect, "beep-on-connect": False,
                               "targets": ["106A"], "interval": 0.02},
                         terminate=self._stop.is_set)
@@ -131,4 +132,4 @@ class NfcReader:
                 reported_down = True
             finally:
                 with contextlib.suppress(Exception):
-                    self.frontend.close()
+                    frontend.close()

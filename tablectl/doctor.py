@@ -8,9 +8,12 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tablectl.config import Config
+
+if TYPE_CHECKING:
+    from gpiozero.pins import Factory
 
 OK, WARN, FAIL, SKIP = "ok", "warn", "FAIL", "skip"
 
@@ -172,7 +175,7 @@ def check_button(config: Config) -> Check:
         from gpiozero import Button
         from gpiozero.exc import BadPinFactory
 
-        factory: Any = None
+        factory: Factory | None = None
         if config.button.backend == "mock" or config.button.pin_factory == "mock":
             from gpiozero.pins.mock import MockFactory
 
@@ -205,7 +208,7 @@ def check_button(config: Config) -> Check:
     return Check("button", OK, f"GPIO {config.button.pin} reads released")
 
 
-def _pin_factory(name: str) -> Any:
+def _pin_factory(name: str) -> Factory:
     if name == "lgpio":
         from gpiozero.pins.lgpio import LGPIOFactory
 

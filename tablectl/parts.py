@@ -26,6 +26,8 @@ from controller.screens import Screen
 from tablectl.config import Config
 
 if TYPE_CHECKING:
+    from gpiozero.pins import Factory
+
     from controller.gestures import GestureEvent
     from hardware.outbox import Outbox
     from hardware.shoe_serial import SerialShoe
@@ -227,7 +229,7 @@ def make_reader(wiring: Wiring) -> Reader | None:
     return None
 
 
-def pin_factory(config: Config) -> Any:
+def pin_factory(config: Config) -> Factory | None:
     """gpiozero's pin factory the configuration names (None: gpiozero's own choice)."""
     if config.button.backend == "mock" or config.button.pin_factory == "mock":
         from gpiozero.pins.mock import MockFactory
@@ -255,6 +257,9 @@ def make_button(wiring: Wiring) -> Button | None:
     button = DealerButton(config.button.pin, lambda e: put(ButtonPressed(e)),
                           config=config.button.gestures, pin_factory=factory, clock=wiring.now)
     if config.button.control:  # a mock pin the simulator's finger drives from its process
+        from gpiozero.pins.mock import MockFactory
+
+        assert isinstance(factory, MockFactory)  # the configuration allows no other
         return ButtonControl(config.button.control, factory.pin(config.button.pin), button)
     return button
 
