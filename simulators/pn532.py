@@ -120,15 +120,37 @@ def crc_a(data: bytes) -> bytes:
 # -- NDEF, as phones and encoders write it -------------------------------------------------
 
 def ndef_record(tnf: int, record_type: bytes, payload: bytes, *, record_id: bytes = b"",
-                first: bool = True, last: bool = True, short: bool | None = None) -> bytes:
-    """One NDEF record: MB, ME, SR (one-byte payload length when it fits), IL, TNF."""
+                first: bool = True, last: bool = True, short: bool | None = None,
+                chunk: bool = False) -> bytes:
+    """One NDEF record: MB, ME, CF (``chunk``: more chunks of it follow), SR (one-byte payload
+    length when it fits), IL, TNF; TYPE LENGTH, PAYLOAD LENGTH (1 or 4 bytes), ID LENGTH, the
+    type, the id, the payload."""
     short = len(payload) < 256 if short is None else short
-    header = ((0x80 if first else 0) | (0x40 if last else 0) | (0x10 if short else 0)
-              | (0x08 if record_id else 0) | tnf)
+    header = ((0x80 if first else 0) | (0x40 if last else 0) | (0x20 if chunk else 0)
+              | (0x10 if short else 0) | (0x08 if record_id else 0) | tnf)
     length = bytes((len(payload),)) if short else len(payload).to_bytes(4, "big")
     id_length = bytes((len(record_id),)) if record_id else b""
     return (bytes((header, len(record_type))) + length + id_length + record_type + record_id
             + payload)
+
+
+def chunked_record(tnf: int, record_type: bytes, payload: bytes, sizes: list[int], *,
+                   first: bool = True, last: bool = True) -> bytes:
+    """One record in chunks of ``sizes`` bytes of its payload (the rest in the last): the
+    first chunk with its TNF and type, the others TNF 6 (unchanged) with no type, CF on all
+    but the last; MB on the first chunk, ME on the last (NDEF 1.0, record chunks)."""
+    parts = []
+    at = 0
+    for size in sizes:
+        parts.append(payload[at:at + size])
+        at += size
+    parts.append(payload[at:])
+    out = b""
+    for i, part in enumerate(parts):
+        final = i == len(parts) - 1
+        out += ndef_record(tnf if i == 0 else 6, record_type if i == 0 else b"", part,
+                           first=first and i == 0, last=last and final, chunk=not final)
+    return out
 
 
 def text_payload(text: str, language: str = "en", *, utf16: str | None = None) -> bytes:
@@ -153,24 +175,96 @@ def uri_record(uri: str) -> tuple[int, bytes, bytes]:
     return (1, b"U", b"\x00" + uri.encode())
 
 
+def vcard_record(size: int) -> tuple[int, bytes, bytes]:
+    """A contact as a phone shares it: a MIME record (TNF 2) of type text/vcard, a vCard 3.0
+    of exactly ``size`` bytes (its NOTE padded)."""
+    head = b"BEGIN:VCARD\r\nVERSION:3.0\r\nN:Dealer;Floor\r\nFN:Floor Dealer\r\nNOTE:"
+    tail = b"\r\nEND:VCARD\r\n"
+    if size < len(head) + len(tail):
+        raise ValueError("too short for a vCard")
+    note = (b"Corner Pocket card room " * (size // 24 + 1))[:size - len(head) - len(tail)]
+    return (2, b"text/vcard", head + note + tail)
+
+
 def text_record(text: str, language: str = "en", *,
                 utf16: str | None = None) -> tuple[int, bytes, bytes]:
     return (1, b"T", text_payload(text, language, utf16=utf16))
 
 
-def tlv_area(message: bytes | None, *, lock_control: bytes = b"", memory_control: bool = False,
-             long_length: bool = False) -> bytes:
-    """A Type 2 Tag's data area: control TLVs, the NDEF Message TLV (``long_length``: the
-    three-byte length form, FF and two bytes), the Terminator TLV."""
-    out = bytearray(lock_control)
-    if memory_control:
-        out += bytes.fromhex("0203b00a44")  # a reserved area, as on a tag with a counter
+def _position(address: int, page_exponent: int) -> tuple[int, int]:
+    """PageAddr and ByteOffset (4 bits each) for byte ``address`` in pages of
+    2**``page_exponent`` bytes."""
+    page = min(address >> page_exponent, 15)
+    offset = address - (page << page_exponent)
+    if offset > 15:
+        raise ValueError(f"byte {address} is past what pages of {1 << page_exponent} reach")
+    return page, offset
+
+
+def lock_control_tlv(address: int, lock_bits: int, *, page_exponent: int = 2,
+                 locked_exponent: int = 4) -> bytes:
+    """A Lock Control TLV (NFC Forum Type 2 Tag Operation): its dynamic lock bits at byte
+    ``address`` of the tag (from page 0) as PageAddr (high nibble) and ByteOffset (low nibble)
+    in pages of 2**``page_exponent`` bytes (BytesPerPage), DLA_NbrLockBits (0 for 256), and
+    BytesLockedPerLockBit (2**``locked_exponent``) beside BytesPerPage."""
+    page, offset = _position(address, page_exponent)
+    if not 1 <= lock_bits <= 256:
+        raise ValueError("a Lock Control TLV holds 1 to 256 lock bits")
+    return bytes((0x01, 3, page << 4 | offset, lock_bits & 0xFF,
+                  locked_exponent << 4 | page_exponent))
+
+
+def memory_control_tlv(address: int, size: int, *, page_exponent: int = 2) -> bytes:
+    """A Memory Control TLV: ``size`` reserved bytes (0 for 256) at byte ``address`` of the
+    tag, its position as in a Lock Control TLV, BytesPerPage in its third byte's low nibble."""
+    page, offset = _position(address, page_exponent)
+    if not 1 <= size <= 256:
+        raise ValueError("a Memory Control TLV holds 1 to 256 reserved bytes")
+    return bytes((0x02, 3, page << 4 | offset, size & 0xFF, page_exponent))
+
+
+def control_range(tlv: bytes) -> range:
+    """The bytes of the tag (from page 0) a Lock or Memory Control TLV takes out of its data
+    area: from PageAddr x 2**BytesPerPage + ByteOffset, the Memory Control's size in bytes,
+    the Lock Control's in bits (its lock bytes, rounded up); a size of 0 is 256."""
+    kind, _, position, size, control = tlv[:5]
+    start = (position >> 4) * 2 ** (control & 0x0F) + (position & 0x0F)
+    count = size or 256
+    return range(start, start + (-(-count // 8) if kind == 0x01 else count))
+
+
+MEMORY_CONTROL = bytes.fromhex("0203b00a44")  # 10 reserved bytes at 176, as on a tag with a counter
+
+
+def tlv_area(message: bytes | None, *, lock_control: bytes = b"",
+             memory_control: bool | bytes = False, long_length: bool = False,
+             filler: int = 0x00) -> bytes:
+    """A Type 2 Tag's data area (from page 4) as a writer lays it out: control TLVs, the NDEF
+    Message TLV (``long_length``: the three-byte length form, FF and two bytes), the
+    Terminator TLV; each byte after a Lock or Memory Control TLV steps over the bytes that
+    TLV takes (filled with ``filler``). ``lock_control`` and ``memory_control``: one or more
+    five-byte TLVs (``memory_control=True``: MEMORY_CONTROL)."""
+    controls = bytes(lock_control) + (MEMORY_CONTROL if memory_control is True
+                                      else bytes(memory_control or b""))
     message = message or b""
     if long_length or len(message) >= 0xFF:
-        out += b"\x03\xff" + len(message).to_bytes(2, "big")
+        head = b"\x03\xff" + len(message).to_bytes(2, "big")
     else:
-        out += bytes((0x03, len(message)))
-    return bytes(out + message + b"\xfe")
+        head = bytes((0x03, len(message)))
+    out = bytearray()
+    taken: set[int] = set()
+
+    def put(data: bytes) -> None:
+        for byte in data:
+            while 16 + len(out) in taken:
+                out.append(filler)
+            out.append(byte)
+
+    for i in range(0, len(controls), 5):
+        put(controls[i:i + 5])
+        taken.update(control_range(controls[i:i + 5]))
+    put(head + message + b"\xfe")
+    return bytes(out)
 
 
 # -- the cards ---------------------------------------------------------------------------

@@ -118,6 +118,11 @@ class ReaderRig:
                 out.append(read)
         return out
 
+    def pages_read(self) -> list[int]:
+        """The page of every Type 2 READ the reader sent (InDataExchange, Tg 1, 30 page), in
+        order."""
+        return [w[9] for w in self.bus.writes if w[5:9] == b"\xd4\x40\x01\x30"]
+
     def read(self, card: Card, turns: int = 10) -> tuple[bytes, str | None]:
         """The first read of ``card`` brought into the field."""
         self.chip.present(card)
@@ -128,3 +133,41 @@ class ReaderRig:
                     self.chip.remove()
                     return read
         raise AssertionError(f"{card.uid.hex()} not read in {turns} turns")
+
+
+class _NfcpyFrontend:
+    """What nfcpy's Type 2 Tag code asks of its contactless frontend (exchange, and sense
+    after a NAK), answered by a simulated tag as a PN532 passes its answers on: the CRC
+    checked and stripped, a 4-bit NAK as one byte."""
+
+    def __init__(self, card: Card) -> None:
+        self.card = card
+
+    def exchange(self, data: bytes, timeout: float) -> bytearray:
+        import nfc.clf
+
+        answer = self.card.respond(bytes(data))
+        if answer is None:
+            raise nfc.clf.TimeoutError("no answer")
+        return bytearray(answer if len(answer) == 1 else answer[:-2])
+
+    def sense(self, *targets: object, **options: object) -> object:
+        return targets[0] if targets else None
+
+
+def nfcpy_label(card: Card) -> str:
+    """A tag's label as nfcpy reads it, not through a PN532 but with nfcpy's own Type 2 Tag
+    code (nfc.tag.tt2: the Capability Container, the TLVs, the bytes its Lock and Memory
+    Control TLVs take out) and ndeflib's records, taken as the table's NFC reader takes them
+    (hardware.nfc_reader.first_text): a reference the project did not write, fast enough
+    for a property test."""
+    import nfc.clf
+    import nfc.tag.tt2
+
+    from hardware.nfc_reader import first_text
+
+    target = nfc.clf.RemoteTarget("106A")
+    target.sens_res = card.sens_res
+    target.sel_res = bytes((card.sel_res,))
+    target.sdd_res = card.uid
+    return first_text(nfc.tag.tt2.Type2Tag(_NfcpyFrontend(card), target))

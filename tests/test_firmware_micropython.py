@@ -21,16 +21,24 @@ from firmware_bridge import messages as m
 from firmware_bridge.framing import encode_frame
 from firmware_bridge.host import HostLink, ReadsLost
 from simulators.pn532 import (
+    LOCK_CONTROL_NTAG213,
     IsoDepCard,
     Ntag,
     SimulatedPN532,
     SimulatedPN532I2C,
     Type2Tag,
+    chunked_record,
+    lock_control_tlv,
+    memory_control_tlv,
     ndef_message,
+    ndef_record,
+    text_payload,
     text_record,
     tlv_area,
     uri_record,
+    vcard_record,
 )
+from tests.bench.shoe_memory import measure_label_read
 from tests.micropython import sessions
 from tests.micropython_vm import (
     FIRMWARE,
@@ -39,8 +47,10 @@ from tests.micropython_vm import (
     available,
     mpy_cross,
 )
+from tests.pn532_rig import nfcpy_label
 from tests.test_shoe_codec import VECTORS
 from tests.test_shoe_link_faults import ACTIONS, play_session
+from tests.test_shoe_reader import tags_around_a_label
 
 # Where the interpreter cannot run the tests skip, except under `make test`, which installs
 # it and says so (a suite that skipped there would pass without running).
@@ -125,6 +135,34 @@ def _label_memories() -> list[bytes]:
                 "80", "e282", "c2", "efbfbf", "f48fbfbf"):
         payload = b"\x02en" + b"R1:" + bytes.fromhex(bad)
         tags.append(Ntag(uid, message=ndef_message((1, b"T", payload))))
+    # What phones leave around a label (issue 46, item 2): other records of any length before
+    # and after it, in chunks, the label in chunks, control areas in the message, a label
+    # longer than a frame (read as far as the frame needs), a message the data area bounds.
+    vcard = vcard_record(674)
+    tags += [
+        Ntag(uid, message=ndef_message(text_record("R1:As"), vcard), kind="NTAG216"),
+        Ntag(uid, message=ndef_message(vcard, text_record("R1:Kd")), kind="NTAG216"),
+        Ntag(uid, message=chunked_record(*vcard, [200, 0], last=False)
+             + chunked_record(1, b"T", text_payload("R1:\u00e9t\u00e9"), [0, 4, 1],
+                              first=False), kind="NTAG216"),
+        Ntag(uid, message=ndef_record(1, b"T", text_payload("R1:6d"), short=False,
+                                      record_id=b"#1")),
+        Ntag(uid, "R1:" + "\u20ac\U0001F0A1" * 100, kind="NTAG216"),
+        Ntag(uid, message=ndef_message(text_record("R1:" + "\U0001F0A1x" * 120, utf16="le")),
+             kind="NTAG216"),
+        Ntag(uid, data=tlv_area(ndef_message(vcard_record(523), vcard_record(300),
+                                             text_record("R1:Ac"))), kind="NTAG216"),
+    ]
+    for filler in (0x00, 0xFF):
+        tags.append(Ntag(uid, data=tlv_area(ndef_message(text_record("R1:Kd")),
+                                            memory_control=memory_control_tlv(33, 16),
+                                            filler=filler)))
+    tags.append(Ntag(uid, data=tlv_area(
+        ndef_message(uri_record("https://example.org/deck/R1"), text_record("R1:Qs")),
+        lock_control=LOCK_CONTROL_NTAG213 + lock_control_tlv(40, 16),
+        memory_control=memory_control_tlv(27, 40), filler=0x54)))
+    tags.append(Ntag(uid, data=tlv_area(ndef_message(text_record("R1:Jh")),
+                                        memory_control=memory_control_tlv(22, 4))))
     written = [tag.memory for tag in tags]
     version_2 = bytearray(Ntag(uid, "R1:2c").memory)
     version_2[13] = 0x20  # a Capability Container of mapping version 2.0: not read (issue 46)
@@ -150,6 +188,36 @@ def test_the_label_cases_give_the_same_labels_on_micropython(vm):
     vm.write("/data/labels.json", json.dumps([mem.hex() for mem in memories]).encode())
     assert vm.value("__import__('sessions').labels_file('/data/labels.json')") == on_cpython
     assert "R1:As" in on_cpython and "\u00c9lo\u00efse \U0001F0A1" in on_cpython
+    assert "R1:Kd" in on_cpython and "R1:\u00e9t\u00e9" in on_cpython
+
+
+@settings(max_examples=10, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.lists(tags_around_a_label(), min_size=20, max_size=20))
+def test_labels_around_other_records_are_the_same_on_micropython_and_nfcpy(vm, cases):
+    """The property test's tags (tests/test_shoe_reader.py: records of every kind around a
+    label, control areas in the message), twenty a run: MicroPython reads what CPython reads,
+    and nfcpy reads the same."""
+    memories = [tag.memory for tag, _ in cases]
+    vm.write("/data/labels.json", json.dumps([mem.hex() for mem in memories]).encode())
+    on_micropython = vm.value("__import__('sessions').labels_file('/data/labels.json')")
+    assert on_micropython == [label for _, label in cases]
+    assert on_micropython == [nfcpy_label(tag) for tag, _ in cases]
+
+
+def test_what_a_label_read_allocates_is_the_label_not_the_message(vm):
+    """Nothing is allocated for the records around the label, whatever their size (the
+    walk holds one READ), and a label longer than a frame costs its 512 bytes read, once
+    as bytes and once as text, and no more (tests/bench/shoe_memory.py measures it)."""
+    uid = bytes.fromhex("04a1b2c3d4e5f6")
+    tags = [Ntag(uid, message=ndef_message(vcard_record(size), text_record("R1:As")),
+                 kind="NTAG216").memory for size in (300, 674)]
+    assert [sessions.label_of(tag) for tag in tags] == ["R1:As", "R1:As"]
+    small = [measure_label_read(vm, tag) for tag in tags]
+    assert small[0] == small[1] <= 320, small
+    longest = Ntag(uid, "R1:" + "x" * 700, kind="NTAG216").memory
+    assert len(sessions.label_of(longest)) == 512
+    assert measure_label_read(vm, longest) <= 2 * 512 + 320
 
 
 # -- main.py on a fake board ------------------------------------------------------------------
@@ -500,6 +568,33 @@ def test_a_bank_card_and_a_torn_label_on_the_board_are_cards_not_faults(vm):
     assert not [e for e in world.events if isinstance(e, m.Fault)]
 
 
+def test_main_reads_the_labels_phones_leave_around_other_records(vm):
+    """main.py on the fake board, the PN532 simulated: an NTAG216 whose label a 674-byte
+    vCard follows, one it follows, one whose label 16 reserved bytes cut: each card arrives
+    with its label."""
+    start = 2000
+    vcard = vcard_record(674)
+    cards = [
+        Ntag(bytes([4, 5, 5, 5, 5, 5, 1]), message=ndef_message(text_record("R1:As"), vcard),
+             kind="NTAG216"),
+        Ntag(bytes([4, 5, 5, 5, 5, 5, 2]), message=ndef_message(vcard, text_record("R1:Kd")),
+             kind="NTAG216"),
+        Ntag(bytes([4, 5, 5, 5, 5, 5, 3]), data=tlv_area(
+            ndef_message(text_record("R1:Qh")), memory_control=memory_control_tlv(33, 16))),
+    ]
+    script: list[tuple[float, str, object]] = []
+    for i, card in enumerate(cards):
+        script.append((start + 1500 + 300 * i, "present", card))
+        script.append((start + 1580 + 300 * i, "remove", None))
+    world = BoardWorld(script, stop_ms=start + 2800)
+    report = _run_main(vm, world, start)
+    assert report["ended"] == "stopped", report
+    assert [(c.uid, c.text) for c in world.events if isinstance(c, m.CardDrawn)] == [
+        (card.uid, label)
+        for card, label in zip(cards, ("R1:As", "R1:Kd", "R1:Qh"), strict=True)]
+    assert not [e for e in world.events if isinstance(e, m.Fault)]
+
+
 def test_an_oversized_host_frame_is_dropped_by_the_shoe(vm):
     """PROTOCOL.md: a decoded frame longer than 247 bytes is noise, even when its length byte
     and CRC agree (a HOST_HELLO of 257 bytes made the shoe resend everything)."""
@@ -530,3 +625,5 @@ def test_the_shoe_heap_with_its_queue_full_is_under_64_kb():
     assert figures["queued_frames"] == 128 and figures["frame_bytes"] >= 245
     assert figures["queue"] >= figures["frames_raw_bytes"] >= 128 * 245  # the frames are held
     assert figures["peak"] < 64 * 1024, figures
+    # a label read: the label, not the records around it (README's figures)
+    assert figures["label_read_phone"] <= 320 < figures["label_read_longest"] <= 2 * 512 + 320

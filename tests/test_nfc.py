@@ -26,10 +26,13 @@ from simulators.pn532 import (
     SimulatedPN532I2C,
     SimulatedPN532Tty,
     crc_a,
+    memory_control_tlv,
     ndef_message,
     response_frame,
     text_record,
+    tlv_area,
     uri_record,
+    vcard_record,
 )
 from tablectl.shoe_to_core import tag_read
 from tests.conftest import wait_for
@@ -111,6 +114,15 @@ WRITTEN = [
     ("UTF-16, big-endian with its mark",
      Ntag(UID_B, message=ndef_message(text_record("\U0001F0A1 R1:As", utf16="be"))),
      "\U0001F0A1 R1:As"),
+    ("an NTAG216, the label then a 674-byte vCard (issue 46)",
+     Ntag(UID_C, message=ndef_message(text_record("R1:Td"), vcard_record(674)),
+          kind="NTAG216"), "R1:Td"),
+    ("an NTAG216, a 674-byte vCard then the label",
+     Ntag(UID_A, message=ndef_message(vcard_record(674), text_record("R1:8h")),
+          kind="NTAG216"), "R1:8h"),
+    ("16 reserved bytes (a Memory Control TLV) inside the label (issue 46)",
+     Ntag(UID_B, data=tlv_area(ndef_message(text_record("R1:Kd")),
+                               memory_control=memory_control_tlv(33, 16))), "R1:Kd"),
 ]
 
 

@@ -6,7 +6,7 @@ that fails as the card slides out, and a board clock that wraps at 2**30."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from firmware_bridge import messages as m
@@ -17,17 +17,25 @@ from firmware_bridge.firmware.shoe import FAULT_READER, Shoe
 from firmware_bridge.host import HostLink
 from simulators import shoe_frames as payloads
 from simulators.pn532 import (
+    LOCK_CONTROL_NTAG213,
     IsoDepCard,
     MifareClassic,
     Ntag,
     Type2Tag,
+    chunked_record,
+    control_range,
+    lock_control_tlv,
+    memory_control_tlv,
     ndef_message,
+    ndef_record,
+    text_payload,
     text_record,
     tlv_area,
     uri_record,
+    vcard_record,
 )
 from tests.micropython import sessions
-from tests.pn532_rig import PERIOD, ReaderRig
+from tests.pn532_rig import PERIOD, ReaderRig, nfcpy_label
 
 UID = bytes.fromhex("04a1b2c3d4e5f6")
 
@@ -123,10 +131,230 @@ def test_whatever_a_tag_holds_the_reader_gives_a_label_or_none_and_never_raises(
 
 
 def test_the_label_parser_never_raises_on_any_message():
-    for cut in range(1, 40):
-        message = ndef_message(uri_record("https://x.org"), text_record("R1:As", utf16="le"))
-        assert isinstance(ndef_label.message_text(message[:cut]), str)
-    assert ndef_label.message_text(bytes.fromhex("190100")) == ""
+    message = ndef_message(uri_record("https://x.org"), text_record("R1:As", utf16="le"))
+    for cut in range(0, len(message) + 1):
+        for length in (cut, len(message)):  # the message cut, and its TLV still saying all
+            data = bytes((0x03, length)) + message[:cut] + b"\xfe"
+            assert isinstance(label_of(Ntag(UID, data=data)), str)
+    assert label_of(Ntag(UID, data=bytes.fromhex("0303190100fe"))) == ""
+
+
+# -- what phones leave around the label (issue 46, item 2) ------------------------------------
+# Each tag is laid out as the NFC Forum's Type 2 Tag and NDEF specifications say
+# (simulators/pn532.py: tlv_area, ndef_record, chunked_record, not the firmware's code), and
+# read by the shoe's reader on the simulated PN532 and by nfcpy's own Type 2 Tag code.
+
+def test_a_text_record_followed_by_a_674_byte_vcard_on_an_ntag216():
+    """The issue's tag: the label, and after it a contact as a phone shares it. The message
+    (702 bytes) is more than the 512 the reader took whole: it read as "no label". Now the
+    Text record is read and nothing after it: two READs (the CC's, which holds the TLV, and
+    one for the record)."""
+    message = ndef_message(text_record("R1:As"), vcard_record(674))
+    tag = Ntag(UID, message=message, kind="NTAG216")
+    rig = ReaderRig()
+    assert rig.read(tag) == (UID, "R1:As")
+    assert rig.pages_read() == [3, 7]  # bytes 12-27 and 28-43: the Text record ends at 31
+    assert nfcpy_label(tag) == "R1:As"
+
+
+def test_the_text_record_after_a_674_byte_vcard_reads_none_of_the_vcard():
+    vcard = ndef_record(*vcard_record(674), last=False)
+    message = vcard + ndef_record(*text_record("R1:Kd"), first=False)
+    tag = Ntag(UID, message=message, kind="NTAG216")
+    rig = ReaderRig()
+    assert rig.read(tag) == (UID, "R1:Kd")
+    payload = range(20 + len(vcard) - 674, 20 + len(vcard))  # TLV 03 FF xx xx at 16
+    # No READ for a page of the vCard's payload (a READ asks for the page of the byte the
+    # walk needs, and gives it and the next three): the CC's, and the Text record's.
+    assert rig.pages_read() == [3, (payload.stop >> 2)]
+    assert nfcpy_label(tag) == "R1:Kd"
+
+
+VCARD = vcard_record(300)
+AROUND = [  # (what, the message, its label)
+    ("a vCard, then the label", ndef_message(VCARD, text_record("R1:2d")), "R1:2d"),
+    ("a URI and an empty record first",
+     ndef_message(uri_record("https://example.org/x"), (0, b"", b""), text_record("R1:3d")),
+     "R1:3d"),
+    ("an external type and an unknown one",
+     ndef_message((4, b"example.com:deck", bytes(40)), (5, b"", bytes(300)),
+                  text_record("R1:4d")), "R1:4d"),
+    ("records with IDs, the label's too",
+     ndef_record(2, b"text/plain", b"x" * 20, record_id=b"note", last=False)
+     + ndef_record(1, b"T", text_payload("R1:5d"), record_id=b"#label", first=False),
+     "R1:5d"),
+    ("the label in a long record (four-byte payload length)",
+     ndef_record(1, b"T", text_payload("R1:6d"), short=False), "R1:6d"),
+    ("a vCard in chunks, then the label",
+     chunked_record(*vcard_record(400), [100, 1, 0], last=False)
+     + ndef_record(*text_record("R1:7d"), first=False), "R1:7d"),
+    ("a Text record of another language after one in UTF-16",
+     ndef_message(text_record("R1:8d", "fr-CA", utf16="be"), text_record("R1:9d")), "R1:8d"),
+    ("no Text record: a URI and a vCard", ndef_message(uri_record("https://x.org"), VCARD), ""),
+    ("a Smart Poster's title is not the label",
+     ndef_message((1, b"Sp", ndef_message(uri_record("https://x.org"), text_record("R1:Ah")))),
+     ""),
+]
+
+
+@pytest.mark.parametrize("what, message, label", AROUND, ids=[a[0] for a in AROUND])
+def test_the_first_text_record_whatever_comes_around_it(what, message, label):
+    tag = Ntag(UID, message=message, kind="NTAG216")
+    assert label_of(tag) == label
+    assert nfcpy_label(tag) == label  # the reference agrees
+
+
+def test_a_text_record_in_chunks_is_its_chunks_end_to_end():
+    """NDEF's record chunks: the Text record's payload is its chunks' (even one of none), the
+    header's bytes between them not. (ndeflib does not join chunks: nfcpy gives the first
+    chunk's text alone, here "", where the specification's record is all of them.)"""
+    for sizes in ([1, 2, 0], [0, 3, 4], [8]):
+        payload = text_payload("R1:Tc \u00e9\U0001F0A1")
+        message = (ndef_record(*uri_record("https://x.org"), last=False)
+                   + chunked_record(1, b"T", payload, sizes, first=False))
+        assert label_of(Ntag(UID, message=message)) == "R1:Tc \u00e9\U0001F0A1", sizes
+    # a chunked record broken off, or chunks with ME before their last: no label
+    broken = chunked_record(1, b"T", text_payload("R1:As"), [3])
+    assert label_of(Ntag(UID, message=broken[:-9] + ndef_record(*text_record("R1:As")))) == ""
+    early_end = bytearray(broken)
+    early_end[0] |= 0x40  # ME with CF
+    assert label_of(Ntag(UID, message=bytes(early_end))) == ""
+
+
+@pytest.mark.parametrize("filler", [0x00, 0xFF])
+def test_a_memory_control_tlvs_reserved_bytes_are_not_read_into_the_label(filler):
+    """Issue 46: 16 reserved bytes (Memory Control TLV 02 03 81 10 02: page 8, byte 1, 4-byte
+    pages) fall inside the label; the writer stepped over them, so does the reader. (Read
+    as the message's, they gave "R1:" and NULs.)"""
+    control = memory_control_tlv(33, 16)
+    assert control == bytes.fromhex("0203811002")
+    data = tlv_area(ndef_message(text_record("R1:Kd")), memory_control=control, filler=filler)
+    assert data[33 - 16:49 - 16] == bytes((filler,)) * 16  # in the middle of "R1:Kd"
+    tag = Ntag(UID, data=data)
+    assert label_of(tag) == "R1:Kd"
+    assert nfcpy_label(tag) == "R1:Kd"
+
+
+def test_lock_bytes_and_reserved_bytes_in_the_message_are_stepped_over():
+    """A Lock Control TLV whose lock bytes lie in the data area (2 bytes for 16 lock bits:
+    nfcpy's get_lock_byte_range), a Memory Control TLV's reserved area across the record's
+    header, and the factory NTAG213's Lock Control (its lock bytes just past its data area):
+    wherever they fall in the message, the label reads as written."""
+    for lock_at, reserved_at, size in ((40, 26, 3), (48, 27, 40), (31, 64, 16)):
+        lock = lock_control_tlv(lock_at, 16)
+        reserved = memory_control_tlv(reserved_at, size, page_exponent=3)
+        assert len(control_range(lock)) == 2 and len(control_range(reserved)) == size
+        message = ndef_message(uri_record("https://example.org/deck/R1"),
+                               text_record("R1:Qs \u00c9t\u00e9"))
+        tag = Ntag(UID, data=tlv_area(message, lock_control=LOCK_CONTROL_NTAG213 + lock,
+                                      memory_control=reserved, filler=0x54))
+        assert label_of(tag) == "R1:Qs \u00c9t\u00e9", (lock_at, reserved_at)
+        assert nfcpy_label(tag) == "R1:Qs \u00c9t\u00e9"
+
+
+def test_reserved_bytes_on_the_tlvs_own_length_are_stepped_over_too():
+    """The specification takes the control areas out of the data area, not only out of a
+    TLV's value: Android's libnfc-nci skips them "while searching for TLV" too. (nfcpy reads
+    a TLV's length where it lies, so it reads this tag otherwise.)"""
+    data = tlv_area(ndef_message(text_record("R1:Jh")), memory_control=memory_control_tlv(22, 4))
+    assert data[21 - 16] == 0x03 and data[26 - 16] == len(ndef_message(text_record("R1:Jh")))
+    assert label_of(Ntag(UID, data=data)) == "R1:Jh"
+
+
+def test_the_message_is_bounded_by_the_tags_data_area_and_nothing_else():
+    """An NTAG216's whole data area is a message: a label after 850 bytes of other records is
+    read; a TLV or a record that claims more than the area holds is no label."""
+    message = ndef_message(VCARD, vcard_record(523), text_record("R1:Ac"))
+    data = tlv_area(message)
+    assert len(data) == 872  # the data area to its last byte (03 FF xx xx ... FE)
+    assert label_of(Ntag(UID, data=data, kind="NTAG216")) == "R1:Ac"
+    too_long = bytearray(data)
+    too_long[2:4] = (len(message) + 2).to_bytes(2, "big")  # to byte 888: past 887
+    assert label_of(Ntag(UID, data=bytes(too_long), kind="NTAG216")) == ""
+    text = ndef_record(1, b"T", text_payload("R1:Ac"))
+    past = text[:2] + bytes((text[2] + 1,)) + text[3:]  # a payload one byte past the message
+    assert label_of(Ntag(UID, data=tlv_area(past))) == ""
+    many = b"".join(memory_control_tlv(200 + 8 * i, 2, page_exponent=4) for i in range(5))
+    assert label_of(Ntag(UID, data=tlv_area(ndef_message(text_record("R1:Ac")),
+                                            memory_control=many))) == ""  # 5 control areas
+
+
+MIXED = "R1:" + "".join(("a", "\u00e9", "\u20ac", "\U0001F0A1")[i % 4] for i in range(330))
+
+
+@pytest.mark.parametrize("text, utf16", [(MIXED, None), (MIXED, "be"), (MIXED, "le"),
+                                         ("R1:" + "\u4e2d" * 250, "be")])
+def test_a_text_longer_than_a_frame_is_read_as_far_as_the_frame_needs(text, utf16):
+    """A label past TEXT_BYTES (512) is read that far, and kept as 512 bytes of UTF-8 at
+    most, cut at a character: the CARD frame, which carries 233 bytes at most, is byte for
+    byte the one the whole text makes (cut, and flagged cut); the READs stop there."""
+    tag = Ntag(UID, message=ndef_message(text_record(text, utf16=utf16)), kind="NTAG216")
+    rig = ReaderRig()
+    label = rig.read(tag)[1]
+    assert label is not None and text.startswith(label) and len(label) < len(text)
+    assert len(label.encode()) <= ndef_label.TEXT_BYTES
+    # TLV 03 FF xx xx at 16 (or 03 xx at 16 for a message under 255 bytes), the record's
+    # header and type, its status and "en": the text, read to its 512th byte and no further
+    start = 16 + (4 if len(tag.memory[16:].rstrip(b"\0")) > 256 else 2) + 7 + 3
+    last = start + min(ndef_label.TEXT_BYTES, len(text.encode("utf-16-be")) + 2) - 1
+    assert 4 * max(rig.pages_read()) <= last < 4 * max(rig.pages_read()) + 16  # its READ
+    for uid in (bytes(4), UID, bytes(10)):
+        whole = fw.ShoeProtocol(1, "fw", "shoe", 15, 0)
+        read = fw.ShoeProtocol(1, "fw", "shoe", 15, 0)
+        whole.card(5, uid, text, False, False)
+        read.card(5, uid, label, False, False)
+        assert read.unacked[-1][1] == whole.unacked[-1][1]
+
+
+LABELS = st.one_of(st.text(max_size=40), st.text(st.characters(codec="utf-8"), max_size=8))
+OTHER = st.one_of(  # records that are not a label, as ndeflib takes them (their TNF's rules)
+    st.builds(lambda n: vcard_record(n), st.integers(80, 700)),
+    st.builds(lambda p: (4, b"example.com:card", p), st.binary(max_size=300)),
+    st.builds(lambda p: (5, b"", p), st.binary(max_size=300)),
+    st.just((0, b"", b"")),
+    st.builds(lambda u: uri_record("https://example.org/" + u), st.text("abc/", max_size=20)),
+)
+
+
+@st.composite
+def tags_around_a_label(draw):
+    """A tag as a writer lays it out: records around a label (or none), the label in UTF-8 or
+    UTF-16 with its mark, records long and short, with and without IDs, control TLVs whose
+    areas fall anywhere past the NDEF TLV's own length bytes."""
+    records = draw(st.lists(OTHER, max_size=4))
+    label = draw(LABELS)
+    if draw(st.booleans()):
+        records.insert(draw(st.integers(0, len(records))),
+                       text_record(label, draw(st.sampled_from(["en", "de", "zh-Hant"])),
+                                   utf16=draw(st.sampled_from([None, "be", "le"]))))
+    else:
+        label = ""
+    message = b""
+    for i, (tnf, kind, payload) in enumerate(records):
+        message += ndef_record(tnf, kind, payload, first=i == 0, last=i == len(records) - 1,
+                               short=None if len(payload) > 255 else draw(st.booleans()) or None,
+                               record_id=b"" if tnf == 0 else draw(st.sampled_from([b"", b"i"])))
+    controls = b""
+    for _ in range(draw(st.integers(0, 3))):
+        exponent = draw(st.integers(2, 5))
+        at = draw(st.integers(16 + 15 + 4, min(15 * 2**exponent + 15, 800)))
+        page = at >> exponent
+        at = (page << exponent) + min(at - (page << exponent), 15)  # one a TLV can say
+        if draw(st.booleans()):
+            controls += memory_control_tlv(at, draw(st.integers(1, 40)), page_exponent=exponent)
+        else:
+            controls += lock_control_tlv(at, draw(st.integers(1, 64)), page_exponent=exponent)
+    data = tlv_area(message or None, memory_control=controls, filler=draw(st.integers(0, 255)))
+    assume(len(data) <= 872)
+    return Ntag(UID, data=data, kind="NTAG216"), label
+
+
+@settings(max_examples=300, deadline=None)
+@given(tags_around_a_label())
+def test_whatever_is_around_the_label_the_reader_and_nfcpy_agree(case):
+    tag, label = case
+    assert sessions.label_of(tag.memory) == label
+    assert nfcpy_label(tag) == label
 
 
 # -- what the reader does with the chip -----------------------------------------------------

@@ -1,7 +1,10 @@
 """The shoe firmware's heap on MicroPython (its WebAssembly port, the modules as mpy-cross
 compiles them for a board), with the queue full: 128 unacknowledged card frames of the
 longest size (a 10-byte UID and a text cut to the frame's 240-byte payload), and what one
-poll allocates while it retransmits that queue.
+poll allocates while it retransmits that queue; and what reading a card's label allocates
+(ndef_label.read_label, its READs answered from pages made beforehand), for the tag a phone
+leaves (an NTAG216, its label then a 674-byte vCard) and for the longest a label is read (a
+text past 512 bytes).
 
     python -m tests.bench.shoe_memory [--json]
 
@@ -15,9 +18,29 @@ from __future__ import annotations
 import argparse
 import json
 
+from simulators.pn532 import Ntag, ndef_message, text_record, vcard_record
 from tests.micropython_vm import MicroPythonVM, available
 
 BUDGET = 64 * 1024
+UID = bytes.fromhex("04a1b2c3d4e5f6")
+LABEL_TAGS = {  # what a label read allocates, for these tags
+    "label_read_phone": Ntag(UID, message=ndef_message(text_record("R1:As"), vcard_record(674)),
+                             kind="NTAG216").memory,
+    "label_read_longest": Ntag(UID, "R1:" + "x" * 700, kind="NTAG216").memory,
+}
+
+
+def measure_label_read(vm: MicroPythonVM, memory: bytes) -> int:
+    """Bytes read_label allocates (all of it: the port collects between runs only)."""
+    vm.write("/data/tag.bin", memory)
+    vm.run("import gc, ndef_label\nM = open('/data/tag.bin', 'rb').read()\n"
+           "P = [(M + M[:16])[p * 4:p * 4 + 16] for p in range(len(M) // 4)]\n"
+           "def read16(page):\n    return P[page]\n"
+           "A = B = L = None")  # the globals made first: their dict does not grow below
+    vm.run("gc.collect()\nB = gc.mem_alloc()\nL = ndef_label.read_label(read16)\n"
+           "A = gc.mem_alloc() - B")
+    vm.run("M = P = L = None")
+    return int(vm.value("A"))  # type: ignore[arg-type]
 
 
 def measure_heap(vm: MicroPythonVM) -> dict[str, int]:
@@ -58,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     with MicroPythonVM() as vm:
         vm.load_firmware()
         heap = measure_heap(vm)
+        for name, memory in LABEL_TAGS.items():
+            heap[name] = measure_label_read(vm, memory)
     peak = heap["peak"]
     figures: dict[str, object] = {
         **heap, "queue_over_raw": round(heap["queue"] / heap["frames_raw_bytes"], 2),
@@ -71,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
           f"({figures['queue_over_raw']}x its frames' {figures['frames_raw_bytes']:,} bytes), "
           f"a retransmitting poll {figures['poll_while_resending']:,} B")
     print(f"  peak {peak:,} B = {figures['peak_over_budget']} of the 64 kB budget")
+    print(f"  a label read: {figures['label_read_phone']:,} B (an NTAG216, its label then a "
+          f"674-byte vCard), {figures['label_read_longest']:,} B (a text past 512 bytes)")
     return 0
 
 
