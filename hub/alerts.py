@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contract.envelope import LEGACY_INCARNATION, incarnation_of
+from hub.states import Severity
 from hub.updates import AlertHiddenUpdate, AlertUpdate, Update
 
 if TYPE_CHECKING:
@@ -21,40 +22,41 @@ if TYPE_CHECKING:
 
 # How urgently the floor must come, most urgent first. Each level has its own sound on the
 # dashboard, repeated until the alert is acknowledged (urgent more often).
-SEVERITIES = ("urgent", "attention", "notice")
+SEVERITIES = tuple(Severity)
 # Alert kinds the floor is called for: the label the dashboard shows and the severity.
 # urgent: the game at that table waits for the floor (the dealer was told to call it, or the
 # hand or the table cannot go on); attention: the dealer has ruled and the game goes on, the
 # floor checks the ruling; notice: for the record.
-ALERT_KINDS = {
-    "floor_called": ("Floor called", "urgent"),
-    "floor_ruling": ("Floor needed", "urgent"),
-    "deck_fouled": ("Deck fouled", "urgent"),
-    "void_hand": ("Void hand", "urgent"),
-    "unknown_tag": ("Card not known", "urgent"),
-    "shoe_fault": ("Shoe fault", "urgent"),
-    "missing_card": ("Cards missing", "urgent"),
-    "too_many_cards": ("Too many cards", "urgent"),
-    "wrong_game": ("Wrong game", "urgent"),
-    "flop_scramble": ("Four-card flop", "urgent"),
-    "clock_held": ("Clock paused for the floor", "urgent"),
-    "table_lost": ("Table lost", "urgent"),
-    "dealt_early": ("Dealt before release", "urgent"),
-    "misdeal": ("Misdeal", "attention"),
-    "missing_burn": ("No burn", "attention"),
-    "clock_called": ("Clock called", "attention"),
-    "journal_quarantined": ("Journal line quarantined", "notice"),
+URGENT, ATTENTION, NOTICE = Severity.URGENT, Severity.ATTENTION, Severity.NOTICE
+ALERT_KINDS: dict[str, tuple[str, Severity]] = {
+    "floor_called": ("Floor called", URGENT),
+    "floor_ruling": ("Floor needed", URGENT),
+    "deck_fouled": ("Deck fouled", URGENT),
+    "void_hand": ("Void hand", URGENT),
+    "unknown_tag": ("Card not known", URGENT),
+    "shoe_fault": ("Shoe fault", URGENT),
+    "missing_card": ("Cards missing", URGENT),
+    "too_many_cards": ("Too many cards", URGENT),
+    "wrong_game": ("Wrong game", URGENT),
+    "flop_scramble": ("Four-card flop", URGENT),
+    "clock_held": ("Clock paused for the floor", URGENT),
+    "table_lost": ("Table lost", URGENT),
+    "dealt_early": ("Dealt before release", URGENT),
+    "misdeal": ("Misdeal", ATTENTION),
+    "missing_burn": ("No burn", ATTENTION),
+    "clock_called": ("Clock called", ATTENTION),
+    "journal_quarantined": ("Journal line quarantined", NOTICE),
     # A table's identity and clock (hub/recorder.py): nothing is lost, but somebody must look.
-    "two_tables_one_name": ("Two devices run as one table", "urgent"),
-    "journal_restored": ("Table restored from a copy", "attention"),
-    "journal_new": ("Table has a new journal", "notice"),
-    "table_clock_off": ("Table clock wrong", "attention"),
+    "two_tables_one_name": ("Two devices run as one table", URGENT),
+    "journal_restored": ("Table restored from a copy", ATTENTION),
+    "journal_new": ("Table has a new journal", NOTICE),
+    "table_clock_off": ("Table clock wrong", ATTENTION),
 }
 ALERT_LABELS = {kind: label for kind, (label, _) in ALERT_KINDS.items()}
 
 
-def severity_of(kind: str) -> str:
-    return ALERT_KINDS.get(kind, ("", "urgent"))[1]  # a kind this hub does not know: look
+def severity_of(kind: str) -> Severity:
+    return ALERT_KINDS.get(kind, ("", URGENT))[1]  # a kind this hub does not know: look
 
 
 # The event types that can raise an alert (the floor's catch-up reads these from the store).

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hub.floor_part import FloorPart
+from hub.states import ProposalKind
 
 if TYPE_CHECKING:
     from hub.auth import User
@@ -29,7 +30,7 @@ class BalanceCases(FloorPart):
                    if (player := roster.at(m.from_table, m.from_seat)) is not None}
         updates = self.floor.seating_desk.make_moves(proposal, user.name, now)
         desk.made(proposal, user.name, now, players)
-        self.log(now, user.name, "break table" if kind == "break" else "balance tables",
+        self.log(now, user.name, "break table" if kind == ProposalKind.BREAK else "balance tables",
                  {"reason": proposal.reason, "moves": [
                      {**m.to_json(), **({"player": players[m.from_table, m.from_seat]}
                                         if (m.from_table, m.from_seat) in players else {})}

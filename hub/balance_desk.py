@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from controller.balancing import RULE_KEYS as BALANCE_RULES
 from controller.balancing import BalanceRules, Proposal, TableSeats, propose
 from controller.seating import SEAT_MIN
+from hub.states import COUNTED, ProposalKind
 from hub.updates import BalanceUpdate, Update
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
     from controller.profiles import Profile
 
-COUNTED = ("online", "lost")  # the statuses whose seats count: see the module's text
 MAX_RECENT_MOVES = 50
 
 
@@ -84,7 +84,8 @@ class BalanceDesk:
         # tables in play, and a broken table takes nobody (seed 002's latecomers join until
         # level 3; no house's rule here breaks a table during registration).
         self.registering = registration_open
-        if registration_open and self.proposal is not None and self.proposal.kind == "break":
+        proposal = self.proposal
+        if registration_open and proposal is not None and proposal.kind == ProposalKind.BREAK:
             self.proposal = None
         panel = self.panel(tables)
         if {**panel, "revision": 0} == self._shown:

@@ -18,6 +18,7 @@ from hub.floor import room_clock_view
 from hub.floor_part import FloorPart
 from hub.refused import StaffError
 from hub.roster import Roster
+from hub.states import TableStatus
 from hub.venue_clock import clock_answer, refusal
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ class ClockCases(FloorPart):
         """Hand-for-hand ``state`` to every table online (a command each); their names."""
         sent = []
         for table, view in sorted(self.floor.tables.items()):
-            if view.status == "online":
+            if view.status == TableStatus.ONLINE:
                 self.service.send(table, HandForHandCommand(state=state), user)
                 sent.append(table)
         return sent

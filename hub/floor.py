@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from controller.inputs import dealer_id_problem
 from controller.seating import SEAT_MAX
 from hub.alerts import ALERT_LABELS, Alert, AlertDesk
-from hub.balance_desk import COUNTED
 from hub.refused import StaffError
 from hub.roster import Roster
 from hub.seating import SeatingPlan
 from hub.seating_desk import BustOut, SeatingDesk
+from hub.states import COUNTED, TableStatus
 from hub.updates import (
     ClockUpdate,
     CommandUpdate,
@@ -82,7 +82,7 @@ _HAND_FOR_HAND = {"off": "off", "waiting": "waiting", "playing": "playing",
 @dataclass
 class TableView:
     name: str
-    status: str = "unknown"  # online, lost, offline; unknown until the table is heard
+    status: str = TableStatus.UNKNOWN  # until the table is heard (hub/states.py)
     status_since: int | None = None
     boot: int | None = None
     hand: int | None = None
@@ -174,19 +174,19 @@ class FloorView:
 
     def on_status(self, name: str, payload: dict[str, Any], now: int) -> list[Update]:
         view = self.table(name)
-        state = str(payload.get("state", "unknown"))
+        state = str(payload.get("state", TableStatus.UNKNOWN))
         updates: list[Update] = []
         if state != view.status or payload.get("boot") != view.boot:
             # A retained status read at start carries the time it was set. Not a Last Will:
             # the table wrote that at connection, so "lost" counts from when the hub heard it.
-            view.status_since = now if state == "lost" else int(payload.get("ts") or now)
-            if state == "lost" and view.status != "lost":
+            view.status_since = now if state == TableStatus.LOST else int(payload.get("ts") or now)
+            if state == TableStatus.LOST and view.status != TableStatus.LOST:
                 updates += self.alert_desk.raise_alert(
                     name, "table_lost", "the table's connection was lost (no clean stop)",
                     None, now, False)
         if state != view.status:
             self.balance_stale = True
-            if state == "online":
+            if state == TableStatus.ONLINE:
                 self.seating.back(name)  # what it missed is sent at once
         view.status, view.boot = state, payload.get("boot", view.boot)
         # The table's line last: an alert past the cap carries the line as it was before.
@@ -343,9 +343,9 @@ class FloorView:
     def hand_for_hand_panel(self) -> dict[str, Any]:
         """Which tables have finished the current hand; the next is released when all have."""
         playing = sorted(t.name for t in self.tables.values()
-                         if t.status == "online" and t.hand_for_hand == "playing")
+                         if t.status == TableStatus.ONLINE and t.hand_for_hand == "playing")
         waiting = sorted(t.name for t in self.tables.values()
-                         if t.status == "online" and t.hand_for_hand == "waiting")
+                         if t.status == TableStatus.ONLINE and t.hand_for_hand == "waiting")
         return {"on": self.hand_for_hand, "playing": playing, "finished": waiting,
                 "ready": self.hand_for_hand and bool(waiting) and not playing}
 
@@ -377,6 +377,6 @@ class FloorView:
         plan = self.seating.tables.get(view.name)
         if plan is not None:
             view.seats = plan.occupied
-            view.seating = plan.view(view.status == "online")
+            view.seating = plan.view(view.status == TableStatus.ONLINE)
         return TableUpdate(kind="table", table=asdict(view),
                            hand_for_hand=self.hand_for_hand_panel())

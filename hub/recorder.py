@@ -36,6 +36,7 @@ from contract.supervise import LogOnce
 from contract.wire import encode
 from hub.identities import TableIdentities
 from hub.ledger import RecorderLedger, Replay, Stream
+from hub.states import TableStatus
 from hub.storage import Storage, open_storage
 
 log = logging.getLogger("tablectl.recorder")
@@ -165,7 +166,7 @@ class Recorder(MqttWorker):
             if leaf == "status":
                 status = receive("Status", payload)
                 stream = self._status(table, status)
-                if status["state"] == "online":
+                if status["state"] == TableStatus.ONLINE:
                     if retained and self._fresh_session:
                         self.ledger.online(stream, time.monotonic())
                     self._ask_status(stream)
@@ -199,7 +200,7 @@ class Recorder(MqttWorker):
         since = int(status.get("since_seq", 1))
         news = self.identities.status(stream, journal=status.get("journal"),
                                       follows=status.get("follows"), since_seq=since,
-                                      online=status["state"] == "online",
+                                      online=status["state"] == TableStatus.ONLINE,
                                       held=self.ledger.upto)
         self._save_stream(stream)
         # What comes before its first seq is its predecessor's: nothing to ask it for.

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from contract.commands import SeatingCommand
+from hub.states import COUNTED, SeatingState
 
 RESEND_MS = 10_000  # a seating the table has not taken is sent again after this
 MAX_VERSION = 2**53 - 1  # the contract's (JSON's exact integers): a version never passes it
@@ -80,13 +81,13 @@ class TablePlan:
     def view(self, online: bool) -> dict[str, Any]:
         """What a dashboard shows of it: the seats, the held ones, and whether the table
         deals them ("dealt"), holds them for its next hand ("next_hand"), or has not taken
-        them yet ("waiting", since ``since``; "lost": the table is not online)."""
+        them yet ("waiting", since ``since``; "unreachable": the table is not online)."""
         if self.dealing:
-            state = "dealt"
+            state = SeatingState.DEALT
         elif self.pending == self.version:
-            state = "next_hand"
+            state = SeatingState.NEXT_HAND
         else:
-            state = "waiting" if online else "unreachable"
+            state = SeatingState.WAITING if online else SeatingState.UNREACHABLE
         return {"version": self.version, "seats": list(self.seats),
                 "arriving": [asdict(a) for a in self.arriving], "broken": self.broken,
                 "state": state, "since": self.changed_at, "by": self.changed_by,
@@ -282,7 +283,7 @@ class SeatingPlan:
     def _left(self, arrival: Arrival, statuses: dict[str, str]) -> bool:
         source = self.tables.get(arrival.from_table)
         status = statuses.get(arrival.from_table)
-        if source is None or status not in ("online", "lost"):
+        if source is None or status not in COUNTED:
             return True  # stopped (or never heard): it deals nobody a hand
         return (source.dealt or 0) >= arrival.after
 

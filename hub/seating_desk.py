@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hub.refused import StaffError
 from hub.roster import display_name
 from hub.seating import PlannedMove, SeatingRefused
+from hub.states import ProposalKind, TableStatus
 from hub.updates import BustoutUpdate, RosterUpdate, Update
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ class SeatingDesk:
         occupied: dict[str, int] = {}
         for name, view in sorted(self.floor.tables.items()):
             plan = self.floor.seating.plan(name)
-            if view.status != "online" or plan.broken:
+            if view.status != TableStatus.ONLINE or plan.broken:
                 continue
             unnamed[name] = [s for s in plan.seats if self.floor.roster.at(name, s) is None]
             free[name] = [s for s in range(1, self.floor.table_size(name) + 1)
@@ -230,7 +231,7 @@ class SeatingDesk:
             player = self.floor.roster.at(m.from_table, m.from_seat)
             moves.append(PlannedMove(m.from_table, m.from_seat, m.to_table, m.to_seat,
                                      display_name(player.name) if player else None))
-        breaking = (proposal.tables[0],) if proposal.kind == "break" else ()
+        breaking = (proposal.tables[0],) if proposal.kind == ProposalKind.BREAK else ()
         try:
             self.floor.seating.move(moves, by, now, breaking)
         except SeatingRefused as exc:
@@ -245,7 +246,7 @@ class SeatingDesk:
         table they go to, and each seating a table does not deal yet to send (again)."""
         statuses = {name: view.status for name, view in self.floor.tables.items()}
         released = self.floor.seating.release(statuses, now)
-        online = {name for name, status in statuses.items() if status == "online"}
+        online = {name for name, status in statuses.items() if status == TableStatus.ONLINE}
         due = self.floor.seating.due(online, now)
         updates: list[Update] = [self.floor.table_update(self.floor.table(name))
                                  for name in sorted({*released, *(name for name, _ in due)})]

@@ -41,6 +41,7 @@ from hub.seating import SeatingPlan
 from hub.seating_cases import SeatingCases
 from hub.seating_desk import BustOut
 from hub.settings import HubSettings
+from hub.states import TableStatus
 from hub.storage import Storage, open_storage
 from hub.updates import Update
 from hub.venue_clock import VenueClock
@@ -234,7 +235,7 @@ class FloorService:
     def on_status(self, table: str, body: dict[str, Any]) -> None:
         now = self.now_ms()
         updates = self.floor.on_status(table, body, now)
-        if body.get("state") == "online" and self.floor.hand_for_hand:
+        if body.get("state") == TableStatus.ONLINE and self.floor.hand_for_hand:
             # A table that (re)joins while hand-for-hand is on is told so.
             self.send(table, HandForHandCommand(state="on"), "hub")
         self.after(updates, now)
