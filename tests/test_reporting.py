@@ -276,7 +276,7 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
 
     def on_command(command):
         applied.append((command.name, command.fields()))
-        return None if command.fields().get("seats") != [99] else "seat 99 does not exist"
+        return None if command.fields().get("seats") != [9] else "seat 9 is past this house's"
 
     box, link = _link(tmp_path, broker, table="t3", on_command=on_command)
     for i in range(5):
@@ -288,7 +288,8 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
         sends = [("seating", b'{"transaction": "c1", "seats": [1, 2, 5]}'),
                  ("seating", b'{"transaction": "c1", "seats": [1, 2]}'),  # replayed
                  ("seating", b'{"transaction": "c2", "seats": "all"}'),
-                 ("seating", b'{"transaction": "c3", "seats": [99]}'),
+                 ("seating", b'{"transaction": "c3", "seats": [9]}'),  # the table refuses
+                 ("seating", b'{"transaction": "c8", "seats": [99]}'),  # the contract does
                  ("warp", b'{"transaction": "c4"}'),
                  ("status", b'{not json'),
                  ("status", b'{"transaction": "c5", "pad": "' + b"x" * 5000 + b'"}'),
@@ -303,14 +304,15 @@ def test_commands_are_validated_answered_and_applied(tmp_path, broker):
         assert by_tx[("c1", True)]["command"] == "seating"
         assert "already handled" in by_tx[("c1", False)]["error"]
         assert by_tx[("c2", False)]["error"] == 'seats: "all" is not of type "array"'
-        assert by_tx[("c3", False)]["error"] == "seat 99 does not exist"
+        assert by_tx[("c3", False)]["error"] == "seat 9 is past this house's"
+        assert by_tx[("c8", False)]["error"] == "seats/0: 99 is greater than the maximum of 10"
         assert "unknown command" in by_tx[("c4", False)]["error"]
         assert any(not a["ok"] and "JSON" in a["error"] for a in answers)
         assert any(not a["ok"] and "4096" in a["error"] for a in answers)
         assert by_tx[("c6", True)]["from_seq"] == 2
         assert by_tx[("c7", True)]["last_seq"] == 5
         # Only the valid, new commands reached the table.
-        assert applied == [("seating", {"seats": [1, 2, 5]}), ("seating", {"seats": [99]})]
+        assert applied == [("seating", {"seats": [1, 2, 5]}), ("seating", {"seats": [9]})]
     finally:
         _close(floor)
         link.stop()
