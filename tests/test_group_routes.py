@@ -78,6 +78,17 @@ class Stranger:
         self.process.wait(10)
 
 
+NEVER = "0001-01-01T00:00:00Z"  # nats-server's time for "never" (a route nothing crossed)
+
+
+def _joined(route: dict[str, object]) -> bool:
+    """A route that became one: something crossed it. A stranger lists the route it dials
+    while the node is still refusing it (its TLS accepted, its password not yet checked):
+    nothing crossed, and it is gone at the refusal (a loaded run caught one in that moment)."""
+    return bool(route.get("in_msgs") or route.get("out_msgs") or route.get("subscriptions")
+                or route.get("last_activity", NEVER) != NEVER)
+
+
 def _tls(certificate: Path, key: Path, ca: str) -> str:
     return (f"tls {{cert_file: {json.dumps(str(certificate))}, "
             f"key_file: {json.dumps(str(key))}, ca_file: {json.dumps(ca)}}}")
@@ -172,7 +183,8 @@ async def _attack(cluster: NatsCluster,
         deadline = time.monotonic() + 30
         while not all(min(counts) >= 2 for counts in _refusals(cluster).values()):
             for stranger in strangers:
-                assert stranger.routes() == [], f"the {stranger.kind} stranger became a route"
+                assert not [route for route in stranger.routes() if _joined(route)], (
+                    f"the {stranger.kind} stranger became a route")
             assert time.monotonic() < deadline, (_refusals(cluster), cluster.tail(
                 cluster.nodes[0]))
             await asyncio.sleep(0.1)
