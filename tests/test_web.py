@@ -690,3 +690,28 @@ def test_a_login_added_while_the_hub_runs_works_at_once_and_a_removed_one_ends(t
     kept = "\n".join(line for line in good.split("\n[users.nina]")[0].splitlines())
     users.write_text(kept + "\n")  # maria only: nina is taken out
     assert sessions.user(nina, 4.0) is None and sessions.user(token, 4.0).name == "maria"
+
+
+def test_the_servers_protocol_fits_the_uvicorn_it_was_written_for():
+    """hub/web/server.py subclasses uvicorn's HTTP/1.1 protocol and reads its attributes: the
+    installed uvicorn is the release pyproject.toml bounds, its protocol gives what the
+    subclass reads, and one that does not is named at the hub's start, not found by a
+    deadline that silently never fires."""
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from hub.web.server import UVICORN_WRITTEN_FOR, uvicorn_problems
+
+    assert uvicorn.__version__.startswith(UVICORN_WRITTEN_FOR + "."), uvicorn.__version__
+    assert uvicorn_problems() == []
+
+    class Renamed(H11Protocol):  # a later uvicorn that renamed the 400 answer and the parser
+        send_400_response = None  # type: ignore[assignment]
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            del self.conn
+
+    assert uvicorn_problems(Renamed) == ["Renamed.send_400_response is gone",
+                                         "Renamed has no conn",
+                                         "Renamed.conn is not an h11 Connection"]

@@ -127,6 +127,42 @@ class DeadlineH11Protocol(H11Protocol):
             self.transport.close()
 
 
+# The uvicorn whose HTTP/1.1 protocol DeadlineH11Protocol subclasses (pyproject.toml bounds
+# it): the subclass reads the protocol's own attributes, which uvicorn may change in any
+# release. ``uvicorn_problems`` checks them at the hub's start and in make test.
+UVICORN_WRITTEN_FOR = "0.55"
+_PROTOCOL_METHODS = ("connection_made", "data_received", "connection_lost",
+                     "send_400_response")
+_PROTOCOL_ATTRIBUTES = ("conn", "server_state", "loop", "transport", "config")
+
+
+def uvicorn_problems(protocol: type[Any] = H11Protocol) -> list[str]:
+    """What of uvicorn's HTTP/1.1 protocol DeadlineH11Protocol relies on and this uvicorn
+    does not give (empty: it gives all of it). A protocol is built as uvicorn builds one, and
+    its attributes looked at."""
+    from uvicorn.config import Config
+    from uvicorn.server import ServerState
+
+    problems = [f"{protocol.__name__}.{name} is gone" for name in _PROTOCOL_METHODS
+                if not callable(getattr(protocol, name, None))]
+    loop = asyncio.new_event_loop()
+    try:
+        built = protocol(Config(app=Guard), ServerState(), {}, _loop=loop)
+    except TypeError as exc:
+        problems.append(f"{protocol.__name__}(config, server_state, app_state, _loop) no "
+                        f"longer builds: {exc}")
+    else:
+        problems += [f"{protocol.__name__} has no {name}" for name in _PROTOCOL_ATTRIBUTES
+                     if not hasattr(built, name)]
+        if not hasattr(getattr(built, "server_state", None), "connections"):
+            problems.append("uvicorn's ServerState has no connections")
+        if not isinstance(getattr(built, "conn", None), h11.Connection):
+            problems.append(f"{protocol.__name__}.conn is not an h11 Connection")
+    finally:
+        loop.close()
+    return problems
+
+
 def _address_counts(state: Any) -> dict[str, int]:
     """Open connections per client address, kept with the server's own state (one per
     server: the event loop's thread alone touches it)."""
@@ -145,6 +181,12 @@ class WebServer:
         """Listening at once (port 0 picks a free one: ``server_address`` says which)."""
         import uvicorn
 
+        problems = uvicorn_problems()
+        if problems:  # loudly, at the start: the deadlines and caps would fail unseen
+            raise RuntimeError(
+                f"hub/web/server.py's protocol was written for uvicorn {UVICORN_WRITTEN_FOR}, "
+                f"and this uvicorn ({uvicorn.__version__}) differs: {'; '.join(problems)}. "
+                f"Install uvicorn {UVICORN_WRITTEN_FOR}.x (pip install -e '.[hub]')")
         self.app = app
         self.https = bool(cert)
         self.sock = socket.create_server((host, port), reuse_port=False)
