@@ -160,3 +160,21 @@ def bench_figures(tmp_path: Path, command: str, *options: str,
     figures = json.loads(run.stdout)
     (tmp_path / "figures.json").write_text(json.dumps(figures, indent=1))
     return figures, run.returncode
+
+
+def hub_config_file(tmp_path: Path, venue: str, broker_port: int, db: str,
+                    more: str = "") -> Path:
+    """A hub's configuration file for a test (its own users file with maria, a free dashboard
+    port, the file's mode a secret's), ``more`` its other sections or keys after [storage]."""
+    from hub import auth
+    from simulators.broker import free_port
+
+    users = tmp_path / "users.toml"
+    auth.save_user(users, "maria", "floor", "maria-password")
+    config = tmp_path / "hub.toml"
+    config.write_text(
+        f'[venue]\nid = "{venue}"\n[mqtt]\nport = {broker_port}\n'
+        f'[storage]\ndb = {json.dumps(db)}\n{more}'
+        f'[dashboard]\nlisten = "127.0.0.1:{free_port()}"\nusers = {json.dumps(str(users))}\n')
+    config.chmod(0o600)
+    return config

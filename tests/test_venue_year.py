@@ -34,9 +34,8 @@ from hub.group import GroupStorage
 from hub.ledger import Stream
 from hub.storage import open_storage
 from hub.uplink_state import delivered, open_state, save
-from simulators.broker import free_port
 from tests.bench.multi_venue import Group, record
-from tests.conftest import wait_for
+from tests.conftest import hub_config_file, wait_for
 
 VENUE = "v"
 
@@ -55,19 +54,10 @@ def _seqs(db: str, table: str) -> list[int]:
 
 
 def _hub_config(tmp_path: Path, broker_port: int, db: str, state: Path) -> Path:
-    from hub import auth
-
-    users = tmp_path / "users.toml"
-    auth.save_user(users, "maria", "floor", "maria-password")
-    config = tmp_path / "hub.toml"
-    config.write_text(
-        f'[venue]\nid = "{VENUE}"\n[mqtt]\nport = {broker_port}\n'
-        f'[storage]\ndb = {json.dumps(db)}\nretention_days = 90\n'
-        f'[dashboard]\nlisten = "127.0.0.1:{free_port()}"\nusers = {json.dumps(str(users))}\n'
-        '[group]\ncluster = ["127.0.0.1:4222"]\n'  # (the hub never connects to it)
+    return hub_config_file(
+        tmp_path, VENUE, broker_port, db,
+        'retention_days = 90\n[group]\ncluster = ["127.0.0.1:4222"]\n'  # (never connected)
         f'[uplink]\nstate = {json.dumps(str(state))}\n')
-    config.chmod(0o600)
-    return config
 
 
 def test_retention_keeps_what_the_group_lacks_and_the_uplink_goes_on_past_what_is_gone(

@@ -31,8 +31,7 @@ import time
 from pathlib import Path
 
 from hub.storage import open_storage
-from simulators.broker import free_port
-from tests.conftest import wait_for
+from tests.conftest import hub_config_file, wait_for
 
 VENUE = "v"
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,16 +96,7 @@ def _made(db: Path) -> set[tuple[str, int, str, int]]:
 
 
 def _hub(tmp_path: Path, port: int, db: str, retention: str = "") -> subprocess.Popen[str]:
-    from hub import auth
-
-    users = tmp_path / "users.toml"
-    auth.save_user(users, "maria", "floor", "maria-password")
-    config = tmp_path / "hub.toml"
-    config.write_text(
-        f'[venue]\nid = "{VENUE}"\n[mqtt]\nport = {port}\n[storage]\ndb = {json.dumps(db)}\n'
-        f'{retention}'
-        f'[dashboard]\nlisten = "127.0.0.1:{free_port()}"\nusers = {json.dumps(str(users))}\n')
-    config.chmod(0o600)
+    config = hub_config_file(tmp_path, VENUE, port, db, retention)
     return subprocess.Popen([sys.executable, "-m", "tablectl.cli", "hub", "--config",
                              str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
