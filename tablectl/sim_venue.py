@@ -258,10 +258,26 @@ class SimTable:
             self.shoe.hold(None)
         self.shoe.idle(10)
 
-    def hands_started(self) -> int:
-        row = self._ask("SELECT COUNT(*) FROM outbox WHERE json_extract(event, '$.type') = "
-                        "'hand.started'")
+    def events_of(self, kind: str) -> int:
+        """How many events of ``kind`` the table has committed (0 before its database)."""
+        row = self._ask("SELECT COUNT(*) FROM outbox WHERE json_extract(event, '$.type') = ?",
+                        (kind,))
         return int(row[0]) if row else 0
+
+    def hands_started(self) -> int:
+        return self.events_of("hand.started")
+
+    def newest(self, kind: str, field: str) -> Any:
+        """A field of the newest event of ``kind`` the table committed (None: no such event;
+        a list or an object as its JSON text)."""
+        row = self._ask(f"SELECT json_extract(event, '$.{field}') FROM outbox WHERE "
+                        "json_extract(event, '$.type') = ? ORDER BY seq DESC LIMIT 1", (kind,))
+        return row[0] if row else None
+
+    def dealt_seats(self) -> list[int] | None:
+        """The seats the newest hand was dealt to (None: no hand yet)."""
+        seats = self.newest("hand.started", "seats")
+        return list(json.loads(seats)) if seats else None
 
     def _floor_changed_the_hand(self, started: int) -> bool:
         """At a venue with a floor (the dashboard): the hand this deck began was dealt to
@@ -269,10 +285,7 @@ class SimTable:
         end = time.monotonic() + SETTLE_SECONDS
         while self.hands_started() <= started and time.monotonic() < end:
             time.sleep(0.01)
-        row = self._ask("SELECT json_extract(event, '$.seats') FROM outbox WHERE "
-                        "json_extract(event, '$.type') = 'hand.started' ORDER BY seq DESC "
-                        "LIMIT 1")
-        dealt = json.loads(row[0]) if row and row[0] else None
+        dealt = self.dealt_seats()
         return self.follows_floor() and dealt is not None and \
             sorted(dealt) != sorted(self.lines[0]["seats"])
 
@@ -351,9 +364,7 @@ class SimTable:
         sys.stderr.flush()
 
     def hands_ended(self) -> int:
-        row = self._ask("SELECT COUNT(*) FROM outbox WHERE json_extract(event, '$.type') = "
-                        "'hand.ended'")
-        return int(row[0]) if row else 0
+        return self.events_of("hand.ended")
 
     def last_seq(self) -> int:
         """The seq of the newest event in the table's outbox (0 before any)."""
@@ -389,17 +400,6 @@ class FollowingDealer:
         self.hands = 0  # decks put in
         self.failure: str | None = None
         self.next_press = 0.0
-
-    def _count(self, kind: str) -> int:
-        row = self.table._ask("SELECT COUNT(*) FROM outbox WHERE json_extract(event, "
-                              "'$.type') = ?", (kind,))
-        return int(row[0]) if row else 0
-
-    def _latest(self, kind: str, field: str) -> Any:
-        row = self.table._ask(f"SELECT json_extract(event, '$.{field}') FROM outbox WHERE "
-                              "json_extract(event, '$.type') = ? ORDER BY seq DESC LIMIT 1",
-                              (kind,))
-        return row[0] if row else None
 
     def seats(self) -> list[int]:
         """The seats the table deals its next hand to, from what it committed: its setup,
@@ -440,12 +440,12 @@ class FollowingDealer:
 
     def _finish(self, finger: Finger) -> None:
         """The double tap until the hand is over."""
-        ended = self._count("hand.ended")
+        ended = self.table.hands_ended()
         for _ in range(20):
             while self.paused.is_set() and not self.stop.is_set():
                 time.sleep(0.05)
             self._press(finger)
-            if self._until(lambda: self._count("hand.ended") > ended, 5) or self.stop.is_set():
+            if self._until(lambda: self.table.hands_ended() > ended, 5) or self.stop.is_set():
                 return
         self.failure = f"{self.table.name}: hand {self.hands} did not end"
 
@@ -455,19 +455,19 @@ class FollowingDealer:
         shoe = self.table.shoe
         try:
             while not self.stop.is_set() and self.failure is None and (
-                    until_ended is None or self._count("hand.ended") < until_ended):
+                    until_ended is None or self.table.hands_ended() < until_ended):
                 if (self.paused.is_set() or len(self.seats()) < 2
-                        or self._latest("hand_for_hand", "state") == "waiting"):
+                        or self.table.newest("hand_for_hand", "state") == "waiting"):
                     time.sleep(0.05)  # nobody to deal to, or the floor has not released
                     continue
-                started = self._count("hand.started")
-                if started > self._count("hand.ended"):
+                started = self.table.hands_started()
+                if started > self.table.hands_ended():
                     self._finish(finger)  # a hand the table resumed after a restart
                     continue
                 self.hands += 1
                 perform({"type": "deck_in", "deck": "R1" if self.hands % 2 else "B2"}, shoe,
                         lambda _line, _at: None)
-                if not self._until(lambda n=started: self._count("hand.started") > n, 5):
+                if not self._until(lambda n=started: self.table.hands_started() > n, 5):
                     continue  # the deck went in while the daemon was down: again
                 self.deal_hand(finger)
         except Exception as exc:  # said by whoever watches the dealer (a test fails)
@@ -476,9 +476,8 @@ class FollowingDealer:
     def deal_hand(self, finger: Finger) -> None:
         """The hand just started, dealt: a hole card each twice to the seats it was dealt
         to, then the double tap."""
-        dealt = self._latest("hand.started", "seats")
         moment = time.monotonic()
-        for index, card in enumerate(self.CARDS[:2 * len(json.loads(dealt or "[]"))]):
+        for index, card in enumerate(self.CARDS[:2 * len(self.table.dealt_seats() or ())]):
             perform({"type": "card", "card": card}, self.table.shoe, lambda _line, _at: None,
                     at=moment + 0.005 * index)
         settle(self.table.shoe, SETTLE_SECONDS)
