@@ -102,11 +102,23 @@ class TablePlan:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TablePlan:
-        return cls(table=str(data["table"]), seats=[int(s) for s in data["seats"]],
-                   version=int(data["version"]), changed_at=int(data["changed_at"]),
+        """A plan as ``to_json`` kept it; ValueError (or KeyError, TypeError) for anything
+        else: seats 1 to 10 each once, a version within the contract's."""
+        seats = [_whole(s, 1, 10, "a seat") for s in data["seats"]]
+        if len(set(seats)) != len(seats):
+            raise ValueError(f"table {data['table']!r}: a seat twice")
+        return cls(table=str(data["table"]), seats=sorted(seats),
+                   version=_whole(data["version"], 0, MAX_VERSION, "a version"),
+                   changed_at=_whole(data["changed_at"], 0, MAX_VERSION, "a time"),
                    changed_by=str(data["changed_by"]), moves=list(data["moves"]),
                    arriving=[Arrival(**a) for a in data["arriving"]],
                    broken=bool(data["broken"]))
+
+
+def _whole(value: Any, low: int, high: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{what} is a whole number from {low} to {high}, not {value!r}")
+    return value
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 from contract.commands import Command, HandForHandCommand, HubClockCommand, SeatingCommand
 from contract.snapshots import TableState, VenueClockReading
 from contract.views import public_envelope
-from contract.wire import decode, encode
+from contract.wire import WireError, decode, encode
 from controller.clock import Structure
 from controller.profiles import ProfileError
 from houses.loaders import load_profile
@@ -144,7 +144,14 @@ class FloorService:
         # The room's seating as the floor left it: the tables are brought into line with it.
         kept = db.setting("seating")
         if kept:
-            self.floor.seating = SeatingPlan.from_json(decode(kept))
+            try:
+                self.floor.seating = SeatingPlan.from_json(decode(kept))
+            except (WireError, KeyError, TypeError, ValueError) as exc:
+                # An edited or damaged database: the floor starts, and each table's own seats
+                # are taken as they are (as for a table never seated), said loudly.
+                log.error("the seating kept in %s cannot be read (%s): each table's own seats "
+                          "are taken as the seating; check them on the dashboard",
+                          self.settings.db, exc)
         # The tournament's roster, as the floor left it.
         for row in db.roster_players():
             player = Player(**row)

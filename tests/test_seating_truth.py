@@ -290,6 +290,33 @@ def test_a_table_claiming_the_largest_version_never_numbers_the_plan_past_the_co
     assert plan.tables["t1"].version == 2**53 - 1
 
 
+def test_a_kept_seating_is_read_strictly_and_a_damaged_one_does_not_stop_the_floor(tmp_path):
+    from hub.service import FloorService
+    from hub.settings import HubSettings
+    from hub.storage import open_storage
+
+    plan = SeatingPlan()
+    plan.heard("t1", [1, 2, 3], None, 0)
+    plan.set_seats("t1", [1, 2], "maria", 1)
+    kept = plan.to_json()
+    assert SeatingPlan.from_json(kept).tables["t1"].seats == [1, 2]
+    for damage in ({"seats": [1, 1]}, {"seats": [11]}, {"version": 2.5},
+                   {"version": True}, {"seats": ["1"]}):
+        with pytest.raises(ValueError):
+            SeatingPlan.from_json([{**kept[0], **damage}])
+    db = str(tmp_path / "hub.db")
+    storage = open_storage(db)
+    storage.set_setting("seating", '[{"table": "t1", "seats": [1, 1]}]')
+    storage.commit()
+    storage.close()
+    service = FloorService(HubSettings(venue="venue", db=db), _Link())
+    service.open()  # said in the log; the floor starts, the tables' own seats taken
+    try:
+        assert service.floor.seating.tables == {}
+    finally:
+        service.close()
+
+
 def test_the_seating_refuses_what_does_not_hold_against_it():
     room = Room({"t1": [1, 2, 3], "t2": [1, 2]})
     with pytest.raises(StaffError, match="seat 7 is empty"):
