@@ -112,6 +112,44 @@ class Event:
         return cls
 
 
+# ---------------------------------------------------------------------------- vocabularies
+
+class CardRole(StrEnum):
+    """Where a drawn card went (a ``card`` event's ``role``)."""
+
+    HOLE = "hole"
+    BURN = "burn"
+    BOARD = "board"
+    SCRAP = "scrap"  # a card drawn when none was due: set aside, out of the hand
+    OUT = "out"  # never in play (another deck's, a duplicate, a premature or overdealt card)
+
+
+class Street(StrEnum):
+    """A hand's betting rounds, each named by the cards dealt before it."""
+
+    PREFLOP = "preflop"
+    FLOP = "flop"
+    TURN = "turn"
+    RIVER = "river"
+
+
+class Face(StrEnum):
+    """How the shoe saw a card leave: face down, as dealt, or face up (exposed)."""
+
+    DOWN = "down"
+    UP = "up"
+
+
+class ShoeState(StrEnum):
+    """The shoe's state as the table hears it: its link ``ok``, ``lost`` or at ``fault``, or
+    ``reads_lost`` (messages it could not deliver: an event, not a state the shoe stays in)."""
+
+    OK = "ok"
+    LOST = "lost"
+    FAULT = "fault"
+    READS_LOST = "reads_lost"
+
+
 # ---------------------------------------------------------------------------- a hand
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,10 +180,10 @@ class Card(Event):
     n: int  # the draw's number within the hand
     card: str
     deck: str | None
-    role: str  # hole, burn, board, scrap, out
-    street: str
+    role: CardRole
+    street: Street
     seat: int | None = opt()
-    face: str | None = opt()  # "up" when the shoe saw its face
+    face: Face | None = opt()  # up when the shoe saw its face (never written down)
     boxed: bool | None = opt()
     tag: str | None = opt()
     dealt_to: int | None = opt()  # an exposed hole card turned burn: the seat it was dealt to
@@ -160,8 +198,8 @@ class Card(Event):
         of play unless it was a premature board card turned up (a duplicate or an extra card
         may be the twin of someone's hole card)."""
         out = dict(self.to_json() if written is None else written)
-        hidden = self.role in ("hole", "burn") and self.face != "up"
-        if hidden or (self.role == "out" and not self.premature):
+        hidden = self.role in (CardRole.HOLE, CardRole.BURN) and self.face != Face.UP
+        if hidden or (self.role == CardRole.OUT and not self.premature):
             out["card"] = None
             out.pop("tag", None)
             out.pop("deck", None)
@@ -243,7 +281,7 @@ class BoxedCard(CardIrregularity):
     KIND: ClassVar[IrregularityKind] = IrregularityKind.BOXED_CARD
     CARD_SEEN: ClassVar[bool] = True
     kind: IrregularityKind = KIND
-    street: str
+    street: Street
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -251,7 +289,7 @@ class JokerDrawn(CardIrregularity):
     KIND: ClassVar[IrregularityKind] = IrregularityKind.JOKER
     CARD_SEEN: ClassVar[bool] = True
     kind: IrregularityKind = KIND
-    street: str
+    street: Street
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -270,7 +308,7 @@ class MissingCards(Irregularity):
 
     KIND: ClassVar[IrregularityKind] = IrregularityKind.MISSING_CARD
     kind: IrregularityKind = KIND
-    street: str
+    street: Street
     missing: dict[str, int] | int
 
 
@@ -280,8 +318,8 @@ class PrematureCard(CardIrregularity):
 
     KIND: ClassVar[IrregularityKind] = IrregularityKind.PREMATURE_CARD
     kind: IrregularityKind = KIND
-    street: str
-    betting: str
+    street: Street
+    betting: Street
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -291,7 +329,7 @@ class TooManyBoardCards(CardIrregularity):
     KIND: ClassVar[IrregularityKind] = IrregularityKind.TOO_MANY_BOARD_CARDS
     CARD_SEEN: ClassVar[bool] = True
     kind: IrregularityKind = KIND
-    street: str
+    street: Street
     flop_cards: int | None = opt()
 
 
@@ -302,7 +340,7 @@ class MissingBurn(Irregularity):
     KIND: ClassVar[IrregularityKind] = IrregularityKind.MISSING_BURN
     kind: IrregularityKind = KIND
     n: int
-    street: str
+    street: Street
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -326,7 +364,7 @@ class UnknownTag(CardIrregularity):
     KIND: ClassVar[IrregularityKind] = IrregularityKind.UNKNOWN_TAG
     kind: IrregularityKind = KIND
     seat: int | None = opt()
-    street: str | None = opt()
+    street: Street | None = opt()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -336,7 +374,7 @@ class ShoeFault(Irregularity):
 
     KIND: ClassVar[IrregularityKind] = IrregularityKind.SHOE_FAULT
     kind: IrregularityKind = KIND
-    state: str
+    state: ShoeState  # lost, fault or reads_lost
     part: str
     lost: int | None = opt()
     cards: int | None = opt()
@@ -349,7 +387,7 @@ class WrongGame(Irregularity):
 
     KIND: ClassVar[IrregularityKind] = IrregularityKind.WRONG_GAME
     kind: IrregularityKind = KIND
-    street: str
+    street: Street
     declared: str
 
 
@@ -454,7 +492,7 @@ class UnknownTagRuling(Ruling):
     RULES_ON: ClassVar[tuple[tuple[RulingAction, RulingReason | None], ...]] = (
         (RulingAction.CALL_FLOOR, RulingReason.UNKNOWN_TAG),)
     seat: int | None = opt()
-    street: str | None = opt()
+    street: Street | None = opt()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -471,7 +509,7 @@ class DeclaredGameRuling(Ruling):
 class PrematureCardRuling(Ruling):
     RULES_ON: ClassVar[tuple[tuple[RulingAction, RulingReason | None], ...]] = (
         (RulingAction.RESHUFFLE_REDEAL, None), (RulingAction.SET_ASIDE_TURN, None))
-    street: str  # the street dealt early
+    street: Street  # the street dealt early
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -518,7 +556,7 @@ class BoardResolved(Event):
 
     TYPE: ClassVar[str] = "board.resolved"
     hand: int
-    street: str
+    street: Street
     burn: str
     board: list[str]
     t: float
@@ -649,7 +687,7 @@ class DeckChanged(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ShoeChanged(Event):
     TYPE: ClassVar[str] = "shoe"
-    state: str  # ok, lost, fault
+    state: ShoeState  # ok, lost, fault
     hand: int | None
     t: float
     detail: str | None = opt()
@@ -660,7 +698,7 @@ class ShoeChanged(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ShoeReadsLost(Event):
     TYPE: ClassVar[str] = "shoe"
-    state: str = "reads_lost"
+    state: ShoeState = ShoeState.READS_LOST
     lost: int | None
     cards: int | None  # None: the shoe does not say how many were card reads
     hand: int | None

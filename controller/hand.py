@@ -35,7 +35,9 @@ from controller.cards import HOLE_CARDS, JOKER, UNKNOWN
 from controller.events import (
     BoardResolved,
     Card,
+    CardRole,
     Event,
+    Face,
     HandEnded,
     HandStarted,
     Irregularity,
@@ -43,18 +45,22 @@ from controller.events import (
     Ruling,
     RulingAction,
     RulingReason,
+    ShoeState,
+    Street,
 )
 from controller.profiles import ChoiceRule, Profile
 from controller.seating import Positions
 
-STREETS = ("flop", "turn", "river")
-BOARD_COUNT = {"flop": 3, "turn": 1, "river": 1}
-NEXT_STREET = {"preflop": "flop", "flop": "turn", "turn": "river", "river": None}
+STREETS = (Street.FLOP, Street.TURN, Street.RIVER)  # the streets dealt after the hole cards
+BOARD_COUNT = {Street.FLOP: 3, Street.TURN: 1, Street.RIVER: 1}
+NEXT_STREET: dict[Street, Street | None] = {
+    Street.PREFLOP: Street.FLOP, Street.FLOP: Street.TURN, Street.TURN: Street.RIVER,
+    Street.RIVER: None}
 
 ORDINAL = {0: "1st", 1: "2nd"}
 # The house's rule on a card of the street dealt while the betting before it was open.
-PREMATURE = {"flop": rules.PREMATURE_FLOP, "turn": rules.PREMATURE_TURN,
-             "river": rules.PREMATURE_RIVER}
+PREMATURE = {Street.FLOP: rules.PREMATURE_FLOP, Street.TURN: rules.PREMATURE_TURN,
+             Street.RIVER: rules.PREMATURE_RIVER}
 
 
 class Phase(StrEnum):
@@ -125,8 +131,8 @@ class Decision:
 class Place:
     """Where an irregular card went: its ``card`` event's role, seat and street."""
 
-    role: str
-    street: str
+    role: CardRole
+    street: Street
     seat: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -142,7 +148,7 @@ class Drawn:
 
     card: str  # canonical card, JOKER, or UNKNOWN for a tag that maps to no card
     deck: str | None
-    face: str = "down"
+    face: Face = Face.DOWN
     boxed: bool = False
     tag: str | None = None
 
@@ -151,7 +157,7 @@ class Drawn:
 class _Premature:
     """The dealing action of the cards dealt early (``Phase.PREMATURE``)."""
 
-    street: str
+    street: Street
     last_t: float
     action: RulingAction
     burn_kept: bool = False
@@ -194,7 +200,7 @@ class Hand:
         self.slot_index = 0
         self.replacements: list[int] = []
         self.hole: dict[int, list[str]] = {seat: [] for seat in order}
-        self.board: dict[str, list[str]] = {street: [] for street in STREETS}
+        self.board: dict[Street, list[str]] = {street: [] for street in STREETS}
         self.burns: list[str] = []
         self.scrap: list[str] = []
         self.out: list[str] = []  # foreign and duplicate cards: never in play
@@ -202,7 +208,7 @@ class Hand:
         self.in_play: set[str] = set()
         self.draws = 0
         self.phase = Phase.HOLE
-        self.street = "preflop"
+        self.street = Street.PREFLOP
         self.burn_needed = {street: True for street in STREETS}
         self.board_needed = dict(BOARD_COUNT)
         self.street_draws: list[tuple[int, str]] = []  # (n, card) dealt for the current street
@@ -274,7 +280,8 @@ class Hand:
                 f"VOID HAND: {drawn.deck}:{drawn.card} is from another deck - return all bets, "
                 "check both decks",
                 RulingReason.FOREIGN_CARD),
-                n=n, drawn=drawn, place=Place("out", self._street_for_event()), ends="void",
+                n=n, drawn=drawn, place=Place(CardRole.OUT, self._street_for_event()),
+                ends="void",
                 in_play_deck=self.deck)
             return self.events
         if drawn.card in self.in_play and drawn.card != JOKER:
@@ -283,7 +290,7 @@ class Hand:
                 rules.DUPLICATE_CARD, RulingAction.VOID_HAND,
                 f"VOID HAND: {drawn.card} twice - deck fouled, return all bets, check the deck",
                 RulingReason.DUPLICATE_CARD),
-                n=n, drawn=drawn, place=Place("out", self._street_for_event()), ends="void")
+                n=n, drawn=drawn, place=Place(CardRole.OUT, self._street_for_event()), ends="void")
             return self.events
         if drawn.boxed:
             self._scrap(n, drawn, t, IrregularityKind.BOXED_CARD)
@@ -317,13 +324,15 @@ class Hand:
             self._irregular(t, IrregularityKind.WRONG_GAME, Decision(
                 None, RulingAction.CALL_FLOOR, f"WRONG GAME: {self.declared} declared, 2 cards "
                 "each dealt - call the floor", RulingReason.WRONG_GAME,
-                extra={"declared": self.declared}), street="preflop", declared=self.declared)
+                extra={"declared": self.declared}), street=Street.PREFLOP,
+                declared=self.declared)
         else:
             self._irregular(t, IrregularityKind.MISSING_CARD, Decision(
                 rules.MISSING_HOLE_CARD, RulingAction.CALL_FLOOR,
                 "FLOOR: hole cards missing and betting closed - call the floor",
-                RulingReason.WRONG_CARD_COUNT), street="preflop", missing=self._missing_hole())
-        self._close_round("preflop", t)
+                RulingReason.WRONG_CARD_COUNT), street=Street.PREFLOP,
+                missing=self._missing_hole())
+        self._close_round(Street.PREFLOP, t)
 
     def _close_betting(self, t: float) -> None:
         self._close_round(self.street, t)
@@ -341,12 +350,12 @@ class Hand:
             self._end("complete", t, why=why)
         return self.events
 
-    def shoe_fault(self, state: str, part: str | None, detail: str | None,
+    def shoe_fault(self, state: ShoeState, part: str | None, detail: str | None,
                    t: float) -> list[Event]:
         """The shoe's link is lost (``state`` lost) or one of its parts failed (``part``: the
         reader when not said, or ``restart``: it lost power and the reads it held)."""
         self.events = []
-        part = "link" if state == "lost" else part or "reader"
+        part = "link" if state == ShoeState.LOST else part or "reader"
         if part == "link":
             what = "SHOE LINK LOST"
         elif part == "restart":
@@ -373,7 +382,7 @@ class Hand:
             rules.SHOE_FAULT, RulingAction.CALL_FLOOR,
             f"{what}: call the floor; check every seat and the board", RulingReason.SHOE_FAULT,
             extra={"part": "reads", "lost": lost, "cards": cards}),
-            state="reads_lost", part="reads", lost=lost, cards=cards, detail=detail)
+            state=ShoeState.READS_LOST, part="reads", lost=lost, cards=cards, detail=detail)
         return self.events
 
     def redeclare(self, game: str, label: str) -> None:
@@ -400,9 +409,9 @@ class Hand:
 
     # ------------------------------------------------------------------ placing a card
 
-    def _street_for_event(self) -> str:
+    def _street_for_event(self) -> Street:
         if self.shown_phase is Phase.HOLE:
-            return "preflop"
+            return Street.PREFLOP
         if self.shown_phase is Phase.STREET:
             return self.street
         return NEXT_STREET.get(self.street) or self.street
@@ -428,13 +437,13 @@ class Hand:
         self._irregular(t, IrregularityKind.TOO_MANY_BOARD_CARDS, Decision(
             None, RulingAction.CALL_FLOOR,
             f"EXTRA CARD {drawn.card} after the river: call the floor",
-            RulingReason.TOO_MANY_BOARD_CARDS), n=n, drawn=drawn, place=Place("out", "river"),
-            street="river")
+            RulingReason.TOO_MANY_BOARD_CARDS), n=n, drawn=drawn,
+            place=Place(CardRole.OUT, Street.RIVER), street=Street.RIVER)
 
     def _hole_card(self, n: int, drawn: Drawn, t: float) -> None:
         replacing = self.phase is Phase.REPLACING
         seat = self.replacements[0] if replacing else self.slots[self.slot_index]
-        if drawn.face == "up":
+        if drawn.face == Face.UP:
             self.exposed += 1
             if self.exposed >= 2:
                 self.hole[seat].append(drawn.card)
@@ -442,7 +451,8 @@ class Hand:
                     rules.EXPOSED_TWO_CARDS, RulingAction.MISDEAL,
                     "MISDEAL: two hole cards exposed - reshuffle, button stays",
                     RulingReason.EXPOSED_TWO_CARDS), n=n, drawn=drawn,
-                    place=Place("hole", "preflop", seat), ends="misdeal", seat=seat,
+                    place=Place(CardRole.HOLE, Street.PREFLOP, seat), ends="misdeal",
+                    seat=seat,
                     exposed=self.exposed)
                 return
             if replacing:
@@ -458,21 +468,21 @@ class Hand:
                           else RulingReason.EXPOSED_CARD)
                 self._irregular(t, IrregularityKind.EXPOSED_CARD, Decision(
                     rule, action, f"MISDEAL: {which} card exposed - reshuffle, button stays",
-                    reason), n=n, drawn=drawn, place=Place("hole", "preflop", seat),
+                    reason), n=n, drawn=drawn, place=Place(CardRole.HOLE, Street.PREFLOP, seat),
                     ends="misdeal", seat=seat)
                 return
             # replace_exposed: the deal goes on; the seat is owed the next card after the deal
             # and the exposed card becomes the flop's burn.
             self.burns.append(drawn.card)
-            self.burn_needed["flop"] = False
+            self.burn_needed[Street.FLOP] = False
             self._irregular(t, IrregularityKind.EXPOSED_CARD, Decision(
                 rule, action, f"EXPOSED {drawn.card} seat {seat}: deal on; after the "
                 f"deal seat {seat} gets the next card; {drawn.card} is the flop burn",
                 extra={"seat": seat}), n=n, drawn=drawn,
-                place=Place("burn", "flop", extra={"dealt_to": seat}), seat=seat)
+                place=Place(CardRole.BURN, Street.FLOP, extra={"dealt_to": seat}), seat=seat)
             self.replacements.append(seat)
         else:
-            self._card_event(n, drawn, "hole", seat, "preflop", t,
+            self._card_event(n, drawn, CardRole.HOLE, seat, Street.PREFLOP, t,
                              replacement=True if replacing else None)
             self.hole[seat].append(drawn.card)
         if replacing:
@@ -481,7 +491,7 @@ class Hand:
             self.slot_index += 1
         if self.slot_index >= len(self.slots) and not self.replacements:
             self._enter(Phase.BETTING)
-            self.street = "preflop"
+            self.street = Street.PREFLOP
             self.rhythm_t = t
         elif self.slot_index >= len(self.slots) and not replacing:
             self._enter(Phase.REPLACING)
@@ -491,11 +501,11 @@ class Hand:
         expected = (1 if self.burn_needed[street] else 0) + self.board_needed[street]
         burn_turn = self.burn_needed[street] and self.street_burn_n is None
         if burn_turn:
-            self._card_event(n, drawn, "burn", None, street, t)
+            self._card_event(n, drawn, CardRole.BURN, None, street, t)
             self.burns.append(drawn.card)
             self.street_burn_n = n
         else:
-            self._card_event(n, drawn, "board", None, street, t)
+            self._card_event(n, drawn, CardRole.BOARD, None, street, t)
             self.board[street].append(drawn.card)
         self.street_draws.append((n, drawn.card))
         if len(self.street_draws) >= expected:
@@ -508,10 +518,10 @@ class Hand:
         street = self.street
         in_rhythm = self.rhythm_t is not None and t - self.rhythm_t <= self.deal_gap
         if in_rhythm:
-            if street == "preflop":
+            if street == Street.PREFLOP:
                 self._extra_hole_card(n, drawn, t)
                 return
-            if street == "flop" and not self.flop_extra_ruled:
+            if street == Street.FLOP and not self.flop_extra_ruled:
                 self._fourth_flop_card(n, drawn, t)
                 return
         nxt = NEXT_STREET[street]
@@ -530,7 +540,7 @@ class Hand:
                 "MISDEAL: two extra hole cards - reshuffle, button stays",
                 RulingReason.WRONG_CARD_COUNT,
                 extra={"declared": self.declared}), n=n, drawn=drawn,
-                place=Place("out", "preflop"), ends="misdeal", extra=self.extras,
+                place=Place(CardRole.OUT, Street.PREFLOP), ends="misdeal", extra=self.extras,
                 declared=self.declared)
             return
         action = self.profile.choice(rules.EXTRA_HOLE_CARD)
@@ -539,17 +549,17 @@ class Hand:
             self._irregular(t, IrregularityKind.EXTRA_CARD, Decision(
                 rules.EXTRA_HOLE_CARD, action, "MISDEAL: extra hole card - reshuffle, button stays",
                 RulingReason.WRONG_CARD_COUNT), n=n, drawn=drawn,
-                place=Place("out", "preflop"), ends="misdeal", extra=self.extras)
+                place=Place(CardRole.OUT, Street.PREFLOP), ends="misdeal", extra=self.extras)
             return
-        if self.burn_needed["flop"]:
+        if self.burn_needed[Street.FLOP]:
             self.burns.append(drawn.card)
-            self.burn_needed["flop"] = False
-            place = Place("burn", "flop")
+            self.burn_needed[Street.FLOP] = False
+            place = Place(CardRole.BURN, Street.FLOP)
             text = f"EXTRA CARD {drawn.card}: it is the flop burn; flop is 3 cards, no burn"
         else:
             # The flop's burn is already on the table (an exposed card): back into the stub.
             self._return_to_stub(drawn.card)
-            place = Place("out", "flop")
+            place = Place(CardRole.OUT, Street.FLOP)
             text = f"EXTRA CARD {drawn.card}: back on the deck; burn already out"
         self._irregular(t, IrregularityKind.EXTRA_CARD,
                         Decision(rules.EXTRA_HOLE_CARD, action, text), n=n, drawn=drawn,
@@ -557,9 +567,9 @@ class Hand:
 
     def _fourth_flop_card(self, n: int, drawn: Drawn, t: float) -> None:
         self.flop_extra_ruled = True
-        self.board["flop"].append(drawn.card)
+        self.board[Street.FLOP].append(drawn.card)
         action = self.profile.choice(rules.TOO_MANY_FLOP_CARDS)
-        flop = list(self.board["flop"])
+        flop = list(self.board[Street.FLOP])
         self.overdealt_t = t
         if action is RulingAction.REDEAL_FLOP:
             for card in flop:
@@ -570,8 +580,8 @@ class Hand:
                               RulingReason.TOO_MANY_BOARD_CARDS, extra={"returned": flop})
         else:  # scramble_flop (TDA 39): one of the four is picked at random as the next burn
             self.scramble = flop
-            self.board["flop"] = []
-            self.burn_needed["turn"] = False
+            self.board[Street.FLOP] = []
+            self.burn_needed[Street.TURN] = False
             self.rhythm_t = t
             self._enter(Phase.FOUR_CARD_FLOP)
             ruling = Decision(rules.TOO_MANY_FLOP_CARDS, action, "4-CARD FLOP: call the floor - "
@@ -579,16 +589,16 @@ class Hand:
                               "record it", RulingReason.TOO_MANY_BOARD_CARDS,
                               extra={"candidates": flop})
         self._irregular(t, IrregularityKind.TOO_MANY_BOARD_CARDS, ruling, n=n, drawn=drawn,
-                        place=Place("board", "flop"), street="flop")
+                        place=Place(CardRole.BOARD, Street.FLOP), street=Street.FLOP)
 
     def _flop_to_redeal(self) -> None:
         """The flop goes back into the stub: reshuffle, then three cards without a burn (the
         cards still coming in its rhythm are part of it)."""
-        self.board["flop"] = []
-        self.burn_needed["flop"] = False
-        self.board_needed["flop"] = 3
+        self.board[Street.FLOP] = []
+        self.burn_needed[Street.FLOP] = False
+        self.board_needed[Street.FLOP] = 3
         self._enter(Phase.OVERDEALT_FLOP)
-        self.street = "flop"
+        self.street = Street.FLOP
         self.street_draws = []
         self.street_burn_n = None
         self.reshuffle_pending = True
@@ -597,7 +607,7 @@ class Hand:
         """A fifth (or later) card of a flop already ruled too many: one ruling covers the whole
         flop (TDA 39, seeds 000 and 003: the flop is redealt), not a premature turn."""
         self.overdealt_t = t
-        self._card_event(n, drawn, "out", None, "flop", t, overdealt=True)
+        self._card_event(n, drawn, CardRole.OUT, None, Street.FLOP, t, overdealt=True)
         self._return_to_stub(drawn.card)
         if self.phase is Phase.FOUR_CARD_FLOP and self.scramble is not None:
             # Scrambling four to pick a burn leaves a flop of three; with five or more there is
@@ -606,13 +616,13 @@ class Hand:
             for card in self.scramble:
                 self._return_to_stub(card)
             self.scramble = None
-            self.burn_needed["turn"] = True
+            self.burn_needed[Street.TURN] = True
             self._flop_to_redeal()
             self._irregular(t, IrregularityKind.TOO_MANY_BOARD_CARDS, Decision(
                 None, RulingAction.REDEAL_FLOP, f"{len(flop)}-CARD FLOP: too many to scramble "
                 "- burn stays; flop back in the stub, reshuffle, deal a new flop without "
                 "burning", RulingReason.TOO_MANY_BOARD_CARDS,
-                extra={"returned": flop}), n=n, drawn=drawn, street="flop",
+                extra={"returned": flop}), n=n, drawn=drawn, street=Street.FLOP,
                 flop_cards=len(flop))
 
     def _identify_scrambled_burn(self, drawn: Drawn, t: float) -> None:
@@ -620,12 +630,12 @@ class Hand:
         burn = drawn.card
         flop = [c for c in self.scramble if c != burn]
         self.scramble = None
-        self.board["flop"] = flop
+        self.board[Street.FLOP] = flop
         self.burns.append(burn)
-        self.events.append(BoardResolved(hand=self.number, street="flop", burn=burn,
+        self.events.append(BoardResolved(hand=self.number, street=Street.FLOP, burn=burn,
                                          board=flop, t=t))
 
-    def _premature_card(self, n: int, drawn: Drawn, t: float, street: str) -> None:
+    def _premature_card(self, n: int, drawn: Drawn, t: float, street: Street) -> None:
         p = self.premature
         new_action = p is None or t - p.last_t > self.deal_gap or p.street != street
         if new_action:
@@ -638,20 +648,20 @@ class Hand:
         p.cards.append(drawn.card)
         keep_as_burn = self.burn_needed[street] and not p.burn_kept
         if keep_as_burn:
-            self._card_event(n, drawn, "burn", None, street, t, premature=True)
+            self._card_event(n, drawn, CardRole.BURN, None, street, t, premature=True)
             self.burns.append(drawn.card)
             p.burn_kept = True
             self.burn_needed[street] = False
         elif p.action is RulingAction.SET_ASIDE_TURN:
-            self._card_event(n, drawn, "out", None, street, t, premature=True)
+            self._card_event(n, drawn, CardRole.OUT, None, street, t, premature=True)
             self.set_aside.append(drawn.card)
             self.returned.append(drawn.card)
             # Robert's: after betting burn and deal the next card as the turn; the river then
             # comes from the reshuffled stub (set-aside card included) without a burn.
-            self.burn_needed["turn"] = True
-            self.burn_needed["river"] = False
+            self.burn_needed[Street.TURN] = True
+            self.burn_needed[Street.RIVER] = False
         else:
-            self._card_event(n, drawn, "out", None, street, t, premature=True)
+            self._card_event(n, drawn, CardRole.OUT, None, street, t, premature=True)
             self._return_to_stub(drawn.card)
             self.reshuffle_pending = True
         if not new_action:
@@ -668,7 +678,7 @@ class Hand:
 
     def _scrap(self, n: int, drawn: Drawn, t: float, kind: IrregularityKind) -> None:
         street = self._street_for_event()
-        self._card_event(n, drawn, "scrap", None, street, t)
+        self._card_event(n, drawn, CardRole.SCRAP, None, street, t)
         self.scrap.append(drawn.card)
         if drawn.card != JOKER:
             self.in_play.add(drawn.card)  # a boxed card is still a card of this deck
@@ -692,9 +702,9 @@ class Hand:
 
     # ------------------------------------------------------------------ closing rounds
 
-    def _close_round(self, street: str, t: float) -> None:
+    def _close_round(self, street: Street, t: float) -> None:
         self.premature = None
-        if street == "turn" and self.set_aside:
+        if street == Street.TURN and self.set_aside:
             for card in self.set_aside:
                 self.in_play.discard(card)
             self.set_aside = []
@@ -721,7 +731,7 @@ class Hand:
             first_n, first_card = self.street_draws[0]
             self.burns.remove(first_card)
             self.board[street].insert(0, first_card)
-            reassigned = {"reassigned": {first_card: "board"}}
+            reassigned = {"reassigned": {first_card: CardRole.BOARD.value}}
             if self.profile.choice(rules.MISSING_BURN) is RulingAction.BOARD_STANDS:
                 ruling = Decision(rules.MISSING_BURN, RulingAction.BOARD_STANDS, f"NO BURN on the "
                                   f"{street}: the board stands, no burn this street",
@@ -792,18 +802,18 @@ class Hand:
         if ends is not None:
             self._end(ends, t)
 
-    def _card_event(self, n: int, drawn: Drawn, role: str, seat: int | None, street: str,
+    def _card_event(self, n: int, drawn: Drawn, role: CardRole, seat: int | None, street: Street,
                     t: float, **extra: Any) -> None:
         self.events.append(Card(
             hand=self.number, n=n, card=drawn.card, deck=drawn.deck, role=role, street=street,
-            seat=seat, face="up" if drawn.face == "up" else None,
+            seat=seat, face=Face.UP if drawn.face == Face.UP else None,
             boxed=True if drawn.boxed else None, tag=drawn.tag, t=t, **extra))
 
     def _end(self, outcome: str, t: float, why: str | None = None) -> None:
         self._enter(Phase.ENDED)
         self.outcome = outcome
         hole = {str(seat): list(cards) for seat, cards in self.hole.items()}
-        board = self.board["flop"] + self.board["turn"] + self.board["river"]
+        board = self.board[Street.FLOP] + self.board[Street.TURN] + self.board[Street.RIVER]
         self.events.append(HandEnded(
             hand=self.number, outcome=outcome, hole=hole, board=board, burns=list(self.burns),
             scrap=list(self.scrap), out=self._out_of_play(), level=self.level,

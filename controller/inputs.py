@@ -24,11 +24,12 @@ from controller.cards import (
     parse_ndef_text,
 )
 from controller.clock import MAX_CLOCK_SECONDS, STRUCTURE_NAME
+from controller.events import Face, ShoeState
 from controller.seating import SEAT_MAX, SEAT_MIN, SeatingError, normalise_seats
 
 GAMES = tuple(HOLE_CARDS)
 GESTURES = ("tap", "double_tap", "hold", "long_hold")
-SHOE_STATES = ("ok", "lost", "fault", "reads_lost")
+SHOE_STATES = tuple(ShoeState)
 # What failed, for a fault: the shoe's parts (PROTOCOL.md FAULT codes) or its restart.
 SHOE_PARTS = ("reader", "exit_sensor", "stack_sensor", "firmware", "restart")
 CLOCK_ACTIONS = ("start", "pause", "resume", "stop", "sync")
@@ -65,7 +66,7 @@ class CardRead:
     card: str | None
     deck: str | None
     tag: str | None
-    face: str = "down"
+    face: Face = Face.DOWN
     boxed: bool = False
     t: float | None = None
 
@@ -126,7 +127,7 @@ class ShoeStatus:
     """The shoe's state (ok, lost, fault), or ``reads_lost``: the shoe dropped ``lost``
     messages it could not deliver, ``cards`` of them card reads (None: not known)."""
 
-    state: str
+    state: ShoeState
     detail: str | None = None
     t: float | None = None
     lost: int | None = None
@@ -264,9 +265,10 @@ def _card(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input
     deck = _opt_str(obj, "deck", problems)
     tag = _opt_str(obj, "tag", problems)
     ndef = _opt_str(obj, "ndef", problems)
-    face = obj.get("face", "down")
-    if face not in ("down", "up"):
+    face = obj.get("face", Face.DOWN)
+    if face not in tuple(Face):
         problems.append(f"face: {face!r} is not 'down' or 'up'")
+        face = Face.DOWN
     boxed = obj.get("boxed", False)
     if not isinstance(boxed, bool):
         problems.append(f"boxed: must be true or false, not {boxed!r}")
@@ -300,7 +302,7 @@ def _card(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input
             deck_value = parse_deck_id(deck)
         except CardError as exc:
             problems.append(f"deck: {exc}")
-    return CardRead(card_value, deck_value, normal_uid(tag) if tag else None, face,
+    return CardRead(card_value, deck_value, normal_uid(tag) if tag else None, Face(face),
                     bool(boxed), t)
 
 
@@ -415,9 +417,9 @@ def _shoe(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input
         problems.append(f"state: {state!r} is not one of {', '.join(SHOE_STATES)}")
         return None
     lost = cards = None
-    if state != "reads_lost" and ("lost" in obj or "cards" in obj):
+    if state != ShoeState.READS_LOST and ("lost" in obj or "cards" in obj):
         problems.append("lost, cards: only a 'reads_lost' shoe line counts lost reads")
-    if state == "reads_lost":
+    if state == ShoeState.READS_LOST:
         lost = obj.get("lost")
         if isinstance(lost, bool) or not isinstance(lost, int) or not 1 <= lost <= 65535:
             problems.append(f"lost: reads_lost needs the number of messages lost (1 to "
@@ -430,11 +432,13 @@ def _shoe(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input
                             f"{cards!r}")
             cards = None
     part = obj.get("part")
-    if part is not None and (state not in ("fault", "ok") or part not in SHOE_PARTS):
+    if part is not None and (state not in (ShoeState.FAULT, ShoeState.OK)
+                             or part not in SHOE_PARTS):
         problems.append(f"part: {part!r} is not one of {', '.join(SHOE_PARTS)} (a fault's, or "
                         "its clearing's)")
         part = None
-    return ShoeStatus(state, _opt_str(obj, "detail", problems), t, lost, cards, part)
+    return ShoeStatus(ShoeState(state), _opt_str(obj, "detail", problems), t, lost, cards,
+                      part)
 
 
 DEALER_ID_MAX = 64
@@ -523,8 +527,8 @@ def input_to_dict(item: Input) -> dict[str, Any]:
             line["deck"] = item.deck
         if item.tag is not None:
             line["tag"] = item.tag
-        if item.face != "down":
-            line["face"] = item.face
+        if item.face != Face.DOWN:
+            line["face"] = str(item.face)
         if item.boxed:
             line["boxed"] = True
         if item.card is None and item.tag is None:
@@ -543,10 +547,10 @@ def input_to_dict(item: Input) -> dict[str, Any]:
             line["elapsed"] = item.elapsed
             line["running"] = item.running
     elif isinstance(item, ShoeStatus):
-        line = {"type": "shoe", "state": item.state}
+        line = {"type": "shoe", "state": str(item.state)}
         if item.detail is not None:
             line["detail"] = item.detail
-        if item.state == "reads_lost":
+        if item.state == ShoeState.READS_LOST:
             line["lost"] = item.lost
             line["cards"] = item.cards
         if item.part is not None:

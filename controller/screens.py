@@ -39,6 +39,7 @@ from controller.events import (
     Seating,
     ShoeChanged,
     ShoeFaultRuling,
+    ShoeState,
     ShotClock,
 )
 
@@ -118,16 +119,19 @@ class Screen:
     inverted: bool = False  # alerts: white background, to catch the eye
 
 
+_SHOE_SHOWN = {ShoeState.OK: "ok", ShoeState.LOST: "LOST"}  # any other: ERR
+
+
 @dataclass
 class Status:
     hand: int | None = None
-    shoe: str = "ok"  # ok, lost, fault
+    shoe: ShoeState = ShoeState.OK  # ok, lost, fault
     hub: str | None = None  # ok, lost, connecting; None: no hub configured (standalone)
     dealer: str | None = None
 
     def line(self) -> str:
         parts = [f"#{self.hand}" if self.hand is not None else "#-",
-                 f"SHOE {'ok' if self.shoe == 'ok' else 'LOST' if self.shoe == 'lost' else 'ERR'}"]
+                 f"SHOE {_SHOE_SHOWN.get(self.shoe, 'ERR')}"]
         if self.hub is not None:
             parts.append("HUB " + {"ok": "ok", "connecting": ".."}.get(self.hub, "LOST"))
         text = " ".join(parts)
@@ -298,7 +302,8 @@ class DisplayModel:
                     self.hand_for_hand = "playing"
             case ShoeChanged(state=state):  # lost reads are an event, not the shoe's state
                 self.status.shoe = state
-                if state == "ok" and self.alert is not None and self.alert.cause == "shoe_link":
+                if (state == ShoeState.OK and self.alert is not None
+                        and self.alert.cause == "shoe_link"):
                     self.alert = None  # "SHOE LINK LOST" must not outlive the link's return
             case DealerSignedIn(dealer=dealer):
                 self.status.dealer = dealer
@@ -396,7 +401,7 @@ def sample_screens(device: str = "oled") -> dict[str, Screen]:
     """One of each screen as ``device`` (``oled`` or ``lcd``) shows it, for ``tablectl render``
     and the golden-image tests; a ruling in more than one page gives one screen a page
     (``alert-premature-p1``, ``-p2``...)."""
-    status = Status(hand=42, shoe="ok", hub="ok", dealer="D17").line()
+    status = Status(hand=42, shoe=ShoeState.OK, hub="ok", dealer="D17").line()
     screens = _fixed_samples(status)
     for name, (action, text) in SAMPLE_RULINGS.items():
         model = DisplayModel(alert_lines=ALERT_LINES[device])

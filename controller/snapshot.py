@@ -24,7 +24,7 @@ from typing import Any
 
 from controller.cards import HOLE_CARDS, parse_ndef_text
 from controller.clock import BlindClock
-from controller.events import EventDataError, Level, from_json
+from controller.events import EventDataError, Level, ShoeState, from_json
 from controller.hand import Hand, Phase
 from controller.inputs import SHOE_STATES
 from controller.screens import Alert, DeckCheckShown, DisplayModel
@@ -234,6 +234,8 @@ def _is_text(value: Any) -> bool:
 
 
 _POSITIONS = ("button", "small_blind", "big_blind", "seats")
+# The states a shoe stays in (lost reads are an event of a link that is back).
+_SHOE_STAYS = tuple(s for s in SHOE_STATES if s != ShoeState.READS_LOST)
 
 
 def _read_positions(data: _Object | None) -> Positions | None:
@@ -334,8 +336,7 @@ def _restore_core_v1(core: _Object, table: Table) -> list[str]:
     if shot is not None:
         table.shot.running = RunningShot(shot.number("started"), shot.number("seconds"),
                                          shot.number("countdown"), shot.flag("countdown_sent"))
-    table.shoe_state = core.text("shoe_state", tuple(s for s in SHOE_STATES
-                                                    if s != "reads_lost"))
+    table.shoe_state = ShoeState(core.text("shoe_state", _SHOE_STAYS))
     reread = core.opt_obj("reread", ("card", "deck", "tag", "t"))
     if reread is not None:
         table.restore_last_read((reread.text("card"), reread.opt_text("deck"),
@@ -429,7 +430,7 @@ def _restore_screen_v1(data: _Object, model: DisplayModel) -> None:
     model.game = data.opt_text("game")
     status = data.obj("status", ("hand", "shoe", "dealer"))
     model.status.hand = status.opt_whole("hand", 1)
-    model.status.shoe = status.text("shoe", SHOE_STATES)
+    model.status.shoe = ShoeState(status.text("shoe", SHOE_STATES))
     model.status.dealer = status.opt_text("dealer")
 
 

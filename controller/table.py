@@ -32,6 +32,7 @@ from controller.events import (
     Seating,
     ShoeChanged,
     ShoeReadsLost,
+    ShoeState,
     TableSetup,
 )
 from controller.hand import Drawn, Hand
@@ -142,7 +143,7 @@ class Table:
         self.clock: BlindClock | None = None
         self.clock_source = "table"  # "venue" once the hub's clock is followed (sync)
         self.shot = ShotClockTimer()
-        self.shoe_state = "ok"
+        self.shoe_state = ShoeState.OK
         self._rereads = Rereads(self.config.reread_window)
         self.choice = DealersChoice()
         self.waiting: tuple[int, ...] = ()  # seated, dealt around until the button passes
@@ -537,14 +538,15 @@ class Table:
         return self.clock.stop(t)
 
     def _shoe(self, item: ShoeStatus, t: float) -> list[Event]:
-        if item.state == "reads_lost":
+        if item.state == ShoeState.READS_LOST:
             return self._reads_lost(item, t)
         previous, self.shoe_state = self.shoe_state, item.state
-        resumed = item.state == "ok" and previous != "ok" and self.hand_in_progress
+        resumed = (item.state == ShoeState.OK and previous != ShoeState.OK
+                   and self.hand_in_progress)
         events: list[Event] = [ShoeChanged(state=item.state, hand=self._active_number(), t=t,
                                            detail=item.detail or None,
                                            resumed=True if resumed else None)]
-        if item.state != "ok" and previous == "ok" and self.hand_in_progress:
+        if item.state != ShoeState.OK and previous == ShoeState.OK and self.hand_in_progress:
             assert self.hand is not None
             events += self.hand.shoe_fault(item.state, item.part, item.detail, t)
         return events

@@ -12,6 +12,7 @@ cards by the whole error, and a pause would read as the dealing rhythm.
 from __future__ import annotations
 
 from controller.cards import label_of, normal_uid
+from controller.events import Face, ShoeState
 from controller.inputs import (
     CardRead,
     DealerSignIn,
@@ -86,14 +87,14 @@ class ShoeTranslator:
     def translate(self, event: ShoeLinkEvent, host_now: float) -> list[Input]:
         if isinstance(event, m.CardDrawn):
             t = self.clock.to_host(event.ms, host_now)
-            face = "up" if event.face_up else "down"
+            face = Face.UP if event.face_up else Face.DOWN
             if event.unreadable:
                 return [CardRead(None, None, None, face, event.boxed, t)]
             return [tag_read(event.uid_hex, event.text, t, face, event.boxed,
                              cut=event.text_cut)]
         if isinstance(event, ReadsLost):
             cards = "" if event.cards is None else f", {event.cards} of them card reads"
-            return [ShoeStatus("reads_lost",
+            return [ShoeStatus(ShoeState.READS_LOST,
                                f"the shoe's queue overflowed: messages {event.first_seq}-"
                                f"{event.last_seq} lost{cards}", host_now, event.count,
                                event.cards)]
@@ -104,27 +105,28 @@ class ShoeTranslator:
         if isinstance(event, m.Fault):
             t = self.clock.to_host(event.ms, host_now)
             if event.active:
-                return [ShoeStatus("fault", f"{event.source}: {event.text}", t,
+                return [ShoeStatus(ShoeState.FAULT, f"{event.source}: {event.text}", t,
                                    part=event.source)]
-            return [ShoeStatus("ok", f"{event.source}: {event.text}", t, part=event.source)]
+            return [ShoeStatus(ShoeState.OK, f"{event.source}: {event.text}", t,
+                               part=event.source)]
         if isinstance(event, m.Heartbeat):
             self.clock.observe(event.ms, host_now)
             return []
         if isinstance(event, ShoeRestarted):
             self.clock.reset()
-            return [ShoeStatus("fault", "shoe restarted: reads it had not sent are lost",
+            return [ShoeStatus(ShoeState.FAULT, "shoe restarted: reads it had not sent are lost",
                                host_now, part="restart")]
         if isinstance(event, LinkDown):
-            return [ShoeStatus("lost", event.reason, host_now)]
+            return [ShoeStatus(ShoeState.LOST, event.reason, host_now)]
         if isinstance(event, LinkUp):
-            return [ShoeStatus("ok", None, host_now)]
+            return [ShoeStatus(ShoeState.OK, None, host_now)]
         return []  # noise and retransmissions: the host link counts them (HostLink.stats)
 
 
 BADGE_PREFIX = "dealer:"
 
 
-def tag_read(uid: str, text: str | None, t: float, face: str = "down",
+def tag_read(uid: str, text: str | None, t: float, face: Face = Face.DOWN,
              boxed: bool = False, cut: bool = False) -> Input:
     """A tag read by the shoe, or by an NFC reader (SPEC 1.1's second backend, which has no
     orientation sensors: face down, never boxed). A dealer's badge, a tag whose NDEF text is

@@ -127,6 +127,22 @@ def test_the_schema_has_a_shape_for_every_kind_of_irregularity_and_ruling():
     assert schemas["RulingData"]["properties"]["reason"]["enum"] == list(ev.RulingReason)
 
 
+def test_a_cards_role_street_and_face_and_the_shoes_state_are_the_schemas_enums():
+    """Closed vocabularies, one list each: the core's StrEnums are the contract's enums, so a
+    value the core never writes is refused at every boundary that validates."""
+    schemas = document()["components"]["schemas"]
+    card, state = schemas["CardData"]["properties"], schemas["State"]["properties"]
+    assert card["role"]["enum"] == list(ev.CardRole)
+    assert card["face"] == {"const": ev.Face.UP}  # a card seen face down is written without
+    for name, key in (("CardData", "street"), ("RulingData", "street"),
+                      ("IrregularityData", "street"), ("IrregularityData", "betting")):
+        assert schemas[name]["properties"][key]["enum"] == list(ev.Street), (name, key)
+    assert state["street"]["enum"] == [*ev.Street, None]
+    assert state["shoe"]["enum"] == [s for s in ev.ShoeState if s != ev.ShoeState.READS_LOST]
+    assert schemas["IrregularityData"]["properties"]["state"]["enum"] == [
+        s for s in ev.ShoeState if s != ev.ShoeState.OK]
+
+
 def test_the_public_schema_shows_the_card_of_the_kinds_whose_class_shows_it():
     (rule,) = [part for part in document()["components"]["schemas"]["PublicEnvelope"]["allOf"]
                if part.get("if", {}).get("properties", {}).get("type") == {
@@ -154,6 +170,12 @@ def test_each_event_class_is_what_its_asyncapi_schema_says(cls):
         if allowed:
             assert python <= allowed | ({"number"} if "integer" in allowed else set()) | (
                 {"integer"} if "number" in allowed else set()), (key, python, allowed)
+        vocabulary = ev._vocabulary(hints[f.name])
+        if vocabulary is not None:  # closed in the schema too, to values the class has
+            schema = described[key]
+            closed = schema.get("enum", [schema["const"]] if "const" in schema else None)
+            assert closed is not None, f"{SCHEMAS[cls.TYPE]}.{key} is open: {vocabulary}"
+            assert set(closed) - {None} <= set(vocabulary), (key, closed, list(vocabulary))
     for key in required:
         assert key in data_fields and _written_always(data_fields[key]), key
 

@@ -747,6 +747,64 @@ def test_a_state_with_a_seat_twice_is_refused_and_makes_no_phantom_players(live_
     _alive(hub, box, link, 20_001)
 
 
+_A_CARD = {"type": "card", "hand": 3, "n": 5, "card": "Kd", "deck": "R1", "role": "board",
+           "street": "flop", "t": 12.5}
+_A_STATE = {"hand": 3, "in_progress": True, "street": "flop", "shoe": "ok", "clock": None,
+            "hand_for_hand": "off", "seats": [1, 2], "links": {"hub": "ok"}, "last_seq": 9,
+            "ts": 1}
+
+
+@pytest.mark.parametrize("key, value", [("role", "dealt"), ("street", "showdown"),
+                                        ("face", "down"), ("street", "Flop")])
+def test_a_card_with_a_role_street_or_face_of_no_vocabulary_is_refused_everywhere(key, value):
+    """A card's role, street and face are closed: the hub's gate (the contract's schema, on
+    private and public envelopes alike), the outbox's and a replay's reading (the core's
+    event classes) and the table's state refuse a value the core never writes."""
+    from contract.snapshots import TableState
+    from controller.events import EventDataError, from_json
+
+    good = envelope(_A_CARD, venue=VENUE, table="t1", seq=1, boot=1, ts_ms=1)
+    validate("Envelope", good)
+    assert from_json(dict(_A_CARD)).to_json() == _A_CARD
+    bad_card = {**_A_CARD, key: value}
+    bad = envelope(bad_card, venue=VENUE, table="t1", seq=1, boot=1, ts_ms=1)
+    for schema in ("Envelope", "PublicEnvelope"):
+        with pytest.raises(ContractError):
+            validate(schema, bad)
+    if key != "face":  # a face down is the core's own word (left out when written)
+        with pytest.raises(EventDataError):
+            from_json(bad_card)
+    TableState.parse(encode(_A_STATE))
+    if key == "street":
+        with pytest.raises(ContractError):
+            TableState.parse(encode({**_A_STATE, "street": value}))
+
+
+@pytest.mark.parametrize("line", [
+    {"type": "card", "card": "As", "face": "sideways"},
+    {"type": "card", "card": "As", "face": "UP"},
+    {"type": "shoe", "state": "melted"},
+    {"type": "shoe", "state": "OK"},
+])
+def test_a_journal_line_with_a_face_or_shoe_state_of_no_vocabulary_is_refused(line):
+    with pytest.raises(InputError, match=r"^(face|state): "):
+        parse_input(line)
+
+
+def test_a_shoe_state_of_no_vocabulary_is_refused_by_the_hub_and_the_outbox():
+    from contract.snapshots import TableState
+    from controller.events import EventDataError, from_json
+
+    with pytest.raises(ContractError):
+        TableState.parse(encode({**_A_STATE, "shoe": "reads_lost"}))  # an event, no state
+    with pytest.raises(ContractError):
+        TableState.parse(encode({**_A_STATE, "shoe": "melted"}))
+    shoe = {"type": "shoe", "state": "lost", "hand": None, "t": 1.0}
+    assert from_json(dict(shoe)).to_json() == shoe
+    with pytest.raises(EventDataError):
+        from_json({**shoe, "state": "melted"})
+
+
 def test_a_badge_with_control_characters_or_cut_to_fit_signs_nobody_in():
     """Badge text from the shoe reached events and displays with control characters (an ESC
     drawn raw resets a terminal display), and cut silently at 219 characters. Neither signs
