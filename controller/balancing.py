@@ -120,21 +120,28 @@ class BalanceRules:
         return min(self.table_size, table.size or self.table_size)
 
 
+class ProposalKind(StrEnum):
+    """What the house's balancing rule proposes (``Proposal.kind``)."""
+
+    BALANCE = "balance"  # a player moves from the largest table to the smallest
+    BREAK = "break"  # a table breaks: its players go to the others
+
+
 @dataclass(frozen=True)
 class Proposal:
-    kind: str  # balance, break
+    kind: ProposalKind
     tables: tuple[str, ...]  # the tables involved: the one players leave first
     moves: tuple[Move, ...]
     reason: str
     rules: tuple[str, ...]  # the profile rules applied
 
     @property
-    def need(self) -> tuple[str, tuple[str, ...]]:
+    def need(self) -> tuple[ProposalKind, tuple[str, ...]]:
         """What calls for it, whoever moves: a confirmation stands while this does."""
         return self.kind, self.tables
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "tables": list(self.tables),
+        return {"kind": str(self.kind), "tables": list(self.tables),
                 "moves": [m.to_json() for m in self.moves], "reason": self.reason,
                 "rules": list(self.rules)}
 
@@ -262,7 +269,7 @@ def propose(tables: Sequence[TableSeats], rules: BalanceRules,
     if total <= room:
         moves = _break_moves(broken, others, rules, draw)
         return Proposal(
-            "break", (broken.table, *sorted({m.to_table for m in moves})), tuple(moves),
+            ProposalKind.BREAK, (broken.table, *sorted({m.to_table for m in moves})), tuple(moves),
             f"{total} players fit at {len(others)} table{'s' if len(others) > 1 else ''} "
             f"of at most {_seats_a_table(others, rules)}: table {broken.table} breaks, its "
             "players draw for the open seats", ("table_size", "break_table_at"))
@@ -279,7 +286,7 @@ def propose(tables: Sequence[TableSeats], rules: BalanceRules,
     moves = _balance_moves(largest, smallest, count, rules, draw)
     who = "players" if count > 1 else "a player"
     return Proposal(
-        "balance", (largest.table, smallest.table), tuple(moves),
+        ProposalKind.BALANCE, (largest.table, smallest.table), tuple(moves),
         f"table {largest.table} has {len(largest.seats)} players and {smallest.table} "
         f"{len(smallest.seats)}: more than {rules.difference} apart, {who} move"
         f"{'' if count > 1 else 's'}", RULE_KEYS[:4])

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contract.envelope import LEGACY_INCARNATION, incarnation_of
+from controller.events import RulingAction, RulingReason, Street
 from hub.states import Severity
 from hub.updates import AlertHiddenUpdate, AlertUpdate, Update
 
@@ -63,13 +64,13 @@ def severity_of(kind: str) -> Severity:
 ALERT_EVENT_TYPES = ("ruling", "deck_check.result", "shot_clock", "floor.called",
                      "clock.hold", "hand_for_hand", "journal.quarantined")
 # A ruling that sends the dealer to the floor, by its reason: the alert's kind.
-FLOOR_REASONS = {
-    "unknown_tag": "unknown_tag",
-    "shoe_fault": "shoe_fault",
-    "wrong_card_count": "missing_card",
-    "too_many_board_cards": "too_many_cards",
-    "missing_burn": "missing_burn",
-    "wrong_game": "wrong_game",
+FLOOR_REASONS: dict[str, str] = {
+    RulingReason.UNKNOWN_TAG: "unknown_tag",
+    RulingReason.SHOE_FAULT: "shoe_fault",
+    RulingReason.WRONG_CARD_COUNT: "missing_card",
+    RulingReason.TOO_MANY_BOARD_CARDS: "too_many_cards",
+    RulingReason.MISSING_BURN: "missing_burn",
+    RulingReason.WRONG_GAME: "wrong_game",
 }
 MAX_OPEN_ALERTS_PER_TABLE = 50  # more are kept in the database and counted, not shown
 MAX_ALERT_TEXT = 500  # characters of a table's text kept in an alert
@@ -116,7 +117,7 @@ def card_problem(data: dict[str, Any]) -> str:
             if "UNREADABLE" in text else "A card the table does not know")
     seat, street = data.get("seat"), data.get("street")
     where = (f" at seat {seat}" if isinstance(seat, int) else " in the deal"
-             if street == "preflop" else f" on the {street}"
+             if street == Street.PREFLOP else f" on the {street}"
              if isinstance(street, str) and street else "")
     return (f"{what}{where}: the floor checks the card (is it this table's deck? a card of "
             f"another deck goes out, a damaged one is replaced)"
@@ -126,19 +127,19 @@ def card_problem(data: dict[str, Any]) -> str:
 def _ruling_alert(action: object, data: dict[str, Any]) -> tuple[str, str] | None:
     text = str(data.get("text", ""))
     seat = data.get("seat")
-    if action == "call_floor" and data.get("reason") == "unknown_tag":
+    if action == RulingAction.CALL_FLOOR and data.get("reason") == RulingReason.UNKNOWN_TAG:
         return "unknown_tag", card_problem(data)
     if isinstance(seat, int) and f"seat {seat}" not in text:
         text = f"seat {seat}: {text}"  # where the floor must look
     match action:
-        case "misdeal":
+        case RulingAction.MISDEAL:
             return "misdeal", text or "misdeal"
-        case "void_hand":
-            fouled = data.get("reason") == "duplicate_card"
+        case RulingAction.VOID_HAND:
+            fouled = data.get("reason") == RulingReason.DUPLICATE_CARD
             return ("deck_fouled" if fouled else "void_hand"), text or "void hand"
-        case "call_floor":
+        case RulingAction.CALL_FLOOR:
             return FLOOR_REASONS.get(str(data.get("reason")), "floor_ruling"), text
-        case "scramble_flop":  # TDA 39: the floor picks the burn
+        case RulingAction.SCRAMBLE_FLOP:  # TDA 39: the floor picks the burn
             return "flop_scramble", text
     return None
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from controller.balancing import ProposalKind
 from hub.floor_part import FloorPart
-from hub.states import ProposalKind
 
 if TYPE_CHECKING:
     from hub.auth import User

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.balancing import RULE_KEYS as BALANCE_RULES
-from controller.balancing import BalanceRules, Proposal, TableSeats, propose
+from controller.balancing import BalanceRules, Proposal, ProposalKind, TableSeats, propose
 from controller.seating import SEAT_MIN
-from hub.states import COUNTED, ProposalKind
+from hub.states import COUNTED
 from hub.updates import BalanceUpdate, Update
 
 if TYPE_CHECKING:

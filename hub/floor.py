@@ -18,6 +18,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from controller.events import ShoeState, Street
 from controller.inputs import dealer_id_problem
 from controller.seating import SEAT_MAX
 from hub.alerts import ALERT_LABELS, Alert, AlertDesk
@@ -250,7 +251,8 @@ class FloorView:
         data = envelope.get("data") or {}
         match envelope.get("type"):
             case "hand.started":
-                view.hand, view.in_progress, view.street = envelope.get("hand"), True, "preflop"
+                view.hand, view.in_progress = envelope.get("hand"), True
+                view.street = Street.PREFLOP
                 view.level = data.get("level", view.level)
                 view.redeal_pending = False
                 self.balance_stale = True
@@ -267,7 +269,7 @@ class FloorView:
                 view.hands_per_hour = data.get("hands_per_hour")
             case "level":
                 view.level = data.get("level", view.level)
-            case "shoe" if data.get("state") != "reads_lost":  # lost reads: an event, the
+            case "shoe" if data.get("state") != ShoeState.READS_LOST:  # lost reads: an event, the
                 view.shoe = data.get("state", view.shoe)       # shoe itself is back (alerted)
             case "hand_for_hand":
                 view.hand_for_hand = _HAND_FOR_HAND.get(str(data.get("state")),

@@ -12,10 +12,11 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from controller.balancing import ProposalKind
 from hub.refused import StaffError
 from hub.roster import display_name
 from hub.seating import PlannedMove, SeatingRefused
-from hub.states import ProposalKind, TableStatus
+from hub.states import TableStatus
 from hub.updates import BustoutUpdate, RosterUpdate, Update
 
 if TYPE_CHECKING:

@@ -29,13 +29,6 @@ class SeatingState(StrEnum):
     UNREACHABLE = "unreachable"  # not taken, and the table is not online
 
 
-class ProposalKind(StrEnum):
-    """What the house's balancing rule proposes (controller/balancing.py's ``Proposal.kind``)."""
-
-    BALANCE = "balance"  # a player moves from the largest table to the smallest
-    BREAK = "break"  # a table breaks: its players go to the others
-
-
 class Severity(StrEnum):
     """How urgently the floor must come, most urgent first (hub/alerts.py)."""
 
