@@ -84,7 +84,7 @@ system-deps:
 # the import's to report, so it does not stop the run.
 unit: $(STAMP) system-deps $(MICROPYTHON)
 	-@$(PY) -m compileall -q -j 0 $(VENV)/lib contract controller firmware_bridge hardware \
-	  houses hub simulators tablectl harness tests/*.py tests/bench >/dev/null
+	  houses store hub group simulators tablectl harness tests/*.py tests/bench >/dev/null
 	PKR_REQUIRE_MICROPYTHON=1 $(PY) -m pytest -n 4 --dist loadfile --no-loadscope-reorder
 
 # The real MicroPython interpreter for the firmware's tests, its version pinned by the lock.

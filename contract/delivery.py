@@ -2,9 +2,9 @@
 to send, the broker's PUBACKs, the recorder's requests and the connection's ups and downs,
 each sender says which messages to publish (their payloads, ready) and which rows may be
 dropped; the MQTT, NATS and database shells around them are ``hardware/mqtt_link.py`` and
-``hub/uplink.py``. So the rules can be driven through loss, duplication, reordering and
+``group/uplink.py``. So the rules can be driven through loss, duplication, reordering and
 restarts in milliseconds, with the recorder's own pure rules (``hub/ledger.py``,
-``hub/gaps.py``), in ``tests/test_delivery.py``.
+``group/gaps.py``), in ``tests/test_delivery.py``.
 
 ``OutboxSender`` (a table's link to its venue's recorder): the outbox's rows in ``seq`` order,
 at most ``max_inflight`` messages the broker has not acknowledged, each to ``private`` (whole)
@@ -212,7 +212,7 @@ UPLINK_BATCH_BYTES = 120_000  # the contract's EnvelopeBatch: at most 128 kB, wi
 COUNTS_PER_MESSAGE = 500  # the contract's UplinkCounts: streams a message
 REPORT_MESSAGES = 4  # UplinkCounts messages a report at most: more streams take turns
 
-# A table's incarnation, (table, incarnation): what the uplink counts (``hub.ledger.Stream``
+# A table's incarnation, (table, incarnation): what the uplink counts (``contract.envelope.Stream``
 # is one). Its seqs run without a gap from its first (``since``), which need not be 1.
 StreamKey = tuple[str, str]
 S = TypeVar("S", bound=StreamKey)

@@ -4,13 +4,22 @@ elsewhere; the retained ``state`` snapshot is ``contract/snapshots.py``'s."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 SCHEMA_VERSION = 1
 
 # The incarnation of the events a table made before incarnations existed (an outbox, or a
 # hub's database, from an earlier release): an envelope without one belongs to it.
 LEGACY_INCARNATION = "0" * 32
+
+
+class Stream(NamedTuple):
+    """One incarnation of a table: its events' seqs count from where it started, without a
+    gap (``hardware/outbox.py``). What the venue's recorder, a venue's uplink and the group's
+    centre each count."""
+
+    table: str
+    incarnation: str
 
 
 def envelope(event: dict[str, Any], *, venue: str, table: str, seq: int, boot: int,

@@ -1,6 +1,6 @@
 """``QueueWorker``: the one shape of every long-lived part that talks to a broker (a table's link,
 the hub's recorder, floor and venue clock over MQTT, ``contract.mqtt``; a venue's uplink and the
-group's central recorder over NATS, ``hub.group_link``).
+group's central recorder over NATS, ``group.link``).
 
 A worker owns its state on one thread. The network library's callbacks run on its own thread
 and only put typed items (``Connected``, ``Disconnected``, ``Received``, and what the transport

@@ -1,1 +1,1 @@
-"""The venue side: the recorder, the venue clock, the floor dashboard and the group's centre."""
+"""The venue side: the recorder, the venue clock and the floor dashboard."""

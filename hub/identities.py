@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from contract.envelope import LEGACY_INCARNATION
-from hub.ledger import Stream
+from contract.envelope import LEGACY_INCARNATION, Stream
 
 News = list[tuple[str, str]]  # (alert kind, text)
 # A table clock this far from the hub's is flagged (more than a network's delay, less than

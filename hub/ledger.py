@@ -18,16 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, TypeVar
 
-
-class Stream(NamedTuple):
-    """One incarnation of a table: its events' seqs count from where it started, without a
-    gap (``hardware/outbox.py``)."""
-
-    table: str
-    incarnation: str
-
+from contract.envelope import Stream
 
 # What the ledger counts: a table's incarnation at the recorder, a bare name in the tests.
 K = TypeVar("K", str, Stream)

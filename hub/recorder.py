@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from contract import topics
-from contract.envelope import LEGACY_INCARNATION, incarnation_of
+from contract.envelope import LEGACY_INCARNATION, Stream, incarnation_of
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
 from contract.schema import ContractError, receive, receive_events
 from contract.supervise import LogOnce
 from contract.wire import encode
 from hub.identities import TableIdentities
-from hub.ledger import RecorderLedger, Replay, Stream
+from hub.ledger import RecorderLedger, Replay
 from hub.states import TableStatus
 from hub.storage import Storage, open_storage
 

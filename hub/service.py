@@ -26,7 +26,6 @@ from contract.wire import WireError, decode, encode
 from controller.clock import Structure
 from controller.profiles import ProfileError
 from houses.loaders import load_profile
-from hub import uplink_state
 from hub.alert_cases import AlertCases
 from hub.alerts import ALERT_EVENT_TYPES, Alert
 from hub.auth import User
@@ -45,6 +44,7 @@ from hub.states import TableStatus
 from hub.storage import Storage, open_storage
 from hub.updates import Update
 from hub.venue_clock import VenueClock
+from store import uplink_state
 
 log = logging.getLogger("tablectl.hub")
 

@@ -8,13 +8,12 @@ PostgreSQL when given a URL; the same schema, created and migrated by version.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from contract.envelope import LEGACY_INCARNATION, incarnation_of
+from contract.envelope import LEGACY_INCARNATION, Stream, incarnation_of
 from contract.wire import encode
-from hub.ledger import Stream
+from store.database import connect, migrate
 
 # Each migration brings the schema from version i to i + 1; the same for both databases.
 MIGRATIONS = [
@@ -110,18 +109,6 @@ ROSTER_COLUMNS = ("id", "name", "registered_at", "entries", "add_ons", "table", 
 
 # The events a hand-history view is made of.
 HISTORY_TYPES = ("hand.started", "hand.ended", "hand.record", "ruling", "irregularity")
-
-
-def migrate(execute: Any, version_table: str, migrations: list[list[str]]) -> None:
-    """Bring a schema to its last version: the migrations after the one ``version_table``
-    records, each recorded as it is done (``execute`` takes "?" parameters)."""
-    execute(f"CREATE TABLE IF NOT EXISTS {version_table} (version INTEGER NOT NULL)")
-    row = execute(f"SELECT MAX(version) FROM {version_table}").fetchone()
-    version = int(row[0]) if row and row[0] is not None else 0
-    for number, statements in enumerate(migrations[version:], start=version + 1):
-        for statement in statements:
-            execute(statement)
-        execute(f"INSERT INTO {version_table} VALUES (?)", (number,))
 
 
 class Storage:
@@ -443,7 +430,7 @@ class Storage:
         self.commit()
         return counts
 
-    # -- the group's uplink (``hub.uplink``)
+    # -- the group's uplink (``group.uplink``: a venue's events read from here)
     def uplink_streams(self) -> dict[Stream, tuple[int, int]]:
         """Each table's incarnations: its first seq, and the seq up to which the recorder
         holds it without a gap (what the uplink may send)."""
@@ -458,23 +445,6 @@ class Storage:
 
     def close(self) -> None:
         self.db.close()
-
-
-def connect(location: str, *, passed_between_threads: bool = False) -> tuple[Any, str]:
-    """A database connection and its driver's parameter marker: PostgreSQL for a
-    ``postgresql://`` URL (psycopg 3), else a SQLite file (WAL, every commit on disk).
-    ``passed_between_threads``: used by one thread at a time, but not always the same one (a
-    streamed answer, read on whichever of the web server's threads is free; psycopg's
-    connections allow it anyway, SQLite's must be told)."""
-    if location.startswith(("postgresql://", "postgres://")):
-        import psycopg
-
-        return psycopg.connect(location), "%s"
-    db = sqlite3.connect(location.removeprefix("sqlite:///"), timeout=30,
-                         check_same_thread=not passed_between_threads)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=FULL")
-    return db, "?"
 
 
 def open_storage(location: str, *, passed_between_threads: bool = False) -> Storage:

@@ -311,7 +311,7 @@ def _cluster_endpoint(config: HubConfig, name: str, user: str) -> Any:
     is the connection's name at the cluster."""
     from pathlib import Path
 
-    from hub.group_link import GroupEndpoint
+    from group.link import GroupEndpoint
     from tablectl.hub_config import HubConfigError
     from tablectl.secret_files import loose_secret
 
@@ -353,7 +353,7 @@ def cmd_central(args: argparse.Namespace) -> int:
     import logging
     import time
 
-    from hub.group import CentralRecorder
+    from group.centre import CentralRecorder
 
     config = _hub_config("central", args)
     endpoint = _cluster_endpoint(config, config.central.client_id, "central")
@@ -384,7 +384,7 @@ def cmd_uplink(args: argparse.Namespace) -> int:
     import logging
     import time
 
-    from hub.uplink import Uplink
+    from group.uplink import Uplink
 
     config = _hub_config("uplink", args)
     venue, db = config.venue.id, config.storage.db

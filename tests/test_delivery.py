@@ -1,6 +1,6 @@
 """Delivery without a broker (``contract/delivery.py``): the table's sender with the venue
 recorder's rules (``hub/ledger.py``), and the venue's uplink sender with the group centre's
-(``hub/gaps.py``), each with its outbox or database, all in memory and driven by hypothesis
+(``group/gaps.py``), each with its outbox or database, all in memory and driven by hypothesis
 through a broker that reorders and redelivers, connections that drop what is on its way,
 sessions lost (a broker restarted, a recorder without its session), the centre's database
 restored from an older backup, and either side restarted. Every run must end, once the network
@@ -31,12 +31,12 @@ from contract.delivery import (
     UplinkMessage,
     UplinkSender,
 )
-from contract.envelope import LEGACY_INCARNATION, envelope, incarnation_of
+from contract.envelope import LEGACY_INCARNATION, Stream, envelope, incarnation_of
 from contract.schema import receive, receive_events
 from contract.views import public_envelope, public_event
 from contract.wire import encode
-from hub.gaps import PATIENCE_S, CentralHoldings
-from hub.ledger import RecorderLedger, Stream
+from group.gaps import PATIENCE_S, CentralHoldings
+from hub.ledger import RecorderLedger
 
 VENUE = "v1"
 TABLES = ("t1", "t2")
@@ -542,7 +542,7 @@ class Group:
 
     def centre_turn(self) -> None:
         """The central recorder stores what it took, commits, then answers each message
-        (``hub/group.py``)."""
+        (``group/centre.py``)."""
         for sender, message in self.taken:
             envelopes = receive_events("Envelope", message.payload)
             for stored in envelopes:
@@ -588,7 +588,7 @@ class Group:
 
     def report(self, seconds: float) -> None:
         """Time passes; the uplink reports its counts, the centre asks again what it lacks
-        (lost while the uplink is away), as ``hub/group.py`` and ``hub/uplink.py`` do."""
+        (lost while the uplink is away), as ``group/centre.py`` and ``group/uplink.py`` do."""
         self.now += seconds
         for report in self.sender.reports(self.now):
             receive("UplinkCounts", encode(report))  # the contract allows it

@@ -25,8 +25,8 @@ import pytest
 
 from contract.envelope import envelope
 from contract.wire import encode
+from group.centre import GroupStorage
 from harness.nats_cluster import NatsCluster
-from hub.group import GroupStorage
 from tests.bench.multi_venue import Group
 
 FLOOD_SECONDS = 5.0
@@ -215,10 +215,10 @@ def test_the_cluster_holds_each_venue_to_its_account_limits(tmp_path):
 
 
 def test_the_intake_serves_venues_in_turn_and_bounds_each():
-    """``hub.intake.FairIntake`` by itself: a venue with many waiting takes its turn behind
+    """``group.intake.FairIntake`` by itself: a venue with many waiting takes its turn behind
     each other venue's one; a full share refuses (and counts) what comes, by messages and by
     bytes; a venue with nothing waiting gets one in whatever its size."""
-    from hub.intake import FairIntake
+    from group.intake import FairIntake
 
     intake: FairIntake[str] = FairIntake(max_messages=4, max_bytes=100)
     assert intake.offer("a", "a-huge", 1_000)  # alone: in, whatever its size

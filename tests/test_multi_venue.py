@@ -20,10 +20,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from contract.envelope import LEGACY_INCARNATION, envelope
-from hub.gaps import CentralHoldings
-from hub.group import GroupStorage
-from hub.ledger import Stream
+from contract.envelope import LEGACY_INCARNATION, Stream, envelope
+from group.centre import GroupStorage
+from group.gaps import CentralHoldings
 from tests.bench.multi_venue import Group, record
 from tests.conftest import bench_figures, wait_for
 
@@ -270,10 +269,10 @@ def test_an_uplink_sends_again_what_the_recorder_took_but_never_answered(tmp_pat
     keeps its count and, once the recorder is gone and another runs, sends the message again
     after its answer timeout; the second recorder stores and answers it, and only then does
     the uplink count it. (In process, on the real cluster.)"""
-    from hub.group import CentralRecorder
-    from hub.group_link import GroupEndpoint
+    from group.centre import CentralRecorder
+    from group.link import GroupEndpoint
+    from group.uplink import Uplink
     from hub.storage import open_storage
-    from hub.uplink import Uplink
 
     group = Group(tmp_path, ["a"], postgres).start()
     nodes = tuple(node.address for node in group.cluster.nodes)
@@ -320,8 +319,8 @@ def test_an_uplink_with_a_wrong_password_says_the_cluster_refused_it(tmp_path, p
     (once, however often nats-py tries again), and sends nothing."""
     import logging
 
-    from hub.group_link import GroupEndpoint
-    from hub.uplink import Uplink
+    from group.link import GroupEndpoint
+    from group.uplink import Uplink
 
     group = Group(tmp_path, ["a"], postgres).start()
     nodes = tuple(node.address for node in group.cluster.nodes)
@@ -431,9 +430,9 @@ def test_an_uplink_whose_venue_is_not_the_hubs_parks_what_the_centre_refuses(
     once, and sends the table no more; another table of a's goes on."""
     import logging
 
-    from hub.group_link import GroupEndpoint
+    from group.link import GroupEndpoint
+    from group.uplink import Uplink
     from hub.storage import open_storage
-    from hub.uplink import Uplink
 
     group = Group(tmp_path, ["a"], postgres).start()
     hub = open_storage(group.hub_db("a"))
@@ -472,8 +471,8 @@ def test_a_central_database_that_hangs_makes_the_recorder_unhealthy(tmp_path):
     import sqlite3
 
     from contract.worker import Connected, Received
-    from hub.group import CentralRecorder
-    from hub.group_link import GroupEndpoint
+    from group.centre import CentralRecorder
+    from group.link import GroupEndpoint
 
     db = str(tmp_path / "central.db")
     recorder = CentralRecorder(db, GroupEndpoint(("127.0.0.1:1",)))
@@ -506,8 +505,8 @@ def test_the_central_recorder_answers_after_the_commit_on_the_connection_it_came
     import threading
 
     from contract.worker import Connected, Disconnected, Received
-    from hub.group import CentralRecorder
-    from hub.group_link import GroupEndpoint
+    from group.centre import CentralRecorder
+    from group.link import GroupEndpoint
 
     answered: list[str] = []
 
@@ -648,8 +647,8 @@ def test_the_centre_s_database_of_an_earlier_release_keeps_its_rows_as_legacy_on
     """A central database keyed (venue, table, seq) is migrated: its rows are the legacy
     incarnation's, and a re-installed table's events at the same seqs are stored beside
     them, not taken for them."""
-    from hub.group import MIGRATIONS
-    from hub.storage import connect, migrate
+    from group.centre import MIGRATIONS
+    from store.database import connect, migrate
 
     location = (request.getfixturevalue("postgres") if backend == "postgres"
                 else str(tmp_path / "group.db"))
@@ -713,7 +712,7 @@ def test_an_uplink_state_file_of_an_earlier_release_counts_the_legacy_incarnatio
     the file; then each incarnation is counted apart."""
     import sqlite3
 
-    from hub import uplink_state
+    from store import uplink_state
 
     path = str(tmp_path / "uplink.state")
     with sqlite3.connect(path) as old:

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from contract.envelope import LEGACY_INCARNATION
+from contract.envelope import LEGACY_INCARNATION, Stream
 from hardware.mqtt_link import TableLink
 from hardware.outbox import Outbox
 from houses.loaders import load_structure
-from hub.ledger import Stream
 from hub.recorder import Recorder
 from hub.storage import MIGRATIONS
 from tests.conftest import subscribed, wait_for

@@ -29,11 +29,10 @@ import sys
 import time
 from pathlib import Path
 
-from contract.envelope import LEGACY_INCARNATION, incarnation_of
-from hub.group import GroupStorage
-from hub.ledger import Stream
+from contract.envelope import LEGACY_INCARNATION, Stream, incarnation_of
+from group.centre import GroupStorage
 from hub.storage import open_storage
-from hub.uplink_state import delivered, open_state, save
+from store.uplink_state import delivered, open_state, save
 from tests.bench.multi_venue import Group, record
 from tests.conftest import hub_config_file, wait_for
 

@@ -47,12 +47,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from contract.envelope import LEGACY_INCARNATION, envelope, incarnation_of
+from contract.envelope import LEGACY_INCARNATION, Stream, envelope, incarnation_of
 from contract.wire import encode
+from group.centre import GroupStorage
 from harness.nats_cluster import NatsCluster, Node
 from houses.loaders import load_profile
-from hub.group import GroupStorage
-from hub.ledger import Stream
 from hub.storage import open_storage
 from simulators.dealer_script import session
 from tablectl.bench import replay_lines
@@ -221,7 +220,7 @@ async def _bare_rate(cluster: NatsCluster, password: str, central_password: str,
                      payloads: list[bytes], window: int) -> float:
     import logging
 
-    from hub.group_link import SSL_EOF_NOTICE
+    from group.link import SSL_EOF_NOTICE
 
     logging.getLogger("asyncio").addFilter(SSL_EOF_NOTICE)
     node = cluster.nodes

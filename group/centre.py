@@ -1,7 +1,7 @@
 """The group's central recorder: every venue's events, from the group's cluster (NATS;
 ``deploy/cluster``), into one database, each venue's apart.
 
-Each venue's uplink (``hub.uplink``) sends what its hub recorded through the cluster, each
+Each venue's uplink (``group.uplink``) sends what its hub recorded through the cluster, each
 message with a reply subject; the recorder answers there only after the rows the message
 carried are committed, and the uplink counts a message delivered only on that answer. So a
 message is never lost between the venue and the database: one lost on the way (a node lost,
@@ -20,10 +20,10 @@ venue and table of the subject it came on.
 What an uplink counts but the centre lacks (a central database restored from an older
 backup) comes back: each uplink reports its counts every 2 s, stream by stream (with where each
 starts, which need not be seq 1, and what its venue lost before sending), and the recorder asks
-it to send again the streams it is behind on (``hub.gaps``).
+it to send again the streams it is behind on (``group.gaps``).
 
 No venue can stall the others: what comes in waits in a bounded queue per venue, taken one
-message of each venue in turn (``hub.intake``); what a venue sends past its share is not taken,
+message of each venue in turn (``group.intake``); what a venue sends past its share is not taken,
 so not answered, and its uplink sends it again later (back-pressure). The recorder takes no
 more while its writers have ``max_pending_events`` waiting: memory stays bounded whatever the
 venues send. What it refuses or leaves is logged once a minute a venue, in a few lines.
@@ -42,16 +42,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract import topics
-from contract.envelope import LEGACY_INCARNATION, incarnation_of
+from contract.envelope import LEGACY_INCARNATION, Stream, incarnation_of
 from contract.schema import ContractError, is_name, receive, receive_events, shortened
 from contract.supervise import start_worker
 from contract.wire import encode
 from contract.worker import Connected, Disconnected, Received
-from hub.gaps import CentralHoldings
-from hub.group_link import GroupEndpoint, NatsWorker, subject, topic
-from hub.intake import FairIntake
-from hub.ledger import Stream
-from hub.storage import connect, migrate
+from group.gaps import CentralHoldings
+from group.intake import FairIntake
+from group.link import GroupEndpoint, NatsWorker, subject, topic
+from store.database import connect, migrate
 
 log = logging.getLogger("tablectl.group")
 

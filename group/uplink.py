@@ -1,22 +1,22 @@
 """A venue's uplink to the group: what the venue's hub recorded, table by table and in order,
-sent through the group's cluster (``deploy/cluster``) to the central recorder (``hub.group``).
+sent through the group's cluster (``deploy/cluster``) to the central recorder (``group.centre``).
 
 It reads the hub's database, not the venue's broker: the hub's recorder is where every event
 is complete (it asks tables for what it missed), so the uplink forwards exactly that, however
 long the venue was cut off from the group, and a restart of the venue's broker, of the hub or
 of the uplink loses nothing. It sends a table's events only up to what the recorder has
 committed without a gap, as backlog batches (``EnvelopeBatch``: up to 100 envelopes a
-message), over NATS (``hub.group_link``), each message with a reply subject of its own
+message), over NATS (``group.link``), each message with a reply subject of its own
 (``<inbox>.<number>``). It counts each of a table's incarnations apart (a stream: a table
 re-installed or restored from a backup makes seqs its older incarnations made too; an
 incarnation's start at seq 1 or later is its own, not a gap). The central recorder answers
 once the rows are committed; only then does the uplink move its count for the stream, kept in
-a small SQLite file of its own (``--state``, ``hub.uplink_state``). What is not answered in
+a small SQLite file of its own (``--state``, ``store.uplink_state``). What is not answered in
 time, or was in flight when the connection dropped, is sent again from that count, and after a
 crash everything after it: the central recorder keeps an event once however often it comes.
 
 Every ``report_seconds`` the uplink also reports its counts to the central recorder, which
-asks it to send again the streams it is behind on (``hub.gaps``): a central database restored
+asks it to send again the streams it is behind on (``group.gaps``): a central database restored
 from a backup older than the counts gets back what it lost. The uplink moves such a stream's
 count back to what the centre holds and sends from there, once none of its messages for the
 stream is in flight.
@@ -35,14 +35,13 @@ from collections.abc import Sequence
 
 from contract import topics
 from contract.delivery import UplinkSender, UplinkStats
-from contract.envelope import LEGACY_INCARNATION
+from contract.envelope import LEGACY_INCARNATION, Stream
 from contract.schema import ContractError, receive
 from contract.wire import encode
 from contract.worker import Connected, Disconnected, Received
-from hub import uplink_state
-from hub.group_link import GroupEndpoint, NatsWorker, subject
-from hub.ledger import Stream
+from group.link import GroupEndpoint, NatsWorker, subject
 from hub.storage import Storage, open_storage
+from store import uplink_state
 
 log = logging.getLogger("tablectl.uplink")
 

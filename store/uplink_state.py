@@ -1,7 +1,7 @@
 """The uplink's state file (``uplink.state``): stream by stream (a table's incarnation), what
 the group's centre holds of it (``upto``: every seq up to it answered after the centre's
 commit) and what the venue lost for good before it was sent (``gone``). Written by the uplink
-(``hub.uplink``); read by the hub's retention (``hub.service``), which deletes no event the
+(``group.uplink``); read by the hub's retention (``hub.service``), which deletes no event the
 centre does not hold yet.
 
 A file of an earlier release counted tables (``sent`` and ``gone``, by table): its counts are
@@ -15,8 +15,7 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-from contract.envelope import LEGACY_INCARNATION
-from hub.ledger import Stream
+from contract.envelope import LEGACY_INCARNATION, Stream
 
 SCHEMA = ("CREATE TABLE IF NOT EXISTS streams (tbl TEXT NOT NULL, inc TEXT NOT NULL, "
           "upto INTEGER NOT NULL, gone INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tbl, inc))",)

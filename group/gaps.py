@@ -1,11 +1,12 @@
 """What the group's centre holds of each venue's streams, and what it asks a venue's uplink to
 send again. No I/O: fed the seqs the centre stored and the counts the uplinks report, with the
-time passed in, it says which streams to ask for (the central recorder, ``hub.group``, is the
+time passed in, it says which streams to ask for (the central recorder, ``group.centre``, is the
 NATS shell around it).
 
-A stream is one incarnation of a venue's table (``hub.ledger.Stream``): its seqs run without a
-gap from its first, which need not be 1 (a table's journal starts a new incarnation at each
-start, from the seq it had reached; a re-installed table starts again at 1 under a new one).
+A stream is one incarnation of a venue's table (``contract.envelope.Stream``): its seqs run
+without a gap from its first, which need not be 1 (a table's journal starts a new incarnation
+at each start, from the seq it had reached; a re-installed table starts again at 1 under a new
+one).
 
 Why it is needed: the central recorder answers an uplink's message once its rows are
 committed, and only then does the uplink count it delivered; what the central database loses
@@ -21,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from hub.ledger import Stream
+from contract.envelope import Stream
 
 PATIENCE_S = 3.0  # no progress this long while behind the uplink's count: ask again
 # What a venue's reports can make the centre remember: each table starts an incarnation at

@@ -1,6 +1,6 @@
 """The group's link: a ``QueueWorker`` (``contract.worker``) speaking NATS's own protocol
-(nats-py) to the group's cluster (``deploy/cluster``), for a venue's uplink (``hub.uplink``)
-and the central recorder (``hub.group``).
+(nats-py) to the group's cluster (``deploy/cluster``), for a venue's uplink (``group.uplink``)
+and the central recorder (``group.centre``).
 
 Core NATS only: no JetStream, no MQTT session. A message goes from the node its publisher is
 on to the node its subscriber is on, through the cluster's routes, and is not stored on the
