@@ -6,7 +6,7 @@ Each is parsed once where it arrives and written back as the same JSON (``to_jso
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, TypedDict
 
 from contract.schema import receive
 
@@ -40,6 +40,28 @@ class VenueClockReading:
         return data
 
 
+class ClockShown(TypedDict):
+    """A table's blind clock in its snapshot (schema ``State.clock``)."""
+
+    structure: str
+    level: int | None  # None on a break
+    on_break: bool
+    running: bool
+    remaining: float  # seconds left in the period at the snapshot's moment (ts)
+
+
+class DealerStats(TypedDict):
+    """The dealer's shift so far, as the table would write its summary now (schema
+    ``State.dealer_stats``: a ``dealer.summary`` event's JSON)."""
+
+    type: Literal["dealer.summary"]
+    dealer: str | None
+    hands: int
+    minutes: float
+    hands_per_hour: float | None  # None before a minute has passed
+    t: float
+
+
 @dataclass(frozen=True, kw_only=True)
 class TableState:
     """A table's retained snapshot: the core's ``Table.state()``, the links, the last seq and
@@ -48,7 +70,7 @@ class TableState:
     hand: int | None
     in_progress: bool
     shoe: str
-    clock: dict[str, Any] | None  # structure, level, on_break, running, remaining at ts
+    clock: ClockShown | None
     hand_for_hand: str
     seats: list[int]
     links: dict[str, str]
@@ -61,7 +83,7 @@ class TableState:
     profile: str | None = None
     button: int | None = None
     blind_seats: dict[str, int] | None = None
-    dealer_stats: dict[str, Any] | None = None
+    dealer_stats: DealerStats | None = None  # None: no dealer signed in
     seating: dict[str, int | None] | None = None  # the hub's versions: dealt, held for next
 
     # The order the snapshot is written in (a table's daemon has written it so since before
@@ -93,4 +115,5 @@ class TableState:
         clock = None if self.clock is None else {**self.clock, "remaining": None}
         rest = [(name, getattr(self, name)) for name in self.WRITTEN
                 if name not in ("ts", "last_seq", "clock", "dealer_stats")]
-        return (*rest, ("clock", clock), ("hands", (self.dealer_stats or {}).get("hands")))
+        hands = None if self.dealer_stats is None else self.dealer_stats["hands"]
+        return (*rest, ("clock", clock), ("hands", hands))

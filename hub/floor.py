@@ -196,19 +196,18 @@ class FloorView:
     def on_state(self, name: str, state: TableState, now: int) -> list[Update]:
         view = self.table(name)
         before = (view.seats, view.button, view.blind_seats, view.in_progress)
-        clock = state.clock or {}
-        stats = state.dealer_stats or {}
+        clock, stats = state.clock, state.dealer_stats
         view.hand = state.hand
         view.in_progress = state.in_progress
         view.street = state.street
         view.dealer = state.dealer
-        view.hands_per_hour = stats.get("hands_per_hour")
-        view.dealer_hands = stats.get("hands")
-        view.dealer_minutes = stats.get("minutes")
-        view.level = clock.get("level")
-        view.on_break = bool(clock.get("on_break"))
-        view.clock_running = bool(clock.get("running"))
-        view.remaining = clock.get("remaining")
+        view.hands_per_hour = stats["hands_per_hour"] if stats else None
+        view.dealer_hands = stats["hands"] if stats else None
+        view.dealer_minutes = stats["minutes"] if stats else None
+        view.level = clock["level"] if clock else None
+        view.on_break = clock["on_break"] if clock else False
+        view.clock_running = clock["running"] if clock else False
+        view.remaining = clock["remaining"] if clock else None
         view.state_ts = state.ts or now
         view.shoe = state.shoe
         view.hub_link = state.links.get("hub", view.hub_link)

@@ -805,6 +805,32 @@ def test_a_shoe_state_of_no_vocabulary_is_refused_by_the_hub_and_the_outbox():
         from_json({**shoe, "state": "melted"})
 
 
+def test_a_states_clock_and_dealer_stats_are_read_as_their_types_or_refused():
+    """The snapshot's clock and dealer's figures are typed (contract/snapshots.py): what the
+    core writes is read as it was written; another shape is refused at the gate, so the
+    floor's typed reads never meet a missing key."""
+    from contract.snapshots import TableState
+    from controller.events import DealerSummary
+
+    stats = DealerSummary(dealer="D17", hands=12, minutes=30.5, hands_per_hour=23.6,
+                          t=1830.0).to_json()
+    clock = {"structure": "tda-2024", "level": 3, "on_break": False, "running": True,
+             "remaining": 412.25}
+    state = {**_A_STATE, "clock": clock, "dealer_stats": stats}
+    parsed = TableState.parse(encode(state))
+    assert parsed.clock == clock and parsed.dealer_stats == stats
+    written = parsed.to_json()
+    assert encode(written["clock"]) == encode(clock)
+    assert encode(written["dealer_stats"]) == encode(stats)
+    for bad in ({"dealer_stats": {**stats, "hands": "many"}},
+                {"dealer_stats": {k: v for k, v in stats.items() if k != "minutes"}},
+                {"dealer_stats": {**stats, "type": "dealer"}},
+                {"clock": {**clock, "seconds": 1}},
+                {"clock": {k: v for k, v in clock.items() if k != "remaining"}}):
+        with pytest.raises(ContractError):
+            TableState.parse(encode({**state, **bad}))
+
+
 def test_a_badge_with_control_characters_or_cut_to_fit_signs_nobody_in():
     """Badge text from the shoe reached events and displays with control characters (an ESC
     drawn raw resets a terminal display), and cut silently at 219 characters. Neither signs
