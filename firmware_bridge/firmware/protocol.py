@@ -5,6 +5,7 @@
 # poll(). The host's implementation is firmware_bridge/host.py; vectors.json ties them together.
 
 import struct
+from array import array
 
 VERSION = 1
 HELLO = 0x01
@@ -28,6 +29,11 @@ QUEUE_LIMIT = 128  # unacked messages kept; when full, the oldest is dropped (PR
 RESEND_BYTES = 1024
 MAX_PAYLOAD = 240
 MAX_FRAME = 7 + MAX_PAYLOAD  # a decoded frame: header, payload, CRC
+# The longest frame on the wire: its delimiters and MAX_FRAME bytes COBS-encoded (one code byte
+# for up to 254). The queue holds each message's frame in a slot this long, in one bytearray
+# made when the protocol is (32,000 bytes): a full queue allocates nothing more, and nothing it
+# holds is scattered over the heap.
+SLOT = 2 + MAX_FRAME + 1
 
 FLAG_FACE_UP = 1
 FLAG_BOXED = 2
@@ -37,12 +43,12 @@ FLAG_UNREADABLE = 16  # a card left the shoe but its tag gave no usable UID (UID
 UID_SIZES = (4, 7, 10)
 FAULT_TEXT_MAX = 100
 
-_CRC_TABLE = []
+_CRC_TABLE = array("H", range(256))  # 512 bytes (a list of 256 ints is twice that)
 for _i in range(256):
     _c = _i << 8
     for _ in range(8):
         _c = ((_c << 1) ^ 0x1021) if _c & 0x8000 else (_c << 1)
-    _CRC_TABLE.append(_c & 0xFFFF)
+    _CRC_TABLE[_i] = _c & 0xFFFF
 
 
 def crc16(data):
@@ -127,7 +133,14 @@ class ShoeProtocol:
         self.shoe_id = shoe_id
         self.caps = caps
         self.next_seq = 0  # a boot numbers its reliable messages from 0 (PROTOCOL.md)
-        self.unacked = []  # [seq, frame bytes, type], oldest first
+        # The messages not yet acknowledged: seqs first_seq .. first_seq + held - 1, each
+        # message's frame in slot seq % QUEUE_LIMIT of ``queue``, its length and type beside.
+        self.queue = bytearray(QUEUE_LIMIT * SLOT)
+        self.view = memoryview(self.queue)
+        self.lengths = bytearray(QUEUE_LIMIT)
+        self.types = bytearray(QUEUE_LIMIT)
+        self.first_seq = 0
+        self.held = 0
         self.out = bytearray()
         # Where frames go: into ``out``, which poll() returns, or, given a sink (the board's
         # preallocated USB backlog: put(frame) -> bool, room() -> bytes free), straight into
@@ -149,19 +162,42 @@ class ShoeProtocol:
         self.send_hello()
 
     # -- what the shoe has to say
+    @property
+    def unacked(self):
+        """[seq, frame bytes, type] of each message held, oldest first: made when asked (the
+        simulated shoe and the tests ask; the firmware itself does not)."""
+        out = []
+        for i in range(self.held):
+            seq = (self.first_seq + i) & 0xFFFF
+            slot = seq % QUEUE_LIMIT
+            start = slot * SLOT
+            out.append([seq, bytes(self.queue[start:start + self.lengths[slot]]),
+                        self.types[slot]])
+        return out
+
     def _reliable(self, type_, payload, now_ms):
-        if len(self.unacked) >= QUEUE_LIMIT:
+        data = frame(type_, self.next_seq, payload)
+        if len(data) > SLOT:
+            raise ValueError("frame longer than a queue slot")
+        if self.held >= QUEUE_LIMIT:
             # Full (the host has not acknowledged for a long while): keep the newest, which
             # belong to the hand being dealt. The next HELLO announces the loss: its next_seq
             # skips the dropped numbers and lost_cards counts the card reads among them.
-            dropped = self.unacked.pop(0)
             self.dropped += 1
-            if dropped[2] == CARD:
+            if self.types[self.first_seq % QUEUE_LIMIT] == CARD:
                 self.lost_cards = (self.lost_cards + 1) & 0xFFFF
-        data = frame(type_, self.next_seq, payload)
-        self.unacked.append([self.next_seq, data, type_])
+            self.first_seq = (self.first_seq + 1) & 0xFFFF
+            self.held -= 1
+        slot = self.next_seq % QUEUE_LIMIT
+        start = slot * SLOT
+        self.queue[start:start + len(data)] = data
+        self.lengths[slot] = len(data)
+        self.types[slot] = type_
+        if not self.held:
+            self.first_seq = self.next_seq
+        self.held += 1
         self.next_seq = (self.next_seq + 1) & 0xFFFF
-        if len(self.unacked) == 1:
+        if self.held == 1:
             self.last_send_ms = now_ms
         if self.synced and self.resend_seq is None:
             self._emit(data)  # (during a retransmission, it goes in its turn)
@@ -199,7 +235,7 @@ class ShoeProtocol:
     def send_hello(self):
         # next_seq is the oldest message still held: a host that accepted less than that
         # knows exactly which numbers were dropped from a full queue.
-        oldest = self.unacked[0][0] if self.unacked else self.next_seq
+        oldest = self.first_seq if self.held else self.next_seq
         payload = struct.pack(">BIHH", VERSION, self.boot_id, oldest, self.caps)
         self._emit(frame(HELLO, 0, payload + _text(_ascii(self.firmware, 60))
                          + _text(_ascii(self.shoe_id, 60)) + struct.pack(">H", self.lost_cards)))
@@ -248,38 +284,41 @@ class ShoeProtocol:
         # Cumulative: everything up to and including seq is safe at the host. An ACK for a
         # number outside what is held (one never sent in this boot, or an old one) is
         # ignored: it must never discard a read the host does not have.
-        if self.unacked:
-            held = (seq - self.unacked[0][0]) & 0xFFFF
-            if held < len(self.unacked):
-                del self.unacked[:held + 1]
+        if self.held:
+            upto = (seq - self.first_seq) & 0xFFFF
+            if upto < self.held:
+                self.first_seq = (seq + 1) & 0xFFFF
+                self.held -= upto + 1
                 self.last_send_ms = now_ms
 
     def resend_all(self, now_ms):
         """Send every held message again, in order, from the oldest (paced: poll)."""
         self.last_send_ms = now_ms
-        if self.synced and self.unacked:
-            self.resend_seq = self.unacked[0][0]
+        if self.synced and self.held:
+            self.resend_seq = self.first_seq
 
     def _resend_some(self, now_ms):
-        held = self.unacked
+        held = self.held
         if not held:
             self.resend_seq = None
             return
-        offset = (self.resend_seq - held[0][0]) & 0xFFFF
+        offset = (self.resend_seq - self.first_seq) & 0xFFFF
         if offset >= 0x8000:  # acknowledged meanwhile: go on from the oldest still held
             offset = 0
         sent = 0
         sink = self.sink
-        while offset < len(held) and sent < RESEND_BYTES:
-            data = held[offset][1]
-            if sink is not None and sink.room() < len(data):
+        while offset < held and sent < RESEND_BYTES:
+            slot = (self.first_seq + offset) % QUEUE_LIMIT
+            size = self.lengths[slot]
+            if sink is not None and sink.room() < size:
                 break  # the port's backlog is full: this frame goes on a later poll
-            self._emit(data)
-            sent += len(data)
+            start = slot * SLOT
+            self._emit(self.view[start:start + size])
+            sent += size
             offset += 1
         self.last_send_ms = now_ms  # the next round is due 250 ms after this one ends
-        if offset < len(held):
-            self.resend_seq = held[offset][0]
+        if offset < held:
+            self.resend_seq = (self.first_seq + offset) & 0xFFFF
         else:
             self.resend_seq = None
 
@@ -289,14 +328,14 @@ class ShoeProtocol:
             if not self.synced:
                 self.send_hello()  # no answer to this boot's HELLO yet: say it again
                 self.last_send_ms = now_ms
-            elif self.unacked and self.resend_seq is None:
+            elif self.held and self.resend_seq is None:
                 self.resend_all(now_ms)
         if self.resend_seq is not None:
             self._resend_some(now_ms)
         if _elapsed(now_ms, self.last_heartbeat_ms) >= HEARTBEAT_MS:
             self.last_heartbeat_ms = now_ms
             self._emit(frame(HEARTBEAT, 0, struct.pack(
-                ">IBBB", now_ms & 0xFFFFFFFF, self.mode, min(len(self.unacked), 255),
+                ">IBBB", now_ms & 0xFFFFFFFF, self.mode, min(self.held, 255),
                 self.sensors)))
         if not self.out:
             return b""

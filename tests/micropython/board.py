@@ -1,4 +1,5 @@
-# A fake RP2040 board for the shoe firmware's main.py, on the real MicroPython interpreter.
+# A fake RP2040 board for the shoe firmware (main.py, shoe_main.py) on the real MicroPython
+# interpreter.
 #
 # MicroPython code (it runs inside the WebAssembly port): install() puts fake `machine`, `time`,
 # `select`, `micropython`, `rp2` and `sys` modules in sys.modules, so that `import main` runs
@@ -19,7 +20,16 @@
 #   (CFG_TUD_CDC_EP_BUFSIZE); a piece larger than the room left waits
 #   MICROPY_HW_USB_CDC_TX_TIMEOUT (500 ms) when the host does not read, then writes what fits;
 #   POLLOUT says there is room for one byte. A host that reads empties the FIFO.
+#
+# What the board's C code keeps outside the heap the fake board makes once, at install(): the
+# pins, the I2C buses and the watchdog are static objects on rp2 (machine.Pin(n) returns the
+# same object each time), so the fake ones are too, and the poll objects are made ahead and
+# allocate nothing when registered (the bench adds the port's own: tests/bench/shoe_memory.py).
+# And what the fake board allocates while the firmware calls it (the calls to the test's world,
+# the bytes of the USB serial port) is counted in `meter`: a bench takes it off what a turn of
+# the firmware allocates, so that only the firmware's own allocations are counted.
 
+import gc
 import json
 import sys
 import time as _time
@@ -32,6 +42,31 @@ BUS_US_PER_BYTE = 23  # 9 bit times at 400 kHz
 CDC_FIFO = 256
 CDC_PIECE = 64
 CDC_TIMEOUT_US = 500_000
+PINS = 30  # GP0-GP29
+POLLS = 4  # poll objects made ahead (the firmware makes two)
+
+
+class Meter:
+    """Bytes the fake board allocated while the firmware called it (gc.mem_alloc deltas: the
+    WebAssembly port collects nothing within a run), counted once however deep its calls."""
+
+    def __init__(self):
+        self.depth = 0
+        self.since = 0
+        self.spent = 0
+
+    def enter(self):
+        if not self.depth:
+            self.since = gc.mem_alloc()
+        self.depth += 1
+
+    def leave(self):
+        self.depth -= 1
+        if not self.depth:
+            self.spent += gc.mem_alloc() - self.since
+
+
+meter = Meter()
 
 
 class Stop(BaseException):
@@ -43,7 +78,11 @@ class Reset(BaseException):
 
 
 def call(message):
-    return js.host(json.dumps(message))
+    meter.enter()
+    try:
+        return js.host(json.dumps(message))
+    finally:
+        meter.leave()
 
 
 class World:
@@ -51,9 +90,10 @@ class World:
         self.us = start_ms * 1000
         self.stdin = bytearray()
         self.stdout = bytearray()
-        self.pins = {}
+        self.pins = [None] * PINS  # each pin's level, None while nothing drives it
         self.interrupt_char = 3
-        self.kbd_intr_calls = []
+        self.kbd_intr_calls = [None] * 8  # made ahead: main.py's import calls it
+        self.kbd_intr_count = 0
         self.watchdog = None
         self.last_feed_us = 0
         self.feeds = 0
@@ -66,6 +106,13 @@ class World:
         self.write_waits = 0  # USB serial writes that waited for room
 
     def turn(self, ms):
+        meter.enter()
+        try:
+            self._turn(ms)
+        finally:
+            meter.leave()
+
+    def _turn(self, ms):
         if self.last_turn_us is not None:
             self.longest_turn_us = max(self.longest_turn_us, self.us - self.last_turn_us)
         self.us += ms * 1000
@@ -127,19 +174,25 @@ WIRED = (4, 5, 6)  # SDA, SCL and the PN532's RSTPDN: what the board drives ther
 
 
 class Pin:
+    """A pin: machine.Pin(n, ...) sets up and returns the one object of pin n (PinClass)."""
+
     IN = 0
     OUT = 1
     OPEN_DRAIN = 2
     PULL_UP = 1
     PULL_DOWN = 2
 
-    def __init__(self, number, mode=-1, pull=None, value=None):
+    def __init__(self, number):
         self.number = number
+        self.mode = -1
+
+    def init(self, mode=-1, pull=None, value=None):
         self.mode = mode
-        if pull == Pin.PULL_UP:
-            world.pins.setdefault(number, 1)
+        if pull == Pin.PULL_UP and world.pins[self.number] is None:
+            world.pins[self.number] = 1
         if value is not None and mode in (Pin.OUT, Pin.OPEN_DRAIN):
             self.value(value)
+        return self
 
     def value(self, level=None):
         if level is not None:
@@ -148,47 +201,81 @@ class Pin:
                 call({"op": "pin", "us": world.us, "pin": self.number, "level": level})
             world.pins[self.number] = level
             return None
-        return world.pins.get(self.number, 0)
+        level = world.pins[self.number]
+        return 0 if level is None else level
+
+
+class PinClass:
+    """machine.Pin: its constants, and called, pin n's object set up (rp2's are static)."""
+
+    IN = Pin.IN
+    OUT = Pin.OUT
+    OPEN_DRAIN = Pin.OPEN_DRAIN
+    PULL_UP = Pin.PULL_UP
+    PULL_DOWN = Pin.PULL_DOWN
+
+    def __call__(self, number, mode=-1, pull=None, value=None):
+        return world.pin_objects[number].init(mode, pull, value)
 
 
 class I2C:
-    def __init__(self, bus_id, sda=None, scl=None, freq=400000):
+    def __init__(self, bus_id):
         self.bus_id = bus_id
 
     def writeto(self, address, data, stop=True):
-        world.us += BUS_US_PER_BYTE * (len(data) + 1)
-        answer = call({"op": "i2c_write", "us": world.us, "address": address,
-                       "data": bytes(data).hex()})
-        if answer:
-            raise OSError(int(answer))  # e.g. 5 (EIO): no device acknowledged
-        return len(data)
+        meter.enter()
+        try:
+            world.us += BUS_US_PER_BYTE * (len(data) + 1)
+            answer = call({"op": "i2c_write", "us": world.us, "address": address,
+                           "data": bytes(data).hex()})
+            if answer:
+                raise OSError(int(answer))  # e.g. 5 (EIO): no device acknowledged
+            return len(data)
+        finally:
+            meter.leave()
 
     def readfrom(self, address, count, stop=True):
-        world.us += BUS_US_PER_BYTE * (count + 1)
-        answer = call({"op": "i2c_read", "us": world.us, "address": address, "count": count})
-        if answer.startswith("E"):
-            raise OSError(int(answer[1:]))
-        return bytes.fromhex(answer)
+        meter.enter()
+        try:
+            world.us += BUS_US_PER_BYTE * (count + 1)
+            answer = call({"op": "i2c_read", "us": world.us, "address": address,
+                           "count": count})
+            if answer.startswith("E"):
+                raise OSError(int(answer[1:]))
+            return bytes.fromhex(answer)
+        finally:
+            meter.leave()
 
     def readfrom_into(self, address, buf, stop=True):
-        data = self.readfrom(address, len(buf), stop)
-        buf[:] = data
+        meter.enter()
+        try:
+            data = self.readfrom(address, len(buf), stop)
+            buf[:] = data
+        finally:
+            meter.leave()
+
+
+class I2CClass:
+    """machine.I2C(id, ...): bus id's object (static on rp2)."""
+
+    def __call__(self, bus_id, sda=None, scl=None, freq=400000):
+        return world.i2c_objects[bus_id]
 
 
 class WDT:
-    def __init__(self, id=0, timeout=5000):
-        world.watchdog = timeout
-        world.last_feed_us = world.us
-
     def feed(self):
         world.last_feed_us = world.us
         world.feeds += 1
 
 
 class FakeMachine:
-    Pin = Pin
-    I2C = I2C
-    WDT = WDT
+    Pin = PinClass()
+    I2C = I2CClass()
+
+    def WDT(self, id=0, timeout=5000):  # machine.WDT: one object on rp2
+        world.watchdog = timeout
+        world.last_feed_us = world.us
+        return world.wdt
 
     def unique_id(self):
         return b"\xe6\x61\x38\x52\x83\x4a\x2f\x1c"
@@ -203,7 +290,8 @@ class FakeMicropython:
 
     def kbd_intr(self, char):
         world.interrupt_char = char
-        world.kbd_intr_calls.append(char)
+        world.kbd_intr_calls[world.kbd_intr_count] = char
+        world.kbd_intr_count += 1
 
     def mem_info(self, *args):
         return _micropython.mem_info(*args)
@@ -218,17 +306,32 @@ class _Buffer:
     """sys.stdin.buffer and sys.stdout.buffer: the USB serial port's bytes."""
 
     def read(self, count=-1):
-        data = world.stdin if count < 0 else world.stdin[:count]
-        taken = bytes(data)
-        world.stdin = world.stdin[len(taken):]
-        return taken
+        meter.enter()
+        try:
+            data = world.stdin if count < 0 else world.stdin[:count]
+            taken = bytes(data)
+            world.stdin = world.stdin[len(taken):]
+            return taken
+        finally:
+            meter.leave()
 
     def readinto(self, buf):
-        taken = self.read(len(buf))
-        buf[:len(taken)] = taken
-        return len(taken)
+        meter.enter()
+        try:
+            taken = self.read(len(buf))
+            buf[:len(taken)] = taken
+            return len(taken)
+        finally:
+            meter.leave()
 
     def write(self, data):
+        meter.enter()
+        try:
+            return self._write(data)
+        finally:
+            meter.leave()
+
+    def _write(self, data):
         if world.writable:  # the host takes what comes, as fast as it comes
             world.stdout.extend(data)
             return len(data)
@@ -251,7 +354,11 @@ class _Stream:
         self.buffer = _Buffer()
 
     def write(self, text):
-        world.stdout.extend(text.encode())
+        meter.enter()
+        try:
+            world.stdout.extend(text.encode())
+        finally:
+            meter.leave()
 
 
 class FakeSys:
@@ -268,28 +375,37 @@ class FakeSys:
 
 
 class Poll:
-    # ipoll answers with tuples made at register(): as on a board, polling allocates nothing
-    # (the loop polls the USB serial port for each byte it writes)
+    """A poll object, made ahead (select.poll() hands them out): one object registered, and
+    ipoll answers with a list made here, so polling allocates nothing, as on a board (the loop
+    polls the USB serial port for each byte it writes)."""
 
     def __init__(self):
-        self.registered = []
+        self.obj = None
+        self.mask = 0
+        self.entry = [None, 0]
+        self.answer = [self.entry]
 
     def register(self, obj, mask=1):
-        self.registered.append((obj, mask, ((obj, mask),)))
+        if self.obj is not None and self.obj is not obj:
+            raise OSError("the fake board's poll takes one object")
+        self.obj = obj
+        self.mask = mask
+        self.entry[0] = obj
+        self.entry[1] = mask
 
-    def _ready(self, obj, mask):
+    def _ready(self):
+        obj, mask = self.obj, self.mask
         if mask & 1 and obj is sys.modules["sys"].stdin and world.stdin:
             return True
         return bool(mask & 4 and obj is sys.modules["sys"].stdout
                     and (world.writable or len(world.fifo) < CDC_FIFO))
 
     def poll(self, timeout=-1):
-        return [answer[0] for obj, mask, answer in self.registered if self._ready(obj, mask)]
+        return [self.entry] if self.obj is not None and self._ready() else []
 
     def ipoll(self, timeout=-1, flags=0):
-        for obj, mask, answer in self.registered:
-            if self._ready(obj, mask):
-                return answer
+        if self.obj is not None and self._ready():
+            return self.answer
         return ()
 
 
@@ -298,34 +414,46 @@ class FakeSelect:
     POLLOUT = 4
 
     def poll(self):
-        return Poll()
+        made = world.polls
+        if world.polls_given == len(made):
+            raise OSError("the fake board made %d poll objects" % len(made))
+        world.polls_given += 1
+        return made[world.polls_given - 1]
 
 
 def install(start_ms=0):
     """The fake board, its clock at ``start_ms`` milliseconds of uptime."""
     global world
     world = World(start_ms)
+    # What rp2 holds outside the heap (static pins, buses, watchdog), and the poll objects,
+    # made now: the firmware's calls then allocate nothing of the fake board's that stays.
+    world.pin_objects = [Pin(n) for n in range(PINS)]
+    world.i2c_objects = [I2C(0), I2C(1)]
+    world.wdt = WDT()
+    world.polls = [Poll() for _ in range(POLLS)]
+    world.polls_given = 0
     sys.modules["time"] = FakeTime()
     sys.modules["machine"] = FakeMachine()
     sys.modules["micropython"] = FakeMicropython()
     sys.modules["rp2"] = FakeRp2()
     sys.modules["select"] = FakeSelect()
     sys.modules["sys"] = FakeSys(sys)
-    for name in ("main", "pn532", "shoe", "protocol"):
+    for name in ("main", "shoe_main", "pn532", "shoe", "protocol"):
         if name in sys.modules:
             del sys.modules[name]
     return world
 
 
 def uninstall():
-    for name in ("time", "machine", "micropython", "rp2", "select", "sys", "main", "pn532",
-                 "shoe", "protocol"):
+    for name in ("time", "machine", "micropython", "rp2", "select", "sys", "main", "shoe_main",
+                 "pn532", "shoe", "protocol"):
         if name in sys.modules:
             del sys.modules[name]
 
 
 def _report(ended, detail):
-    return {"ended": ended, "detail": detail, "kbd_intr": world.kbd_intr_calls,
+    return {"ended": ended, "detail": detail,
+            "kbd_intr": world.kbd_intr_calls[:world.kbd_intr_count],
             "feeds": world.feeds, "turns": world.sleeps, "us": world.us,
             "longest_turn_us": world.longest_turn_us, "write_waits": world.write_waits}
 
@@ -370,9 +498,10 @@ failure = None  # what ended the last step, if anything did
 def boot(start_ms):
     global firmware
     install(start_ms)
-    import main
+    import main  # noqa: F401 (the board's boot script: Ctrl-C off, the firmware imported)
+    import shoe_main
 
-    firmware = main.Firmware()
+    firmware = shoe_main.Firmware()
 
 
 def step(turns=1):
