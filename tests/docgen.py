@@ -14,7 +14,8 @@ Each name has its writer below: ``events`` (the core's events, from ``controller
 with the values the AsyncAPI document closes), ``topics`` (the MQTT channels, from
 ``contract/asyncapi.json``), ``alerts`` (the floor's alert kinds, from ``hub/floor.py``) and
 ``hub_flags`` (each flag of ``tablectl hub`` and its key in hub.toml, from
-``tablectl/hub_config.py``).
+``tablectl/hub_config.py``) and ``benchmarks`` (each benchmark command, from ``tablectl/cli.py``
+and its module's docstring).
 ``tests/test_readme.py`` runs the comparison in ``make test``. The prose around a table is the
 author's; only what is between the comments is rewritten.
 """
@@ -147,8 +148,35 @@ def hub_flags_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def _module_sentence(path: Path) -> str:
+    """The first sentence of a module's docstring, read without importing it, as Markdown."""
+    import ast
+
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    return _first_sentence(" ".join(doc.split()).replace("``", "`"))
+
+
+def benchmarks_table() -> str:
+    """One row per benchmark command: those installed (``tablectl bench NAME``, the names
+    ``tablectl/cli.py`` gives them), then every module of ``tests/bench`` (the lab's: ``python
+    -m tests.bench.NAME``); what each measures is its module's docstring's first sentence."""
+    from tablectl.cli import BENCHES
+
+    rows = ["| command | module | what it measures (its docstring's first sentence) |",
+            "|---|---|---|"]
+    for name, module in BENCHES.items():
+        path = ROOT / "tablectl" / "bench" / f"{module}.py"
+        rows.append(f"| `tablectl bench {name}` | `tablectl/bench/{module}.py` | "
+                    f"{_module_sentence(path)} |")
+    for path in sorted((ROOT / "tests" / "bench").glob("[!_]*.py")):
+        rows.append(f"| `python -m tests.bench.{path.stem}` | `tests/bench/{path.name}` | "
+                    f"{_module_sentence(path)} |")
+    return "\n".join(rows) + "\n"
+
+
 WRITERS: dict[str, Callable[[], str]] = {"events": events_table, "topics": topics_table,
-                                         "alerts": alerts_table, "hub_flags": hub_flags_table}
+                                         "alerts": alerts_table, "hub_flags": hub_flags_table,
+                                         "benchmarks": benchmarks_table}
 
 
 def documents() -> Iterator[Path]:
