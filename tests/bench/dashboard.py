@@ -1,0 +1,500 @@
+"""The floor dashboard on a tablet: what a room of dealing tables costs the page's main thread.
+
+    python -m tests.bench.dashboard [--rooms 20,200] [--seconds 60] [--cpu 4] [--json]
+                                    [--profile]
+
+For each room size, in one run: a Mosquitto, the hub, and the room's tables as publishers in
+processes of their own (the events of generated hands, through the core, as a table link sends
+them: each on ``private`` and its public view on ``events``, a ``state`` snapshot after each
+hand, the tables online). Debian's Chromium, driven by Playwright, shows the dashboard to a
+floor member on a tablet's screen (1280x800) with the CPU slowed down by the DevTools protocol
+(``Emulation.setCPUThrottlingRate``) standing in for a mid-range tablet (4x) or an older one
+(6x). Measured with the protocol's own counters (``Performance.getMetrics``):
+
+- the first draw: from the page's reload to every table's card on screen;
+- the page idle (the room still, only its clocks counting) over ``--idle-seconds``: the main
+  thread's busy time (``TaskDuration``) per second of wall time: the baseline;
+- the room dealing, every table one event a second, over ``--seconds``: busy time per second,
+  the events the page received, the busy time one event costs above the idle page
+  (``(busy - idle busy) / events``);
+- then, the room still dealing, ``--taps`` of each of two taps a floor member makes, each from
+  the press to the frame that shows it: a table opened (its dialog) and an alert acknowledged
+  (its button taken), p50 and p99;
+- the heap and the DOM's node count, after a forced collection, at the start and the end of
+  the dealing, and their highest in between;
+- the TV page (1920x1080) beside it, its busy time per second.
+
+Targets (issue 50): with 200 tables dealing at 4x, the main thread busy under 20 % of each
+second; a tap shown within 100 ms at p99; the first draw under 1.5 s; the heap and nodes flat;
+one event's cost the same in a room of 20 as in one of 200 (the ratio printed). ``--profile``
+adds the page's functions by self time while the biggest room deals (the DevTools profiler).
+It asserts nothing: tests assert behaviour, never speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from contract.envelope import envelope
+from contract.schema import receive
+from contract.views import public_event
+from hub import auth
+from simulators.broker import Broker
+from tablectl.bench import percentile
+from tablectl.hub_app import Hub, HubSettings
+
+VENUE = "bench"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+TABLET = {"width": 1280, "height": 800}
+TV = {"width": 1920, "height": 1080}
+SEATS = list(range(1, 10))
+
+# In the page before its own script: counts what the event stream delivers, and times a tap
+# from its press (the event's own time stamp) to the frame after the page has shown it.
+PAGE_PROBE = """
+(() => {
+  window.__bench = { updates: 0, taps: [] };
+  const Original = window.EventSource;
+  window.EventSource = function (url, options) {
+    const source = new Original(url, options);
+    source.addEventListener("update", () => { window.__bench.updates += 1; });
+    return source;
+  };
+  // ``target``: a selector the press must land in, or the tap is counted as missed.
+  window.__benchTap = (kind, target, shown) => {
+    let pressed = null;
+    const press = (event) => {
+      if (event.target.closest(target)) pressed = event.timeStamp;
+      else window.__bench.taps.push([kind + "-missed", 0]);
+    };
+    document.addEventListener("pointerdown", press, { capture: true, once: true });
+    const until = performance.now() + 30000;  // a tap that never came stops looking
+    const look = () => {
+      if (pressed !== null && shown()) window.__bench.taps.push([kind, performance.now() - pressed]);
+      else if (performance.now() < until) requestAnimationFrame(look);
+    };
+    requestAnimationFrame(look);
+  };
+})();
+"""
+
+
+def _events(hands: int) -> list[dict[str, Any]]:
+    """The events of generated hands (mixed games, some irregularities) through the core."""
+    from houses.loaders import load_profile
+    from simulators.dealer_script import session
+    from tablectl.bench import replay_lines
+
+    lines, _ = session(random.Random(11), load_profile("tda-2024"), hands=hands,
+                       irregularity_rate=0.1)
+    return [e if isinstance(e, dict) else json.loads(json.dumps(e))
+            for e in replay_lines(lines)]
+
+
+def _state(table: str, hand: int | None, seq: int, now_ms: int) -> dict[str, Any]:
+    """A table's ``state`` snapshot between hands: nine players, a dealer, the clock."""
+    button = hand % 9 + 1 if hand else 1
+    return {"hand": hand, "in_progress": False, "street": None, "phase": "idle",
+            "dealer": f"D{int(table[1:]) % 40 + 1}", "shoe": "ok",
+            "clock": {"structure": "tda-2024", "level": 3, "on_break": False, "running": True,
+                      "remaining": 900},
+            "profile": "tda-2024", "hand_for_hand": "off", "seats": SEATS,
+            "button": button,
+            "blind_seats": {"small": button % 9 + 1, "big": (button + 1) % 9 + 1},
+            "dealer_stats": {"hands": hand or 0, "minutes": 20, "hands_per_hour": 31},
+            "links": {"hub": "ok"}, "last_seq": seq, "ts": now_ms}
+
+
+def _messages(table: str, seq: int, event: dict[str, Any]) -> list[tuple[str, bytes, bool]]:
+    now = int(time.time() * 1000)
+    root = f"pkr/v1/{VENUE}/tables/{table}/"
+    private = envelope(event, venue=VENUE, table=table, seq=seq, boot=1, ts_ms=now)
+    out = [(root + "private", json.dumps(private).encode(), False)]
+    public = public_event(event)
+    if public is not None:
+        shown = envelope(public, venue=VENUE, table=table, seq=seq, boot=1, ts_ms=now)
+        out.append((root + "events", json.dumps(shown).encode(), False))
+    if event.get("type") == "hand.ended":
+        out.append((root + "state", json.dumps(_state(table, event.get("hand"), seq, now))
+                    .encode(), True))
+    return out
+
+
+def _publisher(port: int, tables: list[str], events: list[dict[str, Any]], ready: Any,
+               go: Any, stop: Any) -> None:
+    """Some of the room's tables: online with a state, then one event a second each (the
+    tables spread over the second) until told to stop."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"room-{tables[0]}",
+                         protocol=mqtt.MQTTv5)
+    client.max_inflight_messages_set(64)
+    client.connect("127.0.0.1", port, keepalive=60)
+    client.loop_start()
+    now = int(time.time() * 1000)
+    for table in tables:
+        root = f"pkr/v1/{VENUE}/tables/{table}/"
+        client.publish(root + "status", json.dumps(
+            {"state": "online", "boot": 1, "table": table, "ts": now}), qos=1, retain=True)
+        client.publish(root + "state", json.dumps(_state(table, None, 0, now)), qos=1,
+                       retain=True).wait_for_publish(30)
+    ready.set()
+    go.wait()
+    start = time.monotonic()
+    tick = 0
+    while not stop.is_set():
+        for index, table in enumerate(tables):
+            due = start + tick + index / len(tables)
+            while (delay := due - time.monotonic()) > 0 and not stop.is_set():
+                time.sleep(min(delay, 0.05))
+            # Each table at its own place in the hands, so that they do not deal in step.
+            offset = int(table[1:]) * 7
+            event = events[(tick + offset) % len(events)]
+            for topic, payload, retain in _messages(table, tick + 1, event):
+                client.publish(topic, payload, qos=1, retain=retain)
+        tick += 1
+    client.loop_stop()
+    client.disconnect()
+
+
+class Room:
+    """The room's tables in two processes: ``start`` puts them online, ``deal`` makes them
+    deal, ``close`` stops them."""
+
+    def __init__(self, port: int, count: int, events: list[dict[str, Any]]) -> None:
+        context = multiprocessing.get_context("spawn")
+        names = [f"t{i}" for i in range(1, count + 1)]
+        self.go, self.stop = context.Event(), context.Event()
+        self.ready = []
+        self.processes = []
+        for part in range(min(2, count)):
+            ready = context.Event()
+            self.ready.append(ready)
+            self.processes.append(context.Process(target=_publisher, args=(
+                port, names[part::2], events, ready, self.go, self.stop), daemon=True))
+
+    def start(self) -> Room:
+        for process in self.processes:
+            process.start()
+        for ready in self.ready:
+            if not ready.wait(120):
+                raise RuntimeError("the room's tables did not connect")
+        return self
+
+    def deal(self) -> None:
+        self.go.set()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.go.set()
+        for process in self.processes:
+            process.join(10)
+            if process.is_alive():
+                process.kill()
+
+
+class Counters:
+    """The DevTools protocol's counters for one page."""
+
+    def __init__(self, page: Any) -> None:
+        self.session = page.context.new_cdp_session(page)
+        self.session.send("Performance.enable")
+
+    def read(self) -> dict[str, float]:
+        metrics = self.session.send("Performance.getMetrics")["metrics"]
+        return {m["name"]: m["value"] for m in metrics}
+
+    def throttle(self, rate: float) -> None:
+        self.session.send("Emulation.setCPUThrottlingRate", {"rate": rate})
+
+    def collected(self) -> dict[str, float]:
+        """Heap and nodes once garbage is collected (what stays, not what waits)."""
+        self.session.send("HeapProfiler.enable")
+        self.session.send("HeapProfiler.collectGarbage")
+        figures = self.read()
+        return {"heap_mb": round(figures["JSHeapUsedSize"] / 1e6, 2),
+                "nodes": int(figures["Nodes"])}
+
+
+def busy_over(counters: Counters, seconds: float, during: Any = None) -> dict[str, float]:
+    """The main thread's busy time per second of wall time over ``seconds``; ``during`` is
+    called now and then meanwhile (taps, samples)."""
+    before, start = counters.read(), time.monotonic()
+    while (left := start + seconds - time.monotonic()) > 0:
+        if during is not None:
+            during()
+        time.sleep(min(left, 0.5))
+    after, wall = counters.read(), time.monotonic() - start
+    return {"wall_s": round(wall, 2),
+            "busy_ms_per_s": round((after["TaskDuration"] - before["TaskDuration"]) / wall * 1000, 1),
+            "script_ms_per_s": round((after["ScriptDuration"] - before["ScriptDuration"]) / wall * 1000, 1),
+            "layout_ms_per_s": round((after["LayoutDuration"] - before["LayoutDuration"]) / wall * 1000, 1),
+            "style_ms_per_s": round((after["RecalcStyleDuration"] - before["RecalcStyleDuration"]) / wall * 1000, 1)}
+
+
+def login(browser: Any, url: str, viewport: dict[str, int]) -> Any:
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    page.add_init_script(PAGE_PROBE)
+    page.goto(url + "/login")
+    page.fill("input[name=user]", "bench")
+    page.fill("input[name=password]", "bench-password")
+    page.click("button[type=submit]")
+    page.wait_for_selector("body[data-live='1']", timeout=60_000)
+    return page
+
+
+def tap_table(page: Any, names: list[str], rng: random.Random) -> None:
+    """Open a table as a floor member does, and close it again."""
+    name = rng.choice(names)
+    page.evaluate("(name) => window.__benchTap('open', `.table[data-table='${name}']`, "
+                  "() => document.querySelector('#table-dialog').open)", name)
+    page.click(f"#tables .table[data-table='{name}'] .name", timeout=30_000)
+    page.wait_for_function("() => document.querySelector('#table-dialog').open",
+                           timeout=30_000)
+    page.click("#table-dialog .close", timeout=30_000)
+    page.wait_for_function("() => !document.querySelector('#table-dialog').open",
+                           timeout=30_000)
+
+
+def tap_alert(page: Any) -> bool:
+    """Acknowledge the first open alert, if there is one: shown when its button is taken (or
+    the alert has left the open list)."""
+    button = page.locator("#alerts .alert .ack").first
+    if not button.count():
+        return False
+    alert = button.evaluate("(b) => b.closest('.alert').dataset.alert")
+    page.evaluate("(id) => window.__benchTap('ack', `.alert[data-alert='${id}'] .ack`, () => {"
+                  " const a = document.querySelector(`#alerts .alert[data-alert='${id}']`);"
+                  " return !a || a.querySelector('.ack').disabled; })", alert)
+    try:
+        page.locator(f"#alerts .alert[data-alert='{alert}'] .ack").click(timeout=5_000)
+    except Exception:  # acknowledged meanwhile elsewhere: a tap that found nothing
+        return False
+    return True
+
+
+def profile_top(counters: Counters, seconds: float, top: int = 12) -> dict[str, Any]:
+    """The page's functions over ``seconds`` (the DevTools profiler): by self time, and the
+    dashboard's own by total time (what they and what they call took)."""
+    session = counters.session
+    session.send("Profiler.enable")
+    session.send("Profiler.setSamplingInterval", {"interval": 500})
+    session.send("Profiler.start")
+    time.sleep(seconds)
+    profile = session.send("Profiler.stop")["profile"]
+    nodes = {node["id"]: node for node in profile["nodes"]}
+    parent = {child: node["id"] for node in profile["nodes"] for child in node.get("children", [])}
+
+    def name(node: dict[str, Any]) -> str:
+        frame = node["callFrame"]
+        where = frame["url"].rsplit("/", 1)[-1]
+        function = frame["functionName"] or "(anonymous)"
+        return f"{function} {where}:{frame['lineNumber'] + 1}" if where else function
+
+    self_us: Counter[str] = Counter()
+    total_us: Counter[str] = Counter()
+    for node_id, delta in zip(profile["samples"], profile["timeDeltas"], strict=False):
+        self_us[name(nodes[node_id])] += delta
+        seen = set()
+        walk: int | None = node_id
+        while walk is not None:
+            label = name(nodes[walk])
+            if "dashboard.js" in label and label not in seen:
+                seen.add(label)
+                total_us[label] += delta
+            walk = parent.get(walk)
+    every = sum(self_us.values()) or 1
+
+    def rows(counts: Counter[str]) -> list[dict[str, Any]]:
+        return [{"function": label, "ms": round(us / 1000, 1), "share": round(us / every, 3)}
+                for label, us in counts.most_common(top) if label != "(idle)"]
+
+    return {"seconds": seconds, "self": rows(self_us), "dashboard_total": rows(total_us)}
+
+
+def measure_room(directory: Path, browser: Any, count: int, events: list[dict[str, Any]],
+                 args: argparse.Namespace, profile: bool) -> dict[str, Any]:
+    broker = Broker(directory / f"broker-{count}").start()
+    users = directory / f"users-{count}.toml"
+    auth.save_user(users, "bench", "floor", "bench-password")
+    hub = Hub(HubSettings(venue=VENUE, db=str(directory / f"hub-{count}.db"), users=str(users),
+                          port=broker.port, http_port=0)).start()
+    room = Room(broker.port, count, events)
+    names = [f"t{i}" for i in range(1, count + 1)]
+    try:
+        hub.connected.wait(30)
+        room.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sum(
+                1 for n in names if n in hub.floor.tables and hub.floor.tables[n].seats) < count:
+            time.sleep(0.05)
+        page = login(browser, hub.url, TABLET)
+        counters = Counters(page)
+        counters.throttle(args.cpu)
+        reload_at = time.monotonic()
+        page.reload()
+        page.wait_for_function(f"() => document.querySelectorAll('#tables .table .seat-map')"
+                               f".length >= {count}", timeout=120_000)
+        first_draw = time.monotonic() - reload_at
+        tv_link = hub.url + "/tv#" + tv_key(page)
+        tv = tv_page(browser, tv_link)
+        tv_counters = Counters(tv)
+        tv_counters.throttle(args.cpu)
+        idle = busy_over(counters, args.idle_seconds)
+        room.deal()
+        time.sleep(args.warm_up)  # every table's first events in, the alerts begun
+        start_memory = counters.collected()
+        rng = random.Random(5)
+        highest = dict(start_memory)
+        updates_before = page.evaluate("() => window.__bench.updates")
+        tv_before = tv_counters.read()
+
+        def sample() -> None:
+            figures = counters.read()
+            highest["heap_mb"] = max(highest["heap_mb"], round(figures["JSHeapUsedSize"] / 1e6, 2))
+            highest["nodes"] = max(highest["nodes"], int(figures["Nodes"]))
+
+        dealing = busy_over(counters, args.seconds, sample)
+        tv_after = tv_counters.read()
+        received = page.evaluate("() => window.__bench.updates") - updates_before
+        end_memory = counters.collected()
+        # Then the taps, the room still dealing: each measured by itself (a tap costs the page
+        # more than an update: the table's hands are fetched and written out).
+        for _ in range(args.taps):
+            tap_table(page, names, rng)
+            tap_alert(page)
+        taps = page.evaluate("() => window.__bench.taps")
+        top = profile_top(counters, min(args.seconds, 20)) if profile else None
+        cards = page.evaluate("() => document.querySelectorAll('#tables .table').length")
+        tv.context.close()
+        page.context.close()
+    finally:
+        room.close()
+        hub.stop()
+        broker.kill()
+
+    def tap_figures(kind: str) -> dict[str, Any]:
+        times = [t for k, t in taps if k == kind]
+        return {"taps": len(times), "missed": sum(1 for k, _ in taps if k == kind + "-missed"),
+                "p50_ms": round(percentile(times, 50), 1) if times else None,
+                "p99_ms": round(percentile(times, 99), 1) if times else None}
+
+    above_idle = max(0.0, dealing["busy_ms_per_s"] - idle["busy_ms_per_s"]) * dealing["wall_s"]
+    return {
+        "tables": count, "cards_drawn": cards, "first_draw_s": round(first_draw, 2),
+        "idle": idle, "dealing": dealing, "updates_received": received,
+        "busy_share_dealing": round(dealing["busy_ms_per_s"] / 1000, 3),
+        "ms_per_update_above_idle": round(above_idle / received, 3) if received else None,
+        "tap_open_table": tap_figures("open"), "tap_acknowledge": tap_figures("ack"),
+        "memory": {"start": start_memory, "end": end_memory, "highest": highest},
+        "tv_busy_ms_per_s": round((tv_after["TaskDuration"] - tv_before["TaskDuration"])
+                                  / dealing["wall_s"] * 1000, 1),
+        **({"profile": top} if top is not None else {})}
+
+
+def tv_key(page: Any) -> str:
+    """The TV link's key, as a supervisor or floor member makes it from the dashboard's API."""
+    answer = page.evaluate("async () => { const r = await fetch('/api/tv-link'); "
+                           "return r.ok ? await r.json() : null; }")
+    if not answer or "path" not in answer:
+        raise RuntimeError(f"the hub gave no TV link: {answer}")
+    return str(answer["path"]).split("#", 1)[1]
+
+
+def tv_page(browser: Any, link: str) -> Any:
+    context = browser.new_context(viewport=TV)
+    page = context.new_page()
+    page.goto(link)
+    page.wait_for_selector("#level", timeout=60_000)
+    return page
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    receive("State", json.dumps(_state("t1", 1, 1, 1)))  # the bench's tables speak the contract
+    events = _events(hands=60)
+    rooms = [int(n) for n in args.rooms.split(",")]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="tablectl-bench-dashboard-") as tmp, \
+            sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            for count in rooms:
+                results.append(measure_room(Path(tmp), browser, count, events, args,
+                                            args.profile and count == max(rooms)))
+        finally:
+            browser.close()
+    figures: dict[str, Any] = {"cpu_throttling": args.cpu, "rooms": results}
+    small, big = min(results, key=lambda r: r["tables"]), max(results, key=lambda r: r["tables"])
+    if big is not small and small["ms_per_update_above_idle"] and big["ms_per_update_above_idle"]:
+        figures["update_cost_ratio_big_over_small"] = round(
+            big["ms_per_update_above_idle"] / small["ms_per_update_above_idle"], 2)
+    return figures
+
+
+def report(figures: dict[str, Any]) -> None:
+    print(f"CPU throttled {figures['cpu_throttling']}x (a tablet's main thread)")
+    for r in figures["rooms"]:
+        memory = r["memory"]
+        print(f"{r['tables']} tables ({r['cards_drawn']} drawn): first draw {r['first_draw_s']} s")
+        print(f"  idle: main thread busy {r['idle']['busy_ms_per_s']} ms a second")
+        d = r["dealing"]
+        print(f"  dealing ({r['updates_received']} updates in {d['wall_s']} s): busy "
+              f"{d['busy_ms_per_s']} ms a second (script {d['script_ms_per_s']}, style "
+              f"{d['style_ms_per_s']}, layout {d['layout_ms_per_s']}); "
+              f"{r['ms_per_update_above_idle']} ms an update above the idle page")
+        for kind in ("tap_open_table", "tap_acknowledge"):
+            t = r[kind]
+            print(f"  {kind.replace('_', ' ')}: p50 {t['p50_ms']} ms, p99 {t['p99_ms']} ms "
+                  f"({t['taps']} taps; {t['missed']} landed elsewhere, the list moved)")
+        print(f"  heap {memory['start']['heap_mb']} -> {memory['end']['heap_mb']} MB (highest "
+              f"{memory['highest']['heap_mb']}), nodes {memory['start']['nodes']} -> "
+              f"{memory['end']['nodes']} (highest {memory['highest']['nodes']})")
+        print(f"  the TV page (1920x1080): busy {r['tv_busy_ms_per_s']} ms a second")
+        for heading, key in (("by self time", "self"), ("the dashboard's, by total time",
+                                                          "dashboard_total")):
+            if r.get("profile"):
+                print(f"  profile over {r['profile']['seconds']} s, {heading}:")
+                for line in r["profile"][key]:
+                    print(f"    {line['ms']:>8} ms {line['share']:>6.1%}  {line['function']}")
+    if "update_cost_ratio_big_over_small" in figures:
+        print(f"one update's cost, the biggest room over the smallest: "
+              f"{figures['update_cost_ratio_big_over_small']}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.dashboard",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rooms", default="20,200", help="room sizes, comma-separated")
+    parser.add_argument("--seconds", type=float, default=60.0, help="dealing, measured")
+    parser.add_argument("--idle-seconds", type=float, default=10.0)
+    parser.add_argument("--warm-up", type=float, default=5.0)
+    parser.add_argument("--taps", type=int, default=20, help="of each kind, after the dealing")
+    parser.add_argument("--cpu", type=float, default=4.0, help="CPU throttling rate")
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    figures = run(args)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        report(figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
