@@ -118,10 +118,22 @@ def login_page(venue: dict[str, Any], user: str, viewport: dict[str, int] | None
     return page
 
 
+# The dashboard leaves what is off screen undrawn (content-visibility: auto) until it is
+# scrolled to; a whole page's picture is taken beyond the screen, so it is all drawn first.
+DRAW_ALL = """() => { for (const e of document.querySelectorAll('main > section, .table'))
+  e.style.contentVisibility = 'visible'; }"""
+DRAW_AS_NEEDED = """() => { for (const e of document.querySelectorAll('main > section, .table'))
+  e.style.contentVisibility = ''; }"""
+
+
 def shoot(page: Any, name: str, tmp_path: Path, full_page: bool = True) -> None:
     target = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
     target.mkdir(parents=True, exist_ok=True)
+    if full_page:
+        page.evaluate(DRAW_ALL)
     page.screenshot(path=str(target / f"{name}.png"), full_page=full_page)
+    if full_page:
+        page.evaluate(DRAW_AS_NEEDED)
 
 
 def box_of(locator: Any) -> dict[str, float]:

@@ -26,6 +26,7 @@ from tablectl.sim_venue import SimulatedVenue
 from tests.conftest import wait_for
 from tests.floor_browser import (
     SCREENSHOTS,
+    RawTable,
     VENUE_ZONE,
     box_of,
     deal_misdeal,
@@ -718,7 +719,8 @@ def test_a_tap_on_a_table_opens_it_though_the_room_redraws_under_the_finger(venu
         box = box_of(card)
         maria.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         maria.mouse.down()
-        maria.evaluate("drawTables()")  # the redraw, between the press and the release
+        # the room drawn again, between the press and the release
+        maria.evaluate("touchEverything(); drawChanged()")
         maria.mouse.up()
         dialog = maria.locator("#table-dialog")
         expect(dialog).to_have_attribute("open", "")
@@ -736,4 +738,47 @@ def test_a_tap_on_a_table_opens_it_though_the_room_redraws_under_the_finger(venu
         expect(dialog).to_have_attribute("open", "")
         maria.click("#table-dialog .close")
     finally:
+        maria.context.close()
+
+
+def test_an_update_redraws_the_table_it_is_about_and_no_other(venue):
+    """A room of 200 tables sends a tablet about 200 updates a second, each about one table.
+    Each redrew the whole room, and kept an older tablet's main thread busy all the time
+    (issue 50): an update now draws the card it is about, and the clocks count on by
+    themselves. Checked on the cards the page draws (each through ``seatMap``) while a new
+    table's rulings come: drawn are the tables the stream spoke of, and only those."""
+    maria = login_page(venue, "maria")
+    t21 = RawTable(venue, "t21")
+    try:
+        expect(maria.locator(".table[data-table=t1]")).to_be_visible()
+        maria.evaluate("""() => {
+          window.__drawn = [];
+          window.__from = window.__received.length;
+          const original = seatMap;
+          window.seatMap = (t) => { window.__drawn.push(t.name); return original(t); };
+        }""")
+        for i in range(3):
+            t21.ruling("misdeal", f"MISDEAL: 2nd card exposed ({i})")
+        expect(maria.locator(".table[data-table=t21]")).to_be_visible()
+        expect(maria.locator("#alerts .alert[data-table=t21]")).to_have_count(3)
+        # Two of the room's ticks (once a second) later: they count the clocks on, and draw no
+        # card. (The ticks' own text is checked by the tests of the clocks.)
+        status = maria.locator(".table[data-table=t1] .status")
+        for _ in range(2):
+            before = status.text_content()
+            assert wait_for(lambda: status.text_content() != before, 30)  # noqa: B023
+        drawn, received = maria.evaluate("[window.__drawn, window.__received.slice(window.__from)]")
+        spoken_of = set()
+        for data in received:
+            update = json.loads(data)
+            if update.get("kind") in ("roster", "dealers", "balance") or "tables" in update:
+                pytest.skip(f"the room as a whole changed meanwhile ({update.get('kind')})")
+            if update.get("kind") == "table":
+                spoken_of.add(update["table"]["name"])
+            elif "alert" in update:
+                spoken_of.add(update["alert"]["table"])
+        assert "t21" in drawn
+        assert set(drawn) <= spoken_of, (drawn, spoken_of)
+    finally:
+        t21.close()
         maria.context.close()

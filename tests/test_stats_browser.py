@@ -29,8 +29,7 @@ SCREENSHOTS = os.environ.get("TABLECTL_SCREENSHOTS")
 STATIC = Path(__file__).resolve().parent.parent / "hub" / "static"
 
 
-@pytest.mark.parametrize("library,licence", [("chart.umd.min.js", "chart.js.LICENSE.md"),
-                                             ("morphdom-umd.min.js", "morphdom.LICENSE")])
+@pytest.mark.parametrize("library,licence", [("chart.umd.min.js", "chart.js.LICENSE.md")])
 def test_each_vendored_library_is_the_file_its_note_names(library, licence):
     note = (STATIC / "VENDORED.md").read_text(encoding="utf-8")
     (named,) = re.findall(r"\| `" + re.escape(library) + r"` \|.*\| `([0-9a-f]{64})` \|", note)

@@ -137,17 +137,62 @@ function applySnapshot(snap) {
   state.roster = snap.roster || { players: [] };
   state.dealers = snap.dealers || {};
   $("#venue").textContent = snap.venue;
+  for (const name of [...tableCards.keys()]) if (!(name in state.tables)) tableCards.delete(name);
+  roomOrder = null;
+  touchEverything();
 }
 
 function alertChangedAt(alert) {
   return Math.max(alert.acked_at || 0, alert.reopened_at || 0);
 }
 
+// What each kind of update can change on the page, noted for the next frame (draw): the
+// parts of the page by name, the tables by name. A room of 200 tables sends about 200 updates
+// a second, each about one table: redrawing the whole room for each kept a tablet's main
+// thread saturated (issue 50); now an update costs what it touches, whatever the room's size.
+const changed = { parts: new Set(), tables: new Set() };
+const PARTS = ["roster", "final", "dealers", "bustouts", "balance", "link", "clock", "alerts",
+               "room", "h4h", "replies", "dialog"];
+const touch = (...parts) => { for (const part of parts) changed.parts.add(part); };
+const touchAllTables = () => { for (const name of Object.keys(state.tables)) changed.tables.add(name); };
+function touchEverything() {
+  touch(...PARTS);
+  keepAlerting();
+  touchSeatedTables();
+  touchAllTables();
+}
+
+// The hand-for-hand panel comes with every table's update: drawn when it reads differently.
+function keepH4h(panel) {
+  if (JSON.stringify(panel) !== JSON.stringify(state.h4h)) touch("h4h");
+  state.h4h = panel;
+}
+
+// The tables with an open alert (their cards are marked), as the alerts come.
+let alertingTables = new Set();
+function keepAlerting() {
+  alertingTables = new Set(Object.values(state.alerts).filter((a) => !a.acked_by).map((a) => a.table));
+}
+
+// What of a table the room's other parts show: when it changes, they are drawn again.
+const roomKey = (t) => `${t.status}|${(t.seats || []).length}|${isBroken(t)}`;
+// (The time in the box counts on by itself: the tick.)
+const dealerKey = (t) => `${t.status}|${t.dealer}|${(t.seats || []).length}|${t.dealer_minutes}|` +
+  `${t.dealer_hands}|${t.hands_per_hour}`;
+
 // ``answer``: the update is this page's own request's answer, not the stream's word.
 function applyUpdate(update, answer = false) {
   if (update.kind === "table") {
-    state.tables[update.table.name] = update.table;
-    state.h4h = update.hand_for_hand;
+    const t = update.table;
+    const before = state.tables[t.name];
+    state.tables[t.name] = t;
+    keepH4h(update.hand_for_hand);
+    changed.tables.add(t.name);
+    if (!before) roomOrder = null;
+    if (!before || roomKey(before) !== roomKey(t)) touch("room", "final");
+    if (!before || dealerKey(before) !== dealerKey(t)) touch("dealers");
+    if ((before && before.alerts_hidden) !== t.alerts_hidden) touch("alerts");
+    if (state.openTable === t.name) touch("dialog");
   } else if (update.kind === "alert") {
     // An answer to this page's own request can arrive after the stream's newer word on the
     // same alert (re-opened here, acknowledged meanwhile by someone else): then the later
@@ -156,16 +201,27 @@ function applyUpdate(update, answer = false) {
     const known = state.alerts[update.alert.id];
     if (answer && known && alertChangedAt(known) > alertChangedAt(update.alert)) return;
     state.alerts[update.alert.id] = update.alert;
+    keepAlerting();
+    touch("alerts");
+    changed.tables.add(update.alert.table);  // its card's alerting mark
+    if (known && known.table !== update.alert.table) changed.tables.add(known.table);
     if (update.new && !update.alert.historical) play(update.alert.severity);
   } else if (update.kind === "alert_hidden") {
+    const known = state.alerts[update.id];
     delete state.alerts[update.id];  // still open at the hub; counted on its table's line
+    keepAlerting();
+    touch("alerts");
+    if (known) changed.tables.add(known.table);
   } else if (update.kind === "command") {
     state.commands[update.command.transaction] = update.command;
+    touch("replies");
   } else if (update.kind === "hub") {
     state.hub = { broker: update.broker, since: update.since };
+    touch("link");
   } else if (update.kind === "clock") {
     state.clock = update.clock;
-    state.h4h = update.hand_for_hand;
+    keepH4h(update.hand_for_hand);
+    touch("clock");
   } else if (update.kind === "bustout") {
     const known = state.bustouts.findIndex((b) => b.id === update.bustout.id);
     if (known >= 0) state.bustouts[known] = update.bustout; else state.bustouts.push(update.bustout);
@@ -174,8 +230,12 @@ function applyUpdate(update, answer = false) {
     keepBalance(update.balance);
   } else if (update.kind === "roster") {
     state.roster = update.roster;
+    touch("roster", "final", "bustouts", "balance");
+    touchSeatedTables();
   } else if (update.kind === "dealers") {
     state.dealers = update.dealers;
+    touch("dealers", "dialog");
+    touchAllTables();  // a dealer's name on a card (rare: the floor names a badge)
   } else if (update.kind === "log") {
     if (update.line.action === "tv-link/withdraw") loadTvLink();  // withdrawn elsewhere
     state.log.unshift(update.line);
@@ -202,28 +262,80 @@ document.addEventListener("pointerup", released, true);
 document.addEventListener("pointercancel", released, true);
 window.addEventListener("blur", released);
 
+// Draws what changed, once a frame however many updates came meanwhile. What only the
+// tables' cards show waits for the next of their redraws, five a second: a busy room changes
+// some card in nearly every frame, and a tablet paid a whole frame (style, layout, paint) for
+// each; a floor member reads a card at a glance, not at sixty frames a second.
+const CARDS_EVERY_MS = 200;
+let cardsDrawnAt = 0;
+let cardsTimer = null;
 function draw() {
   if (pressing()) { drawAfterPress = true; setTimeout(draw, 5000); return; }
-  if (drawPending) return;
+  if (drawPending || (!changed.parts.size && !changed.tables.size)) return;
+  if (!changed.parts.size) {  // only cards: at their own pace
+    const wait = cardsDrawnAt + CARDS_EVERY_MS - performance.now();
+    if (wait > 0) {
+      if (!cardsTimer) cardsTimer = setTimeout(() => { cardsTimer = null; draw(); }, wait);
+      return;
+    }
+  }
   drawPending = true;
   requestAnimationFrame(() => {
     drawPending = false;
     if (pressing()) { drawAfterPress = true; setTimeout(draw, 5000); return; }
-    drawAll();
+    drawChanged();
   });
 }
 
-function drawAll() {
-  drawRoster();
-  drawDealers();
-  drawBustouts();
-  drawBalance();
+// After this page's own action changed its state (not through the stream): everything, once.
+function drawEverything() {
+  touchEverything();
+  draw();
+}
+
+function drawChanged() {
+  const { parts, tables } = changed;
+  changed.parts = new Set();
+  changed.tables = new Set();
+  if (parts.has("roster")) drawRoster();
+  if (parts.has("final")) drawFinalChoice();
+  if (parts.has("dealers")) drawDealers();
+  if (parts.has("bustouts")) drawBustouts();
+  if (parts.has("balance")) drawBalance();
+  if (parts.has("link")) drawLink();
+  if (parts.has("clock")) drawClock();
+  if (parts.has("alerts")) drawAlerts();
+  if (tables.size) {
+    drawTables(tables);
+    cardsDrawnAt = performance.now();
+  }
+  if (parts.has("room")) drawRoom();
+  if (parts.has("h4h")) drawH4h();
+  if (parts.has("replies")) drawReplies();
+  if (parts.has("dialog")) drawDialogSeats();
+}
+
+// Once a second, what counts on by itself: the clocks, each table's "since" and each alert's
+// "ago", the dealers' time in the box. Only the text that differs is written.
+function tick() {
   drawLink();
   drawClock();
-  drawAlerts();
-  drawTables();
-  drawH4h();
-  drawReplies();
+  for (const [name, card] of tableCards) {
+    const t = state.tables[name];
+    if (!t || !card.ticking) continue;
+    setText(card.ticking.status, statusText(t));
+    setText(card.ticking.left, leftText(t));
+    card.drawn.status.key = statusText(t);  // the parts as now shown
+    card.drawn.clock.key = card.drawn.clock.key.split("|")[0] + "|" + leftText(t);
+  }
+  for (const when of document.querySelectorAll("#alerts-panel .when")) {
+    setText(when, whenText(Number(when.dataset.ts), when.dataset.historical === "1"));
+  }
+  drawDealers();
+}
+
+function setText(node, text) {
+  if (node && node.textContent !== text) node.textContent = text;
 }
 
 // "live" only when both hold: this page's stream from the hub, and the hub's broker link.
@@ -307,6 +419,10 @@ function drawAlerts() {
     `${shownCount < count ? `, ${count - shownCount} filtered out` : ""})` : "";
 }
 
+function whenText(ts, historical) {
+  return `${ago(ts)} ago` + (historical ? " (sent after an outage)" : "");
+}
+
 function alertItem(a) {
   const li = el("li", `alert ${a.severity || "urgent"}` + (a.historical ? " historical" : "") + (a.acked_by ? " acked" : ""));
   li.dataset.alert = a.id;
@@ -317,7 +433,10 @@ function alertItem(a) {
   what.append(el("span", "severity", a.severity), " ", el("span", "label", state.labels[a.kind] || a.kind), " ",
               el("span", "table-name", `table ${a.table}`),
               a.hand ? ` hand ${a.hand}` : "", el("div", "text", a.text),
-              el("div", "when", `${ago(a.ts)} ago` + (a.historical ? " (sent after an outage)" : "")));
+              el("div", "when", whenText(a.ts, a.historical)));
+  const when = $(".when", what);
+  when.dataset.ts = a.ts;
+  when.dataset.historical = a.historical ? "1" : "";
   li.append(what);
   if (a.acked_by) {
     li.append(el("span", "acked-by", `acknowledged by ${a.acked_by}`));
@@ -345,10 +464,10 @@ function alertItem(a) {
   return li;
 }
 
-// Each table's card is made once and kept, and a redraw (every second, and at each event)
-// changes inside it only what changed (morphdom, vendored): the element under a finger stays
-// the same element. Made anew each time, a card lost a tap whose press and release fell on
-// either side of a redraw (the browser sends no click when the pressed element is gone).
+// Each table's card is made once and kept, and a redraw changes inside it only the parts whose
+// text changed (drawCard): the card under a finger stays the same element. Made anew each
+// time, a card lost a tap whose press and release fell on either side of a redraw (the
+// browser sends no click when the pressed element is gone).
 const tableCards = new Map();
 
 function tableCard(name) {
@@ -362,57 +481,113 @@ function tableCard(name) {
   return card;
 }
 
-function drawTables() {
-  const box = $("#tables");
-  const sitting = new Map();  // "table:seat" -> the roster's player (once, not per seat)
+// A table's line that counts on by itself (tick): its status and since when, its clock.
+function statusText(t) { return `${t.status} ${ago(t.status_since)}`; }
+function leftText(t) {
+  // A table that is not online is shown as last heard: its clock frozen, its link down.
+  const left = leftNow(t.remaining, t.state_ts, t.clock_running && t.status === "online");
+  return left === null ? "" : ` ${clockText(left)}`;
+}
+
+// Who sits where by the roster: "table:seat" -> the player, kept as the roster comes.
+let sitting = new Map();
+let seatedNames = new Map();  // table -> its players' names as its card shows them
+function touchSeatedTables() {
+  sitting = new Map();
   for (const p of (state.roster || {}).players || []) {
     if (p.out_at == null && p.table) sitting.set(`${p.table}:${p.seat}`, p);
   }
-  const alerting = new Set(Object.values(state.alerts).filter((a) => !a.acked_by).map((a) => a.table));
-  const names = Object.keys(state.tables).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
-  const cards = [];
+  const now = new Map();
+  for (const [key, p] of sitting) {
+    const table = key.slice(0, key.lastIndexOf(":"));
+    now.set(table, `${now.get(table) || ""}|${p.seat} ${p.name}`);
+  }
+  for (const table of new Set([...now.keys(), ...seatedNames.keys()])) {
+    if (now.get(table) !== seatedNames.get(table)) changed.tables.add(table);
+  }
+  seatedNames = now;
+}
+
+function drawTables(names) {
   for (const name of names) {
     const t = state.tables[name];
-    const card = tableCard(name);
-    const fresh = el("div", `table ${t.status}` + (alerting.has(name) ? " alerting" : ""));
-    fresh.append(el("span", "status", `${t.status} ${ago(t.status_since)}`),
-                 el("div", "name", name));
-    // A table that is not online is shown as last heard: its clock frozen, its link down.
-    const online = t.status === "online";
-    const left = leftNow(t.remaining, t.state_ts, t.clock_running && online);
-    const level = t.on_break ? "break" : (t.level ? `level ${t.level}` : "no clock");
-    fresh.append(seatMap(t));
-    // Who sits where, in words: a touch screen has no hover to show a seat's name.
-    const named = (t.seats || []).map((seat) => [seat, sitting.get(`${name}:${seat}`)]).filter(([, p]) => p);
-    if (named.length) {
-      fresh.append(el("div", "seat-names", named.map(([seat, p]) =>
-        `${seat} ${p.name.length > 14 ? p.name.slice(0, 13) + "…" : p.name}`).join(" · ")));
-    }
-    fresh.append(line("", [level, left === null ? "" : ` ${clockText(left)}`]),
-                line("hand ", [t.hand ?? "-", t.in_progress && t.street ? ` ${t.street}` : (t.hand ? " ended" : "")]),
-                line("dealer ", [t.dealer ? dealerName(t.dealer) : "-", t.hands_per_hour ? `, ${t.hands_per_hour} hands/h` : ""]),
-                line("shoe ", [t.shoe ?? "?", "  hub link ", online ? (t.hub_link ?? "?") : t.status]));
-    if (t.hand_for_hand !== "off") fresh.append(line("hand for hand: ", [t.hand_for_hand]));
-    const seatingLine = seatingText(t);
-    if (seatingLine) fresh.append(el("div", "line seating-state", seatingLine));
-    card.className = fresh.className;
-    morphdom(card, fresh, { childrenOnly: true });
-    cards.push(card);
+    if (t) drawCard(tableCard(name), t);
   }
+}
+
+// A card is drawn in parts, each made again only when what it shows changed: an event
+// changes a table's hand line, seldom its seats (a tablet drew the whole card, 40 elements,
+// for each of a busy room's 200 updates a second). Each part is keyed by what it shows.
+function drawCard(card, t) {
+  const name = t.name;
+  const className = `table ${t.status}` + (alertingTables.has(name) ? " alerting" : "");
+  if (card.className !== className) card.className = className;
+  const level = t.on_break ? "break" : (t.level ? `level ${t.level}` : "no clock");
+  const hand = [t.hand ?? "-", t.in_progress && t.street ? ` ${t.street}` : (t.hand ? " ended" : "")];
+  const dealer = [t.dealer ? dealerName(t.dealer) : "-", t.hands_per_hour ? `, ${t.hands_per_hour} hands/h` : ""];
+  const shoe = [t.shoe ?? "?", "  hub link ", t.status === "online" ? (t.hub_link ?? "?") : t.status];
+  const seatingLine = seatingText(t);
+  const parts = [
+    ["status", statusText(t), () => el("span", "status", statusText(t))],
+    ["name", name, () => el("div", "name", name)],
+    ["seats", seatMapKey(t), () => seatMap(t)],
+    ["names", seatNamesText(t), () => { const text = seatNamesText(t); return text && el("div", "seat-names", text); }],
+    ["clock", `${level}|${leftText(t)}`, () => {
+      const clock = line("", [level, leftText(t)]);
+      clock.lastChild.className = "left";
+      return clock;
+    }],
+    ["hand", hand.join("|"), () => line("hand ", hand)],
+    ["dealer", dealer.join("|"), () => line("dealer ", dealer)],
+    ["shoe", shoe.join("|"), () => line("shoe ", shoe)],
+    ["h4h", t.hand_for_hand, () => t.hand_for_hand !== "off" && line("hand for hand: ", [t.hand_for_hand])],
+    ["seating", seatingLine, () => seatingLine && el("div", "line seating-state", seatingLine)],
+  ];
+  const drawn = card.drawn || (card.drawn = {});
+  let previous = null;
+  for (const [part, key, make] of parts) {
+    const had = drawn[part];
+    if (!had || had.key !== key) {
+      // A part with nothing to show keeps its place with an empty, hidden element.
+      const node = make() || Object.assign(document.createElement("span"), { hidden: true });
+      if (had) had.node.replaceWith(node);
+      else if (previous) previous.after(node);
+      else card.prepend(node);
+      drawn[part] = { key, node };
+    }
+    previous = drawn[part].node;
+  }
+  card.ticking = { status: drawn.status.node, left: $(".left", drawn.clock.node) };
+}
+
+// Who sits where, in words: a touch screen has no hover to show a seat's name.
+function seatNamesText(t) {
+  return (t.seats || []).map((seat) => [seat, sitting.get(`${t.name}:${seat}`)]).filter(([, p]) => p)
+    .map(([seat, p]) => `${seat} ${p.name.length > 14 ? p.name.slice(0, 13) + "…" : p.name}`).join(" · ");
+}
+
+// The room: the cards in order (tables by name, the broken ones in their fold), the counts
+// and the totals. Drawn when a table comes or goes, or its status, seats or break change.
+let roomOrder = null;  // the table names in order, kept until a table comes or goes
+const byName = new Intl.Collator(undefined, { numeric: true });
+function drawRoom() {
+  if (!roomOrder) roomOrder = Object.keys(state.tables).sort(byName.compare);
+  const names = roomOrder;
   for (const name of [...tableCards.keys()]) if (!(name in state.tables)) tableCards.delete(name);
   // The same cards in the same order: left in place (a card moved out and back is still the
   // same card, but there is no need to move it).
   // A table the floor broke (nobody left, nobody drawn there) leaves the room's cards for
   // the fold below them.
-  const live = cards.filter((c) => !isBroken(state.tables[c.dataset.table]));
-  const broken = cards.filter((c) => isBroken(state.tables[c.dataset.table]));
-  for (const [target, list] of [[box, live], [$("#broken-tables"), broken]]) {
+  const live = [];
+  const broken = [];
+  for (const name of names) (isBroken(state.tables[name]) ? broken : live).push(tableCard(name));
+  for (const [target, list] of [[$("#tables"), live], [$("#broken-tables"), broken]]) {
     const same = target.children.length === list.length && list.every((c, i) => target.children[i] === c);
     if (!same) target.replaceChildren(...list);
   }
   $("#broken-panel").hidden = !broken.length;
-  $("#broken-count").textContent = `(${broken.length})`;
-  $("#table-count").textContent = `(${live.length})`;
+  setText($("#broken-count"), `(${broken.length})`);
+  setText($("#table-count"), `(${live.length})`);
   // The room at a glance: players seated at the tables in play. A lost table keeps its last
   // known seats (its players did not leave), said as such; a broken or closed one counts none.
   const running = names.map((n) => state.tables[n])
@@ -420,9 +595,9 @@ function drawTables() {
   const players = running.reduce((n, t) => n + (t.seats || []).length, 0);
   const lost = running.filter((t) => t.status === "lost").map((t) => t.name);
   const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
-  $("#totals").textContent = `${plural(players, "player")} left at ${plural(running.length, "table")} in play` +
+  setText($("#totals"), `${plural(players, "player")} left at ${plural(running.length, "table")} in play` +
     (running.length ? `, ${(players / running.length).toFixed(1)} a table` : "") +
-    (lost.length ? ` (${lost.join(", ")}: seats as last known, the link is lost)` : "");
+    (lost.length ? ` (${lost.join(", ")}: seats as last known, the link is lost)` : ""));
 }
 
 function isBroken(t) {
@@ -453,6 +628,11 @@ function tableSize(name) {
   const b = state.balance;
   if (!b) return 10;
   return Math.min(b.table_size || 10, (b.short_tables || {})[name] || 10);
+}
+function seatMapKey(t) {
+  return JSON.stringify([t.status, t.seats, t.button, t.blind_seats, tableSize(t.name),
+                         ((t.seating || {}).arriving || []).map((a) => a.seat),
+                         (t.seats || []).map((seat) => (playerAt(t.name, seat) || {}).name)]);
 }
 function seatMap(t) {
   const map = el("div", "seat-map" + (t.status === "lost" ? " stale" : ""));
@@ -485,28 +665,43 @@ function dealerName(badge) {
 
 // Who deals where: each online table's dealer with their time in the box and pace, then the
 // named dealers not in a box.
+const dealerRows = new Map();  // table -> its row in the dealers' list, and what it shows
 function drawDealers() {
   const body = $("#dealers-on tbody");
-  const on = Object.values(state.tables).filter((t) => t.status === "online" && t.dealer && (t.seats || []).length)
-    .sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true }));
-  body.replaceChildren(...on.map((t) => {
-    const row = el("tr");
-    row.dataset.badge = t.dealer;
+  if (!roomOrder) roomOrder = Object.keys(state.tables).sort(byName.compare);
+  const on = roomOrder.map((name) => state.tables[name])
+    .filter((t) => t && t.status === "online" && t.dealer && (t.seats || []).length);
+  const rows = on.map((t) => {
     const minutes = t.dealer_minutes == null ? null
       : t.dealer_minutes + Math.max(0, serverNow() - (t.state_ts || serverNow())) / 60000;
     const box = minutes == null ? "-" : minutes >= 60
       ? `${Math.floor(minutes / 60)} h ${String(Math.floor(minutes % 60)).padStart(2, "0")} min` : `${Math.floor(minutes)} min`;
-    for (const text of [(state.dealers || {})[t.dealer] || "(no name)", t.dealer, `table ${t.name}`, box,
-                        t.dealer_hands ?? "-", t.hands_per_hour ?? "-"]) row.append(el("td", null, String(text)));
-    return row;
-  }));
-  $("#dealers-on").hidden = !on.length;
-  $("#dealers-none").hidden = !!on.length;
+    const cells = [(state.dealers || {})[t.dealer] || "(no name)", t.dealer, `table ${t.name}`, box,
+                   t.dealer_hands ?? "-", t.hands_per_hour ?? "-"].map(String);
+    // A row is made again only when it reads differently (the time in the box: once a minute).
+    let row = dealerRows.get(t.name);
+    const key = cells.join("\u0001");
+    if (!row || row.key !== key) {
+      const tr = el("tr");
+      tr.dataset.badge = t.dealer;
+      for (const text of cells) tr.append(el("td", null, text));
+      if (row) row.tr.replaceWith(tr);
+      row = { key, tr };
+      dealerRows.set(t.name, row);
+    }
+    return row.tr;
+  });
+  const listed = new Set(on.map((t) => t.name));
+  for (const name of [...dealerRows.keys()]) if (!listed.has(name)) dealerRows.delete(name);
+  const same = body.children.length === rows.length && rows.every((tr, i) => body.children[i] === tr);
+  if (!same) body.replaceChildren(...rows);
+  if ($("#dealers-on").hidden !== !on.length) $("#dealers-on").hidden = !on.length;
+  if ($("#dealers-none").hidden !== !!on.length) $("#dealers-none").hidden = !!on.length;
   const busy = new Set(on.map((t) => t.dealer));
   const off = Object.entries(state.dealers || {}).filter(([badge]) => !busy.has(badge))
     .sort((a, b) => a[1].localeCompare(b[1]));
-  $("#dealers-off").textContent = off.length
-    ? "Not in a box: " + off.map(([badge, name]) => `${name} (${badge})`).join(", ") : "";
+  setText($("#dealers-off"), off.length
+    ? "Not in a box: " + off.map(([badge, name]) => `${name} (${badge})`).join(", ") : "");
 }
 
 function setUpDealers() {
@@ -522,7 +717,7 @@ function setUpDealers() {
       reply.className = "reply ok";
       reply.textContent = name ? `badge ${spelled} is ${state.dealers[spelled] || name}` : `badge ${badge} has no name now`;
       $("#dealer-badge").value = $("#dealer-name").value = "";
-      draw();
+      drawEverything();
     } catch (e) {
       reply.className = "reply error";
       reply.textContent = shown(e.message);
@@ -533,13 +728,28 @@ function setUpDealers() {
 // ------------------------------------------------------------------ the roster
 // Who sits where by name, when the hub keeps a roster; without one, seats by number.
 function playerAt(table, seat) {
-  return ((state.roster || {}).players || []).find((p) =>
-    p.out_at == null && p.table === table && p.seat === seat) || null;
+  return sitting.get(`${table}:${seat}`) || null;
 }
 function ordinal(n) {
   const tens = n % 100;
   const suffix = tens >= 11 && tens <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
   return `${n}${suffix}`;
+}
+
+// The final table: offered among the online tables, the one with the most players first.
+function drawFinalChoice() {
+  const r = state.roster || { players: [] };
+  const finalSelect = $("#roster-final-table");
+  const online = Object.values(state.tables).filter((t) => t.status === "online" && !isBroken(t))
+    .sort((a, b) => (b.seats || []).length - (a.seats || []).length || a.name.localeCompare(b.name));
+  const chosen = finalSelect.value;
+  const names = online.map((t) => t.name);
+  if (names.join() !== finalSelect.dataset.names) {
+    finalSelect.replaceChildren(...names.map((n) => { const o = el("option", null, n); o.value = n; return o; }));
+    finalSelect.dataset.names = names.join();
+    if (names.includes(chosen)) finalSelect.value = chosen;
+  }
+  $("#roster-final").disabled = !r.left || !names.length;
 }
 
 function drawRoster() {
@@ -555,18 +765,6 @@ function drawRoster() {
        r.waiting ? `${r.waiting} waiting for a seat` : null].filter(Boolean).join(" \u00b7 ")
     : "No roster: the tables work by seat number. Enter players or import a CSV to use names.";
   $("#roster-draw").disabled = !r.waiting;
-  // The final table: offered among the online tables, the one with the most players first.
-  const finalSelect = $("#roster-final-table");
-  const online = Object.values(state.tables).filter((t) => t.status === "online" && !isBroken(t))
-    .sort((a, b) => (b.seats || []).length - (a.seats || []).length || a.name.localeCompare(b.name));
-  const chosen = finalSelect.value;
-  const names = online.map((t) => t.name);
-  if (names.join() !== finalSelect.dataset.names) {
-    finalSelect.replaceChildren(...names.map((n) => { const o = el("option", null, n); o.value = n; return o; }));
-    finalSelect.dataset.names = names.join();
-    if (names.includes(chosen)) finalSelect.value = chosen;
-  }
-  $("#roster-final").disabled = !r.left || !names.length;
   $("#roster-draw").textContent = r.waiting ? `Draw seats for ${plural(r.waiting, "player")}` : "Draw seats";
   // The seating chart: each table's seats by name, then who waits (printable).
   const tables = {};
@@ -653,7 +851,7 @@ async function rosterAction(path, body, said, more) {
     else if (answer.roster) state.roster = answer.roster;
     reply.className = "reply ok";
     reply.textContent = answer.drawn ? drawnText(answer) : (said || "done") + (more ? more(answer) : "");
-    draw();
+    drawEverything();
   } catch (e) {
     reply.className = "reply error";
     // A CSV's problems, one a line.
@@ -821,7 +1019,10 @@ function drawBalance() {
 // answer can arrive after the stream has brought the next proposal).
 function keepBalance(panel) {
   if (!state.balance || !panel || (panel.revision ?? 0) >= (state.balance.revision ?? 0)) {
+    const sizes = (b) => JSON.stringify(b ? [b.table_size, b.short_tables] : null);
+    if (sizes(panel) !== sizes(state.balance)) touchAllTables();  // the seats round each card
     state.balance = panel;
+    touch("balance");
   }
 }
 
@@ -842,7 +1043,7 @@ async function confirmMove() {
     refusal.hidden = false;
     return;
   }
-  draw();
+  drawEverything();
 }
 
 // ------------------------------------------------------------------ statistics
@@ -974,9 +1175,9 @@ function line(label, parts) {
 function drawH4h() {
   const p = state.h4h || { on: false, playing: [], finished: [], ready: false };
   const box = $("#h4h");
-  $(".state", box).textContent = p.on ? "ON" : "off";
-  $(".playing", box).textContent = p.playing.join(", ") || "-";
-  $(".finished", box).textContent = p.finished.join(", ") || "-";
+  setText($(".state", box), p.on ? "ON" : "off");
+  setText($(".playing", box), p.playing.join(", ") || "-");
+  setText($(".finished", box), p.finished.join(", ") || "-");
   $("#h4h-release").disabled = !p.ready;
 }
 
@@ -991,6 +1192,10 @@ function drawReplies() {
               el("span", "result", reply ? (reply.ok ? "done" : reply.error) : "waiting for the table"));
     return li;
   }));
+}
+
+// The open table's seats in its dialog, as its updates come.
+function drawDialogSeats() {
   const dialog = $("#table-dialog");
   if (dialog.open && state.openTable) {
     const t = state.tables[state.openTable];
@@ -1206,7 +1411,10 @@ async function openTable(name) {
   $(".seating", dialog).value = t && t.seats ? t.seats.join(",") : "";
   const hands = $(".hands", dialog);
   hands.textContent = "loading";
-  if (!dialog.open) dialog.showModal();
+  if (!dialog.open) {
+    $("#dialog-shade").hidden = false;
+    dialog.show();
+  }
   try {
     const history = await api(`/api/tables/${encodeURIComponent(name)}/hands?n=20`);
     hands.replaceChildren(...history.hands.reverse().map((h) => {
@@ -1386,6 +1594,11 @@ function setUpDialog() {
   const dialog = $("#table-dialog");
   const value = (cls) => $(cls, dialog).value.trim();
   $(".close", dialog).addEventListener("click", () => { state.openTable = null; dialog.close(); });
+  dialog.addEventListener("close", () => { $("#dialog-shade").hidden = true; });
+  // Not modal (openTable): Escape closes it here, unless a question is asked on top of it.
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && dialog.open && !$("#confirm").open) $(".close", dialog).click();
+  });
   $(".send-seating", dialog).addEventListener("click", async () => {
     const table = state.openTable;
     const seats = value(".seating").split(/[ ,]+/).filter(Boolean).map(Number);
@@ -1481,7 +1694,7 @@ async function startDashboard() {
   guardBack();
   connect();
   if (state.me.may.includes("command")) loadLog();
-  setInterval(() => { if (!pressing()) { drawLink(); drawClock(); drawTables(); } repeatSounds(); }, 1000);  // the clocks and "since" count on
+  setInterval(() => { if (!pressing()) tick(); repeatSounds(); }, 1000);  // the clocks and "since" count on
 }
 
 if (document.body.classList.contains("login")) {

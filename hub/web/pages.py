@@ -15,8 +15,7 @@ from hub.web.errors import Refused
 STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css",
           "dashboard.html": "text/html", "login.html": "text/html",
           "tv.html": "text/html", "tv.js": "text/javascript", "tv.css": "text/css",
-          "chart.umd.min.js": "text/javascript",
-          "morphdom-umd.min.js": "text/javascript"}  # vendored: hub/static/VENDORED.md
+          "chart.umd.min.js": "text/javascript"}  # vendored: hub/static/VENDORED.md
 
 router = APIRouter(include_in_schema=False)
 
