@@ -1,4 +1,5 @@
-"""The dashboard's live updates as Server-Sent Events: a snapshot, then one event per change.
+"""The dashboard's live updates as Server-Sent Events: a snapshot, then one event per change,
+a busy stream's in a few writes a second (WRITE_EVERY).
 
 The floor's worker offers each update to every stream (``Viewer.offer``, from its thread); the
 update waits in a bounded queue on the server's loop. A viewer that falls STREAM_QUEUE behind
@@ -41,6 +42,12 @@ SESSION_CHECK = 2.0  # seconds: an idle stream ends this soon after its session 
 # Seconds: a look at the users file this old does for a stream's check, so that many streams
 # delivering many updates look at the file a few times a second at most (each request looks).
 USERS_FILE_AGE = 0.5
+# Seconds: a busy stream writes at most this often, what came meanwhile in one write. A room
+# of 200 tables makes about 200 updates a second; a write each cost a tablet's page a network
+# task each (a quarter of its main thread at 4x CPU throttling, `python -m
+# tests.bench.dashboard`). A quiet stream's update goes at once.
+WRITE_EVERY = 0.1
+MAX_WRITE = 500  # updates in one write
 
 
 def may_see(user: User, update: Update) -> bool:
@@ -126,6 +133,8 @@ async def events(viewer: Viewer, snapshot: dict[str, Any], *, streams: StreamReg
     try:
         yield b"retry: 1000\nevent: snapshot\ndata: " + encode(snapshot).encode() + b"\n\n"
         quiet = 0.0  # seconds since the last write
+        loop = asyncio.get_running_loop()
+        written_at = -WRITE_EVERY
         while True:
             try:
                 update = await asyncio.wait_for(viewer.queue.get(), SESSION_CHECK)
@@ -145,10 +154,14 @@ async def events(viewer: Viewer, snapshot: dict[str, Any], *, streams: StreamReg
             quiet = 0.0
             if update is None:
                 return
+            if (wait := written_at + WRITE_EVERY - loop.time()) > 0:
+                await asyncio.sleep(wait)  # what comes meanwhile goes in the same write
             chunks = [update]
-            while len(chunks) < 200 and not viewer.queue.empty():  # what waits: one write
+            ending = False
+            while len(chunks) < MAX_WRITE and not viewer.queue.empty():  # what waits: one write
                 more = viewer.queue.get_nowait()
                 if more is None:
+                    ending = True  # what came before it is still sent
                     break
                 chunks.append(more)
             # What waited was sorted by the role as it was then: sorted again by this one.
@@ -156,6 +169,9 @@ async def events(viewer: Viewer, snapshot: dict[str, Any], *, streams: StreamReg
             if shown:
                 yield b"".join(b"event: update\ndata: " + encode(c).encode() + b"\n\n"
                                for c in shown)
+                written_at = loop.time()
+            if ending:
+                return
     finally:
         unsubscribe()
         streams.close(viewer)
