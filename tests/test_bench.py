@@ -119,3 +119,24 @@ def test_start_bench_starts_a_long_table_from_its_snapshot_and_a_new_one_from_no
     assert year["replayed"] == lines - year["snapshot_upto"] < SNAPSHOT_EVERY + 200
     assert figures["fresh"]["replayed"] == 0
     assert figures["year"]["start_s"] > 0 and figures["fresh"]["start_s"] > 0
+
+
+def test_dashboard_bench_draws_every_table_counts_updates_and_times_the_taps():
+    """The dashboard on a throttled tablet (`python -m tests.bench.dashboard`), two small
+    rooms: every table's card drawn, the updates the page received counted, each tap timed
+    (from the press to the frame that showed it), the heap and nodes read."""
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.bench.dashboard", "--rooms", "2,4", "--seconds", "3",
+         "--idle-seconds", "1", "--warm-up", "1", "--taps", "2", "--cpu", "1", "--json"],
+        capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    assert [room["tables"] for room in figures["rooms"]] == [2, 4]
+    for room in figures["rooms"]:
+        assert room["cards_drawn"] == room["tables"]
+        assert room["updates_received"] > 0
+        assert room["tap_open_table"]["taps"] == 2
+        assert room["dealing"]["busy_ms_per_s"] > 0
+        assert room["memory"]["end"]["nodes"] > 0
+        assert room["tv_busy_ms_per_s"] > 0
+    assert figures["update_cost_ratio_big_over_small"] > 0

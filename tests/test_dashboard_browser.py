@@ -26,8 +26,8 @@ from tablectl.sim_venue import SimulatedVenue
 from tests.conftest import wait_for
 from tests.floor_browser import (
     SCREENSHOTS,
-    RawTable,
     VENUE_ZONE,
+    RawTable,
     box_of,
     deal_misdeal,
     floor_venue,

@@ -126,6 +126,7 @@ function applySnapshot(snap) {
   for (const t of snap.tables) state.tables[t.name] = t;
   state.alerts = {};
   for (const a of snap.alerts) state.alerts[a.id] = a;
+  forgetOldAcknowledged();
   state.commands = {};
   for (const c of snap.commands) state.commands[c.transaction] = c;
   state.clock = snap.clock;
@@ -168,6 +169,16 @@ function keepH4h(panel) {
   state.h4h = panel;
 }
 
+// The acknowledged alerts this page lists: the newest (all are in the hub's database and the
+// floor log). A night's thousands made every redraw of the list, and the page, longer.
+const MAX_ACKED_SHOWN = 100;
+function forgetOldAcknowledged() {
+  const acked = Object.values(state.alerts).filter((a) => a.acked_by);
+  if (acked.length <= MAX_ACKED_SHOWN) return;
+  acked.sort((a, b) => (b.acked_at || 0) - (a.acked_at || 0) || b.id - a.id);
+  for (const a of acked.slice(MAX_ACKED_SHOWN)) delete state.alerts[a.id];
+}
+
 // The tables with an open alert (their cards are marked), as the alerts come.
 let alertingTables = new Set();
 function keepAlerting() {
@@ -201,6 +212,7 @@ function applyUpdate(update, answer = false) {
     const known = state.alerts[update.alert.id];
     if (answer && known && alertChangedAt(known) > alertChangedAt(update.alert)) return;
     state.alerts[update.alert.id] = update.alert;
+    if (update.alert.acked_by) forgetOldAcknowledged();
     keepAlerting();
     touch("alerts");
     changed.tables.add(update.alert.table);  // its card's alerting mark

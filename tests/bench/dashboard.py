@@ -21,7 +21,9 @@ floor member on a tablet's screen (1280x800) with the CPU slowed down by the Dev
   the press to the frame that shows it: a table opened (its dialog) and an alert acknowledged
   (its button taken), p50 and p99;
 - the heap and the DOM's node count, after a forced collection, at the start and the end of
-  the dealing, and their highest in between;
+  the dealing, and their highest in between, while a floor member on another tablet
+  acknowledges the alerting tables' alerts every ``--acknowledge-every`` seconds (the room's
+  steady state, not a pile of alerts nobody answers);
 - the TV page (1920x1080) beside it, its busy time per second.
 
 Targets (issue 50): with 200 tables dealing at 4x, the main thread busy under 20 % of each
@@ -40,6 +42,7 @@ import random
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -50,6 +53,7 @@ from contract.schema import receive
 from contract.views import public_event
 from hub import auth
 from simulators.broker import Broker
+from simulators.staff import Staff
 from tablectl.bench import percentile
 from tablectl.hub_app import Hub, HubSettings
 
@@ -80,8 +84,9 @@ PAGE_PROBE = """
     document.addEventListener("pointerdown", press, { capture: true, once: true });
     const until = performance.now() + 30000;  // a tap that never came stops looking
     const look = () => {
-      if (pressed !== null && shown()) window.__bench.taps.push([kind, performance.now() - pressed]);
-      else if (performance.now() < until) requestAnimationFrame(look);
+      if (pressed !== null && shown()) {
+        window.__bench.taps.push([kind, performance.now() - pressed]);
+      } else if (performance.now() < until) requestAnimationFrame(look);
     };
     requestAnimationFrame(look);
   };
@@ -111,7 +116,9 @@ def _state(table: str, hand: int | None, seq: int, now_ms: int) -> dict[str, Any
             "profile": "tda-2024", "hand_for_hand": "off", "seats": SEATS,
             "button": button,
             "blind_seats": {"small": button % 9 + 1, "big": (button + 1) % 9 + 1},
-            "dealer_stats": {"hands": hand or 0, "minutes": 20, "hands_per_hour": 31},
+            "dealer_stats": {"type": "dealer.summary", "dealer": f"D{int(table[1:]) % 40 + 1}",
+                             "hands": hand or 0, "minutes": 20, "hands_per_hour": 31,
+                             "t": now_ms / 1000},
             "links": {"hub": "ok"}, "last_seq": seq, "ts": now_ms}
 
 
@@ -204,6 +211,34 @@ class Room:
                 process.kill()
 
 
+class FloorMember(threading.Thread):
+    """A floor member on another tablet who goes to the tables that alert and acknowledges
+    their alerts, every ``every`` seconds: the room's steady state (its alerts open a while,
+    then acknowledged), not a pile of alerts nobody answers."""
+
+    def __init__(self, url: str, every: float) -> None:
+        super().__init__(daemon=True)
+        self.staff = Staff(url, "floor2", "floor2-password")
+        self.every = every
+        self.stop = threading.Event()
+        self.acknowledged = 0
+
+    def run(self) -> None:
+        while not self.stop.wait(self.every):
+            status, room = self.staff.get("/api/state")
+            if status != 200:
+                continue
+            open_by_table: dict[str, list[int]] = {}
+            for alert in room["alerts"]:
+                if not alert.get("acked_by"):
+                    open_by_table.setdefault(alert["table"], []).append(alert["id"])
+            for table, ids in open_by_table.items():
+                status, answer = self.staff.post(f"/api/tables/{table}/alerts/ack",
+                                                 {"alerts": ids})
+                if status == 200:
+                    self.acknowledged += len(answer["acknowledged"])
+
+
 class Counters:
     """The DevTools protocol's counters for one page."""
 
@@ -236,11 +271,13 @@ def busy_over(counters: Counters, seconds: float, during: Any = None) -> dict[st
             during()
         time.sleep(min(left, 0.5))
     after, wall = counters.read(), time.monotonic() - start
-    return {"wall_s": round(wall, 2),
-            "busy_ms_per_s": round((after["TaskDuration"] - before["TaskDuration"]) / wall * 1000, 1),
-            "script_ms_per_s": round((after["ScriptDuration"] - before["ScriptDuration"]) / wall * 1000, 1),
-            "layout_ms_per_s": round((after["LayoutDuration"] - before["LayoutDuration"]) / wall * 1000, 1),
-            "style_ms_per_s": round((after["RecalcStyleDuration"] - before["RecalcStyleDuration"]) / wall * 1000, 1)}
+    def per_second(counter: str) -> float:
+        return round((after[counter] - before[counter]) / wall * 1000, 1)
+
+    return {"wall_s": round(wall, 2), "busy_ms_per_s": per_second("TaskDuration"),
+            "script_ms_per_s": per_second("ScriptDuration"),
+            "layout_ms_per_s": per_second("LayoutDuration"),
+            "style_ms_per_s": per_second("RecalcStyleDuration")}
 
 
 def login(browser: Any, url: str, viewport: dict[str, int]) -> Any:
@@ -329,6 +366,7 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
     broker = Broker(directory / f"broker-{count}").start()
     users = directory / f"users-{count}.toml"
     auth.save_user(users, "bench", "floor", "bench-password")
+    auth.save_user(users, "floor2", "floor", "floor2-password")
     hub = Hub(HubSettings(venue=VENUE, db=str(directory / f"hub-{count}.db"), users=str(users),
                           port=broker.port, http_port=0)).start()
     room = Room(broker.port, count, events)
@@ -354,6 +392,8 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
         tv_counters.throttle(args.cpu)
         idle = busy_over(counters, args.idle_seconds)
         room.deal()
+        floor = FloorMember(hub.url, args.acknowledge_every)
+        floor.start()
         time.sleep(args.warm_up)  # every table's first events in, the alerts begun
         start_memory = counters.collected()
         rng = random.Random(5)
@@ -376,6 +416,8 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
             tap_table(page, names, rng)
             tap_alert(page)
         taps = page.evaluate("() => window.__bench.taps")
+        floor.stop.set()
+        floor.join(30)
         top = profile_top(counters, min(args.seconds, 20)) if profile else None
         cards = page.evaluate("() => document.querySelectorAll('#tables .table').length")
         tv.context.close()
@@ -395,6 +437,7 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
     return {
         "tables": count, "cards_drawn": cards, "first_draw_s": round(first_draw, 2),
         "idle": idle, "dealing": dealing, "updates_received": received,
+        "alerts_acknowledged_by_the_floor": floor.acknowledged,
         "busy_share_dealing": round(dealing["busy_ms_per_s"] / 1000, 3),
         "ms_per_update_above_idle": round(above_idle / received, 3) if received else None,
         "tap_open_table": tap_figures("open"), "tap_acknowledge": tap_figures("ack"),
@@ -485,6 +528,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm-up", type=float, default=5.0)
     parser.add_argument("--taps", type=int, default=20, help="of each kind, after the dealing")
     parser.add_argument("--cpu", type=float, default=4.0, help="CPU throttling rate")
+    parser.add_argument("--acknowledge-every", type=float, default=10.0,
+                        help="seconds between a floor member's rounds of the alerting tables")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
