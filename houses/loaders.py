@@ -1,7 +1,8 @@
-"""Reading the houses' data for the pure core, which reads no file itself: the built-in profiles
-and structures shipped in this package, a house's own profile (a ``.toml`` path) and its own
-structures (the directory the configuration names: the hub's ``--structures``, a table's
-``clock.structures``), and any TOML file with every problem listed at once.
+"""Reading the houses' data for the pure core, which reads no file itself: the built-in profiles,
+structures and payout tables shipped in this package, a house's own profile or payout table (a
+``.toml`` path) and its own structures (the directory the configuration names: the hub's
+``--structures``, a table's ``clock.structures``), and any TOML file with every problem listed
+at once.
 
 A structure is asked for by name only (``check_structure_name``: no path from a command or an
 input reaches the filesystem), read only if the opened file is a regular one (not a FIFO, a
@@ -17,6 +18,7 @@ from typing import Any
 
 from controller.clock import Structure, StructureError, check_structure_name, structure_from_data
 from controller.datafiles import ProblemsError, parse_toml
+from controller.payouts import PayoutTable, PayoutTableError, payout_table_from_data
 from controller.profiles import Profile, ProfileError, profile_from_data
 
 MAX_STRUCTURE_BYTES = 256 * 1024
@@ -44,6 +46,24 @@ def builtin_names() -> list[str]:
 def builtin_structures() -> list[str]:
     """The built-in blind structures, by name."""
     return _builtin("structures")
+
+
+def builtin_payout_tables() -> list[str]:
+    """The built-in payout tables, by name."""
+    return _builtin("payouts")
+
+
+def load_payout_table(name_or_path: str) -> PayoutTable:
+    """A built-in payout table by name, or a house's own from a ``.toml`` path."""
+    if name_or_path.endswith(".toml") or "/" in name_or_path:
+        return payout_table_from_data(read_toml(name_or_path, PayoutTableError), name_or_path)
+    resource = resources.files("houses") / "payouts" / f"{name_or_path}.toml"
+    if not resource.is_file():
+        raise PayoutTableError(name_or_path, [
+            f"no payout table named {name_or_path!r} (built-in: "
+            f"{', '.join(builtin_payout_tables())}; or give the path of a .toml file)"])
+    return payout_table_from_data(parse_toml(resource.read_text(encoding="utf-8"),
+                                             PayoutTableError, name_or_path), name_or_path)
 
 
 def load_profile(name_or_path: str, *, _seen: tuple[str, ...] = ()) -> Profile:

@@ -245,14 +245,15 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_the_installed_package_carries_what_it_reads_at_run_time(wheel):
     """deploy/install.sh installs the project (not editable): the AsyncAPI document every
-    MQTT boundary validates against, the structures, profiles and the dashboard's files must
-    be in the wheel, not only in the checkout; so must the benchmarks a table runs (tablectl
-    bench) and the simulated venue of `tablectl sim`."""
+    MQTT boundary validates against, the structures, profiles, payout tables and the
+    dashboard's files must be in the wheel, not only in the checkout; so must the benchmarks a
+    table runs (tablectl bench) and the simulated venue of `tablectl sim`."""
     import zipfile
 
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("contract/asyncapi.json", "houses/structures/tda-2024.toml",
-                   "houses/profiles/tda-2024.toml", "hub/static/dashboard.js",
+                   "houses/profiles/tda-2024.toml", "houses/payouts/standard.toml",
+                   "hub/static/dashboard.js",
                    "hub/static/login.html", "tablectl/bench/footprint.py",
                    "tablectl/bench/mqtt.py", "tablectl/bench/venue.py",
                    "simulators/shoe_frames.py", "tablectl/sim_venue.py",
