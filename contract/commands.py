@@ -9,6 +9,11 @@ dashboard's body, the fields without a transaction (``command_from_fields``). Th
 checks the shape (the fields, their types, nothing unknown); what the values mean, the table's
 core checks when it takes the command (``tablectl/command_to_core.py``), the venue clock when
 it applies it. The hub builds the commands it sends as objects too (a new transaction each).
+
+A closed field (a command's ``action``, hand-for-hand's ``state``) is a ``StrEnum``, the
+schema's ``enum`` in Python: a table's are the core's own words (``controller/events.py``), the
+venue clock's are here (``VenueClockAction``). A parsed command holds the members; each is
+written as its string, so what goes on the wire is the same.
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ import typing
 import uuid
 from collections.abc import Container
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar, TypeVar
 
 from contract.schema import document, problems
 from contract.wire import WireError, decode, encode
+from controller.events import ClockAction, DeckCheckAction, HandForHandOrder
 
 MAX_COMMAND_BYTES = 4096
 
@@ -76,7 +83,7 @@ class SeatingCommand(_Command):
 @dataclass(frozen=True, kw_only=True)
 class ClockCommand(_Command):
     name: ClassVar[str] = "clock"
-    action: str
+    action: ClockAction
     structure: str | None = None
     elapsed: int | float | None = None
     running: bool | None = None
@@ -85,7 +92,7 @@ class ClockCommand(_Command):
 @dataclass(frozen=True, kw_only=True)
 class DeckCheckCommand(_Command):
     name: ClassVar[str] = "deck-check"
-    action: str
+    action: DeckCheckAction
     deck: str | None = None
 
 
@@ -105,7 +112,21 @@ class StatusCommand(_Command):
 @dataclass(frozen=True, kw_only=True)
 class HandForHandCommand(_Command):
     name: ClassVar[str] = "hand-for-hand"
-    state: str
+    state: HandForHandOrder
+
+
+class VenueClockAction(StrEnum):
+    """What the floor tells the venue clock (``HubClockCommand``'s action; ``hub/venue_clock.py``
+    says what each does with its value)."""
+
+    START = "start"
+    PAUSE = "pause"
+    RESUME = "resume"
+    ADD = "add"
+    LEVEL = "level"
+    BREAK = "break"
+    STOP = "stop"
+    HAND_FOR_HAND = "hand-for-hand"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,7 +134,7 @@ class HubClockCommand(_Command):
     """A floor command to the venue clock (``hub/cmd/clock``, and the dashboard's clock)."""
 
     name: ClassVar[str] = "clock"
-    action: str
+    action: VenueClockAction
     value: str | int | float | None = None
 
 
@@ -199,6 +220,7 @@ def _not_seen(transaction: str, seen: Container[str]) -> None:
 
 
 _WHOLE_NUMBERS: dict[type[_Command], tuple[str, ...]] = {}
+_VOCABULARIES: dict[type[_Command], dict[str, type[StrEnum]]] = {}
 
 
 def _whole_numbers(kind: type[_Command]) -> tuple[str, ...]:
@@ -209,6 +231,18 @@ def _whole_numbers(kind: type[_Command]) -> tuple[str, ...]:
     return _WHOLE_NUMBERS[kind]
 
 
+def vocabularies(kind: type[_Command]) -> dict[str, type[StrEnum]]:
+    """The fields a class closes to a ``StrEnum`` (alone or with None), each with its enum."""
+    if kind not in _VOCABULARIES:
+        found: dict[str, type[StrEnum]] = {}
+        for name, hint in typing.get_type_hints(kind).items():
+            for part in (hint, *typing.get_args(hint)):
+                if isinstance(part, type) and issubclass(part, StrEnum):
+                    found[name] = part
+        _VOCABULARIES[kind] = found
+    return _VOCABULARIES[kind]
+
+
 def _built(kind: type[AnyCommand], obj: dict[str, Any],
            transaction: str | None) -> AnyCommand:
     found = problems(kind.__name__, obj)
@@ -217,6 +251,13 @@ def _built(kind: type[AnyCommand], obj: dict[str, Any],
     found += [f"{name}: {obj[name]!r} is not a whole number written as one"
               for name in _whole_numbers(kind)
               if isinstance(obj.get(name), float)]
+    # The schema's enum is the class's (tests/test_contract.py): a word it let through is a
+    # member; the command holds the member.
+    found += [f"{name}: {obj[name]!r} is not one of {', '.join(vocabulary)}"
+              for name, vocabulary in vocabularies(kind).items()
+              if obj.get(name) is not None and obj[name] not in tuple(vocabulary)]
     if found:
         raise CommandError("; ".join(found[:5]), transaction)
-    return kind(**obj)
+    closed = {name: vocabulary(obj[name]) for name, vocabulary in vocabularies(kind).items()
+              if obj.get(name) is not None}
+    return kind(**{**obj, **closed})

@@ -150,6 +150,37 @@ class ShoeState(StrEnum):
     READS_LOST = "reads_lost"
 
 
+# What the floor tells a table: the core's inputs (controller/inputs.py) and the contract's
+# floor commands (contract/commands.py) share these words; they are here because the contract
+# imports nothing else of the core.
+
+class ClockAction(StrEnum):
+    """A ``clock`` input's and a ``cmd/clock``'s action on the table's own blind clock."""
+
+    START = "start"  # a structure
+    PAUSE = "pause"
+    RESUME = "resume"
+    STOP = "stop"
+    SYNC = "sync"  # follow a clock: its structure, elapsed seconds and whether it runs
+
+
+class DeckCheckAction(StrEnum):
+    """A ``deck_check`` input's and a ``cmd/deck-check``'s action."""
+
+    START = "start"  # a deck named
+    FINISH = "finish"
+    CANCEL = "cancel"
+
+
+class HandForHandOrder(StrEnum):
+    """The floor's order for hand-for-hand play (a ``hand_for_hand`` input's and a
+    ``cmd/hand-for-hand``'s ``state``; the table's own states are ``hand_for_hand`` events')."""
+
+    ON = "on"
+    OFF = "off"
+    RELEASE = "release"  # deal the next hand
+
+
 # ---------------------------------------------------------------------------- a hand
 
 @dataclass(frozen=True, slots=True, kw_only=True)

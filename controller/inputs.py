@@ -2,8 +2,11 @@
 
 Each input carries ``t``, seconds on the shoe's (or the daemon's monotonic) clock, or ``None`` when
 the source gave none: the core then treats it as happening at the last time it knows.
-Pure: these are plain values; ``parse_input`` turns a JSON object (a replay line, a command) into
-one, reporting every problem with its key.
+Pure: these are plain values; ``parse_input`` turns a JSON object (a replay line, a journal's)
+into one, reporting every problem with its key. What the floor sends has a typed builder of its
+own (``seats_change``, ``clock_command``, ``deck_check_command``, ``hand_for_hand``), which
+``parse_input`` uses for those lines and the composition root for the contract's typed commands:
+a value is refused in the same words whichever way it came.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +27,7 @@ from controller.cards import (
     parse_ndef_text,
 )
 from controller.clock import MAX_CLOCK_SECONDS, STRUCTURE_NAME
-from controller.events import Face, ShoeState
+from controller.events import ClockAction, DeckCheckAction, Face, HandForHandOrder, ShoeState
 from controller.seating import SEAT_MAX, SEAT_MIN, SeatingError, normalise_seats
 
 GAMES = tuple(HOLE_CARDS)
@@ -32,9 +35,9 @@ GESTURES = ("tap", "double_tap", "hold", "long_hold")
 SHOE_STATES = tuple(ShoeState)
 # What failed, for a fault: the shoe's parts (PROTOCOL.md FAULT codes) or its restart.
 SHOE_PARTS = ("reader", "exit_sensor", "stack_sensor", "firmware", "restart")
-CLOCK_ACTIONS = ("start", "pause", "resume", "stop", "sync")
-HAND_FOR_HAND = ("on", "off", "release")
-DECK_CHECK_ACTIONS = ("start", "finish", "cancel")
+CLOCK_ACTIONS = tuple(ClockAction)
+HAND_FOR_HAND = tuple(HandForHandOrder)
+DECK_CHECK_ACTIONS = tuple(DeckCheckAction)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +112,7 @@ class SeatsChange:
 
 @dataclass(frozen=True, slots=True)
 class ClockCommand:
-    action: str
+    action: ClockAction
     structure: str | None = None
     t: float | None = None
     elapsed: float | None = None  # sync: seconds on the venue clock at t
@@ -118,7 +121,7 @@ class ClockCommand:
 
 @dataclass(frozen=True, slots=True)
 class HandForHand:
-    state: str  # on, off, release
+    state: HandForHandOrder
     t: float | None = None
 
 
@@ -137,7 +140,7 @@ class ShoeStatus:
 
 @dataclass(frozen=True, slots=True)
 class DeckCheckCommand:
-    action: str  # start, finish, cancel
+    action: DeckCheckAction
     deck: str | None = None
     t: float | None = None
 
@@ -207,11 +210,23 @@ def parse_input(obj: Any) -> Input:
 
 
 def _opt_str(obj: Mapping[str, Any], key: str, problems: list[str]) -> str | None:
-    value = obj.get(key)
+    return _str_or_none(key, obj.get(key), problems)
+
+
+def _str_or_none(key: str, value: Any, problems: list[str]) -> str | None:
     if value is not None and not isinstance(value, str):
         problems.append(f"{key}: must be a string, not {value!r}")
         return None
     return value
+
+
+def _collected(problems: list[str], build: Callable[[], Input]) -> Input | None:
+    """What a typed builder makes, or None with its problems added to ``problems``."""
+    try:
+        return build()
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return None
 
 
 def _setup(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
@@ -315,23 +330,31 @@ def _gesture(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> In
 
 
 def _seats(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
-    seats = obj.get("seats")
-    if not isinstance(seats, list):
-        problems.append(f"seats: must be a list of seat numbers, not {seats!r}")
-        return None
+    seats: Any = obj.get("seats")  # any JSON value: the builder says what is wrong with it
+    return _collected(problems, lambda: seats_change(
+        seats, obj.get("moves", []), obj.get("version"), t=t))
+
+
+def seats_change(seats: Sequence[int], moves: Sequence[Mapping[str, Any]] = (),
+                 version: int | None = None, *, t: float | None = None) -> SeatsChange:
+    """The table's whole seating (a ``seats`` line, the floor's ``cmd/seating``): the seats
+    taken, the players ``moves`` brings or takes away, the hub's ``version`` of it;
+    ``InputError`` names every problem."""
+    problems: list[str] = []
+    if not isinstance(seats, list | tuple):
+        raise InputError([f"seats: must be a list of seat numbers, not {seats!r}"])
     try:
         seat_tuple = normalise_seats(seats)
     except SeatingError as exc:
-        problems.append(f"seats: {exc}")
-        return None
-    moves = _moves(obj.get("moves", []), seat_tuple, problems)
-    version = obj.get("version")
+        raise InputError([f"seats: {exc}"]) from None
+    moved = _moves(moves, seat_tuple, problems)
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)
                                 or not 1 <= version <= MAX_SEATING_VERSION):
         problems.append(f"version: a seating's version is a whole number from 1 to "
                         f"{MAX_SEATING_VERSION}, not {version!r}")
-        return None
-    return None if moves is None else SeatsChange(seat_tuple, t, moves, version)
+    if problems or moved is None:
+        raise InputError(problems or ["unreadable input"])
+    return SeatsChange(seat_tuple, t, moved, version)
 
 
 MAX_MOVES = 10
@@ -343,11 +366,11 @@ TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 PLAYER_NAME = re.compile(r"^[\x20-\x7e]{1,16}$")  # as the 20-column display shows it
 
 
-def _moves(items: Any, seats: tuple[int, ...],
+def _moves(items: Sequence[Mapping[str, Any]], seats: tuple[int, ...],
            problems: list[str]) -> tuple[SeatMove, ...] | None:
     """The players a seating change moves between tables: each leaves a seat no longer in
     ``seats`` or arrives in one that is."""
-    if not isinstance(items, list) or len(items) > MAX_MOVES:
+    if not isinstance(items, list | tuple) or len(items) > MAX_MOVES:
         problems.append(f"moves: must be a list of at most {MAX_MOVES} moves")
         return None
     moves: list[SeatMove] = []
@@ -386,28 +409,42 @@ def _moves(items: Any, seats: tuple[int, ...],
 
 
 def _clock(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
-    structure = _opt_str(obj, "structure", problems)
-    action = obj.get("action", "start" if structure is not None else None)
+    # A line naming a structure and no action starts it.
+    named = isinstance(obj.get("structure"), str)
+    return _collected(problems, lambda: clock_command(
+        obj.get("action", ClockAction.START if named else None), obj.get("structure"),
+        elapsed=obj.get("elapsed"), running=obj.get("running", True), t=t))
+
+
+def clock_command(action: str, structure: str | None = None, *,
+                  elapsed: float | None = None, running: bool = True,
+                  t: float | None = None) -> ClockCommand:
+    """The table's blind clock told ``action`` (a ``clock`` line, the floor's ``cmd/clock``,
+    the venue clock's reading as a ``sync``); ``InputError`` names every problem."""
+    problems: list[str] = []
+    structure = _str_or_none("structure", structure, problems)
     if action not in CLOCK_ACTIONS:
         problems.append(f"action: {action!r} is not one of {', '.join(CLOCK_ACTIONS)} "
                         "(a clock line names a structure to start, or an action)")
-        return None
-    if action in ("start", "sync") and structure is None:
-        problems.append(f"structure: {action} needs a structure name")
+        raise InputError(problems)
+    order = ClockAction(action)
+    if order in (ClockAction.START, ClockAction.SYNC) and structure is None:
+        problems.append(f"structure: {order} needs a structure name")
     if structure is not None and not STRUCTURE_NAME.match(structure):
         problems.append(f"structure: {structure[:80]!r} is not a structure name (letters, "
                         "digits, '-' and '_'; never a path)")
-    elapsed = obj.get("elapsed")
-    if action == "sync" and (isinstance(elapsed, bool) or not isinstance(elapsed, int | float)
-                             or not 0 <= elapsed <= MAX_CLOCK_SECONDS):
+    if order == ClockAction.SYNC and (isinstance(elapsed, bool)
+                                      or not isinstance(elapsed, int | float)
+                                      or not 0 <= elapsed <= MAX_CLOCK_SECONDS):
         problems.append(f"elapsed: sync needs the seconds on the venue clock (0 to "
                         f"{MAX_CLOCK_SECONDS:.0f}), not {elapsed!r}")
         elapsed = None
-    running = obj.get("running", True)
     if not isinstance(running, bool):
         problems.append(f"running: must be true or false, not {running!r}")
         running = True
-    return ClockCommand(action, structure, t, float(elapsed) if elapsed is not None else None,
+    if problems:
+        raise InputError(problems)
+    return ClockCommand(order, structure, t, float(elapsed) if elapsed is not None else None,
                         running)
 
 
@@ -465,24 +502,41 @@ def _dealer(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Inp
 
 
 def _deck_check(obj: Mapping[str, Any], t: float | None, problems: list[str]) -> Input | None:
-    action = obj.get("action")
+    action: Any = obj.get("action")
+    return _collected(problems, lambda: deck_check_command(action, obj.get("deck"), t=t))
+
+
+def deck_check_command(action: str, deck: str | None = None, *,
+                       t: float | None = None) -> DeckCheckCommand:
+    """A deck check told ``action`` (a ``deck_check`` line, the floor's ``cmd/deck-check``);
+    ``InputError`` names every problem."""
     if action not in DECK_CHECK_ACTIONS:
-        problems.append(f"action: {action!r} is not start, finish or cancel")
-        return None
-    deck = _opt_str(obj, "deck", problems)
-    if action == "start" and deck is None:
+        raise InputError([f"action: {action!r} is not start, finish or cancel"])
+    order = DeckCheckAction(action)
+    problems: list[str] = []
+    deck = _str_or_none("deck", deck, problems)
+    if order == DeckCheckAction.START and deck is None:
         problems.append("deck: a deck check names the deck being checked")
-        return None
-    return DeckCheckCommand(action, parse_deck_id(deck) if deck is not None else None, t)
+    if problems:
+        raise InputError(problems)
+    try:
+        return DeckCheckCommand(order, parse_deck_id(deck) if deck is not None else None, t)
+    except CardError as exc:
+        raise InputError([str(exc)]) from None
 
 
 def _hand_for_hand_line(obj: Mapping[str, Any], t: float | None,
                         problems: list[str]) -> Input | None:
-    state = obj.get("state")
+    state: Any = obj.get("state")
+    return _collected(problems, lambda: hand_for_hand(state, t=t))
+
+
+def hand_for_hand(state: str, *, t: float | None = None) -> HandForHand:
+    """The floor's hand-for-hand order (a ``hand_for_hand`` line, ``cmd/hand-for-hand``);
+    ``InputError`` says what is wrong."""
     if state not in HAND_FOR_HAND:
-        problems.append(f"state: {state!r} is not one of {', '.join(HAND_FOR_HAND)}")
-        return None
-    return HandForHand(state, t)
+        raise InputError([f"state: {state!r} is not one of {', '.join(HAND_FOR_HAND)}"])
+    return HandForHand(HandForHandOrder(state), t)
 
 
 _BUILDERS = {
@@ -540,7 +594,7 @@ def input_to_dict(item: Input) -> dict[str, Any]:
         if item.moves:
             line["moves"] = [move.to_json() for move in item.moves]
     elif isinstance(item, ClockCommand):
-        line = {"type": "clock", "action": item.action}
+        line = {"type": "clock", "action": str(item.action)}
         if item.structure is not None:
             line["structure"] = item.structure
         if item.action == "sync":
@@ -558,11 +612,11 @@ def input_to_dict(item: Input) -> dict[str, Any]:
     elif isinstance(item, DealerSignIn):
         line = {"type": "dealer", "dealer": item.dealer}
     elif isinstance(item, DeckCheckCommand):
-        line = {"type": "deck_check", "action": item.action}
+        line = {"type": "deck_check", "action": str(item.action)}
         if item.deck is not None:
             line["deck"] = item.deck
     else:
-        line = {"type": "hand_for_hand", "state": item.state}
+        line = {"type": "hand_for_hand", "state": str(item.state)}
     if t is not None:
         line["t"] = t
     return line

@@ -17,9 +17,11 @@ from controller.clock import BlindClock, Structure, no_structures
 from controller.decks import DeckCheck, DeckRegistry
 from controller.events import (
     CardIgnored,
+    ClockAction,
     ClockChanged,
     ClockHold,
     DeckChanged,
+    DeckCheckAction,
     DeckCheckCancelled,
     DeckCheckCard,
     DeckCheckStarted,
@@ -489,7 +491,7 @@ class Table:
         return events
 
     def _deck_check(self, item: DeckCheckCommand, t: float) -> list[Event]:
-        if item.action == "start":
+        if item.action == DeckCheckAction.START:
             if self.hand_in_progress:
                 raise TableUsageError("a deck check cannot start while a hand is in progress: "
                                       "end the hand (double tap) first")
@@ -502,7 +504,7 @@ class Table:
         if check is None:
             raise TableUsageError(f"deck check {item.action}: no deck check is running")
         self.deck_check = None
-        if item.action == "cancel":
+        if item.action == DeckCheckAction.CANCEL:
             return [DeckCheckCancelled(deck=check.deck, t=t)]
         return [check.result().as_event(t)]
 
@@ -515,14 +517,14 @@ class Table:
             raise TableUsageError(str(exc)) from None
 
     def _clock(self, item: ClockCommand, t: float) -> list[Event]:
-        if item.action == "start":
+        if item.action == ClockAction.START:
             assert item.structure is not None
             structure = self._structure(item.structure)
             self.clock = BlindClock(structure, t)
             self.clock_source = "table"
             return [ClockChanged(state="running", structure=structure.name, elapsed=0.0, t=t),
                     *self.clock.advance(t)]
-        if item.action == "sync":
+        if item.action == ClockAction.SYNC:
             assert item.structure is not None and item.elapsed is not None
             self.clock_source = "venue"
             if self.clock is None or self.clock.structure.name != item.structure:
@@ -531,9 +533,9 @@ class Table:
         if self.clock is None:
             raise TableUsageError(f"clock {item.action}: no clock is running; start one with "
                                   "a structure first")
-        if item.action == "pause":
+        if item.action == ClockAction.PAUSE:
             return self.clock.pause(t)
-        if item.action == "resume":
+        if item.action == ClockAction.RESUME:
             return self.clock.resume(t)
         return self.clock.stop(t)
 

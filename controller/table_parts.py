@@ -18,6 +18,7 @@ from controller.events import (
     Event,
     GameDeclared,
     HandForHandChanged,
+    HandForHandOrder,
     ShotClock,
 )
 
@@ -91,11 +92,12 @@ class HandForHandState:
     def __init__(self) -> None:
         self.state = "off"
 
-    def command(self, order: str, hand_in_progress: bool, t: float) -> list[Event]:
+    def command(self, order: HandForHandOrder, hand_in_progress: bool,
+                t: float) -> list[Event]:
         """The floor's ``on``, ``off`` or ``release``."""
-        if order == "on":
+        if order == HandForHandOrder.ON:
             self.state = "playing" if hand_in_progress else "waiting"
-        elif order == "off":
+        elif order == HandForHandOrder.OFF:
             self.state = "off"
         elif self.state == "waiting":  # release
             self.state = "playing"

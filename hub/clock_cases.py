@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from contract.commands import CommandError, HandForHandCommand, HubClockCommand
 from controller.clock import Structure, StructureError
+from controller.events import HandForHandOrder
 from houses.loaders import house_structure, structure_names
 from hub.floor import room_clock_view
 from hub.floor_part import FloorPart
@@ -138,7 +139,7 @@ class ClockCases(FloorPart):
         self.changed()
         self.log(now, f"table {table}", "clock/pause", {"reason": "floor call"})
 
-    def hand_for_hand_everywhere(self, state: str, user: str) -> list[str]:
+    def hand_for_hand_everywhere(self, state: HandForHandOrder, user: str) -> list[str]:
         """Hand-for-hand ``state`` to every table online (a command each); their names."""
         sent = []
         for table, view in sorted(self.floor.tables.items()):
@@ -181,7 +182,7 @@ class ClockCases(FloorPart):
             raise StaffError("still playing their hand: " + ", ".join(panel["playing"]))
         if not panel["finished"]:
             raise StaffError("no table is waiting for the next hand")
-        return self.hand_for_hand_everywhere("release", user.name)
+        return self.hand_for_hand_everywhere(HandForHandOrder.RELEASE, user.name)
 
     def clock_reading(self) -> tuple[Structure | None, float, bool]:
         """The structure, the clock's elapsed seconds and whether it runs."""

@@ -24,6 +24,7 @@ from contract.snapshots import TableState, VenueClockReading
 from contract.views import public_envelope
 from contract.wire import WireError, decode, encode
 from controller.clock import Structure
+from controller.events import HandForHandOrder
 from controller.profiles import ProfileError
 from houses.loaders import load_profile
 from hub.alert_cases import AlertCases
@@ -236,7 +237,8 @@ class FloorService:
         updates = self.floor.on_clock(reading, self.now_ms())
         if self.floor.hand_for_hand != was:
             self.clock_cases.hand_for_hand_everywhere(
-                "on" if self.floor.hand_for_hand else "off", "venue clock")
+                HandForHandOrder.ON if self.floor.hand_for_hand else HandForHandOrder.OFF,
+                "venue clock")
         self.broadcast(updates)
 
     def on_status(self, table: str, body: dict[str, Any]) -> None:
@@ -244,7 +246,7 @@ class FloorService:
         updates = self.floor.on_status(table, body, now)
         if body.get("state") == TableStatus.ONLINE and self.floor.hand_for_hand:
             # A table that (re)joins while hand-for-hand is on is told so.
-            self.send(table, HandForHandCommand(state="on"), "hub")
+            self.send(table, HandForHandCommand(state=HandForHandOrder.ON), "hub")
         self.after(updates, now)
 
     def on_state(self, table: str, state: TableState) -> None:

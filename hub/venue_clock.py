@@ -23,7 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from contract import topics
-from contract.commands import CommandError, HubClockCommand, parse_clock_command
+from contract.commands import (
+    CommandError,
+    HubClockCommand,
+    VenueClockAction,
+    parse_clock_command,
+)
 from contract.mqtt import Connected, Disconnected, Endpoint, MqttWorker, Received, TlsSettings
 from contract.snapshots import VenueClockReading
 from contract.wire import encode
@@ -31,7 +36,7 @@ from controller.clock import MAX_CLOCK_SECONDS, Structure, StructureError
 from houses.loaders import house_structure
 from hub.calls import Call, submit
 
-ACTIONS = ("start", "pause", "resume", "add", "level", "break", "stop", "hand-for-hand")
+ACTIONS = tuple(VenueClockAction)
 
 
 class ClockError(ValueError):
@@ -64,16 +69,16 @@ class VenueClock:
         if action not in ACTIONS:
             raise ClockError(f"unknown clock action {action!r} (known: {', '.join(ACTIONS)})")
         now = self.clock()
-        self._apply(action, argument, now)
+        self._apply(VenueClockAction(action), argument, now)
         self.known = True
 
-    def _apply(self, action: str, argument: Any, now: float) -> None:
-        if action == "hand-for-hand":
+    def _apply(self, action: VenueClockAction, argument: Any, now: float) -> None:
+        if action == VenueClockAction.HAND_FOR_HAND:
             if argument not in ("on", "off"):
                 raise ClockError(f"hand-for-hand: 'on' or 'off', not {argument!r}")
             self.hand_for_hand = argument == "on"
             return
-        if action == "start":
+        if action == VenueClockAction.START:
             if not isinstance(argument, str):
                 raise ClockError(f"start: a structure name, not {argument!r}")
             try:
@@ -84,11 +89,11 @@ class VenueClock:
             return
         if self.structure is None:
             raise ClockError("no clock: start one with a structure first")
-        if action == "pause" and self.running_since is not None:
+        if action == VenueClockAction.PAUSE and self.running_since is not None:
             self.elapsed_before, self.running_since = self.elapsed(), None
-        elif action == "resume" and self.running_since is None:
+        elif action == VenueClockAction.RESUME and self.running_since is None:
             self.running_since = now
-        elif action == "add":
+        elif action == VenueClockAction.ADD:
             # Time added to the current level: the clock goes back by that much, but never
             # into the level before (a floor adds time to this level, not back to the last).
             if isinstance(argument, bool) or not isinstance(argument, int | float) or \
@@ -99,7 +104,7 @@ class VenueClock:
             start = self.structure.starts()[self.structure.index_at(elapsed)]
             self._set_elapsed(min(MAX_CLOCK_SECONDS, max(start, elapsed - float(argument))),
                               now)
-        elif action == "level":
+        elif action == VenueClockAction.LEVEL:
             if isinstance(argument, bool) or not isinstance(argument, int):
                 raise ClockError(f"level: a level number, not {argument!r}")
             level = argument
@@ -107,11 +112,11 @@ class VenueClock:
             if level not in levels:
                 raise ClockError(f"level {level} is not in {self.structure.name}")
             self._set_elapsed(self.structure.starts()[levels.index(level)], now)
-        elif action == "break":
+        elif action == VenueClockAction.BREAK:
             if not isinstance(argument, str):
                 raise ClockError(f"break: 'start' or 'end', not {argument!r}")
             self._break(argument, now)
-        elif action == "stop":
+        elif action == VenueClockAction.STOP:
             self.structure = None
 
     def _break(self, which: str, now: float) -> None:

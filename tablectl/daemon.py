@@ -38,7 +38,7 @@ from contract.supervise import EXIT_WORKER_DIED, FAILED, SystemdNotifier, failur
 from contract.wire import decode
 from controller.datafiles import ProblemsError
 from controller.decks import DeckRegistry
-from controller.events import Event, JournalQuarantined
+from controller.events import ClockAction, Event, JournalQuarantined
 from controller.inputs import (
     ClockCommand,
     Gesture,
@@ -229,7 +229,7 @@ class Daemon:
             self.feed(Setup(config.table.game, tuple(sorted(config.table.seats)),
                             config.table.button, t=self.now()))
             if config.clock.mode == "standalone" and config.clock.structure:
-                self.feed(ClockCommand("start", config.clock.structure, t=self.now()))
+                self.feed(ClockCommand(ClockAction.START, config.clock.structure, t=self.now()))
         self._start_parts()
         self.running.set()
         self.notifier.send("READY=1\nSTATUS=dealing: table " + config.table.id)
@@ -443,7 +443,7 @@ class Daemon:
         structure = reading.structure
         if structure is None:  # the hub stopped the clock
             if self.table.clock is not None and not retained:
-                self.feed(ClockCommand("stop", t=self.now()))
+                self.feed(ClockCommand(ClockAction.STOP, t=self.now()))
             return
         if retained and self.table.clock is not None and \
                 self.table.clock.structure.name == structure:

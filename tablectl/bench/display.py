@@ -20,6 +20,7 @@ import sys
 import time
 from dataclasses import replace
 
+from controller.events import ClockAction
 from controller.inputs import ClockCommand, Setup
 from controller.screens import DisplayModel, Status, mmss, sample_screens
 from controller.table import Table
@@ -68,7 +69,7 @@ def idle_cpu(seconds: float) -> dict[str, float]:
     table.handle(Setup("holdem", (1, 2, 3, 4, 5, 6), 1, t=0.0))
     start_wall = time.monotonic()
     model = DisplayModel(status=Status(hand=1, hub="ok"))
-    for event in table.handle(ClockCommand("start", "tda-2024", t=0.0)):
+    for event in table.handle(ClockCommand(ClockAction.START, "tda-2024", t=0.0)):
         model.update(event)
     display = Display(oled_device("ssd1306", bus=OledBus()))
     factory = MockFactory()
