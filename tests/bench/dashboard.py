@@ -401,10 +401,16 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
         updates_before = page.evaluate("() => window.__bench.updates")
         tv_before = tv_counters.read()
 
+        # After a collection, every --memory-every seconds: whether what stays grows.
+        samples = [{"s": 0.0, **start_memory}]
+        began = time.monotonic()
+
         def sample() -> None:
             figures = counters.read()
             highest["heap_mb"] = max(highest["heap_mb"], round(figures["JSHeapUsedSize"] / 1e6, 2))
             highest["nodes"] = max(highest["nodes"], int(figures["Nodes"]))
+            if time.monotonic() - began >= len(samples) * args.memory_every:
+                samples.append({"s": round(time.monotonic() - began, 1), **counters.collected()})
 
         dealing = busy_over(counters, args.seconds, sample)
         tv_after = tv_counters.read()
@@ -441,7 +447,8 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
         "busy_share_dealing": round(dealing["busy_ms_per_s"] / 1000, 3),
         "ms_per_update_above_idle": round(above_idle / received, 3) if received else None,
         "tap_open_table": tap_figures("open"), "tap_acknowledge": tap_figures("ack"),
-        "memory": {"start": start_memory, "end": end_memory, "highest": highest},
+        "memory": {"start": start_memory, "end": end_memory, "highest": highest,
+                   "collected_every": samples},
         "tv_busy_ms_per_s": round((tv_after["TaskDuration"] - tv_before["TaskDuration"])
                                   / dealing["wall_s"] * 1000, 1),
         **({"profile": top} if top is not None else {})}
@@ -506,6 +513,9 @@ def report(figures: dict[str, Any]) -> None:
         print(f"  heap {memory['start']['heap_mb']} -> {memory['end']['heap_mb']} MB (highest "
               f"{memory['highest']['heap_mb']}), nodes {memory['start']['nodes']} -> "
               f"{memory['end']['nodes']} (highest {memory['highest']['nodes']})")
+        print("  collected, by seconds dealt: " + ", ".join(
+            f"{m['s']:g} s {m['heap_mb']} MB {m['nodes']} nodes"
+            for m in memory["collected_every"]))
         print(f"  the TV page (1920x1080): busy {r['tv_busy_ms_per_s']} ms a second")
         for heading, key in (("by self time", "self"), ("the dashboard's, by total time",
                                                           "dashboard_total")):
@@ -528,6 +538,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm-up", type=float, default=5.0)
     parser.add_argument("--taps", type=int, default=20, help="of each kind, after the dealing")
     parser.add_argument("--cpu", type=float, default=4.0, help="CPU throttling rate")
+    parser.add_argument("--memory-every", type=float, default=60.0,
+                        help="seconds between the heap's and nodes' samples, collected")
     parser.add_argument("--acknowledge-every", type=float, default=10.0,
                         help="seconds between a floor member's rounds of the alerting tables")
     parser.add_argument("--profile", action="store_true")
