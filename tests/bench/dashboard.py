@@ -489,9 +489,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             browser.close()
     figures: dict[str, Any] = {"cpu_throttling": args.cpu, "rooms": results}
     small, big = min(results, key=lambda r: r["tables"]), max(results, key=lambda r: r["tables"])
-    if big is not small and small["ms_per_update_above_idle"] and big["ms_per_update_above_idle"]:
-        figures["update_cost_ratio_big_over_small"] = round(
-            big["ms_per_update_above_idle"] / small["ms_per_update_above_idle"], 2)
+    # None when there is no ratio to take: one room, or the small room's dealing cost nothing
+    # measurable above its idle page (a machine busy elsewhere can make it so).
+    figures["update_cost_ratio_big_over_small"] = (
+        round(big["ms_per_update_above_idle"] / small["ms_per_update_above_idle"], 2)
+        if big is not small and small["ms_per_update_above_idle"]
+        and big["ms_per_update_above_idle"] is not None else None)
     return figures
 
 
@@ -523,7 +526,7 @@ def report(figures: dict[str, Any]) -> None:
                 print(f"  profile over {r['profile']['seconds']} s, {heading}:")
                 for line in r["profile"][key]:
                     print(f"    {line['ms']:>8} ms {line['share']:>6.1%}  {line['function']}")
-    if "update_cost_ratio_big_over_small" in figures:
+    if figures["update_cost_ratio_big_over_small"] is not None:
         print(f"one update's cost, the biggest room over the smallest: "
               f"{figures['update_cost_ratio_big_over_small']}x")
 
