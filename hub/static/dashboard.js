@@ -401,16 +401,44 @@ function drawAlerts() {
   const closed = [];
   let count = 0;
   for (const a of alerts) {
-    if (a.acked_by) { closed.push(alertItem(a)); continue; }
+    if (a.acked_by) { closed.push(alertItemOf(a)); continue; }
     count += 1;
     if (severity && a.severity !== severity) continue;
     if (tableWanted && !a.table.toLowerCase().includes(tableWanted)) continue;
     if (!groups.has(a.table)) groups.set(a.table, []);
     groups.get(a.table).push(a);
   }
-  open.replaceChildren(...[...groups].map(([table, list]) => {
-    const group = el("li", "alert-group");
-    group.dataset.table = table;
+  for (const table of [...alertGroups.keys()]) if (!groups.has(table)) alertGroups.delete(table);
+  const shownGroups = [...groups].map(([table, list]) => alertGroup(table, list));
+  if (!sameChildren(open, shownGroups)) open.replaceChildren(...shownGroups);
+  if (!sameChildren(acked, closed)) acked.replaceChildren(...closed);
+  const hidden = Object.values(state.tables).reduce((n, t) => n + (t.alerts_hidden || 0), 0);
+  const shownCount = [...groups.values()].reduce((n, list) => n + list.length, 0);
+  $("#alert-count").textContent = count ? `(${count}${hidden ? ` + ${hidden} older not shown` : ""}` +
+    `${shownCount < count ? `, ${count - shownCount} filtered out` : ""})` : "";
+}
+
+// An alert's item is made once for each state of it (the hub sends a new object when it
+// changes) and kept: a redraw of the list, at each alert that comes in a busy room, moves the
+// items it has rather than making a hundred anew.
+const alertItems = new WeakMap();
+function alertItemOf(a) {
+  const resumable = a.kind === "clock_held" && !!(state.clock && state.clock.structure && !state.clock.running);
+  const had = alertItems.get(a);
+  if (had && had.resumable === resumable) return had.li;
+  const li = alertItem(a);
+  alertItems.set(a, { li, resumable });
+  return li;
+}
+
+// A table's group of open alerts, kept while it holds the same alerts.
+const alertGroups = new Map();  // table -> { key, li, ul }
+function alertGroup(table, list) {
+  const key = list.map((a) => a.id).join();
+  let group = alertGroups.get(table);
+  if (!group || group.key !== key) {
+    const li = el("li", "alert-group");
+    li.dataset.table = table;
     const head = el("div", "group-head");
     head.append(el("span", "table-name", `Table ${table}`), el("span", "group-count", ` ${list.length} open`));
     if (list.length > 1) {
@@ -419,16 +447,18 @@ function drawAlerts() {
       all.addEventListener("click", (event) => acknowledgeTable(table, ids, all, event));
       head.append(all);
     }
-    const items = el("ul");
-    items.append(...list.map(alertItem));
-    group.append(head, items);
-    return group;
-  }));
-  acked.replaceChildren(...closed);
-  const hidden = Object.values(state.tables).reduce((n, t) => n + (t.alerts_hidden || 0), 0);
-  const shownCount = [...groups.values()].reduce((n, list) => n + list.length, 0);
-  $("#alert-count").textContent = count ? `(${count}${hidden ? ` + ${hidden} older not shown` : ""}` +
-    `${shownCount < count ? `, ${count - shownCount} filtered out` : ""})` : "";
+    const ul = el("ul");
+    li.append(head, ul);
+    group = { key, li, ul };
+    alertGroups.set(table, group);
+  }
+  const items = list.map(alertItemOf);
+  if (!sameChildren(group.ul, items)) group.ul.replaceChildren(...items);
+  return group.li;
+}
+
+function sameChildren(parent, nodes) {
+  return parent.children.length === nodes.length && nodes.every((node, i) => parent.children[i] === node);
 }
 
 function whenText(ts, historical) {
