@@ -26,7 +26,8 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 # tournament_browser 70, the two floor browser modules about 70 each, tournament 53,
 # multi_venue 45, tournament_houses 41, shoe_link 40, web 41, bench 37, hostile 37,
 # reporting 36, security 29, hub 27, cli 17; every other file under 30.
-LONGEST_FILES = ("test_net_venue.py", "test_tournament_browser.py", "test_dashboard_browser.py",
+LONGEST_FILES = ("test_firmware_micropython.py", "test_net_venue.py",
+                 "test_tournament_browser.py", "test_dashboard_browser.py",
                  "test_floor_alerts_browser.py", "test_tournament.py",
                  "test_multi_venue.py", "test_tournament_houses.py", "test_shoe_link.py",
                  "test_web.py", "test_bench.py",
