@@ -93,6 +93,10 @@ def deploy_config() -> Path:
     return Path(__file__).resolve().parents[1] / "deploy" / "cluster" / "nats.conf"
 
 
+class NodeExited(RuntimeError):
+    """A node's process ended while the cluster waited for it (a port taken, a bad config)."""
+
+
 @dataclass
 class Node:
     name: str
@@ -147,15 +151,28 @@ class NatsCluster:
                         str(self.certificates), "group", "127.0.0.1",
                         *(f"{node.name}@127.0.0.1" for node in self.nodes)],
                        check=True, capture_output=True, timeout=60)
-        try:
-            for node in self.nodes:
-                self.start_node(node)
-            deadline = time.monotonic() + timeout
-            for node in self.nodes:
-                self._wait_ready(node, deadline)
-        except BaseException:
-            self.stop()  # no node outlives a cluster that did not come up
-            raise
+        # A port is picked free and bound a moment later by the node: meanwhile another test's
+        # process may take it, and that node exits. Its peers then waited out the deadline for
+        # a route that could not come (a fresh clone's run, once): a node that exits is said at
+        # once, and the cluster starts again on new ports, twice at most.
+        for attempt in range(3):
+            try:
+                for node in self.nodes:
+                    self.start_node(node)
+                deadline = time.monotonic() + timeout
+                for node in self.nodes:
+                    self._wait_ready(node, deadline, peers_must_live=True)
+                return self
+            except NodeExited:
+                self.stop()
+                if attempt == 2:
+                    raise
+                for node in self.nodes:
+                    node.client_port, node.route_port, node.monitor_port = (
+                        free_port(), free_port(), free_port())
+            except BaseException:
+                self.stop()  # no node outlives a cluster that did not come up
+                raise
         return self
 
     def start_node(self, node: Node) -> None:
@@ -170,16 +187,18 @@ class NatsCluster:
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                         env={**os.environ, **self.environment(node)})
 
-    def _wait_ready(self, node: Node, deadline: float) -> None:
+    def _wait_ready(self, node: Node, deadline: float, peers_must_live: bool = False) -> None:
         """Until the node's client port answers and ``/healthz`` says ok, and its routes to
-        every other live node are up (a client's interest reaches them)."""
+        every other live node are up (a client's interest reaches them). ``peers_must_live``:
+        the cluster is starting, and a peer that exits will never route (NodeExited)."""
         import urllib.request
 
         last = "no answer"
         others = sum(other.alive for other in self.nodes) - 1
         while time.monotonic() < deadline:
-            if node.process is not None and node.process.poll() is not None:
-                raise RuntimeError(f"nats-server {node.name} exited: {self.tail(node)}")
+            for watched in (self.nodes if peers_must_live else [node]):
+                if watched.process is not None and watched.process.poll() is not None:
+                    raise NodeExited(f"nats-server {watched.name} exited: {self.tail(watched)}")
             try:
                 with socket.create_connection(("127.0.0.1", node.client_port), timeout=0.2):
                     pass  # (TLS answers later: that the port is open is enough here)
