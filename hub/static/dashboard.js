@@ -337,8 +337,6 @@ function tick() {
     if (!t || !card.ticking) continue;
     setText(card.ticking.status, statusText(t));
     setText(card.ticking.left, leftText(t));
-    card.drawn.status.key = statusText(t);  // the parts as now shown
-    card.drawn.clock.key = card.drawn.clock.key.split("|")[0] + "|" + leftText(t);
   }
   for (const when of document.querySelectorAll("#alerts-panel .when")) {
     setText(when, whenText(Number(when.dataset.ts), when.dataset.historical === "1"));
@@ -570,11 +568,13 @@ function drawCard(card, t) {
   const shoe = [t.shoe ?? "?", "  hub link ", t.status === "online" ? (t.hub_link ?? "?") : t.status];
   const seatingLine = seatingText(t);
   const parts = [
-    ["status", statusText(t), () => el("span", "status", statusText(t))],
+    // The status and the clock are keyed by what they are worked out from, not by their text,
+    // which counts on with the time (the tick writes it).
+    ["status", `${t.status}|${t.status_since}`, () => el("span", "status", statusText(t))],
     ["name", name, () => el("div", "name", name)],
     ["seats", seatMapKey(t), () => seatMap(t)],
     ["names", seatNamesText(t), () => { const text = seatNamesText(t); return text && el("div", "seat-names", text); }],
-    ["clock", `${level}|${leftText(t)}`, () => {
+    ["clock", `${level}|${t.remaining}|${t.state_ts}|${t.clock_running}|${t.status}`, () => {
       const clock = line("", [level, leftText(t)]);
       clock.lastChild.className = "left";
       return clock;

@@ -102,8 +102,7 @@ def _events(hands: int) -> list[dict[str, Any]]:
 
     lines, _ = session(random.Random(11), load_profile("tda-2024"), hands=hands,
                        irregularity_rate=0.1)
-    return [e if isinstance(e, dict) else json.loads(json.dumps(e))
-            for e in replay_lines(lines)]
+    return list(replay_lines(lines))
 
 
 def _state(table: str, hand: int | None, seq: int, now_ms: int) -> dict[str, Any]:
