@@ -129,6 +129,7 @@ def _turns(vm: MicroPythonVM, world: World, turns: int) -> list[int]:
     2 ms sleep between turns (the world's turn) is not the firmware's and not counted."""
     out = vm.run(
         "import board\n"
+        "board.Meter.running = True\n"
         f"for _ in range({turns}):\n"
         "    S = board.meter.spent\n"
         "    B = gc.mem_alloc()\n"
@@ -136,6 +137,7 @@ def _turns(vm: MicroPythonVM, world: World, turns: int) -> list[int]:
         "    A = gc.mem_alloc() - B - (board.meter.spent - S)\n"
         "    board.world.turn(2)\n"
         "    print(A)\n"
+        "board.Meter.running = False\n"
         "gc.collect()", host=world)
     return [int(line) for line in out.split()]
 
