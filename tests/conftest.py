@@ -22,17 +22,18 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 
 
 # The longest files, longest first: seconds each took in its process (`make test` with
-# `PYTEST_ADDOPTS=--durations=0`, summed by file; 2026-12-05, a busy machine): net_venue 90,
-# tournament_browser 70, the two floor browser modules about 70 each, tournament 53,
-# multi_venue 45, tournament_houses 41, shoe_link 40, web 41, bench 37, hostile 37,
-# reporting 36, security 29, hub 27, cli 17; every other file under 30.
-LONGEST_FILES = ("test_firmware_micropython.py", "test_net_venue.py",
-                 "test_tournament_browser.py", "test_dashboard_browser.py",
-                 "test_floor_alerts_browser.py", "test_tournament.py",
-                 "test_multi_venue.py", "test_tournament_houses.py", "test_shoe_link.py",
-                 "test_web.py", "test_bench.py",
-                 "test_hostile.py", "test_reporting.py", "test_security.py", "test_hub.py",
-                 "test_cli.py")
+# `--junitxml`, summed by file; 2026-12-05, three other sessions' browsers running beside it):
+# dashboard_browser 130, floor_alerts_browser 94, net_venue 93, bench 82, multi_venue 81,
+# firmware_micropython 72 (200 before its fake board stopped counting the heap at every
+# call), tournament_houses 67, shoe_link 57, web 52, tournament_browser 49, reporting 46,
+# tournament 36, hostile 36, hub 31; every other file under 25.
+LONGEST_FILES = ("test_dashboard_browser.py", "test_net_venue.py",
+                 "test_floor_alerts_browser.py", "test_bench.py", "test_multi_venue.py",
+                 "test_firmware_micropython.py", "test_tournament_houses.py",
+                 "test_shoe_link.py", "test_tournament_browser.py", "test_web.py",
+                 "test_reporting.py", "test_hub.py", "test_venue_year_tables.py",
+                 "test_tournament.py", "test_hostile.py", "test_cli.py",
+                 "test_shoe_link_faults.py", "test_venue_year.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
