@@ -94,3 +94,41 @@ def test_a_stream_ended_among_waiting_updates_sends_them_and_ends():
     writes = asyncio.run(run())
     assert [u for w in writes for u in _updates(w)] == [
         b"event: update\ndata: " + encode(_table(n)).encode() for n in (2, 3)]
+
+
+def test_a_role_changed_while_a_write_waits_sorts_what_that_write_carries(monkeypatch):
+    """A floor user demoted to viewer while the stream holds updates back for its next write:
+    the floor log lines in that write are sorted by the role as it is when the write goes
+    (the line came while the stream still took the user for the floor's)."""
+    monkeypatch.setattr(streams, "WRITE_EVERY", 0.5)
+    viewer_role = auth.User("maria", "viewer", "hash")
+    role = {"now": FLOOR}
+    log_line = {"kind": "log", "line": {"action": "dealers/name", "user": "maria"}}
+
+    async def run() -> list[bytes]:
+        registry = streams.StreamRegistry()
+        viewer = registry.open("session", FLOOR, asyncio.get_running_loop())
+        stream = streams.events(viewer, {}, streams=registry,
+                                session_user=lambda s: role["now"], unsubscribe=lambda: None)
+        await anext(stream)  # the snapshot
+        try:
+            viewer._put(_table(1))
+            written = [await anext(stream)]  # at once: the stream was quiet
+            viewer._put(_table(2))  # the next write now waits up to WRITE_EVERY
+
+            async def demote_then_log() -> None:
+                await asyncio.sleep(0.05)  # the stream is waiting to write table 2
+                role["now"] = viewer_role  # the users file changed
+                viewer._put(log_line)  # offered while the stream still holds the floor role
+                viewer._put(_table(3))
+
+            demoting = asyncio.ensure_future(demote_then_log())
+            while b'"t3"' not in b"".join(written):
+                written.append(await asyncio.wait_for(anext(stream), 10.0))
+            await demoting
+            return written
+        finally:
+            await stream.aclose()
+
+    sent = [u for w in asyncio.run(run()) for u in _updates(w)]
+    assert sent == [b"event: update\ndata: " + encode(_table(n)).encode() for n in (1, 2, 3)]

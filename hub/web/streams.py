@@ -164,6 +164,11 @@ async def events(viewer: Viewer, snapshot: dict[str, Any], *, streams: StreamReg
                     ending = True  # what came before it is still sent
                     break
                 chunks.append(more)
+            if wait > 0:  # the role may have changed while the write waited: looked at again
+                user = session_user(viewer.session)
+                if user is None:
+                    return
+                viewer.user = user
             # What waited was sorted by the role as it was then: sorted again by this one.
             shown = [c for c in chunks if may_see(user, c)]
             if shown:
