@@ -134,10 +134,11 @@ def broker(tmp_path):
 
 @pytest.fixture
 def postgres():
-    """A PostgreSQL database of its own, in this test process's private PostgreSQL."""
+    """A PostgreSQL database of its own, in this test process's private PostgreSQL (a
+    throwaway cluster that does not wait for the disk: harness/postgres.py)."""
     from harness.postgres import Database
 
-    database = Database()
+    database = Database(durable=False)
     yield database.url
     database.drop()
 
