@@ -35,6 +35,7 @@ from hub.balance_desk import BalanceDesk, short_table_problems
 from hub.clock_cases import ClockCases
 from hub.floor import FloorView
 from hub.floor_log import FloorLog
+from hub.players_cases import PlayersCases
 from hub.refused import StaffError
 from hub.roster import Player
 from hub.seating import SeatingPlan
@@ -82,7 +83,8 @@ class FloorService:
     """The floor: its view, the venue clock, its storage and the dashboards' streams, what
     arrives from the tables, and the parts that hold its use cases by concern: seating and
     the roster (``seating_cases``), balancing (``balance_cases``), alerts
-    (``alert_cases``), the venue clock and the TV link (``clock_cases``), the floor log
+    (``alert_cases``), the venue clock and the TV link (``clock_cases``), the players' screen
+    and seat cards (``players_cases``), the floor log
     (``log_book``). The dashboard's use cases are methods here, each handing over to its
     part, so that a route queues ``FloorService.method`` on the one worker."""
 
@@ -108,6 +110,7 @@ class FloorService:
         self.balance_cases = BalanceCases(self)
         self.alert_cases = AlertCases(self)
         self.clock_cases = ClockCases(self)
+        self.players_cases = PlayersCases(self)
         self.log_book = FloorLog(self)
         self._last_purge = -math.inf  # the first tick purges (a machine up for under an hour too)
         self._kept_for_uplink = 0  # old events the retention last kept for the uplink (said)
@@ -159,6 +162,8 @@ class FloorService:
             self.seating_cases.saved_players[player.id] = dict(row)
             self.floor.roster.players[player.id] = player
             self.floor.roster.next_id = max(self.floor.roster.next_id, player.id + 1)
+        # The players' screen: its link, announcements and the moves seen (after the roster).
+        self.players_cases.open()
         # Ids go on from the newest in the database, purged or not shown.
         self.floor.next_alert = max(self.floor.next_alert, db.max_alert_id() + 1)
         self.floor.alerted.update(dict.fromkeys(db.alerted_events(since)))
@@ -184,6 +189,7 @@ class FloorService:
             self.floor.registration_open = registering  # a level began: the desk looks again
             self.floor.balance_stale = True
         self.reconcile(self.now_ms())
+        self.players_cases.observe()  # the moves made, for their seat cards
         mono = time.monotonic()
         if mono - self._last_purge >= PURGE_INTERVAL:
             self._last_purge = mono
@@ -474,6 +480,28 @@ class FloorService:
 
     def withdraw_tv_link(self, user: User, generation: int) -> dict[str, Any]:
         return self.clock_cases.withdraw_tv_link(user, generation)
+
+    def players_screen(self, key: str) -> dict[str, Any]:
+        return self.players_cases.players_screen(key)
+
+    def players_link(self) -> dict[str, Any]:
+        return self.players_cases.players_link()
+
+    def withdraw_players_link(self, user: User, generation: int) -> dict[str, Any]:
+        return self.players_cases.withdraw_players_link(user, generation)
+
+    def announcement_list(self) -> list[dict[str, Any]]:
+        return self.players_cases.announcement_list()
+
+    def announce(self, user: User, text: str) -> list[dict[str, Any]]:
+        return self.players_cases.announce(user, text)
+
+    def take_down(self, user: User, announcement: int) -> list[dict[str, Any]]:
+        return self.players_cases.take_down(user, announcement)
+
+    def seat_cards(self, what: str, table: str | None = None,
+                   player: int | None = None) -> dict[str, Any]:
+        return self.players_cases.seat_cards(what, table, player)
 
     def floor_log(self, limit: int = 100) -> list[dict[str, Any]]:
         return self.log_book.lines(limit)

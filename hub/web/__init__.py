@@ -17,11 +17,13 @@ recommend, maintained, and small enough for a Pi.
     roster     the tournament's roster at the desk
     balance    balancing and breaking tables
     tables     a table's floor commands, a bust-out's undo
+    players    the players' screen (its own link), the floor's announcements, seat cards
     streams    the event streams, bounded per viewer, session, account and in all
     guard      around the app: security headers, the body cap, strict JSON, other sites' POSTs
     server     uvicorn on its thread: a deadline for a whole request, connections capped
 
-Every page and call but the login and the TV's needs a staff session; each call checks the
-role's permission (hub/auth.py). What touches the floor's state goes through the floor's
-worker (hub/service.py, ``on_floor``); the reports read the storage directly (hub/reports.py).
+Every page and call but the login, the TV's and the players' screen's needs a staff session;
+each call checks the role's permission (hub/auth.py). What touches the floor's state goes
+through the floor's worker (hub/service.py, ``on_floor``); the reports read the storage
+directly (hub/reports.py).
 """

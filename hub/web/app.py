@@ -9,7 +9,18 @@ from typing import Any
 from fastapi import FastAPI
 
 from contract.commands import COMMANDS, HubClockCommand, fields_schema
-from hub.web import balance, clock, errors, floor, pages, roster, session, stats, tables
+from hub.web import (
+    balance,
+    clock,
+    errors,
+    floor,
+    pages,
+    players,
+    roster,
+    session,
+    stats,
+    tables,
+)
 from hub.web.deps import COOKIE, WebContext
 from hub.web.errors import StrictJSONResponse
 from hub.web.streams import StreamRegistry
@@ -37,7 +48,7 @@ def create_app(context: WebContext | None) -> FastAPI:
     app.state.streams = StreamRegistry()
     errors.install(app)
     for router in (pages.router, session.router, floor.router, clock.router, stats.router,
-                   roster.router, balance.router, tables.router):
+                   roster.router, balance.router, tables.router, players.router):
         app.include_router(router)
 
     def openapi() -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """The dashboard's pages and their files (``hub/static/``): the login page, the dashboard
-(for a staff session), the room clock's TV page (no login: it asks /api/tv with its key)."""
+(for a staff session), the room clock's TV page (no login: it asks /api/tv with its key);
+the players' screen and the seat cards are hub/web/players.py's."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ from hub.web.errors import Refused
 STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css",
           "dashboard.html": "text/html", "login.html": "text/html",
           "tv.html": "text/html", "tv.js": "text/javascript", "tv.css": "text/css",
+          "players.html": "text/html", "players.js": "text/javascript",
+          "players.css": "text/css", "seat-cards.html": "text/html",
+          "seat-cards.js": "text/javascript", "seat-cards.css": "text/css",
+          "players-desk.js": "text/javascript",
           "chart.umd.min.js": "text/javascript"}  # vendored: hub/static/VENDORED.md
 
 router = APIRouter(include_in_schema=False)
@@ -24,13 +29,13 @@ def _static(name: str) -> bytes:
     return resources.files("hub").joinpath("static", name).read_bytes()
 
 
-def _page(name: str) -> Response:
+def page(name: str) -> Response:
     return Response(_static(name), media_type="text/html; charset=utf-8")
 
 
 @router.get("/login")
-def login_page() -> Response:
-    return _page("login.html")
+def loginpage() -> Response:
+    return page("login.html")
 
 
 @router.get("/static/{name}")
@@ -44,10 +49,10 @@ def static(name: str) -> Response:
 def dashboard(request: Request, context: Context) -> Response:
     if context.sessions.user(session_of(request), time.monotonic()) is None:
         return RedirectResponse("/login", 303)
-    return _page("dashboard.html")
+    return page("dashboard.html")
 
 
 @router.get("/tv")
-def tv_page() -> Response:
+def tvpage() -> Response:
     # The room's TV: no login, the page asks /api/tv with the link's key.
-    return _page("tv.html")
+    return page("tv.html")

@@ -1,0 +1,316 @@
+"""The players' screen and the seat cards as a floor person uses them, through a tournament
+(tests/tournament_room.py: real table daemons, the hub, a real Mosquitto): the draw on the
+board of a second screen (1920x1080) and a phone's seat lookup (390x844), a break followed on
+the open board without a reload, the floor's announcements put up and taken down from the
+dashboard, the link withdrawn by a supervisor; seat cards for the draw, the latest moves, one
+player and the final table, printable one a page. A hostile name and announcement show as
+text. Screenshots for the README."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from tests.conftest import wait_for
+from tests.floor_browser import CHROMIUM, EXPECT_TIMEOUT_MS, login_page, shoot
+from tests.tournament_room import open_room
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+BOARD = """() => [...document.querySelectorAll('#seats li[data-name]')].map(
+  (li) => [li.dataset.name, li.dataset.table, li.dataset.seat])"""
+CARDS = """() => [...document.querySelectorAll('#cards .card')].map(
+  (c) => [c.querySelector('.name').textContent, c.dataset.table, c.dataset.seat,
+          (c.querySelector('.from') || {}).textContent || ''])"""
+
+
+@pytest.fixture
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    playwright = sync_playwright().start()
+    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    try:
+        yield chromium
+    finally:
+        chromium.close()
+        playwright.stop()
+
+
+def screen(browser: Any, url: str, width: int, height: int) -> Any:
+    """A page of its own (a screen, a phone) that fails the test on any dialog (a name run
+    as markup) or any error the page throws."""
+    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+    errors: list[str] = []
+    page.on("dialog", lambda d: errors.append(f"a dialog: {d.message}"))
+    page.on("pageerror", lambda e: errors.append(f"a page error: {e}"))
+    page.errors = errors
+    page.goto(url)
+    return page
+
+
+def board_of(roster: dict[str, Any]) -> list[list[str]]:
+    """What the board must show: the players in the game by name, with table and seat."""
+    playing = [p for p in roster["players"] if p["out_at"] is None]
+    from hub.players_cases import name_order
+
+    return [[p["name"], p["table"] or "", str(p["seat"] or "")]
+            for p in sorted(playing, key=lambda p: name_order(p["name"]))]
+
+
+def test_the_players_screen_and_seat_cards_through_a_tournament(tmp_path, browser):
+    from playwright.sync_api import expect
+
+    users = (("maria", "floor"), ("sam", "supervisor"))
+    with open_room(tmp_path, "tda-2024", users=users) as (hub, _venue, room):
+        site: dict[str, Any] = {"hub": hub, "browser": browser}
+        sitting = sum(len(t.table_seats) for t in hub.floor.tables.values())
+        names = [HOSTILE, "Zoë Ünal", *(f"Player {n:02d}" for n in range(1, sitting + 1))]
+        room.post("/api/roster/import", {"csv": "name\n" + "\n".join(names)})
+        room.post("/api/roster/draw")
+        room.check("the draw")
+        link = hub.url + hub.call(lambda floor: floor.players_link())["path"]
+
+        # The seating board on a second screen: every player by name, table and seat.
+        tv = screen(browser, link, 1920, 1080)
+        assert wait_for(lambda: tv.evaluate(BOARD) == board_of(room.roster()), 15), (
+            tv.evaluate(BOARD), board_of(room.roster()))
+        hostile = tv.locator("#seats li", has_text=HOSTILE)
+        expect(hostile.locator(".name")).to_have_text(HOSTILE)
+        assert tv.locator("#seats img").count() == 0
+        # Readable across a room: a row is over 4% of the screen's height, every name shown
+        # one page at a time (a board longer than the screen turns its pages).
+        rows = tv.locator("#seats li:not([hidden])")
+        assert rows.first.bounding_box()["height"] >= 0.04 * 1080
+        last = rows.nth(rows.count() - 1).bounding_box()
+        assert last["y"] + last["height"] <= 1080
+        shoot(tv, "players-board", tmp_path, full_page=False)
+
+        # A phone on the same link: a player types part of their name, accents left out.
+        phone = screen(browser, link, 390, 844)
+        phone.fill("#find", "zoe un")
+        zoe = next(p for p in room.roster()["players"] if p["name"] == "Zoë Ünal")
+        expect(phone.locator("#found")).to_have_text(
+            f"Zoë Ünal: table {zoe['table']}, seat {zoe['seat']}")
+        found = phone.locator("#found").bounding_box()
+        assert found["y"] + found["height"] <= 844 and found["width"] <= 390
+        expect(phone.locator("#seats li:not([hidden])")).to_have_count(1)
+        shoot(phone, "players-phone", tmp_path, full_page=False)
+        phone.fill("#find", "<img")
+        expect(phone.locator("#found")).to_have_text(
+            f"{HOSTILE}: table {room.roster()['players'][0]['table']}, "
+            f"seat {room.roster()['players'][0]['seat']}")
+
+        # The draw's seat cards, from the dashboard: one a player, each its own printed page.
+        maria = login_page(site, "maria")
+        with maria.expect_popup() as opened:
+            maria.click("#cards-draw")
+        cards = opened.value
+        cards.wait_for_selector("body[data-ready='1']")
+        seated = sorted((p for p in room.roster()["players"] if p["out_at"] is None),
+                        key=lambda p: (int(p["table"][1:]), p["seat"]))
+        assert cards.evaluate(CARDS) == [[p["name"], p["table"], str(p["seat"]), ""]
+                                         for p in seated]
+        assert cards.locator("#cards img").count() == 0
+        cards.emulate_media(media="print")
+        assert cards.evaluate("""() => [...document.querySelectorAll('.card')].slice(0, -1)
+          .every((c) => getComputedStyle(c).breakAfter === 'page')""")
+        expect(cards.locator(".controls")).to_be_hidden()
+        cards.emulate_media(media="screen")
+        shoot(cards, "seat-cards", tmp_path, full_page=False)
+        cards.close()
+
+        # Down to a break, confirmed: the open board follows it without a reload.
+        while True:
+            proposal = (room.state()["balance"] or {}).get("proposal")
+            if proposal and proposal["kind"] == "break":
+                break
+            if proposal:
+                room.confirm_what_is_proposed()
+                continue
+            table, seat = room.someone_seated()
+            room.bust(table, seat)
+        assert room.confirm_what_is_proposed()
+        broken = proposal["tables"][0]
+        room.check("a break")
+        assert wait_for(lambda: tv.evaluate(BOARD) == board_of(room.roster()), 15), (
+            tv.evaluate(BOARD), board_of(room.roster()))
+        assert broken not in {table for _, table, _ in tv.evaluate(BOARD)}
+
+        # The break's seat cards: each moving player's new seat and where they come from.
+        moves = room.floor.get("/api/seat-cards?what=moves")[1]["cards"]
+        assert moves and {c["from_table"] for c in moves} == {broken}
+        with maria.expect_popup() as opened:
+            maria.click("#cards-moves")
+        cards = opened.value
+        cards.wait_for_selector("body[data-ready='1']")
+        assert cards.evaluate(CARDS) == [
+            [c["name"], c["table"], str(c["seat"]),
+             f"Moves from table {c['from_table']} seat {c['from_seat']}"] for c in moves]
+        cards.close()
+
+        # Announcements from the dashboard on the players' screen's second mode, live.
+        news = screen(browser, link.replace("/players#", "/players?show=news#"), 1920, 1080)
+        expect(news.locator("#announcements li")).to_have_text(["No announcements"])
+        maria.fill("#announce-text", "Dinner break at level 6: 45 minutes")
+        maria.click("#announce-form button[type=submit]")
+        maria.fill("#announce-text", "<script>alert(1)</script>")
+        maria.click("#announce-form button[type=submit]")
+        expect(news.locator("#announcements li")).to_have_count(2)
+        expect(news.locator("#announcements li").first).to_contain_text(
+            "<script>alert(1)</script>")
+        expect(news.locator("#announcements li").nth(1)).to_contain_text(
+            "Dinner break at level 6: 45 minutes")
+        expect(tv.locator("#latest")).to_have_text("<script>alert(1)</script>")
+        maria.fill("#announce-text", "x" * 161)  # the field's maxlength: the API's own limit
+        assert room.floor.post("/api/announcements", {"text": "x" * 161})[0] == 400
+        assert room.floor.post("/api/announcements", {"text": "a\u0007b"})[0] == 400
+        maria.locator("#announcements-up li", has_text="<script>").get_by_role(
+            "button", name="Take down").click()
+        expect(news.locator("#announcements li")).to_have_count(1)
+        shoot(news, "players-news", tmp_path, full_page=False)
+        log = [line["action"] for line in room.floor.get("/api/log")[1]]
+        assert log.count("players/announce") == 2 and "players/take-down" in log
+
+        # One player's card, from the dashboard's list.
+        zoe = next(p for p in room.roster()["players"] if p["name"] == "Zoë Ünal")
+        if zoe["out_at"] is None:
+            maria.locator("#cards-player").focus()
+            expect(maria.locator(f"#cards-player option[value='{zoe['id']}']")).to_have_count(1)
+            with maria.expect_popup() as opened:
+                maria.select_option("#cards-player", str(zoe["id"]))
+            cards = opened.value
+            cards.wait_for_selector("body[data-ready='1']")
+            assert cards.evaluate(CARDS) == [["Zoë Ünal", zoe["table"], str(zoe["seat"]), ""]]
+            cards.close()
+
+        # The final table: its cards refused until every player left sits at one table.
+        status, answer = room.floor.get("/api/seat-cards?what=final")
+        assert status == 400 and "draw the final table first" in answer["error"]
+        size = room.size
+        while room.roster()["left"] > size:
+            if room.confirm_what_is_proposed():
+                continue
+            table, seat = room.someone_seated()
+            room.bust(table, seat)
+        room.in_line("down to the final table")
+        final = room.someone_seated()[0]
+        room.post("/api/roster/final-table", {"table": final})
+        with maria.expect_popup() as opened:
+            maria.click("#cards-final")
+        cards = opened.value
+        cards.wait_for_selector("body[data-ready='1']")
+        left = [p for p in room.roster()["players"] if p["out_at"] is None]
+        assert sorted(cards.evaluate(CARDS)) == sorted(
+            [p["name"], final, str(p["seat"]), ""] for p in left)
+        cards.close()
+        assert wait_for(lambda: tv.evaluate(BOARD) == board_of(room.roster()), 15)
+
+        # The link withdrawn by a supervisor (a floor member is not offered it): every
+        # screen showing it says so; the room clock's TV link is left alone.
+        expect(maria.locator("#players-link-withdraw")).to_be_hidden()
+        assert room.floor.post("/api/players-link/withdraw", {"generation": 1})[0] == 403
+        sam = login_page(site, "sam")
+        expect(sam.locator("#players-link")).to_be_visible()
+        sam.click("#players-link-withdraw")
+        sam.wait_for_function("() => performance.now() - Number(document.querySelector("
+                              "'#confirm').dataset.opened) > 700")
+        sam.click("#confirm .yes")
+        expect(sam.locator("#players-reply")).to_have_text(
+            "Players' link withdrawn: open the new one on the screens")
+        for page in (tv, news, phone):
+            expect(page.locator("#problem")).to_have_text(
+                "this players' screen link was withdrawn: ask the floor for the new one")
+            expect(page.locator("#seats li")).to_have_count(0)
+        assert hub.call(lambda floor: floor.room_clock(floor.clock_cases.tv_key))["venue"]
+        assert "players-link/withdraw" in [
+            line["action"] for line in room.floor.get("/api/log")[1]]
+        fresh = screen(browser, hub.url + sam.locator("#players-link").get_attribute("href"),
+                       1920, 1080)
+        assert wait_for(lambda: fresh.evaluate(BOARD) == board_of(room.roster()), 15)
+        for page in (tv, phone, news, fresh):
+            assert page.errors == [], page.errors
+        for page in (tv, phone, news, fresh, maria, sam):
+            page.context.close()
+
+
+def test_a_150_player_board_turns_its_pages_and_the_clock_announces_on_the_news(
+        tmp_path, browser):
+    """150 entrants (a big field, most waiting for a seat at a room of no tables yet): the
+    board at 1920x1080 shows them a page at a time, each row on screen, every name on one
+    page exactly, the pages turning on their own; the news shows the structure's own
+    announcements with the floor's. After a restart the link and the announcements are the
+    same."""
+    from playwright.sync_api import expect
+
+    from hub import auth
+    from simulators.broker import Broker
+    from simulators.staff import Staff
+    from tablectl.hub_app import Hub, HubSettings
+
+    broker = Broker(tmp_path / "mosquitto").start()
+    users = tmp_path / "users.toml"
+    auth.save_user(users, "maria", "floor", "maria-password")
+    settings = HubSettings(venue="sim", db=str(tmp_path / "hub.db"), users=str(users),
+                           port=broker.port, http_port=0)
+    hub = Hub(settings).start()
+    try:
+        hub.clock.connected.wait(10)
+        hub.clock.apply("start", "lppl")
+        hub.clock.apply("level", 2)
+        maria = Staff(hub.url, "maria", "maria-password")
+        names = [HOSTILE, *(f"Entrant {n:03d}" for n in range(1, 150))]
+        assert maria.post("/api/roster/import", {"csv": "name\n" + "\n".join(names)})[0] == 200
+        assert maria.post("/api/announcements", {"text": "  Seats are drawn at 19:00  "})[0] \
+            == 200
+        path = hub.call(lambda floor: floor.players_link())["path"]
+        link = hub.url + path
+
+        context = browser.new_context(viewport={"width": 1920, "height": 1080})
+        context.clock.install()
+        board = context.new_page()
+        board.goto(link)
+        expect(board.locator("#page")).to_contain_text("Page 1 of ")
+        pages = int(board.locator("#page").text_content().split(" of ")[1].split()[0])
+        assert pages >= 2
+        seen: list[str] = []
+        for number in range(1, pages + 1):
+            expect(board.locator("#page")).to_contain_text(f"Page {number} of {pages}")
+            shown = board.locator("#seats li:not([hidden])")
+            for box in (shown.first.bounding_box(), shown.last.bounding_box()):
+                assert box["y"] >= 0 and box["y"] + box["height"] <= 1080, (number, box)
+                assert box["height"] >= 0.04 * 1080
+            seen += shown.evaluate_all("(items) => items.map((li) => li.dataset.name)")
+            board.clock.run_for(10_000)  # the page turns on its own
+        expect(board.locator("#page")).to_contain_text(f"Page 1 of {pages}")
+        assert sorted(seen) == sorted(names), "each name on one page exactly"
+        expect(board.locator("#latest")).to_have_text("Seats are drawn at 19:00")
+        expect(board.locator("#seats li", has_text=HOSTILE).first).to_contain_text(
+            "waiting for a seat")
+
+        news = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
+        news.goto(link.replace("/players#", "/players?show=news#"))
+        expect(news.locator("#announcements li")).to_have_count(1)
+        expect(news.locator("#announcements li")).to_contain_text("Seats are drawn at 19:00")
+        expect(news.locator("#clock-announcements li")).to_have_text(
+            ["Next level: Latecomers can no longer join: level 3 has started"])
+        hub.clock.apply("level", 3)
+        expect(news.locator("#clock-announcements li")).to_have_text(
+            ["Latecomers can no longer join: level 3 has started"])
+        context.close()
+        news.context.close()
+    finally:
+        hub.stop()
+
+    hub = Hub(settings).start()  # the same database: the link and announcements kept
+    try:
+        assert hub.call(lambda floor: floor.players_link())["path"] == path
+        kept = hub.call(lambda floor: floor.players_screen(path.split("#")[1]))
+        assert [a["text"] for a in kept["announcements"]] == ["Seats are drawn at 19:00"]
+    finally:
+        hub.stop()
+        broker.kill()
