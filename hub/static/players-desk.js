@@ -80,9 +80,10 @@ const playersDesk = (() => {
   async function announce(event) {
     event.preventDefault();
     const input = $("#announce-text");
+    const text = input.value;
     try {
-      drawAnnouncements(await call("/api/announcements", { text: input.value }));
-      input.value = "";
+      drawAnnouncements(await call("/api/announcements", { text }));
+      if (input.value === text) input.value = "";  // what was typed meanwhile stays
       say("Announcement up on the players' screen", true);
     } catch (e) { say(`Announcement: ${e.message}`, false); }
   }
