@@ -15,8 +15,10 @@ A part of the floor's use cases (hub/service.py), on its one worker thread."""
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
+import time
 import unicodedata
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +38,10 @@ PLAYERS_KEYS_WITHDRAWN_KEPT = 16
 MAX_ANNOUNCEMENTS = 6  # up at once: a screen across a room shows no more
 MAX_ANNOUNCEMENT = 160  # characters: two lines at a distance
 MOVES_KEPT = 200  # the moves remembered for their seat cards, the newest last
+# Seconds an answer of the players' screen is served again: a room of phones asking (each
+# every few seconds) costs the floor's one worker a board a second at most, however big the
+# field. What the floor does (an announcement, a withdrawal) makes a new one at once.
+SCREEN_FRESH = 1.0
 
 Place = tuple[str, int]  # a table and a seat
 
@@ -55,6 +61,7 @@ def table_order(table: str) -> tuple[Any, ...]:
                  for part in re.split(r"(\d+)", table) if part)
 
 
+@functools.lru_cache(maxsize=4096)  # a name's order is worked out once, not at each answer
 def name_order(name: str) -> tuple[str, str]:
     """Names as a board lists them: by their letters without accents, case left out."""
     plain = "".join(c for c in unicodedata.normalize("NFKD", name)
@@ -91,6 +98,7 @@ class PlayersCases(FloorPart):
         self.moves: list[dict[str, Any]] = []  # {batch, ts, player_id, name, from, to}
         self._batch = 0
         self._places: dict[int, Place] = {}  # each seated player's place as last seen
+        self._screen: tuple[float, dict[str, Any]] | None = None  # (made, monotonic), answer
 
     # ------------------------------------------------------------------ kept
     def open(self) -> None:
@@ -147,6 +155,9 @@ class PlayersCases(FloorPart):
     def players_screen(self, key: str) -> dict[str, Any]:
         """What the players' screen shows; NotTheRoomKey for a key that is not its link's."""
         self._check(key)
+        mono = time.monotonic()
+        if self._screen is not None and mono - self._screen[0] < SCREEN_FRESH:
+            return self._screen[1]
         self.observe()
         structure, elapsed, running = self.service.clock_cases.clock_reading()
         clock = room_clock_view(structure, elapsed, running)
@@ -154,7 +165,7 @@ class PlayersCases(FloorPart):
         players = sorted((p for p in roster.players.values() if p.playing),
                          key=lambda p: name_order(p.name))
         winner = roster.winner()
-        return {"venue": self.service.venue, "now": self.now_ms(),
+        answer = {"venue": self.service.venue, "now": self.now_ms(),
                 "title": clock.get("title"), "on_break": bool(clock.get("on_break")),
                 "level": (clock.get("current") or {}).get("level"),
                 "players": [{"name": p.name, "table": p.table, "seat": p.seat}
@@ -164,6 +175,8 @@ class PlayersCases(FloorPart):
                                   for a in reversed(self.announcements)],
                 "clock_announcements": list(clock.get("announcements", [])),
                 "next_announcements": list(clock.get("next_announcements", []))}
+        self._screen = (mono, answer)
+        return answer
 
     def _check(self, key: str) -> None:
         if not secrets.compare_digest(key.encode(), self.key.encode()):
@@ -220,6 +233,7 @@ class PlayersCases(FloorPart):
         self._next_announcement += 1
         self.db.set_setting("players_announcements", encode(self.announcements))
         self.log(now, user.name, "players/announce", {"id": made["id"], "text": said})
+        self._screen = None  # on the screens at their next question
         return self.announcement_list()
 
     def take_down(self, user: User, announcement: int) -> list[dict[str, Any]]:
@@ -231,6 +245,7 @@ class PlayersCases(FloorPart):
         self.db.set_setting("players_announcements", encode(self.announcements))
         self.log(self.now_ms(), user.name, "players/take-down",
                  {"id": announcement, "text": found["text"]})
+        self._screen = None
         return self.announcement_list()
 
     # ------------------------------------------------------------------ seat cards

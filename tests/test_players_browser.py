@@ -223,9 +223,10 @@ def test_the_players_screen_and_seat_cards_through_a_tournament(tmp_path, browse
         sam.click("#confirm .yes")
         expect(sam.locator("#players-reply")).to_have_text(
             "Players' link withdrawn: open the new one on the screens")
-        for page in (tv, news, phone):
+        for page in (tv, news, phone):  # a phone asks every 15 s
             expect(page.locator("#problem")).to_have_text(
-                "this players' screen link was withdrawn: ask the floor for the new one")
+                "this players' screen link was withdrawn: ask the floor for the new one",
+                timeout=30_000)
             expect(page.locator("#seats li")).to_have_count(0)
         assert hub.call(lambda floor: floor.room_clock(floor.clock_cases.tv_key))["venue"]
         assert "players-link/withdraw" in [

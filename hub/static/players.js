@@ -11,6 +11,7 @@ const PAGE_SECONDS = 10;  // a board longer than the screen shows its pages in t
 let reading = null;   // the hub's last answer
 let shownAs = "";     // that answer as drawn (a new one the same is not drawn again)
 let page = 0;
+let stopped = false;  // the link was refused: the page asks no more
 
 const narrow = () => window.matchMedia("(max-width: 800px)").matches;
 // A name as typed in the lookup matches without its accents or case: "zoe" finds "Zoë".
@@ -140,6 +141,7 @@ function draw() {
 
 function refused(message) {
   // This link will not work again: nothing of the room stays up, and the page stops asking.
+  stopped = true;
   clearInterval(asking);
   reading = null;
   for (const id of ["#venue", "#title", "#status", "#found", "#latest", "#page"]) $(id).textContent = "";
@@ -187,6 +189,13 @@ $("#find").addEventListener("input", lookUp);
 window.addEventListener("resize", paginate);
 $("#fullscreen").addEventListener("click", () => document.documentElement.requestFullscreen().catch(() => {}));
 window.addEventListener("hashchange", () => window.location.reload());  // another link's key
-const asking = setInterval(ask, 3000);
+// A screen asks every 3 s. A phone every 15 s, and not while its page is hidden (in a pocket):
+// a room of phones then holds no connection between questions (the hub keeps an idle one 5 s,
+// and serves 256 at once, the staff's tablets among them); it asks at once when looked at.
+const EVERY = narrow() ? 15000 : 3000;
+const asking = setInterval(() => { if (document.visibilityState !== "hidden") ask(); }, EVERY);
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible" && !stopped) ask();
+});
 setInterval(() => { page += 1; if (mode === "seats" && reading) paginate(); }, PAGE_SECONDS * 1000);
 ask();

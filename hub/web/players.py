@@ -5,6 +5,7 @@ make another), the floor's announcements, and the seat cards the floor prints
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Path, Query, Request
@@ -103,8 +104,6 @@ def players_page() -> Response:
 
 @router.get("/seat-cards", include_in_schema=False)
 def seat_cards_page(request: Request, context: Context) -> Response:
-    import time
-
     if context.sessions.user(session_of(request), time.monotonic()) is None:
         return RedirectResponse("/login", 303)
     return page("seat-cards.html")
