@@ -174,6 +174,8 @@ def test_the_players_screen_and_seat_cards_through_a_tournament(tmp_path, browse
             "button", name="Take down").click()
         expect(news.locator("#announcements li")).to_have_count(1)
         shoot(news, "players-news", tmp_path, full_page=False)
+        maria.locator("#players-panel").scroll_into_view_if_needed()
+        shoot(maria, "dashboard-players", tmp_path, full_page=False)
         log = [line["action"] for line in room.floor.get("/api/log")[1]]
         assert log.count("players/announce") == 2 and "players/take-down" in log
 
