@@ -35,6 +35,18 @@ function card(c, answer, made) {
   return div;
 }
 
+// A time as the venue writes it (the hub's locale and time zone), else as this browser does.
+async function venueTime(ms) {
+  let me = {};
+  try { me = await (await fetch("/api/me")).json(); } catch (e) { /* the browser's own */ }
+  try {
+    return new Intl.DateTimeFormat(me.locale || undefined, {
+      dateStyle: "medium", timeStyle: "short", timeZone: me.time_zone || undefined }).format(new Date(ms));
+  } catch (e) {
+    return new Date(ms).toLocaleString();
+  }
+}
+
 async function load() {
   const query = new URLSearchParams(window.location.search);
   const what = query.get("what") || "draw";
@@ -54,7 +66,7 @@ async function load() {
     document.body.dataset.ready = "1";
     return;
   }
-  const made = `Printed ${new Date(answer.made_at).toLocaleString()}`;
+  const made = `Printed ${await venueTime(answer.made_at)}`;
   $("#cards").replaceChildren(...answer.cards.map((c) => card(c, answer, made)));
   const n = answer.cards.length;
   $("#summary").textContent = `${n} card${n === 1 ? "" : "s"}, one a page`;
