@@ -99,6 +99,7 @@ def test_the_players_screen_and_seat_cards_through_a_tournament(tmp_path, browse
         found = phone.locator("#found").bounding_box()
         assert found["y"] + found["height"] <= 844 and found["width"] <= 390
         expect(phone.locator("#seats li:not([hidden])")).to_have_count(1)
+        assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390
         shoot(phone, "players-phone", tmp_path, full_page=False)
         phone.fill("#find", "<img")
         expect(phone.locator("#found")).to_have_text(
