@@ -274,6 +274,22 @@ def test_a_150_player_board_turns_its_pages_and_the_clock_announces_on_the_news(
             == 200
         path = hub.call(lambda floor: floor.players_link())["path"]
         link = hub.url + path
+        # Without a login: the players' screen, never the seat cards (nor the floor's calls).
+        import requests
+
+        def anonymous(where, **headers):
+            return requests.get(hub.url + where, headers=headers, allow_redirects=False,
+                                timeout=10)
+
+        assert anonymous("/players").status_code == 200
+        assert anonymous("/seat-cards?what=draw").headers["location"] == "/login"
+        for call in ("/api/seat-cards", "/api/announcements", "/api/players-link"):
+            assert anonymous(call).status_code == 401, call
+        assert anonymous("/api/players-screen").status_code == 400  # no key
+        wrong = anonymous("/api/players-screen", **{"X-Room-Key": hub.tv_key})
+        assert (wrong.status_code, wrong.json()) == (403, {
+            "error": "this is not the players' screen link: ask the floor"})
+        assert "default-src 'self'" in anonymous("/players").headers["content-security-policy"]
 
         context = browser.new_context(viewport={"width": 1920, "height": 1080})
         context.clock.install()
