@@ -30,8 +30,9 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 # tournament to its final table, then 150 entrants) took 50 alone on a quiet machine.
 LONGEST_FILES = ("test_dashboard_browser.py", "test_net_venue.py",
                  "test_floor_alerts_browser.py", "test_bench.py", "test_multi_venue.py",
-                 "test_players_browser.py", "test_firmware_micropython.py", "test_tournament_houses.py",
-                 "test_shoe_link.py", "test_tournament_browser.py", "test_web.py",
+                 "test_players_browser.py", "test_firmware_micropython.py",
+                 "test_tournament_houses.py", "test_shoe_link.py",
+                 "test_tournament_browser.py", "test_web.py",
                  "test_reporting.py", "test_hub.py", "test_venue_year_tables.py",
                  "test_tournament.py", "test_hostile.py", "test_cli.py",
                  "test_shoe_link_faults.py", "test_venue_year.py")
