@@ -39,12 +39,14 @@ LATE_READING_SECONDS = 0.5
 _LEVEL_KEYS = {"level", "sb", "bb", "ante", "minutes", "note", "color_up", "announce"}
 _BREAK_KEYS = {"break_minutes", "note", "color_up", "announce"}
 # The tournament's figures a structure may give (the TV's average stack and prize pool, the
-# desk's add-on limit); each a whole number, the payouts a list of percentages by place.
+# desk's add-on limit); each a whole number. The prize shares are a payout table's
+# (controller/payouts.py, houses/payouts/): a structure's old flat ``payouts`` list is refused,
+# saying where they went.
 _FIGURES = ("starting_stack", "add_on_stack", "add_on_most", "buy_in", "add_on_price",
             # Late registration: entries and re-entries close at the start of this level, and
             # (if given) once fewer than this many are left after somebody went out.
             "late_entry_until_level", "late_entry_min_left")
-_TOP_KEYS = {"name", "title", "source", "schedule", "note", "currency", "payouts", *_FIGURES}
+_TOP_KEYS = {"name", "title", "source", "schedule", "note", "currency", *_FIGURES}
 
 
 class StructureError(ProblemsError):
@@ -80,7 +82,6 @@ class Structure:
     buy_in: int | None = None  # what an entry costs (prize pool), in ``currency``
     add_on_price: int | None = None
     currency: str = ""
-    payouts: tuple[float, ...] = ()  # percent of the prize pool by place, first place first
     late_entry_until_level: int | None = None  # None: the structure says nothing of it
     late_entry_min_left: int | None = None
 
@@ -126,6 +127,11 @@ def _number(value: Any, where: str, problems: list[str], *, positive: bool = Fal
 def structure_from_data(data: Mapping[str, Any], origin: str) -> Structure:
     problems: list[str] = []
     for key in sorted(set(data) - _TOP_KEYS):
+        if key == "payouts":
+            problems.append("payouts: a structure no longer gives the prize shares: they are "
+                            "the tournament's payout table's (houses/payouts/, chosen or "
+                            "edited by a supervisor on the dashboard); remove this key")
+            continue
         problems.append(f"{key}: unknown key (allowed: {', '.join(sorted(_TOP_KEYS))})")
     # One name, the file's (or the built-in's): a copied file keeping the name inside it would
     # be one structure at the hub and another at the tables (and after a restart).
@@ -191,13 +197,6 @@ def structure_from_data(data: Mapping[str, Any], origin: str) -> Structure:
                         f"2 to {levels} (the schedule's levels)")
     if figures.get("late_entry_min_left") == 0:
         problems.append("late_entry_min_left: at least 1 (or leave it out)")
-    payouts = data.get("payouts", [])
-    if (not isinstance(payouts, list) or any(isinstance(p, bool) or not isinstance(
-            p, int | float) or not 0 < p <= 100 for p in payouts)
-            or sum(payouts or [0]) > 100.0001):
-        problems.append("payouts: a list of percentages of the prize pool by place (each "
-                        "over 0, together at most 100)")
-        payouts = []
     currency = data.get("currency", "")
     if not isinstance(currency, str) or len(currency) > 8:
         problems.append("currency: a short text ($, EUR)")
@@ -205,8 +204,7 @@ def structure_from_data(data: Mapping[str, Any], origin: str) -> Structure:
     if problems:
         raise StructureError(origin, problems)
     return Structure(str(name), str(data.get("title", name)), str(data.get("source", "")),
-                     tuple(periods), currency=currency,
-                     payouts=tuple(float(p) for p in payouts), **figures)
+                     tuple(periods), currency=currency, **figures)
 
 
 STRUCTURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")

@@ -52,9 +52,9 @@ class TvLinkChanged(Exception):
 
 def tournament_figures(roster: Roster, structure: Structure | None) -> dict[str, Any]:
     """What players look for on the TV, from the roster and the structure that runs:
-    entrants, players left, the average stack (the starting stack for each entry and the
-    add-ons' chips, over the players left), and where the structure gives a buy-in the prize
-    pool and, with a payout table, each place's prize. Nothing without a roster."""
+    entrants, players left and the average stack (the starting stack for each entry and the
+    add-ons' chips, over the players left). Nothing without a roster. The prize money is the
+    tournament's payout table's (hub/payout_cases.py: ``room_prizes``)."""
     if not roster.players:
         return {}
     counts = roster.counts()
@@ -69,12 +69,20 @@ def tournament_figures(roster: Roster, structure: Structure | None) -> dict[str,
         chips = (structure.starting_stack * counts["entries"]
                  + (structure.add_on_stack or 0) * counts["add_ons"])
         figures["average_stack"] = round(chips / counts["left"])
-    if structure.buy_in:
-        pool = (structure.buy_in * counts["entries"]
-                + (structure.add_on_price or 0) * counts["add_ons"])
-        figures.update(prize_pool=pool, currency=structure.currency,
-                       payouts=[int(pool * share / 100) for share in structure.payouts])
     return figures
+
+
+def room_prizes(figures: dict[str, Any]) -> dict[str, Any]:
+    """The prize money as the TV shows it, from the payout figures (hub/payout_cases.py):
+    the pool, each place's prize, places paid, the next pay jump, "in the money" and the last
+    bust-out paid; nothing when there is no prize pool."""
+    if "prize_pool" not in figures:
+        return {}
+    return {"prize_pool": figures["prize_pool"], "currency": figures["currency"],
+            "payouts": figures["prizes"], "places_paid": figures["places_paid"],
+            "in_the_money": figures["in_the_money"],
+            "next_pay_jump": figures["next_pay_jump"], "last_paid": figures["last_paid"],
+            "payouts_frozen": figures["frozen"] is not None}
 
 
 def structure_choices(structures: str | None) -> list[dict[str, Any]]:
@@ -201,7 +209,8 @@ class ClockCases(FloorPart):
         reading = self.clock_reading()
         return {"venue": self.service.venue, "now": self.now_ms(), **room_clock_view(*reading),
                 "tables": len(in_play), "players": sum(len(t.seats) for t in in_play),
-                **tournament_figures(self.floor.roster, reading[0])}
+                **tournament_figures(self.floor.roster, reading[0]),
+                **room_prizes(self.service.payout_cases.figures())}
 
     def tv_link(self) -> dict[str, Any]:
         """The room clock page's link: its path, the key in the fragment (never in a server's

@@ -57,6 +57,11 @@ class SeatingCases(FloorPart):
         self.service.heard(table)
         now = self.now_ms()
         updates = self.floor.seating_desk.bust(table, seat, user.name, now)
+        for update in updates:  # in the money: the bust-out carries its prize
+            if update["kind"] == "bustout":
+                bust = self.floor.bustouts[-1]
+                bust.prize = self.service.payout_cases.prize_of(bust.place)
+                update["bustout"]["prize"] = bust.prize
         self._log_busts(updates, now)
         updates += self._tournament_over(now)
         self.service.seating_changed(updates, now)
@@ -77,7 +82,8 @@ class SeatingCases(FloorPart):
     def _log_busts(self, updates: list[Update], now: int) -> None:
         for bust in (u["bustout"] for u in updates if u["kind"] == "bustout"):
             self.log(now, bust["by"], "bust-out", {
-                k: bust[k] for k in ("table", "seat", "player", "place")})
+                k: bust[k] for k in ("table", "seat", "player", "place")}
+                | ({"prize": bust["prize"]} if bust.get("prize") else {}))
 
     def _seating_of(self, table: str) -> dict[str, Any]:
         view = self.floor.table(table)
@@ -204,6 +210,7 @@ class SeatingCases(FloorPart):
             roster.players.clear()
             self.saved_players.clear()
             self.db.clear_roster()
+            self.service.payout_cases.cleared()
             return {"players": players}
 
         return self._on_roster(user, "roster/clear", clear)

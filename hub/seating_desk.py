@@ -43,6 +43,7 @@ class BustOut:
     player: str | None = None  # who sat there, by the roster (None: no roster)
     place: int | None = None  # their finishing place when it happened (the roster's is live)
     player_id: int | None = None
+    prize: int | None = None  # what the place paid when it happened (in the money only)
     id: str = field(init=False, default="")
     undo_until: int = field(init=False, default=0)
 

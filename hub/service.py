@@ -36,6 +36,7 @@ from hub.clock_cases import ClockCases
 from hub.floor import FloorView
 from hub.floor_log import FloorLog
 from hub.players_cases import PlayersCases
+from hub.payout_cases import PayoutCases
 from hub.refused import StaffError
 from hub.roster import Player
 from hub.seating import SeatingPlan
@@ -111,6 +112,7 @@ class FloorService:
         self.alert_cases = AlertCases(self)
         self.clock_cases = ClockCases(self)
         self.players_cases = PlayersCases(self)
+        self.payout_cases = PayoutCases(self)
         self.log_book = FloorLog(self)
         self._last_purge = -math.inf  # the first tick purges (a machine up for under an hour too)
         self._kept_for_uplink = 0  # old events the retention last kept for the uplink (said)
@@ -130,6 +132,7 @@ class FloorService:
         the alerts of what the recorder stored while the floor was away."""
         self._db = db = open_storage(self.settings.db)
         self.clock_cases.open()
+        self.payout_cases.open()
         saved = db.saved_clock()
         if saved is not None:
             clock, saved_ms = saved
@@ -188,6 +191,7 @@ class FloorService:
         if registering != self.floor.registration_open:
             self.floor.registration_open = registering  # a level began: the desk looks again
             self.floor.balance_stale = True
+        self.payout_cases.turn()
         self.reconcile(self.now_ms())
         self.players_cases.observe()  # the moves made, for their seat cards
         mono = time.monotonic()
@@ -354,12 +358,15 @@ class FloorService:
         for sink in self._sinks:  # each must not block (hub/web/streams.py: it queues)
             for update in updates:
                 sink(update)
+        # The roster or the clock's structure changed: the prize money's figures with them.
+        if any(u["kind"] in ("roster", "clock", "bustout") for u in updates):
+            self.broadcast(self.payout_cases.changed())
 
     # ------------------------------------------------------------------ the dashboard's
     def subscribe(self, sink: Sink) -> dict[str, Any]:
         """A snapshot; ``sink`` is then given every update after it."""
         self._sinks.append(sink)
-        return self.floor.snapshot(self.now_ms())
+        return {**self.floor.snapshot(self.now_ms()), "payouts": self.payout_cases.figures()}
 
     def unsubscribe(self, sink: Sink) -> None:
         if sink in self._sinks:
@@ -502,6 +509,28 @@ class FloorService:
     def seat_cards(self, what: str, table: str | None = None,
                    player: int | None = None) -> dict[str, Any]:
         return self.players_cases.seat_cards(what, table, player)
+    def payout_tables(self) -> dict[str, Any]:
+        return self.payout_cases.choices()
+
+    def set_payout_table(self, user: User, name: str | None, data: dict[str, Any] | None,
+                         refreeze: bool) -> dict[str, Any]:
+        return self.payout_cases.set_table(user, name, data, refreeze)
+
+    def payout_figures(self) -> dict[str, Any]:
+        return self.payout_cases.figures()
+
+    def results(self) -> dict[str, Any]:
+        return self.payout_cases.results()
+
+    def results_csv(self) -> str:
+        return self.payout_cases.results_csv()
+
+    def preview_deal(self, stacks: list[tuple[int, int]]) -> dict[str, Any]:
+        return self.payout_cases.preview_deal(stacks)
+
+    def accept_deal(self, user: User, stacks: list[tuple[int, int]],
+                    method: str) -> dict[str, Any]:
+        return self.payout_cases.accept_deal(user, stacks, method)
 
     def floor_log(self, limit: int = 100) -> list[dict[str, Any]]:
         return self.log_book.lines(limit)

@@ -102,6 +102,10 @@ MIGRATIONS = [
         "DROP INDEX alerts_by_event",
         "CREATE UNIQUE INDEX alerts_by_event ON alerts (tbl, inc, seq)",
     ],
+    [
+        # A bust-out in the money carries its prize (hub/payout_cases.py).
+        "ALTER TABLE bustouts ADD COLUMN prize BIGINT",
+    ],
 ]
 
 ROSTER_COLUMNS = ("id", "name", "registered_at", "entries", "add_ons", "table", "seat",
@@ -305,9 +309,10 @@ class Storage:
 
     def save_bustout(self, bust: dict[str, Any]) -> None:
         self.execute("INSERT INTO bustouts (tbl, seat, hand, ts, username, player, place, "
-                     "player_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     "player_id, prize) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      (bust["table"], bust["seat"], bust["hand"], bust["ts"], bust["by"],
-                      bust.get("player"), bust.get("place"), bust.get("player_id")))
+                      bust.get("player"), bust.get("place"), bust.get("player_id"),
+                      bust.get("prize")))
 
     def bustout_undone(self, bust: dict[str, Any]) -> None:
         self.execute("UPDATE bustouts SET undone_by = ?, undone_at = ? WHERE tbl = ? AND "
@@ -317,14 +322,16 @@ class Storage:
     def bustouts(self, since_ts: int, limit: int) -> list[dict[str, Any]]:
         """The newest ``limit`` bust-outs since ``since_ts``, oldest first."""
         rows = self.execute("SELECT tbl, seat, hand, ts, username, undone_by, undone_at, "
-                            "player, place, player_id FROM bustouts WHERE ts >= ? ORDER BY "
+                            "player, place, player_id, prize FROM bustouts WHERE ts >= ? "
+                            "ORDER BY "
                             "ts DESC LIMIT ?", (since_ts, limit)).fetchall()
         return [{"table": t, "seat": int(s), "hand": None if h is None else int(h),
                  "ts": int(ts), "by": u, "undone_by": ub,
                  "undone_at": None if ua is None else int(ua), "player": pl,
                  "place": None if pc is None else int(pc),
-                 "player_id": None if pid is None else int(pid)}
-                for t, s, h, ts, u, ub, ua, pl, pc, pid in reversed(rows)]
+                 "player_id": None if pid is None else int(pid),
+                 "prize": None if pz is None else int(pz)}
+                for t, s, h, ts, u, ub, ua, pl, pc, pid, pz in reversed(rows)]
 
     def save_player(self, player: dict[str, Any]) -> None:
         """One roster player as it is now (added or changed)."""

@@ -82,6 +82,13 @@ class DealersUpdate(TypedDict):
     dealers: dict[str, str]
 
 
+class PayoutsUpdate(TypedDict):
+    """The prize money's figures (hub/payout_cases.py): sent when they change."""
+
+    kind: Literal["payouts"]
+    payouts: dict[str, Any]
+
+
 class LogLine(TypedDict):
     ts: int
     user: str
@@ -97,4 +104,5 @@ class LogUpdate(TypedDict):
 
 
 Update = (TableUpdate | AlertUpdate | AlertHiddenUpdate | BustoutUpdate | RosterUpdate
-          | BalanceUpdate | ClockUpdate | HubUpdate | CommandUpdate | DealersUpdate | LogUpdate)
+          | BalanceUpdate | ClockUpdate | HubUpdate | CommandUpdate | DealersUpdate
+          | PayoutsUpdate | LogUpdate)

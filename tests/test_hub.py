@@ -894,7 +894,7 @@ def test_the_room_at_a_glance_follows_seats_button_blinds_and_bust_outs():
     updates = floor.seating_desk.bust("t1", 5, "maria", 3000)
     assert [u["bustout"] for u in updates if u["kind"] == "bustout"] == [
         {"table": "t1", "seat": 5, "hand": 7, "ts": 3000, "by": "maria", "undone_by": None,
-         "undone_at": None, "player": None, "place": None, "player_id": None,
+         "undone_at": None, "player": None, "place": None, "player_id": None, "prize": None,
          "id": "t1:5:3000",
          "undo_until": 3000 + UNDO_BUSTOUT_MS}]
     with pytest.raises(StaffError, match="seat 5 is empty in the seating"):

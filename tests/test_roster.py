@@ -221,14 +221,13 @@ def test_the_tv_figures_come_from_the_roster_and_the_structure_that_runs():
     # Seed 004: $50 buys 4,000 chips, a $25 add-on 2,000.
     figures = tournament_figures(roster, load_structure("dealers-choice"))
     assert figures == {"entrants": 10, "entries": 11, "add_ons": 2, "players_left": 8,
-                       "average_stack": (4000 * 11 + 2000 * 2) // 8, "prize_pool": 600,
-                       "currency": "$", "payouts": []}
-    paid = structure_from_data({"schedule": [{"level": 1, "sb": 1, "bb": 2, "minutes": 10}],
-                                "buy_in": 100, "payouts": [50, 30, 20]}, "house")
-    assert tournament_figures(roster, paid)["payouts"] == [550, 330, 220]
-    with pytest.raises(ValueError, match="payouts: a list of percentages"):
+                       "average_stack": (4000 * 11 + 2000 * 2) // 8}
+    # The prize money is the payout table's (tests/test_hub_payouts.py): a structure's old
+    # flat list of percentages is refused, saying where the shares went.
+    with pytest.raises(ValueError, match="payouts: a structure no longer gives the prize "
+                                         "shares: they are the tournament's payout table's"):
         structure_from_data({"schedule": [{"level": 1, "sb": 1, "bb": 2, "minutes": 10}],
-                             "payouts": [70, 40]}, "house")
+                             "buy_in": 100, "payouts": [50, 30, 20]}, "house")
 
 
 def test_the_final_table_draw_seats_everyone_left_there_and_breaks_the_others():

@@ -26,6 +26,17 @@ class Blinds(BaseModel):
     minutes: float
 
 
+class PayJump(BaseModel):
+    players_left: int  # at this many players left the next one out wins ``prize``
+    prize: int
+
+
+class LastPaid(BaseModel):
+    player: str | None
+    place: int | None
+    prize: int
+
+
 class RoomClock(BaseModel):
     venue: str
     now: int  # the hub's time, UTC ms: the page counts down from it
@@ -48,9 +59,15 @@ class RoomClock(BaseModel):
     players_left: int | None = None
     winner: str | None = None  # the tournament is over: the one player left
     average_stack: int | None = None  # (starting stack x entries + add-on chips) / left
-    prize_pool: int | None = None  # buy-ins and add-ons paid, in ``currency``
+    # With a buy-in, the tournament's payout table's figures (hub/payout_cases.py).
+    prize_pool: int | None = None  # buy-ins and add-ons paid, less the fee, in ``currency``
     currency: str = ""
     payouts: list[int] = []  # the prize of each place paid, first place first
+    places_paid: int | None = None
+    in_the_money: bool = False  # every player left wins a prize
+    next_pay_jump: PayJump | None = None
+    last_paid: LastPaid | None = None  # the last bust-out in the money
+    payouts_frozen: bool = False  # registration closed: the figures no longer move
 
 
 class TvLink(BaseModel):
