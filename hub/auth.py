@@ -9,7 +9,8 @@ The users file is TOML, written by ``tablectl hub-user``::
 
 Roles, from least to most: ``viewer`` sees the dashboard; ``floor`` also acknowledges alerts,
 runs the clock and hand-for-hand and sends table commands; ``supervisor`` also reads hand
-records with hole and burn cards (the private data the dashboard itself never receives).
+records with hole and burn cards (the private data the dashboard itself never receives) and
+chooses or edits the tournament's payout table (``payouts``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from houses.loaders import read_toml
 ROLES: dict[str, frozenset[str]] = {
     "viewer": frozenset({"see"}),
     "floor": frozenset({"see", "acknowledge", "command", "clock"}),
-    "supervisor": frozenset({"see", "acknowledge", "command", "clock", "private"}),
+    "supervisor": frozenset({"see", "acknowledge", "command", "clock", "private", "payouts"}),
 }
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 SESSION_SECONDS = 12 * 3600  # one shift

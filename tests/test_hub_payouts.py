@@ -219,3 +219,51 @@ def test_a_deal_shows_chip_chop_and_icm_and_is_recorded_when_accepted(hub):
     # P10 out third after the deal: still what the deal gave.
     assert next(r for r in floor.results()["places"] if r["name"] == "P10")["prize"] == \
         by["P10"]["icm"]
+
+
+def test_the_payout_api_lets_a_supervisor_alone_change_the_table(tmp_path):
+    """Through the hub's web side: every role reads the figures; only a supervisor sets the
+    table (a floor member is refused), a bad table is a 400 listing every problem, a deal's
+    stacks are checked at the boundary."""
+    import requests
+
+    from simulators.broker import Broker
+    from tablectl.hub_app import Hub
+
+    broker = Broker(tmp_path / "mosquitto").start()
+    users = tmp_path / "users.toml"
+    for name, role in (("maria", "floor"), ("sam", "supervisor"), ("val", "viewer")):
+        auth.save_user(users, name, role, f"{name}-password")
+    hub = Hub(HubSettings(venue=VENUE, db=str(tmp_path / "hub.db"), users=str(users),
+                          port=broker.port, http_port=0)).start()
+    try:
+        sessions = {}
+        for name in ("maria", "sam", "val"):
+            session = sessions[name] = requests.Session()
+            session.post(hub.url + "/login", data={"user": name,
+                                                   "password": f"{name}-password"},
+                         allow_redirects=False, timeout=10)
+        figures = sessions["val"].get(hub.url + "/api/payouts", timeout=10)
+        assert figures.status_code == 200 and figures.json()["table"] == "standard"
+        choice = {"name": "ours", "table": {"source": "our floor", "paid": [
+            {"from_entries": 1, "shares": [100]}]}}
+        refused = sessions["maria"].post(hub.url + "/api/payouts/table", json=choice,
+                                         timeout=10)
+        assert refused.status_code == 403
+        bad = sessions["sam"].post(hub.url + "/api/payouts/table", json={
+            "name": "ours", "table": {"paid": [{"from_entries": 1, "shares": [50, 40]}]}},
+            timeout=10)
+        assert bad.status_code == 400 and bad.json()["problems"] == [
+            "source: say where the table comes from (a seed and its rule, or the house's "
+            "own decision)",
+            "paid[0].shares: add up to 90, not 100",
+            "paid[0].shares: 2 places paid from 1 entries (never more places than entries)"]
+        chosen = sessions["sam"].post(hub.url + "/api/payouts/table", json=choice, timeout=10)
+        assert chosen.status_code == 200 and chosen.json()["table"] == "ours"
+        assert sessions["val"].get(hub.url + "/api/payouts", timeout=10).json()["edited"]
+        stacks = sessions["maria"].post(hub.url + "/api/payouts/deal", json={
+            "stacks": [{"player": 1, "chips": 1.5}, {"player": 2, "chips": 10}]}, timeout=10)
+        assert stacks.status_code == 400 and "chips" in stacks.json()["error"]
+    finally:
+        hub.stop()
+        broker.kill()

@@ -394,6 +394,12 @@ def test_each_domain_error_has_its_answer_and_anything_else_is_a_bug():
     current = {"path": "/tv#k", "generation": 2}
     assert answer(TvLinkChanged("withdrawn already", current)) == (
         409, {"error": "withdrawn already", "current": current})
+    from controller.payouts import PayoutTableError
+    from hub.payout_cases import PayoutsFrozen
+
+    status, body = answer(PayoutTableError("ours", ["paid: missing", "source: missing"]))
+    assert (status, body["problems"]) == (400, ["paid: missing", "source: missing"])
+    assert answer(PayoutsFrozen("frozen")) == (409, {"error": "frozen"})
     assert answer(TimeoutError())[0] == 503
     assert answer(TypeError("a bug")) is None and answer(ValueError("a bug")) is None
 

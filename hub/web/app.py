@@ -15,6 +15,7 @@ from hub.web import (
     errors,
     floor,
     pages,
+    payouts,
     players,
     roster,
     session,
@@ -48,7 +49,8 @@ def create_app(context: WebContext | None) -> FastAPI:
     app.state.streams = StreamRegistry()
     errors.install(app)
     for router in (pages.router, session.router, floor.router, clock.router, stats.router,
-                   roster.router, balance.router, tables.router, players.router):
+                   roster.router, payouts.router, balance.router, tables.router,
+                   players.router):
         app.include_router(router)
 
     def openapi() -> dict[str, Any]:

@@ -79,12 +79,14 @@ def _staff(permission: str) -> Any:
 
 
 # The session's staff member, allowed to (hub/auth.py's ROLES): see the floor, send commands
-# and change the roster, run the venue clock, acknowledge alerts; a supervisor's own.
+# and change the roster, run the venue clock, acknowledge alerts, set the payout table; a
+# supervisor's own.
 Seeing = Annotated[User, _staff("see")]
 Commanding = Annotated[User, _staff("command")]
 Clocking = Annotated[User, _staff("clock")]
 Acknowledging = Annotated[User, _staff("acknowledge")]
 Supervising = Annotated[User, _staff("private")]  # the supervisor's role alone has it
+Paying = Annotated[User, _staff("payouts")]
 
 
 # ---------------------------------------------------------------------------- shared shapes

@@ -16,8 +16,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from contract.commands import CommandError
 from contract.wire import encode
+from controller.payouts import PayoutTableError
 from hub.balance_desk import BalanceRefused
 from hub.clock_cases import NotTheRoomKey, TvLinkChanged
+from hub.payout_cases import PayoutsFrozen
 from hub.refused import StaffError
 from hub.roster import RosterError
 from hub.venue_clock import ClockError
@@ -73,6 +75,13 @@ def install(app: FastAPI) -> None:
         assert isinstance(exc, TvLinkChanged)
         return StrictJSONResponse({"error": str(exc), "current": exc.current}, 409)
 
+    async def payout_table_refused(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, PayoutTableError)
+        return StrictJSONResponse({"error": str(exc), "problems": exc.problems}, 400)
+
+    async def payouts_frozen(request: Request, exc: Exception) -> Response:
+        return _error(409, str(exc))
+
     async def floor_busy(request: Request, exc: Exception) -> Response:
         return _error(503, "the hub did not answer in time: try again")
 
@@ -97,6 +106,8 @@ def install(app: FastAPI) -> None:
     for mistake in STAFF_MISTAKES:
         app.add_exception_handler(mistake, staff_mistake)
     app.add_exception_handler(NotTheRoomKey, not_the_room_key)
+    app.add_exception_handler(PayoutTableError, payout_table_refused)
+    app.add_exception_handler(PayoutsFrozen, payouts_frozen)
     app.add_exception_handler(TvLinkChanged, tv_link_changed)
     # The floor's worker did not answer in time (hub/web/deps.py: on_floor).
     app.add_exception_handler(TimeoutError, floor_busy)
