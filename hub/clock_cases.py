@@ -82,7 +82,8 @@ def room_prizes(figures: dict[str, Any]) -> dict[str, Any]:
             "payouts": figures["prizes"], "places_paid": figures["places_paid"],
             "in_the_money": figures["in_the_money"],
             "next_pay_jump": figures["next_pay_jump"], "last_paid": figures["last_paid"],
-            "payouts_frozen": figures["frozen"] is not None}
+            "payouts_frozen": figures["frozen"] is not None,
+            "deal": figures["deal"] is not None}
 
 
 def structure_choices(structures: str | None) -> list[dict[str, Any]]:

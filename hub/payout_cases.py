@@ -112,8 +112,12 @@ class PayoutCases(FloorPart):
         structure = self._structure()
         return structure.currency if structure is not None else ""
 
-    def prize_of(self, place: int | None) -> int | None:
-        """What finishing in ``place`` pays now (None: not in the money, or no figures)."""
+    def prize_of(self, place: int | None, player: int | None = None) -> int | None:
+        """What finishing in ``place`` pays now, or what an accepted deal gave ``player``
+        (None: not in the money, or no figures)."""
+        for share in (self.accepted or {}).get("shares", []):
+            if player is not None and share["player"] == player:
+                return int(share["amount"]) or None
         try:
             payouts = self.payouts()
         except PayoutError:

@@ -60,7 +60,7 @@ class SeatingCases(FloorPart):
         for update in updates:  # in the money: the bust-out carries its prize
             if update["kind"] == "bustout":
                 bust = self.floor.bustouts[-1]
-                bust.prize = self.service.payout_cases.prize_of(bust.place)
+                bust.prize = self.service.payout_cases.prize_of(bust.place, bust.player_id)
                 update["bustout"]["prize"] = bust.prize
         self._log_busts(updates, now)
         updates += self._tournament_over(now)

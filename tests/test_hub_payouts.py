@@ -215,7 +215,8 @@ def test_a_deal_shows_chip_chop_and_icm_and_is_recorded_when_accepted(hub):
     assert any(line["action"] == "payouts/deal" for line in floor.floor_log())
     with pytest.raises(StaffError, match="a deal is recorded already"):
         floor.accept_deal(SAM, stacks, "icm")
-    _bust_next(floor)
+    third = _bust_next(floor)
+    assert third["prize"] == by["P10"]["icm"]  # the bust-out says what the deal gave
     # P10 out third after the deal: still what the deal gave.
     assert next(r for r in floor.results()["places"] if r["name"] == "P10")["prize"] == \
         by["P10"]["icm"]

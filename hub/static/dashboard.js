@@ -137,6 +137,7 @@ function applySnapshot(snap) {
   state.balance = snap.balance;
   state.roster = snap.roster || { players: [] };
   state.dealers = snap.dealers || {};
+  state.payouts = snap.payouts || null;  // payouts.js
   $("#venue").textContent = snap.venue;
   for (const name of [...tableCards.keys()]) if (!(name in state.tables)) tableCards.delete(name);
   roomOrder = null;
@@ -153,7 +154,7 @@ function alertChangedAt(alert) {
 // thread saturated (issue 50); now an update costs what it touches, whatever the room's size.
 const changed = { parts: new Set(), tables: new Set() };
 const PARTS = ["roster", "final", "dealers", "bustouts", "balance", "link", "clock", "alerts",
-               "room", "h4h", "replies", "dialog"];
+               "room", "h4h", "replies", "dialog", "payouts"];
 const touch = (...parts) => { for (const part of parts) changed.parts.add(part); };
 const touchAllTables = () => { for (const name of Object.keys(state.tables)) changed.tables.add(name); };
 function touchEverything() {
@@ -242,8 +243,11 @@ function applyUpdate(update, answer = false) {
     keepBalance(update.balance);
   } else if (update.kind === "roster") {
     state.roster = update.roster;
-    touch("roster", "final", "bustouts", "balance");
+    touch("roster", "final", "bustouts", "balance", "payouts");
     touchSeatedTables();
+  } else if (update.kind === "payouts") {  // payouts.js
+    state.payouts = update.payouts;
+    touch("payouts", "bustouts");
   } else if (update.kind === "dealers") {
     state.dealers = update.dealers;
     touch("dealers", "dialog");
@@ -325,6 +329,7 @@ function drawChanged() {
   if (parts.has("h4h")) drawH4h();
   if (parts.has("replies")) drawReplies();
   if (parts.has("dialog")) drawDialogSeats();
+  if (parts.has("payouts")) drawPayouts();  // payouts.js
 }
 
 // Once a second, what counts on by itself: the clocks, each table's "since" and each alert's
@@ -986,7 +991,7 @@ function drawBustouts() {
       : (b.place ? `, ${ordinal(b.place)}` : "");
     const li = el("li", b.undone_by ? "undone" : null,
       `${venueTime(b.ts)} table ${b.table} seat ${b.seat}` +
-      `${b.player ? ` ${b.player}${place}` : ""}` +
+      `${b.player ? ` ${b.player}${place}${bustoutPrizeText(b)}` : ""}` +
       `${b.hand ? ` after hand ${b.hand}` : ""} (by ${b.by})`);
     li.dataset.bustout = b.id;
     if (b.undone_by) {
@@ -1576,7 +1581,7 @@ function logSentence(line) {
   }
   if (line.action === "bust-out") {
     return `${who} busted ${d.player ? d.player + " at " : ""}table ${d.table} seat ${d.seat}` +
-      (d.place ? ` (${ordinal(d.place)})` : "");
+      (d.place ? ` (${ordinal(d.place)}${d.prize ? `, ${money(d.prize)}` : ""})` : "");
   }
   if (line.action === "bust-out undone") {
     return `${who} undid the bust-out of ${d.player ? d.player + " at " : ""}table ${d.table} seat ${d.seat}`;
@@ -1587,6 +1592,7 @@ function logSentence(line) {
   if (line.action === "dealers/name") {
     return d.name ? `${who} named badge ${d.badge}: ${d.name}` : `${who} took the name off badge ${d.badge}`;
   }
+  if (area === "payouts") return payoutLogSentence(line);  // payouts.js
   if (area === "roster") {
     if (name === "add") return `${who} entered ${d.name}`;
     if (name === "take-back") return `${who} took back ${d.name}'s ${d.what}`;
@@ -1713,6 +1719,7 @@ async function startDashboard() {
   $("#structure").addEventListener("change", () => { $("#structure").dataset.picked = "1"; });
   setUpRoster();
   setUpDealers();
+  setUpPayouts();  // payouts.js
   loadStructures();
   if (state.me.may.includes("clock")) {
     loadTvLink();

@@ -26,7 +26,7 @@ function secondsGone() {
 }
 
 function blank() {
-  for (const id of ["#time", "#blinds", "#next", "#break", "#players", "#field", "#prizes"]) $(id).textContent = "";
+  for (const id of ["#time", "#blinds", "#next", "#break", "#players", "#field", "#prizes", "#money"]) $(id).textContent = "";
   $("#announcements").replaceChildren();
 }
 
@@ -45,7 +45,9 @@ function draw() {
     $("#level").textContent = "Tournament over";
     $("#time").className = "time winner";
     $("#time").textContent = r.winner;
-    $("#blinds").textContent = "wins";
+    // The first prize (a deal's amounts are the results page's).
+    $("#blinds").textContent = r.payouts && r.payouts.length && !r.deal
+      ? `wins ${r.currency || ""}${amount(r.payouts[0])}` : "wins";
     return;
   }
   const gone = secondsGone();
@@ -84,19 +86,54 @@ function draw() {
   if (r.add_ons) field.push(`${amount(r.add_ons)} add-ons`);
   if (r.average_stack != null) field.push(`average stack ${amount(r.average_stack)}`);
   $("#field").textContent = field.join(" \u00b7 ");
-  const prizes = [];
-  if (r.prize_pool != null) prizes.push(`Prize pool ${r.currency || ""}${amount(r.prize_pool)}`);
-  if (r.payouts && r.payouts.length) {
-    prizes.push(`${r.payouts.length} place${r.payouts.length === 1 ? "" : "s"} paid: ` +
-                r.payouts.map((p, i) => `${i + 1}. ${r.currency || ""}${amount(p)}`).join("  "));
-  }
-  $("#prizes").textContent = prizes.join(" \u00b7 ");
+  drawPrizes(r);
+
   const notes = [...r.announcements, ...r.next_announcements.map((a) => `Next level: ${a}`)];
   $("#announcements").replaceChildren(...notes.map((text) => {
     const li = document.createElement("li");
     li.textContent = String(text).slice(0, 200);
     return li;
   }));
+}
+
+// The prize money, from the tournament's payout table (hub/payout_cases.py): the pool and the
+// places paid, then "In the money" once every player left wins a prize, the next pay jump,
+// and the last bust-out in the money with its prize.
+function drawPrizes(r) {
+  const cash = (n) => `${r.currency || ""}${amount(n)}`;
+  const prizes = [];
+  if (r.prize_pool != null) prizes.push(`Prize pool ${cash(r.prize_pool)}`);
+  if (r.payouts && r.payouts.length) {
+    prizes.push(`${r.payouts.length} place${r.payouts.length === 1 ? "" : "s"} paid: ` +
+                r.payouts.map((p, i) => `${i + 1}. ${cash(p)}`).join("  "));
+  }
+  $("#prizes").textContent = prizes.join(" \u00b7 ");
+  const money = $("#money");
+  money.replaceChildren();
+  document.body.classList.toggle("paying", r.prize_pool != null);
+  if (r.prize_pool == null) return;
+  const said = [];
+  if (r.in_the_money) said.push(Object.assign(document.createElement("span"), { className: "itm", textContent: "In the money" }));
+  if (r.next_pay_jump) {
+    const b = document.createElement("b");
+    b.textContent = cash(r.next_pay_jump.prize);
+    said.push([`Next pay jump at ${r.next_pay_jump.players_left} left: `, b]);
+  }
+  if (r.last_paid) {
+    const b = document.createElement("b");
+    b.textContent = cash(r.last_paid.prize);
+    said.push([`${r.last_paid.player || "a player"} out ${ordinal(r.last_paid.place)}: `, b]);
+  }
+  said.forEach((part, i) => {
+    if (i) money.append(" \u00b7 ");
+    money.append(...(Array.isArray(part) ? part : [part]));
+  });
+}
+
+function ordinal(n) {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
+  return `${n}${suffix}`;
 }
 
 async function ask() {

@@ -68,6 +68,7 @@ class RoomClock(BaseModel):
     next_pay_jump: PayJump | None = None
     last_paid: LastPaid | None = None  # the last bust-out in the money
     payouts_frozen: bool = False  # registration closed: the figures no longer move
+    deal: bool = False  # a deal was recorded at the final table (the results say who won what)
 
 
 class TvLink(BaseModel):

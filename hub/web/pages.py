@@ -1,6 +1,6 @@
-"""The dashboard's pages and their files (``hub/static/``): the login page, the dashboard
-(for a staff session), the room clock's TV page (no login: it asks /api/tv with its key);
-the players' screen and the seat cards are hub/web/players.py's."""
+"""The dashboard's pages and their files (``hub/static/``): the login page, the dashboard and
+the printable results (for a staff session), the room clock's TV page (no login: it asks
+/api/tv with its key); the players' screen and the seat cards are hub/web/players.py's."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css",
           "players.css": "text/css", "seat-cards.html": "text/html",
           "seat-cards.js": "text/javascript", "seat-cards.css": "text/css",
           "players-desk.js": "text/javascript",
+          "payouts.js": "text/javascript", "results.html": "text/html",
+          "results.js": "text/javascript",
           "chart.umd.min.js": "text/javascript"}  # vendored: hub/static/VENDORED.md
 
 router = APIRouter(include_in_schema=False)
@@ -50,6 +52,14 @@ def dashboard(request: Request, context: Context) -> Response:
     if context.sessions.user(session_of(request), time.monotonic()) is None:
         return RedirectResponse("/login", 303)
     return page("dashboard.html")
+
+
+@router.get("/results")
+def results_page(request: Request, context: Context) -> Response:
+    # The printable results: a staff session's, as the dashboard (the page asks the API).
+    if context.sessions.user(session_of(request), time.monotonic()) is None:
+        return RedirectResponse("/login", 303)
+    return page("results.html")
 
 
 @router.get("/tv")
