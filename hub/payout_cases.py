@@ -65,6 +65,7 @@ class PayoutCases(FloorPart):
         self.edited = False  # the table is a supervisor's edit (kept whole), not a file's
         self.frozen: dict[str, Any] | None = None  # the figures stored at the freeze
         self.accepted: dict[str, Any] | None = None  # the deal recorded
+        self.closed: dict[str, Any] | None = None  # registration closed by the floor: by, at
         self.shown: dict[str, Any] | None = None  # the figures the dashboards were sent last
 
     def open(self) -> None:
@@ -84,6 +85,8 @@ class PayoutCases(FloorPart):
         self.frozen = json.loads(frozen) if frozen else None
         accepted = self.db.setting("payout_deal")
         self.accepted = json.loads(accepted) if accepted else None
+        closed = self.db.setting("registration_closed")
+        self.closed = json.loads(closed) if closed else None
 
     # ------------------------------------------------------------------ the figures
     def _structure(self) -> Structure | None:
@@ -131,7 +134,7 @@ class PayoutCases(FloorPart):
         paid and each prize, the players left, "in the money", the next pay jump, the freeze
         and the deal. Only the table's name without figures (no roster, or no buy-in)."""
         shown: dict[str, Any] = {"table": self.table.name, "title": self.table.title,
-                                 "edited": self.edited,
+                                 "edited": self.edited, "registration_closed": self.closed,
                                  "frozen": None if self.frozen is None else {
                                      "at": self.frozen["at"], "why": self.frozen["why"]},
                                  "deal": self.accepted}
@@ -194,10 +197,33 @@ class PayoutCases(FloorPart):
         return True
 
     def cleared(self) -> None:
-        """A new tournament (the roster cleared): nothing frozen, no deal; the table stays."""
-        self.frozen = self.accepted = None
-        self.db.set_setting("payouts_frozen", "")
-        self.db.set_setting("payout_deal", "")
+        """A new tournament (the roster cleared): registration open, nothing frozen, no deal;
+        the table stays."""
+        self.frozen = self.accepted = self.closed = None
+        for name in ("payouts_frozen", "payout_deal", "registration_closed"):
+            self.db.set_setting(name, "")
+
+    def close_registration(self, user: User) -> dict[str, Any]:
+        """The floor closes registration (a structure that says nothing of late registration
+        leaves it to the floor): no new entry or re-entry from now on (SeatingCases'
+        late_entry_closed), and the figures frozen as they are. For this tournament: clearing
+        the roster opens it again. The figures."""
+        if not self.floor.roster.players:
+            raise StaffError("no roster: enter the players first")
+        if self.closed is not None:
+            raise StaffError(f"registration was closed already by {self.closed['by']}")
+        why = self.service.seating_cases.late_entry_closed()
+        if why is not None:
+            raise StaffError(why)
+        now = self.now_ms()
+        self.closed = {"by": user.name, "at": now}
+        self.db.set_setting("registration_closed", json.dumps(self.closed))
+        self.log(now, user.name, "payouts/registration-closed", {
+            "entries": self.floor.roster.counts()["entries"]})
+        if self.frozen is None:
+            self.freeze(f"registration closed by {user.name}", user.name)
+        self.service.broadcast(self.changed())
+        return self.figures()
 
     # ------------------------------------------------------------------ the table
     def choices(self) -> dict[str, Any]:

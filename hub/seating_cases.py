@@ -131,7 +131,10 @@ class SeatingCases(FloorPart):
     def late_entry_closed(self) -> str | None:
         """Why a new entry or a re-entry is refused now, by the structure that runs (its
         ``late_entry_until_level``, ``late_entry_min_left``; seed 002's latecomers), or None:
-        late registration is open."""
+        late registration is open. The floor may have closed it (hub/payout_cases.py)."""
+        closed = self.service.payout_cases.closed
+        if closed is not None:
+            return f"registration was closed by {closed['by']}"
         structure = self.service.clock.structure
         if structure is None:
             return None

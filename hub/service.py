@@ -516,6 +516,9 @@ class FloorService:
                          refreeze: bool) -> dict[str, Any]:
         return self.payout_cases.set_table(user, name, data, refreeze)
 
+    def close_registration(self, user: User) -> dict[str, Any]:
+        return self.payout_cases.close_registration(user)
+
     def payout_figures(self) -> dict[str, Any]:
         return self.payout_cases.figures()
 

@@ -15,6 +15,7 @@ from controller.payouts import PayoutTableError
 from hub import auth
 from hub.payout_cases import PayoutsFrozen
 from hub.refused import StaffError
+from hub.roster import RosterError
 from hub.service import FloorService
 from hub.settings import HubSettings
 from tests.test_hub import VENUE, _Link
@@ -154,6 +155,9 @@ def test_a_supervisor_chooses_or_edits_the_table_every_problem_listed(hub):
                      {"from_entries": 10, "shares": [70, 30]}]}
     answer = floor.set_payout_table(SAM, "ours", ours, False)
     assert answer["table"] == "ours" and answer["edited"]
+    floor.close()
+    floor.open()  # a restart keeps the supervisor's table
+    assert floor.payout_figures()["table"] == "ours" and floor.payout_figures()["edited"]
     # $600 less 10 %: $540, 70 / 30.
     assert answer["figures"]["prizes"] == [378, 162]
     assert any(line["action"] == "payouts/table" and line["user"] == "sam"
@@ -268,3 +272,36 @@ def test_the_payout_api_lets_a_supervisor_alone_change_the_table(tmp_path):
     finally:
         hub.stop()
         broker.kill()
+
+
+def test_the_floor_closes_registration_where_the_structure_leaves_it_to_the_floor(hub):
+    floor, settings, wall = hub
+    floor.clock_action(MARIA, floor_command("start", "dealers-choice"))  # says nothing of it
+    with pytest.raises(StaffError, match="no roster"):
+        floor.close_registration(MARIA)
+    _enter(floor, 12)
+    floor.turn()
+    assert floor.payout_figures()["frozen"] is None  # nothing closes it but the floor
+    figures = floor.close_registration(MARIA)
+    assert figures["frozen"]["why"] == "registration closed by maria"
+    assert figures["registration_closed"]["by"] == "maria" and figures["prize_pool"] == 600
+    with pytest.raises(RosterError, match="registration was closed by maria"):
+        floor.add_player(MARIA, "Late Larry")
+    out = _bust_next(floor)
+    with pytest.raises(RosterError, match="registration was closed by maria"):
+        floor.reentry(MARIA, out["player_id"])
+    with pytest.raises(StaffError, match="closed already by maria"):
+        floor.close_registration(MARIA)
+    assert any(line["action"] == "payouts/registration-closed" for line in floor.floor_log())
+    floor.close()
+    again = FloorService(settings, _Link(), wall=wall)
+    again.open()
+    try:  # a restart keeps it closed
+        with pytest.raises(RosterError, match="registration was closed by maria"):
+            again.add_player(MARIA, "Late Larry")
+        again.clear_roster(MARIA)  # a new tournament: open again, nothing frozen
+        again.add_player(MARIA, "Early Erin")
+        assert again.payout_figures()["frozen"] is None
+    finally:
+        again.close()
+    floor.open()

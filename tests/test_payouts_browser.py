@@ -106,6 +106,18 @@ def test_the_floor_follows_the_prize_money_to_a_deal_and_the_results(tmp_path, b
             "Prize pool $608 \u00b7 4 places paid: 1. $245  2. $182  3. $121  4. $60")
         expect(tv.locator("#money")).to_have_text("Next pay jump at 4 left: $60")
 
+        # Dealers Choice leaves registration to the floor: maria closes it, the money frozen.
+        maria.click("#payouts-close")
+        expect(maria.locator("#confirm .question")).to_have_text(
+            "Close registration? No more entries or re-entries. The prize money is frozen as "
+            "it is: $608, 4 paid.")
+        _confirm(maria)
+        expect(maria.locator("#payouts-status")).to_contain_text(
+            "registration closed by maria")
+        expect(maria.locator("#payouts-close")).to_be_disabled()
+        status, refused = room.floor.post("/api/roster/players", {"name": "Too Late"})
+        assert status == 400 and refused["error"] == "registration was closed by maria"
+
         def down_to(left: int) -> dict[str, Any]:
             bust: dict[str, Any] = {}
             while room.roster()["left"] > left:
@@ -115,8 +127,8 @@ def test_the_floor_follows_the_prize_money_to_a_deal_and_the_results(tmp_path, b
             return bust
 
         down_to(4)
-        expect(maria.locator("#payouts-status")).to_have_text(
-            "In the money: 4 left \u00b7 Next pay jump at 3 left: $121")
+        expect(maria.locator("#payouts-status")).to_contain_text(
+            "In the money: 4 left \u00b7 Next pay jump at 3 left: $121 \u00b7 Frozen ")
         expect(tv.locator("#money")).to_have_text(
             "In the money \u00b7 Next pay jump at 3 left: $121")
         fourth = down_to(3)
@@ -185,5 +197,15 @@ def test_the_floor_follows_the_prize_money_to_a_deal_and_the_results(tmp_path, b
         assert rows_csv[1] == ["1", winner, str(dealt[winner]), "$", "yes"]
         assert rows_csv[4] == ["4", places[4], "60", "$", ""]
         assert len(rows_csv) == 13
+        # The floor log says each change as a sentence.
+        log = maria.locator("#log li")
+        for said in ("sam set an edited payout table house-fee",
+                     "maria closed registration (13 entries)",
+                     "payouts frozen: registration closed by maria: prize pool $608, 4 paid",
+                     f"busted {fourth['player']} at table {fourth['table']} seat "
+                     f"{fourth['seat']} (4th, $60)",
+                     "maria recorded a deal (ICM): " + ", ".join(
+                         f"{name} ${amount}" for name, amount in dealt.items())):
+            expect(log.filter(has_text=said)).to_have_count(1)
         for context in {page.context for page in (maria, sam, tv)}:
             context.close()

@@ -28,6 +28,7 @@ function payoutLogSentence(line) {
   if (name === "frozen") {
     return `payouts frozen: ${d.why}: prize pool ${money(d.prize_pool)}, ${d.places_paid} paid`;
   }
+  if (name === "registration-closed") return `${who} closed registration (${d.entries} entries)`;
   if (name === "deal") {
     return `${who} recorded a deal (${d.method === "icm" ? "ICM" : "chip chop"}): ` +
       Object.entries(d.shares || {}).map(([player, amount]) => `${player} ${money(amount)}`).join(", ");
@@ -73,6 +74,7 @@ function drawPayouts() {
     li.dataset.place = String(i + 1);
     return li;
   }));
+  $("#payouts-close").disabled = !!p.registration_closed || !((state.roster || {}).players || []).length;
   drawDealPlayers();
 }
 
@@ -177,7 +179,22 @@ async function acceptDeal(method) {
   }
 }
 
+async function closeRegistration() {
+  const p = state.payouts || {};
+  const money_ = p.prize_pool != null
+    ? ` The prize money is frozen as it is: ${money(p.prize_pool)}, ${p.places_paid} paid.` : "";
+  if (!await confirmed(`Close registration? No more entries or re-entries.${money_}`, "Close registration")) return;
+  try {
+    state.payouts = await api("/api/payouts/close-registration", {});
+    $("#payouts-reply").textContent = "Registration closed";
+    drawPayouts();
+  } catch (e) {
+    $("#payouts-reply").textContent = e.message;
+  }
+}
+
 function setUpPayouts() {
+  $("#payouts-close").addEventListener("click", closeRegistration);
   $("#deal-form").addEventListener("submit", workOutDeal);
   $("#deal-accept-chop").addEventListener("click", () => acceptDeal("chip-chop"));
   $("#deal-accept-icm").addEventListener("click", () => acceptDeal("icm"));

@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from hub.service import FloorService
-from hub.web.deps import Commanding, Context, Paying, Seeing, on_floor
+from hub.web.deps import Commanding, Context, Empty, Paying, Seeing, on_floor
 from hub.web.errors import ERRORS, ErrorBody
 
 router = APIRouter(responses=ERRORS, tags=["payouts"])
@@ -52,10 +52,17 @@ class DealKept(BaseModel):
     shares: list[DealShareKept]
 
 
+class Closed(BaseModel):
+    by: str
+    at: int  # UTC ms
+
+
 class PayoutFigures(BaseModel):
     table: str = Field(description="the tournament's payout table")
     title: str
     edited: bool = Field(description="a supervisor's edit, not a file's table")
+    registration_closed: Closed | None = Field(
+        None, description="the floor closed registration (no entry or re-entry since)")
     frozen: Frozen | None = Field(description="registration closed: the figures were stored "
                                               "and no longer move")
     deal: DealKept | None = None
@@ -184,6 +191,14 @@ async def set_payout_table(body: PayoutTableChoice, user: Paying,
                            context: Context) -> dict[str, Any]:
     return await on_floor(context, FloorService.set_payout_table, user, body.name,
                           body.table, body.refreeze)
+
+
+@router.post("/api/payouts/close-registration", response_model=PayoutFigures,
+             summary="the floor closes registration (no more entries or re-entries; for a "
+                     "structure that leaves it to the floor): the payouts frozen")
+async def close_registration(user: Commanding, context: Context,
+                             body: Empty | None = None) -> dict[str, Any]:
+    return await on_floor(context, FloorService.close_registration, user)
 
 
 @router.get("/api/payouts/results", response_model=Results,
