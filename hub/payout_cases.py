@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from hub.auth import User
     from hub.service import FloorService
 
-DEAL_METHODS = ("chip-chop", "icm")
+log = logging.getLogger("tablectl.hub")
 
 
 class PayoutsFrozen(StaffError):
@@ -72,21 +73,31 @@ class PayoutCases(FloorPart):
         """The tournament's payout table, frozen figures and deal as the floor left them."""
         kept = self.db.setting("payout_table")
         if kept:
-            chosen = json.loads(kept)
             try:
+                chosen = json.loads(kept)
                 if chosen.get("data") is not None:
                     self.table = payout_table_from_data(chosen["data"], chosen["name"])
                     self.edited = True
                 else:
                     self.table = load_payout_table(chosen["name"])
-            except PayoutTableError:
-                pass  # a built-in table renamed since: the default, as at a first start
-        frozen = self.db.setting("payouts_frozen")
-        self.frozen = json.loads(frozen) if frozen else None
-        accepted = self.db.setting("payout_deal")
-        self.accepted = json.loads(accepted) if accepted else None
-        closed = self.db.setting("registration_closed")
-        self.closed = json.loads(closed) if closed else None
+            except (PayoutTableError, ValueError, KeyError, AttributeError) as exc:
+                # A built-in table gone since, or an edited database: the default, said loudly.
+                log.error("the payout table kept in the hub's database cannot be used (%s): "
+                          "the tournament takes %s; a supervisor chooses again on the "
+                          "dashboard", exc, DEFAULT_PAYOUT_TABLE)
+        self.frozen = self._kept("payouts_frozen")
+        self.accepted = self._kept("payout_deal")
+        self.closed = self._kept("registration_closed")
+
+    def _kept(self, name: str) -> dict[str, Any] | None:
+        """A JSON object kept in the hub's settings ("" or none: None)."""
+        kept = self.db.setting(name)
+        if not kept:
+            return None
+        value = json.loads(kept)
+        if not isinstance(value, dict):
+            raise ValueError(f"the hub's setting {name} is not an object: {kept[:80]!r}")
+        return value
 
     # ------------------------------------------------------------------ the figures
     def _structure(self) -> Structure | None:

@@ -105,6 +105,8 @@ def test_the_floor_follows_the_prize_money_to_a_deal_and_the_results(tmp_path, b
         expect(tv.locator("#prizes")).to_have_text(
             "Prize pool $608 \u00b7 4 places paid: 1. $245  2. $182  3. $121  4. $60")
         expect(tv.locator("#money")).to_have_text("Next pay jump at 4 left: $60")
+        expect(tv.locator("#field")).to_contain_text(
+            "12 entrants \u00b7 1 re-entry \u00b7 1 add-on")
 
         # Dealers Choice leaves registration to the floor: maria closes it, the money frozen.
         maria.click("#payouts-close")

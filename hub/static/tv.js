@@ -82,8 +82,9 @@ function draw() {
   // With the hub's roster: the field and, where the structure sets a buy-in, the prizes.
   const field = [];
   if (r.entrants != null) field.push(`${amount(r.entrants)} entrants`);
-  if (r.entries != null && r.entries > r.entrants) field.push(`${amount(r.entries - r.entrants)} re-entries`);
-  if (r.add_ons) field.push(`${amount(r.add_ons)} add-ons`);
+  const again = r.entries - r.entrants;
+  if (r.entries != null && again > 0) field.push(`${amount(again)} re-entr${again === 1 ? "y" : "ies"}`);
+  if (r.add_ons) field.push(`${amount(r.add_ons)} add-on${r.add_ons === 1 ? "" : "s"}`);
   if (r.average_stack != null) field.push(`average stack ${amount(r.average_stack)}`);
   $("#field").textContent = field.join(" \u00b7 ");
   drawPrizes(r);
