@@ -88,6 +88,9 @@ def _basis_points(value: Any, where: str, problems: list[str], *, most: int) -> 
     if isinstance(value, bool) or not isinstance(value, int | float):
         problems.append(f"{where}: must be a number (a percentage), not {value!r}")
         return 0
+    if not -1e6 < value < 1e6:  # NaN, infinity, or a 1e308 that a hundredfold overflows
+        problems.append(f"{where}: {value!r} is not between 0 and {most / 100:g}")
+        return 0
     points = round(value * 100)
     if abs(value * 100 - points) > 1e-6:
         problems.append(f"{where}: {value!r} has more than two decimals")

@@ -114,6 +114,13 @@ def test_a_bad_table_lists_every_problem_at_once():
             {"from_entries": 2, "shares": [50, 30, 20]}]}, "house")
     with pytest.raises(PayoutTableError, match="no payout table named 'nope'"):
         load_payout_table("nope")
+    # A table sent to the hub as JSON: a number too big to make a percentage of is a problem
+    # listed, not an overflow (1e308 a hundredfold is infinity).
+    with pytest.raises(PayoutTableError) as caught:
+        payout_table_from_data({"source": "house", "fee": {"percent": 1e308}, "paid": [
+            {"from_entries": 1, "shares": [float("nan")]}]}, "house")
+    assert caught.value.problems == ["fee.percent: 1e+308 is not between 0 and 99.99",
+                                     "paid[0].shares[0]: nan is not between 0 and 100"]
 
 
 def test_a_houses_own_table_is_read_from_its_path(tmp_path):
