@@ -991,7 +991,7 @@ function drawBustouts() {
       : (b.place ? `, ${ordinal(b.place)}` : "");
     const li = el("li", b.undone_by ? "undone" : null,
       `${venueTime(b.ts)} table ${b.table} seat ${b.seat}` +
-      `${b.player ? ` ${b.player}${place}${bustoutPrizeText(b)}` : ""}` +
+      `${b.player ? ` ${b.player}${place}${bustoutPrizeText(b)}` : ""}` +  // payouts.js
       `${b.hand ? ` after hand ${b.hand}` : ""} (by ${b.by})`);
     li.dataset.bustout = b.id;
     if (b.undone_by) {
@@ -1581,7 +1581,7 @@ function logSentence(line) {
   }
   if (line.action === "bust-out") {
     return `${who} busted ${d.player ? d.player + " at " : ""}table ${d.table} seat ${d.seat}` +
-      (d.place ? ` (${ordinal(d.place)}${d.prize ? `, ${money(d.prize)}` : ""})` : "");
+      (d.place ? ` (${ordinal(d.place)}${d.prize ? `, ${money(d.prize)}` : ""})` : "");  // money: payouts.js
   }
   if (line.action === "bust-out undone") {
     return `${who} undid the bust-out of ${d.player ? d.player + " at " : ""}table ${d.table} seat ${d.seat}`;
