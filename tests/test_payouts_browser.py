@@ -193,6 +193,10 @@ def test_the_floor_follows_the_prize_money_to_a_deal_and_the_results(tmp_path, b
         expect(results.locator("#results-summary")).to_have_text(
             f"Prize pool $608 \u00b7 4 places paid \u00b7 Winner: {winner}")
         shoot(results, "results", tmp_path, full_page=False)
+        results.emulate_media(media="print")  # printed: the table, not the buttons
+        expect(results.locator("#results-print")).to_be_hidden()
+        expect(shown.nth(0)).to_be_visible()
+        results.emulate_media(media="screen")
         answer = maria.context.request.get(hub.url + "/api/payouts/results.csv")
         rows_csv = list(csv.reader(io.StringIO(answer.text())))
         assert rows_csv[0] == ["place", "name", "prize", "currency", "dealt"]
