@@ -176,6 +176,7 @@ def test_the_floor_follows_the_prize_money_to_a_deal_and_the_results(tmp_path, b
         down_to(1)
         winner = room.roster()["winner"]
         expect(tv.locator("#time")).to_have_text(winner)
+        expect(tv.locator("#blinds")).to_have_text("wins")  # a deal's amounts: the results'
 
         # The results: every place, name and amount, the winner first.
         results = maria.context.new_page()
