@@ -35,8 +35,8 @@ from hub.balance_desk import BalanceDesk, short_table_problems
 from hub.clock_cases import ClockCases
 from hub.floor import FloorView
 from hub.floor_log import FloorLog
-from hub.players_cases import PlayersCases
 from hub.payout_cases import PayoutCases
+from hub.players_cases import PlayersCases
 from hub.refused import StaffError
 from hub.roster import Player
 from hub.seating import SeatingPlan
