@@ -179,6 +179,11 @@ def test_the_players_screen_and_seat_cards_through_a_tournament(tmp_path, browse
         shoot(maria, "dashboard-players", tmp_path, full_page=False)
         log = [line["action"] for line in room.floor.get("/api/log")[1]]
         assert log.count("players/announce") == 2 and "players/take-down" in log
+        # The dashboard's floor log says each in words (escaped: the text is the floor's).
+        expect(maria.locator("#log li", has_text="took down the announcement "
+                             "\u201c<script>alert(1)</script>\u201d")).to_have_count(1)
+        expect(maria.locator("#log li", has_text="announced on the players' screen: "
+                             "\u201cDinner break")).to_have_count(1)
 
         # One player's card, from the dashboard's list (a player in the game).
         one = min((p for p in room.roster()["players"] if p["out_at"] is None),

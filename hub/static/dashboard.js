@@ -1575,6 +1575,9 @@ function logSentence(line) {
   if (line.action === "confirm break") return `${who} confirmed breaking table ${seatList(d.tables)}`;
   if (line.action === "cancel balance") return `${who} withdrew the confirmed move`;
   if (line.action === "tv-link/withdraw") return `${who} withdrew the TV link and made a new one`;
+  if (line.action === "players-link/withdraw") return `${who} withdrew the players' screen link and made a new one`;
+  if (line.action === "players/announce") return `${who} announced on the players' screen: “${d.text}”`;
+  if (line.action === "players/take-down") return `${who} took down the announcement “${d.text}”`;
   if (line.action === "break table" || line.action === "balance tables") {
     const moves = (d.moves || []).map(moveText).join("; ");
     return `${who} ${line.action === "break table" ? "broke a table" : "balanced the tables"}: ${moves || "no moves"}`;
