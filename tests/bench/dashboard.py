@@ -242,6 +242,7 @@ class Counters:
     """The DevTools protocol's counters for one page."""
 
     def __init__(self, page: Any) -> None:
+        self.page = page
         self.session = page.context.new_cdp_session(page)
         self.session.send("Performance.enable")
 
@@ -257,8 +258,16 @@ class Counters:
         self.session.send("HeapProfiler.enable")
         self.session.send("HeapProfiler.collectGarbage")
         figures = self.read()
+        # Which nodes: those in the page (its elements; the floor log's lines and the
+        # acknowledged alerts, each list capped at 100; the open alerts), and the rest, held by
+        # the page's script only.
+        shown = self.page.evaluate(
+            "() => ({elements: document.getElementsByTagName('*').length,"
+            " log_lines: document.querySelectorAll('#log li').length,"
+            " alert_items: document.querySelectorAll('#alerts li').length,"
+            " acknowledged_items: document.querySelectorAll('#acked li').length})")
         return {"heap_mb": round(figures["JSHeapUsedSize"] / 1e6, 2),
-                "nodes": int(figures["Nodes"])}
+                "nodes": int(figures["Nodes"]), **shown}
 
 
 def busy_over(counters: Counters, seconds: float, during: Any = None) -> dict[str, float]:
@@ -516,7 +525,9 @@ def report(figures: dict[str, Any]) -> None:
               f"{memory['highest']['heap_mb']}), nodes {memory['start']['nodes']} -> "
               f"{memory['end']['nodes']} (highest {memory['highest']['nodes']})")
         print("  collected, by seconds dealt: " + ", ".join(
-            f"{m['s']:g} s {m['heap_mb']} MB {m['nodes']} nodes"
+            f"{m['s']:g} s {m['heap_mb']} MB {m['nodes']} nodes ({m['elements']} elements, "
+            f"{m['log_lines']} log lines, {m['alert_items']} open alerts' items, "
+            f"{m['acknowledged_items']} acknowledged)"
             for m in memory["collected_every"]))
         print(f"  the TV page (1920x1080): busy {r['tv_busy_ms_per_s']} ms a second")
         for heading, key in (("by self time", "self"), ("the dashboard's, by total time",
