@@ -11,6 +11,9 @@ Roles, from least to most: ``viewer`` sees the dashboard; ``floor`` also acknowl
 runs the clock and hand-for-hand and sends table commands; ``supervisor`` also reads hand
 records with hole and burn cards (the private data the dashboard itself never receives) and
 chooses or edits the tournament's payout table (``payouts``).
+``broadcast`` stands apart: a production's login, it reads the broadcast feed (featured
+tables' hole cards behind the security delay, hub/broadcast_feed.py) and taps folds on it, and
+nothing of the floor; no other role reads the feed.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ ROLES: dict[str, frozenset[str]] = {
     "viewer": frozenset({"see"}),
     "floor": frozenset({"see", "acknowledge", "command", "clock"}),
     "supervisor": frozenset({"see", "acknowledge", "command", "clock", "private", "payouts"}),
+    "broadcast": frozenset({"broadcast"}),
 }
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 SESSION_SECONDS = 12 * 3600  # one shift

@@ -17,6 +17,7 @@ from typing import Any
 from contract.envelope import event_of
 from contract.views import public_event
 from hub.auth import User
+from hub.broadcast_feed import overview, table_feed
 from hub.refused import StaffError
 from hub.stats import STATS_TYPES, hands_csv_rows, statistics
 from hub.storage import open_storage
@@ -52,6 +53,27 @@ class Reports:
                                                          "dealer": stored.get("dealer")})
             entry["events"].append({**shown, "seq": stored["seq"], "ts": stored["ts"]})
         return [grouped[key] for key in sorted(grouped)]
+
+    def broadcast_overview(self) -> dict[str, Any]:
+        """The broadcast feed's delay, its time now and the tables it shows (the broadcast
+        role's: hub/broadcast_feed.py)."""
+        storage = open_storage(self.db)
+        try:
+            found = overview(storage, int(self.wall() * 1000))
+            storage.commit()
+            return found
+        finally:
+            storage.close()
+
+    def broadcast_table(self, table: str, at_ms: int | None, hands: int) -> dict[str, Any]:
+        """A featured table's hands on the broadcast feed, as of its time now or ``at_ms``
+        if earlier: the delay is the hub's, whatever the client asks."""
+        storage = open_storage(self.db)
+        try:
+            return table_feed(storage, table, int(self.wall() * 1000), at_ms,
+                              max(1, min(hands, 50)))
+        finally:
+            storage.close()
 
     def _period(self, start_ms: int | None, end_ms: int | None) -> tuple[int, int]:
         end = int(self.wall() * 1000) if end_ms is None else end_ms

@@ -32,6 +32,7 @@ from hub.alerts import ALERT_EVENT_TYPES, Alert
 from hub.auth import User
 from hub.balance_cases import BalanceCases
 from hub.balance_desk import BalanceDesk, short_table_problems
+from hub.broadcast_cases import BroadcastCases
 from hub.clock_cases import ClockCases
 from hub.floor import FloorView
 from hub.floor_log import FloorLog
@@ -114,6 +115,7 @@ class FloorService:
         self.players_cases = PlayersCases(self)
         self.payout_cases = PayoutCases(self)
         self.log_book = FloorLog(self)
+        self.broadcast_cases = BroadcastCases(self)
         self._last_purge = -math.inf  # the first tick purges (a machine up for under an hour too)
         self._kept_for_uplink = 0  # old events the retention last kept for the uplink (said)
 
@@ -133,6 +135,7 @@ class FloorService:
         self._db = db = open_storage(self.settings.db)
         self.clock_cases.open()
         self.payout_cases.open()
+        self.broadcast_cases.open()
         saved = db.saved_clock()
         if saved is not None:
             clock, saved_ms = saved
@@ -277,6 +280,7 @@ class FloorService:
         see it: each envelope's public view, derived by the code the tables publish theirs
         with."""
         now = self.now_ms()
+        self.broadcast_cases.on_recorded(table, envelopes)
         updates: list[Update] = []
         for stored in envelopes:
             body = public_envelope(stored)
@@ -509,6 +513,7 @@ class FloorService:
     def seat_cards(self, what: str, table: str | None = None,
                    player: int | None = None) -> dict[str, Any]:
         return self.players_cases.seat_cards(what, table, player)
+
     def payout_tables(self) -> dict[str, Any]:
         return self.payout_cases.choices()
 
@@ -537,3 +542,16 @@ class FloorService:
 
     def floor_log(self, limit: int = 100) -> list[dict[str, Any]]:
         return self.log_book.lines(limit)
+
+    def broadcast_settings(self) -> dict[str, Any]:
+        return self.broadcast_cases.settings()
+
+    def feature(self, user: User, table: str, featured: bool) -> dict[str, Any]:
+        return self.broadcast_cases.feature(user, table, featured)
+
+    def set_broadcast_delay(self, user: User, seconds: int) -> dict[str, Any]:
+        return self.broadcast_cases.set_delay(user, seconds)
+
+    def fold(self, user: User, table: str, deal: str, seat: int, folded: bool,
+             at_ms: int | None = None) -> dict[str, Any]:
+        return self.broadcast_cases.fold(user, table, deal, seat, folded, at_ms)

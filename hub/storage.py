@@ -106,6 +106,21 @@ MIGRATIONS = [
         # A bust-out in the money carries its prize (hub/payout_cases.py).
         "ALTER TABLE bustouts ADD COLUMN prize BIGINT",
     ],
+    [
+        # The broadcast feed (hub/broadcast.py): when each table was featured, from and to
+        # (NULL: it still is); the roster's names of a featured table's seats at each deal's
+        # start (the deal named by its hand.started event); the broadcast operator's folds,
+        # each at the feed's time it was tapped on.
+        "CREATE TABLE broadcast_featured (tbl TEXT NOT NULL, since BIGINT NOT NULL,"
+        " until BIGINT, username TEXT NOT NULL)",
+        "CREATE TABLE broadcast_names (tbl TEXT NOT NULL, inc TEXT NOT NULL,"
+        " seq BIGINT NOT NULL, names TEXT NOT NULL, ts BIGINT NOT NULL,"
+        " PRIMARY KEY (tbl, inc, seq))",
+        "CREATE TABLE broadcast_folds (tbl TEXT NOT NULL, inc TEXT NOT NULL,"
+        " seq BIGINT NOT NULL, seat INTEGER NOT NULL, folded INTEGER NOT NULL,"
+        " feed_ts BIGINT NOT NULL, ts BIGINT NOT NULL, username TEXT NOT NULL)",
+        "CREATE INDEX broadcast_folds_by_deal ON broadcast_folds (tbl, inc, seq)",
+    ],
 ]
 
 ROSTER_COLUMNS = ("id", "name", "registered_at", "entries", "add_ons", "table", "seat",
@@ -113,6 +128,9 @@ ROSTER_COLUMNS = ("id", "name", "registered_at", "entries", "add_ons", "table", 
 
 # The events a hand-history view is made of.
 HISTORY_TYPES = ("hand.started", "hand.ended", "hand.record", "ruling", "irregularity")
+# The events a deal's broadcast view is made of (hub/broadcast.py), hole cards and all.
+BROADCAST_TYPES = ("hand.started", "card", "irregularity", "ruling", "board.resolved",
+                   "hand.ended", "hand.record")
 
 
 class Storage:
@@ -241,6 +259,105 @@ class Storage:
             numbers = numbers[1:]  # the oldest may have been cut: no half hands
         keep = set(numbers[-hands:])
         return [(epoch, e) for epoch, e in envelopes if (epoch, e.get("hand")) in keep]
+
+    # -- the broadcast feed (hub/broadcast.py)
+    def released(self, table: str, cutoff: int) -> dict[str, tuple[int, int | None]]:
+        """Each of the table's incarnations: its journal's order, and the first seq whose
+        event the hub's clock puts after ``cutoff`` (None: none is): the events before it are
+        the prefix the feed may show, whatever order the hub's times of the later ones."""
+        found: dict[str, tuple[int, int | None]] = {}
+        for inc, epoch in self.execute("SELECT inc, epoch FROM streams WHERE tbl = ?",
+                                       (table,)).fetchall():
+            row = self.execute("SELECT MIN(seq) FROM events WHERE tbl = ? AND inc = ? AND "
+                               "hub_ts > ?", (table, inc, cutoff)).fetchone()
+            found[str(inc)] = (int(epoch), None if row[0] is None else int(row[0]))
+        return found
+
+    def deal_events(self, table: str, released: dict[str, tuple[int, int | None]],
+                    limit: int) -> list[tuple[int, dict[str, Any]]]:
+        """The last ``limit`` events of the types a broadcast deal is made of, within each
+        incarnation's released prefix (``released``), oldest first: (journal order, the
+        envelope with its ``incarnation``, ``seq`` and ``ts`` by the hub's clock)."""
+        if not released:
+            return []
+        marks = ", ".join("?" for _ in BROADCAST_TYPES)
+        bounds, args = [], []
+        for inc, (_, first_unreleased) in sorted(released.items()):
+            bounds.append("(e.inc = ? AND e.seq < ?)")
+            args += [inc, 2**62 if first_unreleased is None else first_unreleased]
+        rows = self.execute(
+            "SELECT COALESCE(s.epoch, 0), e.inc, e.envelope, e.hub_ts FROM events e LEFT JOIN "
+            "streams s ON s.tbl = e.tbl AND s.inc = e.inc WHERE e.tbl = ? AND e.type IN "
+            f"({marks}) AND ({' OR '.join(bounds)}) "
+            "ORDER BY COALESCE(s.epoch, 0) DESC, e.seq DESC LIMIT ?",
+            (table, *BROADCAST_TYPES, *args, limit)).fetchall()
+        return [(int(epoch), {**json.loads(raw), "incarnation": str(inc), "ts": int(hub_ts)})
+                for epoch, inc, raw, hub_ts in reversed(rows)]
+
+    def one_deal(self, table: str, inc: str, epoch: int, start_seq: int,
+                 before_seq: int) -> list[tuple[int, dict[str, Any]]]:
+        """The events of the deal ``start_seq`` starts, up to ``before_seq`` (as
+        ``deal_events``; a later deal's with them, if any: the caller stops at its start)."""
+        marks = ", ".join("?" for _ in BROADCAST_TYPES)
+        rows = self.execute(
+            f"SELECT envelope, hub_ts FROM events WHERE tbl = ? AND inc = ? AND type IN "
+            f"({marks}) AND seq >= ? AND seq < ? ORDER BY seq LIMIT 2000",
+            (table, inc, *BROADCAST_TYPES, start_seq, before_seq)).fetchall()
+        return [(epoch, {**json.loads(raw), "incarnation": inc, "ts": int(hub_ts)})
+                for raw, hub_ts in rows]
+
+    def deal_over(self, table: str, inc: str, start_seq: int) -> bool:
+        """Whether the deal that ``start_seq`` started has ended by now (its end, or a later
+        deal's start, stored, whenever that was)."""
+        row = self.execute("SELECT MIN(seq) FROM events WHERE tbl = ? AND inc = ? AND seq > ? "
+                           "AND type IN ('hand.ended', 'hand.started')",
+                           (table, inc, start_seq)).fetchone()
+        return row[0] is not None
+
+    def featured_periods(self) -> list[dict[str, Any]]:
+        return [{"table": t, "since": int(s), "until": None if u is None else int(u),
+                 "by": b} for t, s, u, b in self.execute(
+                     "SELECT tbl, since, until, username FROM broadcast_featured "
+                     "ORDER BY since").fetchall()]
+
+    def feature(self, table: str, featured: bool, ts: int, user: str) -> None:
+        if featured:
+            self.execute("INSERT INTO broadcast_featured VALUES (?, ?, NULL, ?)",
+                         (table, ts, user))
+        else:
+            self.execute("UPDATE broadcast_featured SET until = ? WHERE tbl = ? AND until IS "
+                         "NULL", (ts, table))
+
+    def save_deal_names(self, table: str, inc: str, seq: int, names: dict[str, str],
+                        ts: int) -> None:
+        self.execute("INSERT INTO broadcast_names VALUES (?, ?, ?, ?, ?) ON CONFLICT "
+                     "(tbl, inc, seq) DO NOTHING", (table, inc, seq, encode(names), ts))
+
+    def deal_names(self, table: str, deals: list[tuple[str, int]]) -> dict[tuple[str, int],
+                                                                          dict[str, str]]:
+        found: dict[tuple[str, int], dict[str, str]] = {}
+        for inc, seq in deals:
+            row = self.execute("SELECT names FROM broadcast_names WHERE tbl = ? AND inc = ? "
+                               "AND seq = ?", (table, inc, seq)).fetchone()
+            if row is not None:
+                found[(inc, seq)] = json.loads(row[0])
+        return found
+
+    def save_fold(self, table: str, inc: str, seq: int, seat: int, folded: bool,
+                  feed_ts: int, ts: int, user: str) -> None:
+        self.execute("INSERT INTO broadcast_folds VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     (table, inc, seq, seat, int(folded), feed_ts, ts, user))
+
+    def deal_folds(self, table: str, inc: str, seq: int,
+                   until_feed_ts: int) -> dict[int, bool]:
+        """Each seat's fold as the operator last tapped it at a feed time up to
+        ``until_feed_ts``."""
+        folds: dict[int, bool] = {}
+        for seat, folded in self.execute(
+                "SELECT seat, folded FROM broadcast_folds WHERE tbl = ? AND inc = ? AND seq = ? "
+                "AND feed_ts <= ? ORDER BY feed_ts, ts", (table, inc, seq, until_feed_ts)):
+            folds[int(seat)] = bool(folded)
+        return folds
 
     # -- alerts and the floor's log
     def save_alert(self, alert: dict[str, Any]) -> None:
@@ -432,7 +549,9 @@ class Storage:
                 "SELECT COUNT(*) FROM events WHERE hub_ts < ?", (before_ts,)).fetchone()[0])
         for name, text in (("alerts", "DELETE FROM alerts WHERE acked_by IS NOT NULL AND ts < ?"),
                            ("floor_log", "DELETE FROM floor_log WHERE ts < ?"),
-                           ("bustouts", "DELETE FROM bustouts WHERE ts < ?")):
+                           ("bustouts", "DELETE FROM bustouts WHERE ts < ?"),
+                           ("broadcast_names", "DELETE FROM broadcast_names WHERE ts < ?"),
+                           ("broadcast_folds", "DELETE FROM broadcast_folds WHERE ts < ?")):
             counts[name] = int(self.execute(text, (before_ts,)).rowcount or 0)
         self.commit()
         return counts

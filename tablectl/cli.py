@@ -989,7 +989,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("hub-user", help="add or change a staff member of the dashboard")
     p.add_argument("name")
-    p.add_argument("--role", choices=("viewer", "floor", "supervisor"), required=True)
+    p.add_argument("--role", choices=("viewer", "floor", "supervisor", "broadcast"),
+                   required=True)
     p.add_argument("--users", default="users.toml", help="the users file (default users.toml)")
     p.add_argument("--password-stdin", action="store_true",
                    help="read the password from standard input (for scripts)")

@@ -67,7 +67,7 @@ class Hub:
                                  on_stored=lambda table, rows: self.worker.put(
                                      Recorded(table, rows)),
                                  on_news=lambda table, kind, text: self.worker.put(
-                                     TableNews(table, kind, text)))
+                                     TableNews(table, kind, text)), wall=wall)
         self.web: WebServer | None = None
         self._stopping = False
 

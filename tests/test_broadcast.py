@@ -1,20 +1,32 @@
 """The broadcast feed (issue 49): the deal view built from the table's private events (never a
-wrong card shown as certain, every correction said)."""
+wrong card shown as certain, every correction said), and the feed at the hub: the broadcast
+role's own routes, the security delay enforced on the hub's clock, the floor's featured
+tables, the operator's folds, and no hole card to any other role."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import random
+import time
 import zlib
 
+import paho.mqtt.client as mqtt
 import pytest
 
 from contract.envelope import envelope
 from controller.replay import replay
+from hardware.mqtt_link import TableLink
+from hardware.outbox import Outbox
 from houses.loaders import builtin_names, load_profile, load_structure
+from hub import auth
 from hub.broadcast import deals, hands
-from simulators.dealer_script import session_lines
-from tests.conftest import SCENARIOS, run
+from hub.storage import open_storage
+from simulators.dealer_script import session, session_lines
+from simulators.staff import Staff
+from tablectl.hub_app import Hub, HubSettings
+from tests.conftest import SCENARIOS, run, subscribed, wait_for
+from tests.privacy import private_leaks, shown_cards
 
 INC = "ab" * 16
 
@@ -115,3 +127,293 @@ def test_no_seat_is_ever_shown_as_dealt_with_a_card_it_did_not_get(profile):
                     assert seat["cards"] == final[:len(seat["cards"])], (profile, seat, final)
                     checked += 1
     assert checked > 1000
+
+
+# ---------------------------------------------------------------------------- the hub's feed
+
+VENUE = "feedtest"
+STAFF = {"val": "viewer", "maria": "floor", "sam": "supervisor", "bea": "broadcast"}
+MINUTE = 60_000
+
+
+class HubClock:
+    """The hub's clock, set by the test: real time plus what the test moved it on."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead
+
+    def ms(self) -> int:
+        return int(self() * 1000)
+
+
+@pytest.fixture
+def feed_hub(tmp_path, broker, request):
+    db = request.getfixturevalue("postgres") if request.param == "postgresql" else \
+        str(tmp_path / "hub.db")
+    users = tmp_path / "users.toml"
+    for name, role in STAFF.items():
+        auth.save_user(users, name, role, f"{name}-password")
+    clock = HubClock()
+    hub = Hub(HubSettings(venue=VENUE, db=db, users=str(users), port=broker.port, http_port=0,
+                          reorder_timeout=1.0), wall=clock).start()
+    assert hub.connected.wait(10) and hub.recorder.connected.wait(10)
+    staff = {name: Staff(hub.url, name, f"{name}-password") for name in STAFF}
+    try:
+        yield hub, clock, staff
+    finally:
+        hub.stop()
+
+
+def _table(tmp_path, broker, hub, name):
+    box = Outbox(tmp_path / f"{name}.db")
+    link = TableLink(box, venue=VENUE, table=name, port=broker.port).start()
+    assert wait_for(lambda: link.connected, 10)
+    # Heard, and its clock measured against the hub's (the events' times are the hub's).
+    assert wait_for(lambda: name in hub.floor.tables, 10)
+    storage = open_storage(hub.settings.db)
+    try:
+        assert wait_for(lambda: any(s["table"] == name and s["clock_offset"] is not None
+                                    for s in storage.streams() if not storage.commit()), 10)
+    finally:
+        storage.close()
+    return box, link
+
+
+def _deal(hub, box, link, events, clock):
+    """The table sends these events, stamped by the hub's clock now; stored."""
+    for event in events:
+        box.append(event, clock.ms())
+    link.notify()
+    assert wait_for(lambda: hub.recorder.upto.get(link.table) == box.last_seq, 10)
+
+
+def _session_hands(seats, count, seed):
+    lines, _ = session(random.Random(seed), load_profile("tda-2024"), hands=count,
+                       irregularity_rate=0.0, seats=seats, brisk=True, seat_changes=False)
+    events = run(lines)
+    return [[e for e in events if e.get("hand") == n] for n in range(1, count + 1)]
+
+
+@pytest.mark.parametrize("feed_hub", ["postgresql"], indirect=True)
+def test_the_feed_shows_only_what_the_delay_allows_whatever_the_client_asks(tmp_path, broker,
+                                                                           feed_hub):
+    hub, clock, staff = feed_hub
+    bea, maria, val = staff["bea"], staff["maria"], staff["val"]
+    box, link = _table(tmp_path, broker, hub, "t1")
+    try:
+        for player in ("Ana", "Ben", "Cy", "Dee"):
+            assert maria.post("/api/roster/players", {"name": player})[0] == 200
+        status, drawn = maria.post("/api/roster/draw")
+        assert status == 200, drawn
+        names = {d["seat"]: d["player"] for d in drawn["drawn"]["t1"]}
+        assert val.post("/api/featured/tables/t1", {"featured": True})[0] == 403
+        assert bea.post("/api/featured/tables/t1", {"featured": True})[0] == 403
+        status, featured = maria.post("/api/featured/tables/t1", {"featured": True})
+        assert status == 200 and featured["delay_seconds"] == 1800
+        assert [t["table"] for t in featured["tables"]] == ["t1"]
+
+        hands = _session_hands(tuple(sorted(names)), 3, seed=49)
+        one, two, three = hands
+        started = clock.ms()
+        _deal(hub, box, link, one, clock)  # hand 1 at T
+        clock.ahead += 60
+        half = next(i for i, e in enumerate(two) if e["type"] == "card" and e["role"] != "hole")
+        _deal(hub, box, link, two[:half], clock)  # hand 2's hole cards at T + 1 min
+        clock.ahead += 60
+        _deal(hub, box, link, two[half:], clock)  # its board and end at T + 2 min
+        clock.ahead += 60
+        _deal(hub, box, link, three[:-3], clock)  # hand 3 begins at T + 3 min, not ended
+
+        # The present, and the future, asked for: nothing within the delay leaves the hub.
+        for ask in ("", f"?at={clock.ms()}", f"?at={clock.ms() + 3600_000}"):
+            status, feed = bea.get("/api/broadcast/tables/t1" + ask)
+            assert status == 200 and feed["hands"] == [], feed
+            assert feed["feed_time"] <= clock.ms() - 1800_000
+        # 30 minutes on from hand 2's hole cards: hand 1 whole, hand 2 up to its hole cards.
+        clock.ahead += 30 * 60 - 2 * 60 + 1
+        feed = bea.get("/api/broadcast/tables/t1")[1]
+        assert [h["hand"] for h in feed["hands"]] == [1, 2]
+        first, second = feed["hands"]
+        ended = {e["hand"]: e for e in one + two if e["type"] == "hand.ended"}
+        for shown in (first, second):
+            for seat in shown["seats"]:
+                assert seat["cards"] == ended[shown["hand"]]["hole"][str(seat["seat"])]
+                assert seat["status"] == "dealt" and seat["player"] == names[seat["seat"]]
+        assert first["board"] == ended[1]["board"] and first["outcome"] == "complete"
+        assert second["board"] == [] and second["ended_at"] is None  # as of the feed's time
+        assert second["started_at"] <= feed["feed_time"]
+
+        # A replay: an earlier time, hand 1 alone.
+        replay_at = started + 30_000
+        earlier = bea.get(f"/api/broadcast/tables/t1?at={replay_at}")[1]
+        assert [h["hand"] for h in earlier["hands"]] == [1] and earlier["feed_time"] == replay_at
+
+        # The hand in play is never shown, however long ago it began: hand 3 waits for its end.
+        clock.ahead += 3600
+        feed = bea.get("/api/broadcast/tables/t1")[1]
+        assert [h["hand"] for h in feed["hands"]] == [1, 2]
+        assert feed["hands"][1]["outcome"] == "complete"
+        _deal(hub, box, link, three[-3:], clock)  # its end comes now
+        feed = bea.get("/api/broadcast/tables/t1")[1]
+        assert [h["hand"] for h in feed["hands"]] == [1, 2, 3]
+        assert feed["hands"][2]["ended_at"] is None  # its end is within the delay
+
+        # The floor shortens the delay (logged); it cannot go below 0 or past a day.
+        assert maria.post("/api/featured/delay", {"seconds": -1})[0] == 400
+        assert val.post("/api/featured/delay", {"seconds": 60})[0] == 403
+        assert maria.post("/api/featured/delay", {"seconds": 60})[0] == 200
+        clock.ahead += 61
+        feed = bea.get("/api/broadcast/tables/t1")[1]
+        assert feed["hands"][2]["outcome"] == "complete" and feed["delay_seconds"] == 60
+        log = maria.get("/api/log")[1]
+        assert {"broadcast/feature", "broadcast/delay"} <= {line["action"] for line in log}
+    finally:
+        link.stop()
+
+
+def _operations():
+    spec = json.loads((SCENARIOS.parent.parent / "docs" / "openapi.json").read_text())
+    for path, methods in spec["paths"].items():
+        for method in methods:
+            yield method.upper(), path
+
+
+def _call(who, method, path):
+    """One call as ``who``: its status and its answer's text (of an event stream, the
+    snapshot)."""
+    concrete = (path.replace("{table}", "t1").replace("{name}", "status")
+                .replace("{alert}", "1").replace("{player}", "1")
+                .replace("{bustout}", "t1:1:1"))
+    host, port = who.url.split("//")[1].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        headers = {"Cookie": who.cookie(), "Content-Type": "application/json"}
+        connection.request(method, concrete, body=b"{}" if method == "POST" else None,
+                           headers=headers)
+        response = connection.getresponse()
+        if concrete == "/api/stream" and response.status == 200:
+            return 200, "".join(response.readline().decode() for _ in range(3))
+        return response.status, response.read().decode()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("feed_hub", ["sqlite"], indirect=True)
+def test_only_the_broadcast_role_reaches_the_feed_and_it_reaches_nothing_else(feed_hub):
+    """Every operation of the API, as each role: the broadcast routes refuse every other role
+    (403), and the broadcast role is refused every other route but who it is."""
+    _, _, staff = feed_hub
+    reached = set()
+    for method, path in _operations():
+        if path in ("/api/openapi.json", "/api/tv"):
+            continue  # the document; the TV's page, by its key and no session
+        for name, role in STAFF.items():
+            status, answer = _call(staff[name], method, path)
+            if path.startswith("/api/broadcast"):
+                assert (status == 403) == (role != "broadcast"), (role, method, path, answer)
+            elif role == "broadcast" and path != "/api/me":
+                assert status == 403, (method, path, answer)
+            if status != 403:
+                reached.add((role, path))
+    assert ("broadcast", "/api/broadcast/tables/{table}") in reached
+    assert ("viewer", "/api/featured") in reached and ("floor", "/api/state") in reached
+
+
+@pytest.mark.parametrize("feed_hub", ["sqlite"], indirect=True)
+def test_folds_corrections_and_no_hole_card_for_any_other_role(tmp_path, broker, feed_hub):
+    hub, clock, staff = feed_hub
+    bea, maria, val = staff["bea"], staff["maria"], staff["val"]
+    val.listen()
+    public = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="watcher")
+    seen: list[tuple[str, str]] = []
+    public.on_message = lambda c, u, m: seen.append((m.topic, m.payload.decode("utf-8",
+                                                                              "replace")))
+    public.connect("127.0.0.1", broker.port)
+    public.loop_start()
+    subscribed(public, f"pkr/v1/{VENUE}/#")
+    t1, link1 = _table(tmp_path, broker, hub, "t1")
+    t2, link2 = _table(tmp_path, broker, hub, "t2")
+    try:
+        # t2 deals a hand before it is featured: never on the feed, even once it is.
+        early = _session_hands((2, 4, 6), 1, seed=7)[0]
+        _deal(hub, t2, link2, early, clock)
+        clock.ahead += 1
+        for table in ("t1", "t2"):
+            assert maria.post(f"/api/featured/tables/{table}", {"featured": True})[0] == 200
+        assert maria.post("/api/featured/delay", {"seconds": 600})[0] == 200
+        clock.ahead += 1
+        # t1: a hand misdealt on an exposed card and redealt; a hand with a later card
+        # exposed and replaced; t2, a hand with a card the shoe could not read.
+        misdeal = _scenario("row01_first_exposed_misdeal")
+        exposed = [{**e, "hand": 2} for e in _scenario("row02_later_exposed")]
+        unread = [{**e, "hand": 2} for e in _scenario("row17_unknown_tag")]
+        _deal(hub, t1, link1, misdeal + exposed, clock)
+        _deal(hub, t2, link2, unread, clock)
+        assert bea.get("/api/broadcast/tables/t1")[1]["hands"] == []
+        clock.ahead += 610
+        first, second = bea.get("/api/broadcast/tables/t1")[1]["hands"]
+        assert first["redeal"] == 1 and first["voided"][0]["outcome"] == "misdeal"
+        assert {s["status"] for s in first["voided"][0]["seats"]} == {"void"}
+        assert _seats(first)[1]["cards"] == ["Kh", "9h"]
+        corrected = _seats(second)[1]
+        assert corrected["status"] == "corrected" and corrected["cards"] == ["As", "Ah"]
+        assert any("flop's burn" in why for why in corrected["why"])
+        [later] = bea.get("/api/broadcast/tables/t2")[1]["hands"]
+        assert later["hand"] == 2 and _seats(later)[1]["cards"] == ["As", None]
+        assert _seats(later)[1]["status"] == "uncertain"
+
+        # Folds: one tap a seat, on a deal the feed shows, by the broadcast operator only.
+        deal = second["deal"]
+        fold = {"deal": deal, "seat": 4}
+        assert maria.post("/api/broadcast/tables/t1/folds", fold)[0] == 403
+        assert bea.post("/api/broadcast/tables/t1/folds", {**fold, "seat": 3})[0] == 400
+        assert bea.post("/api/broadcast/tables/t1/folds",
+                        {**fold, "deal": deal.split(":")[0] + ":999"})[0] == 400
+        status, tapped = bea.post("/api/broadcast/tables/t1/folds",
+                                  {**fold, "at": second["started_at"] + 5000})
+        assert status == 200 and tapped["at"] == second["started_at"] + 5000
+        shown = bea.get("/api/broadcast/tables/t1")[1]["hands"][1]
+        assert _seats(shown)[4]["folded"] and not _seats(shown)[2]["folded"]
+        before = bea.get(f"/api/broadcast/tables/t1?at={second['started_at'] + 4000}")[1]
+        assert not _seats(before["hands"][1])[4]["folded"]  # a replay shows it when it came
+        assert bea.post("/api/broadcast/tables/t1/folds", {**fold, "folded": False})[0] == 200
+        assert not _seats(bea.get("/api/broadcast/tables/t1")[1]["hands"][1])[4]["folded"]
+        assert "broadcast/fold" in {line["action"] for line in maria.get("/api/log")[1]}
+
+        # Unfeatured: t1's later deals are not on the feed.
+        assert maria.post("/api/featured/tables/t1", {"featured": False})[0] == 200
+        clock.ahead += 1
+        later_hand = [{**e, "hand": 3} for e in _session_hands((1, 2, 4, 6), 1, seed=8)[0]]
+        _deal(hub, t1, link1, later_hand, clock)
+        clock.ahead += 601
+        assert [h["hand"] for h in bea.get("/api/broadcast/tables/t1")[1]["hands"]] == [1, 2]
+
+        # No other role, on any GET of the API, and no topic but the private ones, ever
+        # carried a hole card of these hands (the supervisor's hand records aside).
+        texts = []
+        for name in ("val", "maria", "sam"):
+            for method, path in _operations():
+                if method == "GET" and not (name == "sam" and path.endswith("/hands")):
+                    for table in ("t1", "t2"):
+                        texts.append(_call(staff[name], method,
+                                           path.replace("{table}", table))[1])
+        texts += val.received
+        texts += [text for topic, text in seen if not topic.endswith("/private")]
+        # (a card the table saw in any of these hands, a board card, may be named)
+        dealt = (misdeal, exposed, unread, early, later_hand)
+        anyone_saw = set().union(*(shown_cards(hand) for hand in dealt))
+        for hand in dealt:
+            for ended in [e for e in hand if e["type"] == "hand.ended"]:
+                assert private_leaks(texts, ended, anyone_saw) == []
+        # (and the check would see one: the feed itself carries them)
+        redealt = [e for e in misdeal if e["type"] == "hand.ended"][-1]
+        assert private_leaks([json.dumps(first)], redealt, set())
+    finally:
+        link1.stop()
+        link2.stop()
+        public.loop_stop()
+        public.disconnect()
+        val.close()

@@ -290,9 +290,12 @@ def test_storage_migrates_an_older_database_and_purges_by_retention(tmp_path, ba
         storage.log(5, "maria", "acknowledge", {"alert": 2})
         for ts in (5, 2000):
             storage.save_bustout({"table": "t1", "seat": 4, "hand": 1, "ts": ts, "by": "maria"})
+            storage.save_fold("t1", "0" * 32, 1, 4, True, ts, ts, "bea")
+            storage.save_deal_names("t1", "0" * 32, ts, {"4": "Ana"}, ts)
         storage.commit()
         assert storage.purge(before_ts=1000) == {"events": 1, "alerts": 1, "floor_log": 1,
-                                                 "bustouts": 1}
+                                                 "bustouts": 1, "broadcast_names": 1,
+                                                 "broadcast_folds": 1}
         assert [b["ts"] for b in storage.bustouts(since_ts=0, limit=10)] == [2000]
         assert storage.seqs("t1") == [2]
         assert [a["id"] for a in storage.alerts(since_ts=10**12)] == [1]  # open ones stay

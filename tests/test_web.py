@@ -37,7 +37,7 @@ from tests.conftest import wait_for
 
 VENUE = "webtest"
 OPENAPI = Path(__file__).resolve().parents[1] / "docs" / "openapi.json"
-ROLES = {"viewer": "val", "floor": "maria", "supervisor": "sam"}
+ROLES = {"viewer": "val", "floor": "maria", "supervisor": "sam", "broadcast": "bea"}
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from contract.commands import COMMANDS, HubClockCommand, fields_schema
 from hub.web import (
     balance,
+    broadcast,
     clock,
     errors,
     floor,
@@ -50,7 +51,7 @@ def create_app(context: WebContext | None) -> FastAPI:
     errors.install(app)
     for router in (pages.router, session.router, floor.router, clock.router, stats.router,
                    roster.router, payouts.router, balance.router, tables.router,
-                   players.router):
+                   players.router, broadcast.router):
         app.include_router(router)
 
     def openapi() -> dict[str, Any]:

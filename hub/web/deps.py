@@ -67,12 +67,12 @@ def session_of(request: Request) -> str | None:
     return request.cookies.get(COOKIE)
 
 
-def _staff(permission: str) -> Any:
+def _staff(permission: str | None) -> Any:
     def check(request: Request, context: Context) -> User:
         user = context.sessions.user(session_of(request), time.monotonic())
         if user is None:
             raise Refused(401, "log in first")
-        if not user.may(permission):
+        if permission is not None and not user.may(permission):
             raise Refused(403, f"the role {user.role} may not {permission}")
         return user
     return Depends(check)
@@ -87,6 +87,9 @@ Clocking = Annotated[User, _staff("clock")]
 Acknowledging = Annotated[User, _staff("acknowledge")]
 Supervising = Annotated[User, _staff("private")]  # the supervisor's role alone has it
 Paying = Annotated[User, _staff("payouts")]
+# A production's login (the broadcast role, and no other): the broadcast feed.
+Broadcasting = Annotated[User, _staff("broadcast")]
+LoggedIn = Annotated[User, _staff(None)]  # whoever it is (who am I)
 
 
 # ---------------------------------------------------------------------------- shared shapes

@@ -13,7 +13,7 @@ from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel
 
 from hub.auth import ROLES, SESSION_SECONDS, LoginRefused
-from hub.web.deps import COOKIE, Context, Seeing, Streams, session_of
+from hub.web.deps import COOKIE, Context, LoggedIn, Streams, session_of
 from hub.web.errors import ERRORS
 
 router = APIRouter()
@@ -21,7 +21,7 @@ router = APIRouter()
 
 class Me(BaseModel):
     user: str
-    role: Literal["viewer", "floor", "supervisor"]
+    role: Literal["viewer", "floor", "supervisor", "broadcast"]
     may: list[str]
     venue: str
     locale: str | None = None  # the venue's, for dates and times (None: the browser's own)
@@ -58,7 +58,7 @@ async def logout(request: Request, context: Context, streams: Streams) -> Respon
 
 
 @router.get("/api/me", response_model=Me, responses=ERRORS, tags=["staff"])
-def me(user: Seeing, context: Context) -> Me:
+def me(user: LoggedIn, context: Context) -> Me:
     settings = context.settings
     return Me(user=user.name, role=user.role,  # type: ignore[arg-type]
               may=sorted(ROLES[user.role]), venue=settings.venue,
