@@ -11,14 +11,26 @@ hand's end disagreeing), ``uncertain`` (a card missing, unreadable, a shoe fault
 deal was done, a foreign or duplicate card, a deal that broke the declared game) or ``void``
 (a misdeal or a void hand: redealt or bets returned); ``why`` says each reason in words, as
 the hand history's irregularities and rulings do. The board has its own status and reasons.
+
+Each live seat's equity (``controller/equity.py``) at the street the board is at: the live
+seats are those dealt and not folded (the operator's taps); a hand any of whose live seats'
+cards are not all known for certain (``dealt`` or ``corrected``) shows none, and says why.
+Pre-flop the sample is drawn with a generator seeded by the deal, the board and the live
+seats: the same feed, the same figures.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import random
+import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from contract.envelope import event_of
+from controller.cards import HOLE_CARDS
+from controller.equity import equities
 
 STATUSES = ("dealt", "corrected", "uncertain", "void")
 UNKNOWN_CARD = "??"  # the core's card for a tag that maps to none
@@ -79,6 +91,7 @@ class _Deal:
         self.outcome: str | None = None
         self.ended_at: int | None = None
         self.showdown: dict[str, Any] | None = None
+        self.dead: list[str] = []  # cards out of play the table knows: burns, scrap, out
         self.scrapped: str | None = None  # why the next hole card is the one it is
         self.past_the_deal = False  # a burn or board card drawn: the hole cards are all out
 
@@ -122,7 +135,9 @@ class _Deal:
             if self.scrapped is not None:
                 seat.mark("corrected", self.scrapped)
                 self.scrapped = None
-        elif role == "burn" and event.get("dealt_to") is not None:
+        if role in ("burn", "scrap", "out") and card is not None:
+            self.dead.append(card)
+        if role == "burn" and event.get("dealt_to") is not None:
             seat = self._seat(event.get("dealt_to"))
             if seat is not None:
                 seat.mark("corrected", f"{card} was dealt to it face up: it became the flop's "
@@ -222,19 +237,65 @@ class _Deal:
         elif self.outcome == "void":
             self._everyone("void", "void hand: bets returned")
 
-    def view(self, names: dict[str, str], folds: dict[int, bool]) -> dict[str, Any]:
+    def equity(self, folds: dict[int, bool]) -> tuple[dict[int, dict[str, Any]],
+                                                      dict[str, Any] | None, str | None]:
+        """Each live seat's equity, the hand's (street, exact, runouts, error), or why none."""
+        if self.game not in HOLE_CARDS:
+            return {}, None, f"no equities for {self.game}"
+        if self.outcome in ("misdeal", "void"):
+            return {}, None, f"a {self.outcome}"
+        live = {number: seat for number, seat in self.seats.items() if not folds.get(number)}
+        if len(live) < 2:
+            return {}, None, "fewer than two seats live"
+        if any(seat.status not in ("dealt", "corrected") or None in seat.cards
+               or len(seat.cards) != HOLE_CARDS[self.game] for seat in live.values()):
+            return {}, None, "a live seat's cards are not all known"
+        board = [c for c in self.board if c is not None]
+        if len(board) != len(self.board) or self.board_mark.status == "uncertain":
+            return {}, None, "the board is not known for certain"
+        street = max(n for n in (0, 3, 4, 5) if n <= len(board))
+        dead = [c for c in self.dead if c not in board]
+        for number, seat in self.seats.items():
+            if number not in live:
+                dead += [c for c in seat.cards if c is not None]
+        hole = tuple(sorted((number, tuple(str(c) for c in seat.cards))
+                            for number, seat in live.items()))
+        try:
+            found = _equities(str(self.game), hole, tuple(board[:street]),
+                              tuple(sorted(set(dead))), zlib.crc32(
+                                  f"{self.id}|{board[:street]}|{sorted(live)}".encode()))
+        except ValueError as exc:  # a card twice: the deck is suspect
+            return {}, None, str(exc)
+        seats = {s.seat: {k: v for k, v in dataclasses.asdict(s).items()
+                          if k != "seat" and v is not None} for s in found.seats}
+        hand = {"street": str(found.street), "exact": found.exact, "runouts": found.runouts,
+                "std_error": found.std_error}
+        if found.no_low is not None:
+            hand["no_low"] = found.no_low
+        return seats, hand, None
+
+    def view(self, names: dict[str, str], folds: dict[int, bool], *,
+             with_equity: bool = True) -> dict[str, Any]:
+        by_seat, equity, no_equity = self.equity(folds) if with_equity else ({}, None, None)
         return {
             "deal": self.id, "hand": self.hand, "redeal": self.redeal, "game": self.game,
             "button": self.button, "started_at": self.started_at, "ended_at": self.ended_at,
             "outcome": self.outcome,
             "seats": [{"seat": number, "player": names.get(str(number)), "cards": seat.cards,
                        "status": seat.status, "why": seat.why,
-                       "folded": folds.get(number, False)}
+                       "folded": folds.get(number, False), "equity": by_seat.get(number)}
                       for number, seat in sorted(self.seats.items())],
             "board": self.board, "board_status": self.board_mark.status,
             "board_why": self.board_mark.why, "irregularities": self.notes,
-            "showdown": self.showdown,
+            "showdown": self.showdown, "equity": equity, "equity_why": no_equity,
         }
+
+
+@lru_cache(maxsize=512)
+def _equities(game: str, hole: tuple[tuple[int, tuple[str, ...]], ...], board: tuple[str, ...],
+              dead: tuple[str, ...], seed: int) -> Any:
+    """controller/equity.py's, kept for a feed asked for again (pre-flop takes tens of ms)."""
+    return equities(game, dict(hole), board, dead, random.Random(seed))
 
 
 def deals(envelopes: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, _Deal]]:

@@ -92,5 +92,5 @@ def visible_deal(db: Storage, table: str, deal: str, now_ms: int) -> dict[str, A
             if not (_featured_at(db.featured_periods(), table, built.started_at)
                     and db.deal_over(table, inc, int(seq))):
                 return None
-            return built.view({}, {})
+            return built.view({}, {}, with_equity=False)
     return None

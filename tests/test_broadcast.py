@@ -5,9 +5,12 @@ tables, the operator's folds, and no hole card to any other role."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import random
+import socket
+import threading
 import time
 import zlib
 
@@ -56,9 +59,36 @@ def _seats(hand):
 def test_a_clean_hand_shows_every_seat_s_cards_as_dealt():
     [hand] = _hands(_scenario("row02_later_exposed"))[:1]
     seats = _seats(hand)
-    assert seats[2] == {"seat": 2, "player": None, "cards": ["Ks", "9s"], "status": "dealt",
-                        "why": [], "folded": False}
+    assert {k: v for k, v in seats[2].items() if k != "equity"} == {
+        "seat": 2, "player": None, "cards": ["Ks", "9s"], "status": "dealt", "why": [],
+        "folded": False}
     assert hand["board"] == ["3c", "4c", "5c", "7c", "9c"] and hand["board_status"] == "dealt"
+
+
+def test_each_live_seat_s_equity_at_the_street_the_board_is_at():
+    """On the river (every runout: one) and before the flop (sampled) the live seats' shares
+    of the pot sum to one; a folded seat has none; the same deal gives the same figures."""
+    events = _scenario("row04_boxed")
+    stored = _stored(events)
+    [(_, deal)] = deals(stored)
+    river = deal.view({}, {})
+    assert river["equity"]["street"] == "river" and river["equity"]["exact"]
+    assert sum(s["equity"]["equity"] for s in river["seats"]) == pytest.approx(1.0)
+    flop = next(i for i, (_, e) in enumerate(stored) if e["data"].get("role") == "board")
+    [(_, early)] = deals(stored[:flop])
+    preflop = early.view({}, {4: True})
+    assert preflop["equity"]["street"] == "preflop" and not preflop["equity"]["exact"]
+    assert _seats(preflop)[4]["equity"] is None
+    assert sum(s["equity"]["equity"] for s in preflop["seats"] if s["equity"]) == \
+        pytest.approx(1.0)
+    assert early.view({}, {4: True}) == preflop  # the same feed, the same figures
+
+
+@pytest.mark.parametrize("scenario", ["row17_unknown_tag", "row18_shoe_fault"])
+def test_no_equity_when_a_live_seat_s_cards_are_uncertain(scenario):
+    hand = _hands(_scenario(scenario))[0]
+    assert hand["equity"] is None and "not all known" in hand["equity_why"]
+    assert {s["equity"] for s in hand["seats"]} == {None}
 
 
 @pytest.mark.parametrize("scenario, seat, status, why", [
@@ -121,7 +151,7 @@ def test_no_seat_is_ever_shown_as_dealt_with_a_card_it_did_not_get(profile):
         stop = next(i for i in range(start, len(stored)) if stored[i][1]["type"] == "hand.ended")
         for upto in range(start + 1, stop + 2):
             [(_, deal)] = deals(stored[start:upto])
-            for seat in deal.view({}, {})["seats"]:
+            for seat in deal.view({}, {}, with_equity=False)["seats"]:
                 final = [None if c == "??" else c for c in hole.get(str(seat["seat"]), [])]
                 if seat["status"] == "dealt":
                     assert seat["cards"] == final[:len(seat["cards"])], (profile, seat, final)
@@ -294,7 +324,7 @@ def _call(who, method, path):
         connection.request(method, concrete, body=b"{}" if method == "POST" else None,
                            headers=headers)
         response = connection.getresponse()
-        if concrete == "/api/stream" and response.status == 200:
+        if concrete.endswith("/stream") and response.status == 200:
             return 200, "".join(response.readline().decode() for _ in range(3))
         return response.status, response.read().decode()
     finally:
@@ -417,3 +447,74 @@ def test_folds_corrections_and_no_hole_card_for_any_other_role(tmp_path, broker,
         public.loop_stop()
         public.disconnect()
         val.close()
+
+
+class FeedReader:
+    """A graphics system on the feed's event stream: each ``feed`` event's data, in a
+    thread."""
+
+    def __init__(self, who, table):
+        host, port = who.url.split("//")[1].split(":")
+        self.connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        self.connection.request("GET", f"/api/broadcast/tables/{table}/stream",
+                                headers={"Cookie": who.cookie()})
+        self.response = self.connection.getresponse()
+        self.feeds: list[dict] = []
+        if self.response.status == 200:
+            threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        try:
+            for raw in self.response:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("data: "):
+                    self.feeds.append(json.loads(line[6:]))
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):
+            pass  # closed
+
+    def close(self):
+        if self.connection.sock is not None:
+            with contextlib.suppress(OSError):
+                self.connection.sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError, AttributeError):
+            self.connection.close()
+
+
+@pytest.mark.parametrize("feed_hub", ["sqlite"], indirect=True)
+def test_a_graphics_system_s_stream_gets_each_hand_when_the_delay_lets_it(tmp_path, broker,
+                                                                         feed_hub):
+    hub, clock, staff = feed_hub
+    bea, maria = staff["bea"], staff["maria"]
+    box, link = _table(tmp_path, broker, hub, "t1")
+    assert FeedReader(maria, "t1").response.status == 403
+    reader = FeedReader(bea, "t1")
+    try:
+        assert reader.response.status == 200
+        assert reader.response.getheader("Content-Type").startswith("text/event-stream")
+        assert maria.post("/api/featured/tables/t1", {"featured": True})[0] == 200
+        assert wait_for(lambda: reader.feeds, 10) and reader.feeds[0]["hands"] == []
+        [hand] = _session_hands((1, 3, 5), 1, seed=3)
+        _deal(hub, box, link, hand, clock)
+        assert not wait_for(lambda: reader.feeds[-1]["hands"], 1.5)  # within the delay
+        clock.ahead += 1801
+        assert wait_for(lambda: reader.feeds[-1]["hands"], 10)
+        [shown] = reader.feeds[-1]["hands"]
+        streets = {0: "preflop", 3: "flop", 4: "turn", 5: "river"}
+        assert shown["outcome"] == "complete"
+        assert shown["equity"]["street"] == streets[len(shown["board"])]
+        assert sum(s["equity"]["equity"] for s in shown["seats"]) == pytest.approx(1.0)
+        # A fold tapped comes on the stream as a change.
+        deal = shown["deal"]
+        assert bea.post("/api/broadcast/tables/t1/folds", {"deal": deal, "seat": 3})[0] == 200
+        assert wait_for(lambda: _seats(reader.feeds[-1]["hands"][0])[3]["folded"], 10)
+        assert _seats(reader.feeds[-1]["hands"][0])[3]["equity"] is None
+        # Four streams an account; the stream ends with the session.
+        more = [FeedReader(bea, "t1") for _ in range(3)]
+        assert FeedReader(bea, "t1").response.status == 429
+        for other in more:
+            other.close()
+        assert _call(bea, "POST", "/logout")[0] == 303
+        assert wait_for(lambda: reader.response.isclosed() or reader.response.fp is None, 10)
+    finally:
+        reader.close()
+        link.stop()

@@ -48,6 +48,7 @@ def create_app(context: WebContext | None) -> FastAPI:
                   default_response_class=StrictJSONResponse)
     app.state.context = context
     app.state.streams = StreamRegistry()
+    app.state.feed_streams = {}  # the broadcast feed's open streams, by account
     errors.install(app)
     for router in (pages.router, session.router, floor.router, clock.router, stats.router,
                    roster.router, payouts.router, balance.router, tables.router,

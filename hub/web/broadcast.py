@@ -6,18 +6,29 @@ floor role may reach those that are."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from contract.wire import encode
 from hub.broadcast_feed import MAX_DELAY_S
 from hub.service import FloorService
-from hub.web.deps import TABLE, Broadcasting, Commanding, Context, Seeing, on_floor
-from hub.web.errors import ERRORS
+from hub.web.deps import TABLE, Broadcasting, Commanding, Context, Seeing, on_floor, session_of
+from hub.web.errors import ERRORS, Refused
+from hub.web.streams import HEARTBEAT, USERS_FILE_AGE, EventStream
 
 router = APIRouter(responses=ERRORS)
 DEAL = r"^[0-9a-f]{32}:[0-9]{1,16}$"
+# The graphics systems' stream: the feed looked at this often (seconds: the feed's time moves
+# on with the hub's clock, and a hand comes on it when its time has come, not when a table
+# sends it), and at most this many streams an account.
+FEED_TICK = 1.0
+MAX_FEED_STREAMS = 4
 
 
 class Featuring(BaseModel):
@@ -63,6 +74,10 @@ class FeedSeat(BaseModel):
     status: str = Field(description="dealt, corrected, uncertain or void")
     why: list[str]
     folded: bool = Field(description="as the broadcast operator tapped it")
+    equity: dict[str, float] | None = Field(
+        description="a live seat's win, tie and pot share (equity) at the street the board "
+                    "is at, and its std_error; Hi/Lo: low_win, low_tie, scoop "
+                    "(controller/equity.py)")
 
 
 class FeedDeal(BaseModel):
@@ -80,6 +95,9 @@ class FeedDeal(BaseModel):
     board_why: list[str]
     irregularities: list[dict[str, Any]]
     showdown: dict[str, Any] | None
+    equity: dict[str, Any] | None = Field(description="the street, exact or sampled, the "
+                                                      "runouts, the largest standard error")
+    equity_why: str | None = Field(description="why no seat has an equity")
 
 
 class FeedHand(FeedDeal):
@@ -159,3 +177,43 @@ async def fold(table: TABLE, body: Fold, user: Broadcasting,
                context: Context) -> dict[str, Any]:
     return await on_floor(context, FloorService.fold, user, table, body.deal, body.seat,
                           body.folded, body.at)
+
+
+@router.get("/api/broadcast/tables/{table}/stream", tags=["broadcast"],
+            response_class=StreamingResponse,
+            responses={200: {"content": {"text/event-stream": {}},
+                             "description": "event: feed, data: the table's feed of its newest "
+                                            "hand (as GET /api/broadcast/tables/{table}?n=1), "
+                                            "at once and at each change"}},
+            summary="Server-Sent Events for graphics systems: a featured table's hand on the "
+                    "feed, with each live seat's equity, at each change")
+async def feed_stream(request: Request, table: TABLE, user: Broadcasting,
+                      context: Context) -> Response:
+    streams: dict[str, int] = request.app.state.feed_streams  # open ones, by account
+    if streams.get(user.name, 0) >= MAX_FEED_STREAMS:
+        raise Refused(429, f"at most {MAX_FEED_STREAMS} feed streams an account: close one")
+    session = session_of(request)
+
+    async def events() -> AsyncIterator[bytes]:
+        streams[user.name] = streams.get(user.name, 0) + 1  # counted once it runs
+        try:
+            last: dict[str, Any] | None = None
+            quiet = 0.0
+            while True:
+                now = context.sessions.user(session, time.monotonic(), USERS_FILE_AGE)
+                if now is None or not now.may("broadcast"):
+                    return  # logged out, expired, another password or role: it ends
+                feed = await asyncio.to_thread(context.reports.broadcast_table, table, None, 1)
+                shown = {k: v for k, v in feed.items() if k != "feed_time"}
+                if shown != last:
+                    last, quiet = shown, 0.0
+                    yield b"event: feed\ndata: " + encode(feed).encode() + b"\n\n"
+                elif (quiet := quiet + FEED_TICK) >= HEARTBEAT:
+                    quiet = 0.0
+                    yield b": keep-alive\n\n"
+                await asyncio.sleep(FEED_TICK)
+        finally:
+            streams[user.name] -= 1
+
+    return EventStream(events(), media_type="text/event-stream",
+                       headers={"X-Accel-Buffering": "no"})
