@@ -782,3 +782,45 @@ def test_an_update_redraws_the_table_it_is_about_and_no_other(venue):
     finally:
         t21.close()
         maria.context.close()
+
+
+def test_the_floor_features_a_table_for_the_broadcast_feed_and_sets_its_delay(venue):
+    """The floor features t1 on the broadcast feed and sets the delay from the dashboard (each
+    in the floor log, in words); a viewer sees which tables are featured and cannot change
+    it; the floor stops featuring it. No hole card comes to the page for it (the feed is the
+    broadcast role's: docs/broadcast.md)."""
+    hub = venue["hub"]
+    maria = login_page(venue, "maria")
+    try:
+        expect(maria.locator("#broadcast-summary")).to_contain_text("no table featured")
+        maria.select_option("#broadcast-table", "t1")
+        maria.click("#broadcast-feature button[type=submit]")
+        expect(maria.locator("#broadcast-reply")).to_have_text(
+            "table t1 is on the broadcast feed from now on")
+        expect(maria.locator("#broadcast-tables li[data-table=t1]")).to_contain_text(
+            "featured since")
+        maria.fill("#broadcast-minutes", "45")
+        maria.click("#broadcast-delay button[type=submit]")
+        expect(maria.locator("#broadcast-reply")).to_have_text("the security delay is 45 min")
+        settings = hub.call(FloorService.broadcast_settings)
+        assert settings["delay_seconds"] == 2700
+        assert [t["table"] for t in settings["tables"]] == ["t1"]
+        expect(maria.locator("#log")).to_contain_text(
+            "maria featured table t1 on the broadcast feed")
+        expect(maria.locator("#log")).to_contain_text(
+            "maria set the broadcast feed's security delay to 45 min")
+        val = login_page(venue, "val")
+        try:
+            expect(val.locator("#broadcast-tables li[data-table=t1]")).to_contain_text("maria")
+            expect(val.locator("#broadcast-summary")).to_contain_text("Security delay 45 min")
+            expect(val.locator("#broadcast-feature")).to_be_hidden()
+            expect(val.locator("#broadcast-tables button")).to_have_count(0)
+        finally:
+            val.context.close()
+        maria.click("#broadcast-tables li[data-table=t1] button.stop")
+        expect(maria.locator("#broadcast-reply")).to_have_text(
+            "table t1 is off the broadcast feed")
+        expect(maria.locator("#broadcast-tables li")).to_have_count(0)
+        assert hub.call(FloorService.broadcast_settings)["tables"] == []
+    finally:
+        maria.context.close()

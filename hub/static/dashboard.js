@@ -142,6 +142,7 @@ function applySnapshot(snap) {
   for (const name of [...tableCards.keys()]) if (!(name in state.tables)) tableCards.delete(name);
   roomOrder = null;
   touchEverything();
+  drawBroadcast();  // the tables one may feature
 }
 
 function alertChangedAt(alert) {
@@ -254,6 +255,7 @@ function applyUpdate(update, answer = false) {
     touchAllTables();  // a dealer's name on a card (rare: the floor names a badge)
   } else if (update.kind === "log") {
     if (update.line.action === "tv-link/withdraw") loadTvLink();  // withdrawn elsewhere
+    if (["broadcast/feature", "broadcast/delay"].includes(update.line.action)) loadBroadcast();
     state.log.unshift(update.line);
     state.log.length = Math.min(state.log.length, 100);
     drawLog();
@@ -770,6 +772,78 @@ function setUpDealers() {
       reply.textContent = shown(e.message);
     }
   });
+}
+
+// ------------------------------------------------------------------ the broadcast feed
+// Which tables a production sees (hole cards, behind the delay, on the broadcast role's
+// routes only: none of it comes here), and the delay; set by the floor, in its log.
+function drawBroadcast() {
+  const feed = state.broadcast;
+  if (!feed) return;
+  const minutes = feed.delay_seconds / 60;
+  setText($("#broadcast-summary"), `Security delay ${Number.isInteger(minutes) ? minutes : minutes.toFixed(1)} min` +
+    (feed.tables.length ? "" : "; no table featured"));
+  const mayCommand = state.me.may.includes("command");
+  $("#broadcast-tables").replaceChildren(...feed.tables.map((t) => {
+    const item = el("li", null, `table ${t.table}: featured since ${venueTime(t.since)} (${t.by}) `);
+    item.dataset.table = t.table;
+    if (mayCommand) {
+      const stop = el("button", "stop", "Stop featuring");
+      stop.type = "button";
+      stop.addEventListener("click", () => feature(t.table, false));
+      item.append(stop);
+    }
+    return item;
+  }));
+  const select = $("#broadcast-table");
+  const featured = new Set(feed.tables.map((t) => t.table));
+  const choices = Object.keys(state.tables || {}).filter((name) => !featured.has(name)).sort();
+  if (choices.join(" ") !== [...select.options].map((o) => o.value).join(" ")) {
+    select.replaceChildren(...choices.map((name) => { const o = el("option", null, name); o.value = name; return o; }));
+  }
+  const input = $("#broadcast-minutes");
+  if (document.activeElement !== input) input.value = String(minutes);
+}
+
+async function loadBroadcast() {
+  try {
+    state.broadcast = await api("/api/featured");
+    drawBroadcast();
+  } catch (e) { setText($("#broadcast-summary"), shown(e.message)); }
+}
+
+async function broadcastChange(path, body, said) {
+  const reply = $("#broadcast-reply");
+  try {
+    state.broadcast = await api(path, body);
+    reply.className = "reply ok";
+    reply.textContent = said;
+    drawBroadcast();
+  } catch (e) {
+    reply.className = "reply error";
+    reply.textContent = shown(e.message);
+  }
+}
+
+function feature(table, featured) {
+  return broadcastChange(`/api/featured/tables/${encodeURIComponent(table)}`, { featured },
+    featured ? `table ${table} is on the broadcast feed from now on` : `table ${table} is off the broadcast feed`);
+}
+
+function setUpBroadcast() {
+  $("#broadcast-table").addEventListener("focus", drawBroadcast);  // tables heard since
+  $("#broadcast-feature").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const table = $("#broadcast-table").value;
+    if (table) feature(table, true);
+  });
+  $("#broadcast-delay").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const minutes = Number($("#broadcast-minutes").value);
+    broadcastChange("/api/featured/delay", { seconds: Math.round(minutes * 60) },
+      `the security delay is ${minutes} min`);
+  });
+  loadBroadcast();
 }
 
 // ------------------------------------------------------------------ the roster
@@ -1592,6 +1666,13 @@ function logSentence(line) {
   if (line.action === "seating") return `${who} set table ${d.table}'s seats to ${seatList(d.seats)}`;
   if (line.action === "tournament over") return `the tournament is over: ${d.winner} wins`;
   if (line.action === "tournament open again") return "the tournament is open again (the last bust-out undone)";
+  if (line.action === "broadcast/feature") {
+    return `${who} ${d.featured ? "featured" : "stopped featuring"} table ${d.table} on the broadcast feed`;
+  }
+  if (line.action === "broadcast/delay") return `${who} set the broadcast feed's security delay to ${d.seconds / 60} min`;
+  if (line.action === "broadcast/fold") {
+    return `${who} marked seat ${d.seat} ${d.folded ? "folded" : "not folded"} in hand ${d.hand} at table ${d.table} on the broadcast feed`;
+  }
   if (line.action === "dealers/name") {
     return d.name ? `${who} named badge ${d.badge}: ${d.name}` : `${who} took the name off badge ${d.badge}`;
   }
@@ -1723,6 +1804,7 @@ async function startDashboard() {
   setUpRoster();
   setUpDealers();
   setUpPayouts();  // payouts.js
+  setUpBroadcast();
   loadStructures();
   if (state.me.may.includes("clock")) {
     loadTvLink();
