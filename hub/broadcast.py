@@ -130,8 +130,7 @@ class _Deal:
             if card is None:
                 seat.mark("uncertain", "a card the shoe could not read (unknown tag)")
             if event.get("replacement"):
-                seat.mark("corrected", "its exposed card replaced by the first card after "
-                                       "the deal")
+                seat.mark("corrected", f"{card} replaces it: the first card after the deal")
             if self.scrapped is not None:
                 seat.mark("corrected", self.scrapped)
                 self.scrapped = None
@@ -140,8 +139,7 @@ class _Deal:
         if role == "burn" and event.get("dealt_to") is not None:
             seat = self._seat(event.get("dealt_to"))
             if seat is not None:
-                seat.mark("corrected", f"{card} was dealt to it face up: it became the flop's "
-                                       "burn, the seat owed the next card after the deal")
+                seat.mark("corrected", f"{card} dealt to it face up: the flop's burn now")
         elif role in ("burn", "board"):
             self.past_the_deal = True
             if role == "board":
@@ -160,7 +158,8 @@ class _Deal:
                 note[key] = event[key]
         self.notes.append(note)
         seat = self._seat(event.get("seat"))
-        if kind == "exposed_card" and seat is not None:
+        if kind == "exposed_card" and seat is not None and not any(
+                "face up" in why for why in seat.why):  # a replaced card said so already
             seat.mark("corrected", f"{card} exposed in the deal")
         elif kind in ("boxed_card", "joker"):
             what = "a joker" if kind == "joker" else f"{card} boxed (face up in the deck)"

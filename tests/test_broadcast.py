@@ -92,7 +92,7 @@ def test_no_equity_when_a_live_seat_s_cards_are_uncertain(scenario):
 
 
 @pytest.mark.parametrize("scenario, seat, status, why", [
-    ("row02_later_exposed", 1, "corrected", "Ts was dealt to it face up"),
+    ("row02_later_exposed", 1, "corrected", "Ts dealt to it face up"),
     ("row04_boxed", 6, "corrected", "Ad boxed"),
     ("row06_joker", 2, "corrected", "a joker scrapped"),
     ("row09_missing_hole_card", 6, "uncertain", "1 card(s) missing"),
@@ -349,6 +349,9 @@ def test_only_the_broadcast_role_reaches_the_feed_and_it_reaches_nothing_else(fe
             if status != 403:
                 reached.add((role, path))
     assert ("broadcast", "/api/broadcast/tables/{table}") in reached
+    # The dashboard's page sends a production's login to the feed.
+    assert _call(staff["bea"], "GET", "/")[0] == 303
+    assert staff["bea"].get("/")[1]["delay_seconds"] == 1800
     assert ("viewer", "/api/featured") in reached and ("floor", "/api/state") in reached
 
 
@@ -390,7 +393,8 @@ def test_folds_corrections_and_no_hole_card_for_any_other_role(tmp_path, broker,
         assert _seats(first)[1]["cards"] == ["Kh", "9h"]
         corrected = _seats(second)[1]
         assert corrected["status"] == "corrected" and corrected["cards"] == ["As", "Ah"]
-        assert any("flop's burn" in why for why in corrected["why"])
+        assert corrected["why"] == ["Ts dealt to it face up: the flop's burn now",
+                                    "Ah replaces it: the first card after the deal"]
         [later] = bea.get("/api/broadcast/tables/t2")[1]["hands"]
         assert later["hand"] == 2 and _seats(later)[1]["cards"] == ["As", None]
         assert _seats(later)[1]["status"] == "uncertain"

@@ -49,8 +49,11 @@ def static(name: str) -> Response:
 
 @router.get("/")
 def dashboard(request: Request, context: Context) -> Response:
-    if context.sessions.user(session_of(request), time.monotonic()) is None:
+    user = context.sessions.user(session_of(request), time.monotonic())
+    if user is None:
         return RedirectResponse("/login", 303)
+    if not user.may("see"):  # a production's login: the feed is all it may read
+        return RedirectResponse("/api/broadcast", 303)
     return page("dashboard.html")
 
 
