@@ -27,6 +27,25 @@ STATS_MAX_MS = 31 * 86_400_000
 STATS_TAIL_MS = 3600 * 1000  # read past the period's end: the last hands' ends
 
 
+class FeedReader:
+    """A broadcast feed stream's own storage connection, for as long as it is open (its look
+    at the feed every second, on whichever of the server's threads is free)."""
+
+    def __init__(self, db: str, wall: Callable[[], float]) -> None:
+        self.storage = open_storage(db, passed_between_threads=True)
+        self.wall = wall
+
+    def table(self, table: str, hands: int = 1) -> dict[str, Any]:
+        try:
+            return table_feed(self.storage, table, int(self.wall() * 1000), None, hands)
+        except Exception:
+            self.storage.rollback()  # a PostgreSQL transaction that failed is not reused
+            raise
+
+    def close(self) -> None:
+        self.storage.close()
+
+
 class Reports:
     def __init__(self, db: str, *, wall: Callable[[], float] = time.time) -> None:
         self.db = db
@@ -74,6 +93,9 @@ class Reports:
                               max(1, min(hands, 50)))
         finally:
             storage.close()
+
+    def feed_reader(self) -> FeedReader:
+        return FeedReader(self.db, self.wall)
 
     def _period(self, start_ms: int | None, end_ms: int | None) -> tuple[int, int]:
         end = int(self.wall() * 1000) if end_ms is None else end_ms

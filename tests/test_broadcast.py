@@ -488,7 +488,7 @@ class FeedReader:
             self.connection.close()
 
 
-@pytest.mark.parametrize("feed_hub", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("feed_hub", ["sqlite", "postgresql"], indirect=True)
 def test_a_graphics_system_s_stream_gets_each_hand_when_the_delay_lets_it(tmp_path, broker,
                                                                          feed_hub):
     hub, clock, staff = feed_hub

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contract.wire import encode
 from hub.broadcast_feed import MAX_DELAY_S
+from hub.reports import FeedReader
 from hub.service import FloorService
 from hub.web.deps import TABLE, Broadcasting, Commanding, Context, Seeing, on_floor, session_of
 from hub.web.errors import ERRORS, Refused
@@ -196,14 +197,16 @@ async def feed_stream(request: Request, table: TABLE, user: Broadcasting,
 
     async def events() -> AsyncIterator[bytes]:
         streams[user.name] = streams.get(user.name, 0) + 1  # counted once it runs
+        reader: FeedReader | None = None
         try:
+            reader = await asyncio.to_thread(context.reports.feed_reader)
             last: dict[str, Any] | None = None
             quiet = 0.0
             while True:
                 now = context.sessions.user(session, time.monotonic(), USERS_FILE_AGE)
                 if now is None or not now.may("broadcast"):
                     return  # logged out, expired, another password or role: it ends
-                feed = await asyncio.to_thread(context.reports.broadcast_table, table, None, 1)
+                feed = await asyncio.to_thread(reader.table, table)  # its own connection
                 shown = {k: v for k, v in feed.items() if k != "feed_time"}
                 if shown != last:
                     last, quiet = shown, 0.0
@@ -214,6 +217,8 @@ async def feed_stream(request: Request, table: TABLE, user: Broadcasting,
                 await asyncio.sleep(FEED_TICK)
         finally:
             streams[user.name] -= 1
+            if reader is not None:
+                reader.close()
 
     return EventStream(events(), media_type="text/event-stream",
                        headers={"X-Accel-Buffering": "no"})
