@@ -24,6 +24,8 @@ from hardware.outbox import Outbox
 from houses.loaders import builtin_names, load_profile, load_structure
 from hub import auth
 from hub.broadcast import deals, hands
+from hub.refused import StaffError
+from hub.service import FloorService
 from hub.storage import open_storage
 from simulators.dealer_script import session, session_lines
 from simulators.staff import Staff
@@ -527,3 +529,63 @@ def test_a_graphics_system_s_stream_gets_each_hand_when_the_delay_lets_it(tmp_pa
     finally:
         reader.close()
         link.stop()
+
+
+class _Link:
+    """What the floor sends (nothing here is looked at)."""
+
+    def send_command(self, table, command):
+        pass
+
+    def publish_clock(self, reading):
+        pass
+
+    def answer_clock(self, answer):
+        pass
+
+
+def test_featured_tables_the_delay_and_names_outlive_a_hub_restart(tmp_path):
+    """The floor's use cases called directly: what the floor set is kept, and a featured
+    table's deal started after the restart is still given its seats' names (a table not
+    featured, or a deal from a table's backlog, none)."""
+    settings = HubSettings(venue=VENUE, db=str(tmp_path / "hub.db"))
+    maria = auth.User("maria", "floor", "")
+    floor = FloorService(settings, _Link(), wall=lambda: 1_800_000_000.0)
+    floor.open()
+    try:
+        floor.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
+        floor.add_player(maria, "Ana")
+        floor.add_player(maria, "Ben")
+        floor.set_seats(maria, "t1", [1, 2])
+        floor.draw_seats(maria)  # both at t1, the one table in play
+        floor.on_status("t2", {"state": "online", "boot": 1, "table": "t2", "ts": 1})
+        floor.feature(maria, "t1", True)
+        floor.set_broadcast_delay(maria, 900)
+        with pytest.raises(StaffError, match="no table 't9'"):
+            floor.feature(maria, "t9", True)
+        with pytest.raises(StaffError, match="a delay from 0"):
+            floor.set_broadcast_delay(maria, 86_401)
+    finally:
+        floor.close()
+    again = FloorService(settings, _Link(), wall=lambda: 1_800_000_060.0)
+    again.open()
+    try:
+        settings_now = again.broadcast_settings()
+        assert settings_now["delay_seconds"] == 900
+        assert settings_now["tables"] == [{"table": "t1", "since": 1_800_000_000_000,
+                                           "by": "maria"}]
+        seated = {p["name"]: (p["table"], p["seat"]) for p in again.roster()["players"]}
+        assert sorted(seated.values()) == [("t1", 1), ("t1", 2)]
+
+        def started(table, seq, historical=False):
+            return {**envelope({"type": "hand.started", "hand": seq, "seats": [1, 2, 3, 4]},
+                               venue=VENUE, table=table, seq=seq, boot=1, ts_ms=1,
+                               historical=historical, incarnation=INC)}
+
+        again.on_recorded("t1", [started("t1", 1), started("t1", 2, historical=True)])
+        again.on_recorded("t2", [started("t2", 1)])
+        names = again.db.deal_names("t1", [(INC, 1), (INC, 2)])
+        assert names == {(INC, 1): {str(seat): name for name, (_, seat) in seated.items()}}
+        assert again.db.deal_names("t2", [(INC, 1)]) == {}
+    finally:
+        again.close()
