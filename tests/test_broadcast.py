@@ -5,6 +5,7 @@ tables, the operator's folds, and no hole card to any other role."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.client
 import json
@@ -337,11 +338,31 @@ def _call(who, method, path):
         connection.close()
 
 
+def _asgi_get(app, path, cookie, scheme, client):
+    """A GET straight into the hub's application, as a client at that address over that
+    scheme would make it: the status and body."""
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "GET", "scheme": scheme, "path": path, "raw_path": path.encode(),
+             "query_string": b"", "root_path": "", "client": (client, 50000),
+             "server": ("hub", 443 if scheme == "https" else 80),
+             "headers": [(b"host", b"hub"), (b"cookie", cookie.encode())]}
+    asyncio.run(app(scope, receive, send))
+    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
+
+
 @pytest.mark.parametrize("feed_hub", ["sqlite"], indirect=True)
 def test_only_the_broadcast_role_reaches_the_feed_and_it_reaches_nothing_else(feed_hub):
     """Every operation of the API, as each role: the broadcast routes refuse every other role
     (403), and the broadcast role is refused every other route but who it is."""
-    _, _, staff = feed_hub
+    hub, _, staff = feed_hub
     reached = set()
     for method, path in _operations():
         if path in ("/api/openapi.json", "/api/tv"):
@@ -355,6 +376,14 @@ def test_only_the_broadcast_role_reaches_the_feed_and_it_reaches_nothing_else(fe
             if status != 403:
                 reached.add((role, path))
     assert ("broadcast", "/api/broadcast/tables/{table}") in reached
+    # Hole cards go over HTTPS, or to the hub's own machine: the app as another address
+    # reaches it, each way.
+    app, cookie = hub.web.app, staff["bea"].cookie()
+    for scheme, client, status in (("http", "10.1.2.3", 403), ("https", "10.1.2.3", 200),
+                                   ("http", "127.0.0.1", 200), ("http", "::1", 200)):
+        answer = _asgi_get(app, "/api/broadcast", cookie, scheme, client)
+        assert answer[0] == status, (scheme, client, answer)
+    assert b"HTTPS only" in _asgi_get(app, "/api/broadcast", cookie, "http", "10.1.2.3")[1]
     # The dashboard's page sends a production's login to the feed.
     assert _call(staff["bea"], "GET", "/")[0] == 303
     assert staff["bea"].get("/")[1]["delay_seconds"] == 1800

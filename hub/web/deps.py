@@ -5,6 +5,7 @@ a route reaches the floor's state: a use case queued on the floor's worker, awai
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,8 +75,21 @@ def _staff(permission: str | None) -> Any:
             raise Refused(401, "log in first")
         if permission is not None and not user.may(permission):
             raise Refused(403, f"the role {user.role} may not {permission}")
+        if permission == "broadcast" and not _private_line(request):
+            raise Refused(403, "the broadcast feed carries hole cards: it is served over "
+                               "HTTPS only (start the hub with --web-cert and --web-key)")
         return user
     return Depends(check)
+
+
+def _private_line(request: Request) -> bool:
+    """Whether hole cards may go to this client: over HTTPS, or to this machine itself."""
+    if request.url.scheme == "https":
+        return True
+    try:
+        return ipaddress.ip_address(request.client.host if request.client else "").is_loopback
+    except ValueError:
+        return False
 
 
 # The session's staff member, allowed to (hub/auth.py's ROLES): see the floor, send commands
