@@ -78,7 +78,8 @@ class _Deal:
 
     def __init__(self, started: dict[str, Any]) -> None:
         event = event_of(started)
-        self.id = deal_id(str(started["incarnation"]), int(started["seq"]))
+        self.incarnation, self.seq = str(started["incarnation"]), int(started["seq"])
+        self.id = deal_id(self.incarnation, self.seq)
         self.hand = int(started["hand"])
         self.redeal = int(event.get("redeal") or 0)
         self.game = event.get("game")

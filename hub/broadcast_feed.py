@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hub.broadcast import deals, hands
+from hub.broadcast import deal_id, deals, hands
 from hub.storage import Storage
 
 DELAY_SETTING = "broadcast_delay_s"
@@ -55,21 +55,23 @@ def table_feed(db: Storage, table: str, now_ms: int, at_ms: int | None = None,
     """The table's last ``count`` hands as of the feed's time (or ``at_ms``, if earlier):
     each deal up to that time, hole cards and all, of the deals dealt while it was featured
     and ended by now."""
-    latest = feed_time(db, now_ms)
+    delay = delay_seconds(db)
+    latest = now_ms - delay * 1000
     cutoff = latest if at_ms is None else min(at_ms, latest)
     released = db.released(table, cutoff)
     built = deals(db.deal_events(table, released, (count + 2) * EVENTS_PER_HAND))
     periods = db.featured_periods()
     shown = [(epoch, deal) for epoch, deal in built
              if _featured_at(periods, table, deal.started_at)
-             and db.deal_over(table, deal.id.split(":")[0], int(deal.id.split(":")[1]))]
-    numbers = sorted({(epoch, deal.hand) for epoch, deal in shown})[-count:]
-    shown = [(epoch, deal) for epoch, deal in shown if (epoch, deal.hand) in set(numbers)]
-    keys = [(deal.id.split(":")[0], int(deal.id.split(":")[1])) for _, deal in shown]
-    names = {f"{inc}:{seq}": found for (inc, seq), found in db.deal_names(table, keys).items()}
-    folds = {f"{inc}:{seq}": db.deal_folds(table, inc, seq, cutoff) for inc, seq in keys}
+             and db.deal_over(table, deal.incarnation, deal.seq)]
+    numbers = set(sorted({(epoch, deal.hand) for epoch, deal in shown})[-count:])
+    shown = [(epoch, deal) for epoch, deal in shown if (epoch, deal.hand) in numbers]
+    keys = [(deal.incarnation, deal.seq) for _, deal in shown]
+    names = {deal_id(inc, seq): found
+             for (inc, seq), found in db.deal_names(table, keys).items()}
+    folds = {deal_id(inc, seq): db.deal_folds(table, inc, seq, cutoff) for inc, seq in keys}
     db.commit()  # ends the reading transaction (PostgreSQL keeps one open)
-    return {"table": table, "feed_time": cutoff, "delay_seconds": delay_seconds(db),
+    return {"table": table, "feed_time": cutoff, "delay_seconds": delay,
             "hands": hands(shown, names, folds)}
 
 
