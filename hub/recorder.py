@@ -42,6 +42,10 @@ from hub.storage import Storage, open_storage
 log = logging.getLogger("tablectl.recorder")
 
 CLOCK_ROUND_TRIP_S = 5.0  # a status answer slower than this does not measure a table's clock
+# Status questions an incarnation is asked for its clock: an answer too slow to measure (a
+# loaded hub, a link retransmitting) asks again at once, so one slow moment does not leave the
+# table's times unmeasured for the whole run; a link always that slow stays unmeasured.
+CLOCK_TRIES = 3
 
 
 @dataclass
@@ -97,6 +101,7 @@ class Recorder(MqttWorker):
         self._asked: OrderedDict[str, Stream] = OrderedDict()  # replays by transaction
         self._fresh_session = True
         self._status_asked: set[Stream] = set()
+        self._clock_tries: dict[Stream, int] = {}  # status questions asked of each
         # status asked: its transaction -> the incarnation, and when (the hub's clock)
         self._clock_asked: OrderedDict[str, tuple[Stream, float]] = OrderedDict()
         self._db: Storage | None = None
@@ -230,6 +235,7 @@ class Recorder(MqttWorker):
         if stream in self._status_asked or stream.incarnation == LEGACY_INCARNATION:
             return
         self._status_asked.add(stream)
+        self._clock_tries[stream] = self._clock_tries.get(stream, 0) + 1
         transaction = uuid.uuid4().hex
         self._clock_asked[transaction] = (stream, self.wall())
         while len(self._clock_asked) > 1000:
@@ -245,8 +251,13 @@ class Recorder(MqttWorker):
             return
         stream, sent = asked
         now = self.wall()
-        if body.get("incarnation") != stream.incarnation or now - sent > CLOCK_ROUND_TRIP_S:
-            return  # another device answered under the name, or too late to tell
+        if body.get("incarnation") != stream.incarnation:
+            return  # another device answered under the name
+        if now - sent > CLOCK_ROUND_TRIP_S:  # too late to tell: asked again, a few times
+            if self._clock_tries.get(stream, 0) < CLOCK_TRIES:
+                self._status_asked.discard(stream)
+                self._ask_status(stream)
+            return
         assert self._db is not None
         offset = round((sent + now) / 2 * 1000) - int(body["ts"])
         self._db.set_clock_offset(stream, offset)

@@ -211,8 +211,9 @@ def _table(tmp_path, broker, hub, name):
     assert wait_for(lambda: name in hub.floor.tables, 10)
     storage = open_storage(hub.settings.db)
     try:
+        # (A deadline for a loaded machine: make test failed here once at 10 s.)
         assert wait_for(lambda: any(s["table"] == name and s["clock_offset"] is not None
-                                    for s in storage.streams() if not storage.commit()), 10)
+                                    for s in storage.streams() if not storage.commit()), 60)
     finally:
         storage.close()
     return box, link
