@@ -45,7 +45,9 @@ _BREAK_KEYS = {"break_minutes", "note", "color_up", "announce"}
 _FIGURES = ("starting_stack", "add_on_stack", "add_on_most", "buy_in", "add_on_price",
             # Late registration: entries and re-entries close at the start of this level, and
             # (if given) once fewer than this many are left after somebody went out.
-            "late_entry_until_level", "late_entry_min_left")
+            "late_entry_until_level", "late_entry_min_left",
+            # Re-entries a player may make (absent: as many as late registration allows).
+            "max_reentries")
 _TOP_KEYS = {"name", "title", "source", "schedule", "note", "currency", *_FIGURES}
 
 
@@ -84,6 +86,7 @@ class Structure:
     currency: str = ""
     late_entry_until_level: int | None = None  # None: the structure says nothing of it
     late_entry_min_left: int | None = None
+    max_reentries: int | None = None  # None: unlimited while late registration is open
 
     def level_at(self, elapsed: float) -> int:
         """The level in play after ``elapsed`` clock seconds (on a break, the level before

@@ -150,6 +150,10 @@ class _Taken:
 class Roster:
     players: dict[int, Player] = field(default_factory=dict)
     next_id: int = 1
+    # Re-entries a player may make: the structure that runs says (its ``max_reentries``);
+    # None: as many as late registration allows. The hub sets it from the venue clock.
+    max_reentries: int | None = None
+    structure: str = ""  # the title of the structure that sets it, for the desk's refusals
 
     # ------------------------------------------------------------------ entering
     def _taken(self) -> _Taken:
@@ -227,6 +231,13 @@ class Roster:
         if player.playing:
             raise RosterError(f"{player.name} is still in the game: a re-entry follows a "
                               "bust-out")
+        most = self.max_reentries
+        if most is not None and player.entries - 1 >= most:
+            made = player.entries - 1
+            raise RosterError(
+                f"{player.name} has re-entered {made} time{'s' if made != 1 else ''}: the "
+                f"structure that runs ({self.structure or 'its max_reentries'}) allows "
+                f"{most} re-entr{'ies' if most != 1 else 'y'} a player; the player stays out")
         player.entries += 1
         player.last_out_at, player.last_out_hand = player.out_at, player.out_hand
         player.out_at = player.out_hand = None
@@ -397,12 +408,20 @@ class Roster:
                 "add_ons": sum(p.add_ons for p in players), "left": self.left(),
                 "waiting": len(self.waiting())}
 
+    def reentries_left(self, player: Player) -> int | None:
+        """The re-entries ``player`` may still make (None: no limit)."""
+        if self.max_reentries is None:
+            return None
+        return max(0, self.max_reentries - (player.entries - 1))
+
     def view(self) -> dict[str, Any]:
         places = self.places()
         winner = self.winner()
-        return {"players": [{**asdict(p), "place": places.get(p.id)}
+        return {"players": [{**asdict(p), "place": places.get(p.id),
+                             "reentries_left": self.reentries_left(p)}
                             for p in sorted(self.players.values(), key=lambda p: p.id)],
-                **self.counts(), "winner": winner.name if winner is not None else None}
+                **self.counts(), "max_reentries": self.max_reentries,
+                "winner": winner.name if winner is not None else None}
 
     def finishing_csv(self) -> str:
         """The finishing order for a spreadsheet in any locale (hub/spreadsheet.py)."""

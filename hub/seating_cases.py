@@ -123,7 +123,20 @@ class SeatingCases(FloorPart):
         return dict(update["roster"])
 
     def roster(self) -> dict[str, Any]:
+        self.reentry_limit()
         return self.floor.roster.view()
+
+    def reentry_limit(self) -> bool:
+        """The roster told the re-entries a player may make by the structure that runs (its
+        ``max_reentries``; no limit without one): whether that changed."""
+        structure = self.service.clock.structure
+        roster = self.floor.roster
+        most = None if structure is None else structure.max_reentries
+        title = "" if structure is None else structure.title
+        if (roster.max_reentries, roster.structure) == (most, title):
+            return False
+        roster.max_reentries, roster.structure = most, title
+        return True
 
     def finishing_csv(self) -> str:
         return self.floor.roster.finishing_csv()
@@ -187,6 +200,7 @@ class SeatingCases(FloorPart):
 
     def reentry(self, user: User, player_id: int) -> dict[str, Any]:
         self._late_entry()
+        self.reentry_limit()
         return self._on_roster(user, "roster/re-entry", lambda roster, now: {
             "player": player_id, "name": roster.reentry(player_id, now).name})
 

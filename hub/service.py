@@ -195,6 +195,8 @@ class FloorService:
             self.floor.registration_open = registering  # a level began: the desk looks again
             self.floor.balance_stale = True
         self.payout_cases.turn()
+        if seating.reentry_limit():  # another structure runs: "re-entries left" on the desks
+            self.broadcast([self.floor.seating_desk.roster_update()])
         self.reconcile(self.now_ms())
         self.players_cases.observe()  # the moves made, for their seat cards
         mono = time.monotonic()

@@ -303,3 +303,30 @@ def test_an_entrant_entered_by_mistake_is_removed_before_they_play():
     waiting = floor.roster.add("Dora", 12)
     floor.seating_desk.remove_entrant(waiting.id, "maria", 13)
     assert waiting.id not in floor.roster.players
+
+
+def test_a_structure_limits_the_re_entries_a_player_may_make():
+    level = [{"level": 1, "sb": 1, "bb": 2, "minutes": 10}]
+    assert structure_from_data({"schedule": level}, "house").max_reentries is None
+    assert structure_from_data({"schedule": level, "max_reentries": 0},
+                               "house").max_reentries == 0  # a freezeout
+    for wrong in (-1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="max_reentries: must be a whole number"):
+            structure_from_data({"schedule": level, "max_reentries": wrong}, "house")
+    roster = Roster()
+    anna = roster.add("Anna", 0)
+    assert roster.view()["players"][0]["reentries_left"] is None  # no limit: as now
+    roster.max_reentries, roster.structure = 1, "Single re-entry"
+    assert roster.view()["max_reentries"] == 1
+    assert roster.view()["players"][0]["reentries_left"] == 1
+    anna.out_at = 10
+    roster.reentry(anna.id, 11)
+    assert roster.view()["players"][0]["reentries_left"] == 0
+    anna.out_at = 20
+    with pytest.raises(RosterError, match=r"Anna has re-entered 1 time: the structure that "
+                       r"runs \(Single re-entry\) allows 1 re-entry a player"):
+        roster.reentry(anna.id, 21)
+    assert anna.entries == 2 and not anna.playing  # refused: nothing changed
+    roster.max_reentries = None
+    roster.reentry(anna.id, 22)  # no limit
+    assert anna.entries == 3

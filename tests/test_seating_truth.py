@@ -428,3 +428,43 @@ def test_late_registration_closes_as_the_structure_says_and_no_table_breaks_befo
         assert service.floor.balance.proposal.kind == "break"
     finally:
         service.close()
+
+
+def test_the_structure_that_runs_limits_the_re_entries_at_the_desk(tmp_path):
+    """A structure's ``max_reentries``: the desk is told the re-entries each player has left,
+    and one past the limit is refused, naming it."""
+    from contract.commands import HubClockCommand
+    from hub import auth
+    from hub.roster import RosterError
+    from hub.service import FloorService
+    from hub.settings import HubSettings
+
+    (tmp_path / "one-more.toml").write_text(
+        'title = "One re-entry"\nmax_reentries = 1\n'
+        '[[schedule]]\nlevel = 1\nsb = 1\nbb = 2\nminutes = 10\n')
+    maria = auth.User("maria", "floor", "")
+    service = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db"),
+                                       structures=str(tmp_path)), _Link(),
+                           wall=lambda: 1_800_000_000.0)
+    service.open()
+    try:
+        service.on_broker(True)
+        service.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
+        service.on_state("t1", table_state(seats=[]))
+        for name in ("Anna", "Bob", "Carl"):
+            service.add_player(maria, name)
+        service.draw_seats(maria)
+        assert service.roster()["max_reentries"] is None
+        service.clock_action(maria, HubClockCommand(action="start", value="one-more"))
+        service.turn()
+        assert service.roster()["max_reentries"] == 1
+        bob = next(p for p in service.floor.roster.players.values() if p.name == "Bob")
+        service.bust(maria, "t1", bob.seat)
+        view = service.reentry(maria, bob.id)
+        assert next(p for p in view["players"] if p["name"] == "Bob")["reentries_left"] == 0
+        service.draw_seats(maria)
+        service.bust(maria, "t1", bob.seat)
+        with pytest.raises(RosterError, match=r"allows 1 re-entry a player"):
+            service.reentry(maria, bob.id)
+    finally:
+        service.close()

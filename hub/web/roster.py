@@ -50,6 +50,7 @@ class RosterPlayer(BaseModel):
     last_out_at: int | None = None  # the bust-out a re-entry followed
     last_out_hand: int | None = None
     place: int | None  # the finishing place once out
+    reentries_left: int | None = None  # max_reentries less those made (None: no limit)
 
 
 class RosterView(BaseModel):
@@ -59,6 +60,7 @@ class RosterView(BaseModel):
     add_ons: int
     left: int
     waiting: int  # in the game without a seat: the next draw seats them
+    max_reentries: int | None = None  # the structure that runs says (None: no limit)
     winner: str | None = None  # the one player left of two or more: the tournament is over
     ignored_columns: list[str] | None = None  # an import's columns the roster does not read
 
