@@ -54,10 +54,15 @@ class Player:
     out_hand: int | None = None
     last_out_at: int | None = None  # the bust-out a re-entry followed (for its take-back)
     last_out_hand: int | None = None
+    # Their table's hand when a draw gave them their seat (None: seated otherwise, by a move
+    # or before the roster knew hands: taken as having played). A later hand there dealt them in.
+    seated_hand: int | None = None
+    no_show_at: int | None = None  # removed as a no-show (never played), their buy-in refunded
+    refund: str | None = None  # what they were refunded, as the desk says it ("$50")
 
     @property
     def playing(self) -> bool:
-        return self.out_at is None
+        return self.out_at is None and self.no_show_at is None
 
 
 def check_name(name: Any) -> str:
@@ -228,6 +233,9 @@ class Roster:
 
     def reentry(self, player_id: int, now: int) -> Player:
         player = self.player(player_id)
+        if player.no_show_at is not None:
+            raise RosterError(f"{player.name} was removed as a no-show and refunded: enter "
+                              "them again under another name if they play after all")
         if player.playing:
             raise RosterError(f"{player.name} is still in the game: a re-entry follows a "
                               "bust-out")
@@ -262,12 +270,48 @@ class Roster:
         """An entrant entered by mistake (a wrong name, a double entry), gone before they
         played: never out, no re-entry or add-on. RosterError says why not otherwise."""
         player = self.player(player_id)
+        if player.no_show_at is not None:
+            raise RosterError(f"{player.name} is a no-show, refunded {player.refund}: their "
+                              "line stays on the roster")
         if not player.playing or player.last_out_at is not None:
             raise RosterError(f"{player.name} has played (a bust-out is on record): their "
                               "place stays in the results")
         if player.entries > 1 or player.add_ons:
             raise RosterError(f"{player.name} has a re-entry or an add-on: take it back first")
         del self.players[player_id]
+        return player
+
+    def played(self, player: Player, hand: int | None) -> str | None:
+        """Why ``player`` has played, or None: a bust-out, a re-entry or an add-on on record,
+        or a hand their table (now at ``hand``) has started since a draw gave them their seat
+        (the table deals them in from its next hand). A player seated otherwise (moved, or
+        on the roster before it knew hands) is taken as having played."""
+        if player.out_at is not None or player.last_out_at is not None or player.entries > 1:
+            return "a bust-out or a re-entry is on record"
+        if player.add_ons:
+            return "an add-on is on record"
+        if player.table is None:
+            return None  # waiting for a seat: never dealt in
+        if player.seated_hand is None:
+            return f"they were seated at table {player.table} by a move"
+        if hand is not None and hand > player.seated_hand:
+            return (f"table {player.table} has started hand {hand} since their seat was drawn "
+                    f"(at hand {player.seated_hand}): they were dealt in")
+        return None
+
+    def no_show(self, player_id: int, now: int, refund: str, hand: int | None) -> Player:
+        """An entrant who never came: out of the game without a place, their buy-in refunded
+        (``refund``, as said), their line kept. ``hand``: their table's hand now. Refused once
+        they have played (``played``: they are busted as anyone else)."""
+        player = self.player(player_id)
+        if player.no_show_at is not None:
+            raise RosterError(f"{player.name} is a no-show already (refunded {player.refund})")
+        why = self.played(player, hand)
+        if why is not None:
+            raise RosterError(f"{player.name} has played ({why}): no refund; bust their seat "
+                              "if they are gone")
+        player.no_show_at, player.refund = now, refund
+        player.table = player.seat = player.seated_hand = None
         return player
 
     def take_back_add_on(self, player_id: int) -> Player:
@@ -330,7 +374,7 @@ class Roster:
     def moved(self, table: str, seat: int, to_table: str, to_seat: int) -> Player | None:
         player = self.at(table, seat)
         if player is not None:
-            player.table, player.seat = to_table, to_seat
+            player.table, player.seat, player.seated_hand = to_table, to_seat, None
         return player
 
     # ------------------------------------------------------------------ seating
@@ -379,14 +423,16 @@ class Roster:
     def winner(self) -> Player | None:
         """The one player left of two or more who entered: the tournament is over."""
         playing = [p for p in self.players.values() if p.playing]
-        if len(self.players) < 2 or len(playing) != 1 or self.waiting():
+        if (len(self.players) - self.no_shows() < 2 or len(playing) != 1
+                or self.waiting()):
             return None
         return playing[0]
 
     def places(self) -> dict[int, int]:
         """Each player out and their finishing place: the last one out is placed just below
         those still playing; the winner, once there is one, first."""
-        out = sorted((p for p in self.players.values() if not p.playing),
+        out = sorted((p for p in self.players.values()
+                      if not p.playing and p.no_show_at is None),
                      key=lambda p: (p.out_at or 0, p.id), reverse=True)
         first = self.left() + 1
         places = {p.id: first + index for index, p in enumerate(out)}
@@ -402,9 +448,16 @@ class Roster:
         return sorted(((places[p.id], p) for p in self.players.values() if p.id in places),
                       key=lambda item: item[0])
 
+    def no_shows(self) -> int:
+        return sum(1 for p in self.players.values() if p.no_show_at is not None)
+
     def counts(self) -> dict[str, int]:
+        """``entries``: every buy-in taken (a no-show's refunded one too); ``paid_entries``:
+        those the prize pool counts, without the no-shows'."""
         players = list(self.players.values())
         return {"entrants": len(players), "entries": sum(p.entries for p in players),
+                "paid_entries": sum(p.entries for p in players if p.no_show_at is None),
+                "no_shows": self.no_shows(),
                 "add_ons": sum(p.add_ons for p in players), "left": self.left(),
                 "waiting": len(self.waiting())}
 
@@ -428,12 +481,16 @@ class Roster:
         out = io.StringIO()
         writer = csv_writer(out)
         writer.writerow(cells(("place", "name", "entries", "add_ons", "out_utc", "out_at_ms",
-                               "table", "seat", "hand")))
+                               "table", "seat", "hand", "refunded")))
         for place, p in self.finishing():
             when = ("" if p.out_at is None  # the winner: never out
                     else time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(p.out_at / 1000)))
             writer.writerow(cells((place, p.name, p.entries, p.add_ons, when, p.out_at,
-                                   p.table, p.seat, p.out_hand)))
+                                   p.table, p.seat, p.out_hand, "")))
+        for p in sorted(self.players.values(), key=lambda p: p.id):
+            if p.no_show_at is not None:  # no place: their line says so, with the refund
+                writer.writerow(cells(("no-show", p.name, p.entries, p.add_ons, "", "", "", "",
+                                       "", p.refund)))
         return out.getvalue()
 
 

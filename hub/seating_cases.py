@@ -158,7 +158,7 @@ class SeatingCases(FloorPart):
         least = structure.late_entry_min_left
         roster = self.floor.roster
         if least is not None and roster.left() < least and any(
-                not p.playing for p in roster.players.values()):
+                p.out_at is not None for p in roster.players.values()):
             return (f"late registration is closed: {roster.left()} players are left, fewer "
                     f"than {least}, and somebody has gone out ({structure.title})")
         return None
@@ -195,6 +195,24 @@ class SeatingCases(FloorPart):
         self.db.delete_player(player_id)
         self.saved_players.pop(player_id, None)
         self.log(now, user.name, "roster/remove", {"player": player_id, "name": player.name})
+        self.service.seating_changed(updates, now)
+        return self.floor.roster.view()
+
+    def refund(self) -> str:
+        """What a no-show is refunded: the buy-in of the structure that runs, as said."""
+        structure = self.service.clock.structure
+        if structure is None or not structure.buy_in:
+            return "the buy-in (the structure that runs gives no buy_in)"
+        return f"{structure.currency}{structure.buy_in}"
+
+    def no_show(self, user: User, player_id: int) -> dict[str, Any]:
+        """An entrant who never came removed, their buy-in refunded and their line kept (a
+        drawn seat freed, no bust-out); refused once they have played."""
+        now = self.now_ms()
+        refund = self.refund()
+        player, updates = self.floor.seating_desk.no_show(player_id, refund, user.name, now)
+        self.log(now, user.name, "roster/no-show", {"player": player_id, "name": player.name,
+                                                    "refund": refund})
         self.service.seating_changed(updates, now)
         return self.floor.roster.view()
 

@@ -111,7 +111,7 @@ class SeatingDesk:
         except SeatingRefused as exc:
             raise StaffError(str(exc)) from None
         for player, seat in drawn:
-            player.table, player.seat = final, seat
+            player.table, player.seat, player.seated_hand = final, seat, None
         self.floor.balance_stale = True
         return [*self.seating_updates(), self.roster_update()]
 
@@ -132,6 +132,9 @@ class SeatingDesk:
                           if s not in plan.occupied]
             occupied[name] = len(plan.occupied)
         drawn = self.floor.roster.draw(unnamed, free, occupied, rng)
+        for table, seated in drawn.items():  # dealt in from the table's next hand
+            for _, player in seated:
+                player.seated_hand = self.floor.tables[table].hand or 0
         for table, seated in sorted(drawn.items()):
             plan = self.floor.seating.plan(table)
             new = {seat for seat, _ in seated} - set(plan.seats)
@@ -222,6 +225,22 @@ class SeatingDesk:
                 self.floor.seating.bust(player.table, player.seat, by, now)
         else:
             self.floor.roster.remove(player_id)
+        self.floor.balance_stale = True
+        return player, [*self.seating_updates(), self.roster_update()]
+
+    def no_show(self, player_id: int, refund: str, by: str,
+                now: int) -> tuple[Any, list[Update]]:
+        """An entrant who never came, removed with their buy-in refunded (hub/roster.py
+        ``no_show``: refused once they have played); a seat drawn for them leaves the
+        seating, as no bust-out."""
+        roster = self.floor.roster
+        player = roster.player(player_id)
+        table, seat = player.table, player.seat
+        hand = self.floor.tables[table].hand if table in self.floor.tables else None
+        roster.no_show(player_id, now, refund, hand)  # its refusals before the seating changes
+        if table is not None and seat is not None:
+            with contextlib.suppress(SeatingRefused):  # (a seat set by hand since the draw)
+                self.floor.seating.bust(table, seat, by, now)
         self.floor.balance_stale = True
         return player, [*self.seating_updates(), self.roster_update()]
 

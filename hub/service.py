@@ -451,6 +451,9 @@ class FloorService:
     def remove_entrant(self, user: User, player_id: int) -> dict[str, Any]:
         return self.seating_cases.remove_entrant(user, player_id)
 
+    def no_show(self, user: User, player_id: int) -> dict[str, Any]:
+        return self.seating_cases.no_show(user, player_id)
+
     def reentry(self, user: User, player_id: int) -> dict[str, Any]:
         return self.seating_cases.reentry(user, player_id)
 

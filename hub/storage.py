@@ -121,10 +121,18 @@ MIGRATIONS = [
         " feed_ts BIGINT NOT NULL, ts BIGINT NOT NULL, username TEXT NOT NULL)",
         "CREATE INDEX broadcast_folds_by_deal ON broadcast_folds (tbl, inc, seq)",
     ],
+    [
+        # A roster player's table hand when drawn a seat (whether they have played since),
+        # and a no-show: when removed, and the refund.
+        "ALTER TABLE roster_players ADD COLUMN seated_hand BIGINT",
+        "ALTER TABLE roster_players ADD COLUMN no_show_at BIGINT",
+        "ALTER TABLE roster_players ADD COLUMN refund TEXT",
+    ],
 ]
 
 ROSTER_COLUMNS = ("id", "name", "registered_at", "entries", "add_ons", "table", "seat",
-                  "out_at", "out_hand", "last_out_at", "last_out_hand")
+                  "out_at", "out_hand", "last_out_at", "last_out_hand", "seated_hand",
+                  "no_show_at", "refund")
 
 # The events a hand-history view is made of.
 HISTORY_TYPES = ("hand.started", "hand.ended", "hand.record", "ruling", "irregularity")
@@ -455,16 +463,19 @@ class Storage:
         values = tuple(player[k] for k in ROSTER_COLUMNS)
         self.execute(
             "INSERT INTO roster_players (id, name, registered_at, entries, add_ons, tbl, seat,"
-            " out_at, out_hand, last_out_at, last_out_hand) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
-            " ?, ?) ON CONFLICT (id) DO UPDATE SET entries = excluded.entries, add_ons ="
-            " excluded.add_ons, tbl = excluded.tbl, seat = excluded.seat, out_at ="
-            " excluded.out_at, out_hand = excluded.out_hand, last_out_at ="
-            " excluded.last_out_at, last_out_hand = excluded.last_out_hand",
+            " out_at, out_hand, last_out_at, last_out_hand, seated_hand, no_show_at, refund)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+            " entries = excluded.entries, add_ons = excluded.add_ons, tbl = excluded.tbl,"
+            " seat = excluded.seat, out_at = excluded.out_at, out_hand = excluded.out_hand,"
+            " last_out_at = excluded.last_out_at, last_out_hand = excluded.last_out_hand,"
+            " seated_hand = excluded.seated_hand, no_show_at = excluded.no_show_at,"
+            " refund = excluded.refund",
             values)
 
     def roster_players(self) -> list[dict[str, Any]]:
         rows = self.execute("SELECT id, name, registered_at, entries, add_ons, tbl, seat, "
-                            "out_at, out_hand, last_out_at, last_out_hand FROM roster_players "
+                            "out_at, out_hand, last_out_at, last_out_hand, seated_hand, "
+                            "no_show_at, refund FROM roster_players "
                             "ORDER BY id").fetchall()
         return [dict(zip(ROSTER_COLUMNS, row, strict=True)) for row in rows]
 

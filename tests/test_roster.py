@@ -82,7 +82,7 @@ def test_places_follow_the_bust_outs_and_an_undo_or_a_re_entry_gives_them_back()
         roster.add_on(1, sold=False)
     rows = list(csv.reader(io.StringIO(Roster().finishing_csv())))
     assert rows == [["place", "name", "entries", "add_ons", "out_utc", "out_at_ms", "table",
-                     "seat", "hand"]]
+                     "seat", "hand", "refunded"]]
 
 
 def test_a_name_that_a_spreadsheet_would_run_is_written_as_text():
@@ -330,3 +330,40 @@ def test_a_structure_limits_the_re_entries_a_player_may_make():
     roster.max_reentries = None
     roster.reentry(anna.id, 22)  # no limit
     assert anna.entries == 3
+
+
+def test_a_no_show_is_removed_with_a_refund_until_a_hand_is_dealt_at_their_seat():
+    floor = _seated_floor({"t1": {1: "Anna", 2: "Bob"}})
+    floor.on_state("t1", table_state(seats=[1, 2], hand=7), 2)
+    late = floor.roster.add("Dora", 3)
+    early = floor.roster.add("Emil", 3)
+    floor.seating_desk.draw_seats("maria", 4, random.Random(1))
+    assert (late.seated_hand, early.seated_hand) == (7, 7)
+    assert len(floor.seating.tables["t1"].seats) == 4
+    # Dora never came: hand 7 still runs, no hand has been dealt to her seat.
+    _, updates = floor.seating_desk.no_show(late.id, "$50", "maria", 5)
+    assert (late.no_show_at, late.refund, late.table, late.seat) == (5, "$50", None, None)
+    assert not late.playing and len(floor.seating.tables["t1"].seats) == 3
+    assert not floor.bustouts  # no bust-out: she never played
+    [roster] = [u["roster"] for u in updates if u["kind"] == "roster"]
+    assert (roster["entrants"], roster["entries"], roster["paid_entries"],
+            roster["no_shows"], roster["left"]) == (4, 4, 3, 1, 3)
+    assert late.id not in floor.roster.places()  # no place: a line "no-show"
+    rows = list(csv.reader(io.StringIO(floor.roster.finishing_csv())))
+    assert rows[-1][:2] == ["no-show", "Dora"] and rows[-1][-1] == "$50"
+    with pytest.raises(RosterError, match="Dora is a no-show already"):
+        floor.seating_desk.no_show(late.id, "$50", "maria", 6)
+    with pytest.raises(RosterError, match="Dora was removed as a no-show"):
+        floor.roster.reentry(late.id, 6)
+    # Hand 8 starts at Emil's table: he was dealt in, he has played.
+    floor.on_state("t1", table_state(seats=[1, 2, early.seat], hand=8), 7)
+    with pytest.raises(RosterError, match=r"Emil has played \(table t1 has started hand 8"):
+        floor.seating_desk.no_show(early.id, "$50", "maria", 8)
+    anna = next(p for p in floor.roster.players.values() if p.name == "Anna")
+    with pytest.raises(RosterError, match=r"Anna has played \(they were seated"):
+        floor.seating_desk.no_show(anna.id, "$50", "maria", 9)  # seated before hands counted
+    waiting = floor.roster.add("Finn", 10)  # never drawn: never dealt in
+    floor.seating_desk.no_show(waiting.id, "$50", "maria", 11)
+    floor.seating_desk.bust("t1", 2, "maria", 12)
+    floor.seating_desk.bust("t1", early.seat, "maria", 13)
+    assert floor.roster.winner() is anna  # the no-shows are no players left

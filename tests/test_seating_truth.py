@@ -468,3 +468,48 @@ def test_the_structure_that_runs_limits_the_re_entries_at_the_desk(tmp_path):
             service.reentry(maria, bob.id)
     finally:
         service.close()
+
+
+def test_a_no_show_is_refunded_the_buy_in_logged_and_kept_across_a_restart(tmp_path):
+    """Seed 004's buy-in ($50) refunded to an entrant who never came; the line outlives a hub
+    restart; the entries the prize pool counts leave it out."""
+    from contract.commands import HubClockCommand
+    from hub import auth
+    from hub.service import FloorService
+    from hub.settings import HubSettings
+
+    maria = auth.User("maria", "floor", "")
+    settings = HubSettings(venue="venue", db=str(tmp_path / "hub.db"))
+
+    def hub() -> FloorService:
+        service = FloorService(settings, _Link(), wall=lambda: 1_800_000_000.0)
+        service.open()
+        return service
+
+    service = hub()
+    try:
+        service.on_broker(True)
+        service.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
+        service.on_state("t1", table_state(seats=[], hand=3))
+        service.clock_action(maria, HubClockCommand(action="start", value="dealers-choice"))
+        for name in ("Anna", "Bob", "Carl"):
+            service.add_player(maria, name)
+        service.draw_seats(maria)
+        carl = next(p for p in service.floor.roster.players.values() if p.name == "Carl")
+        seat = carl.seat
+        view = service.no_show(maria, carl.id)
+        line = next(p for p in view["players"] if p["name"] == "Carl")
+        assert (line["refund"], line["table"], line["place"]) == ("$50", None, None)
+        assert (view["entries"], view["paid_entries"], view["no_shows"]) == (3, 2, 1)
+        assert seat not in service.floor.seating.tables["t1"].seats
+        [logged] = [x for x in service.floor_log() if x["action"] == "roster/no-show"]
+        assert logged["detail"] == {"player": carl.id, "name": "Carl", "refund": "$50"}
+    finally:
+        service.close()
+    service = hub()
+    try:
+        again = next(p for p in service.roster()["players"] if p["name"] == "Carl")
+        assert (again["no_show_at"] is not None, again["refund"]) == (True, "$50")
+        assert service.roster()["paid_entries"] == 2
+    finally:
+        service.close()

@@ -50,13 +50,18 @@ class RosterPlayer(BaseModel):
     last_out_at: int | None = None  # the bust-out a re-entry followed
     last_out_hand: int | None = None
     place: int | None  # the finishing place once out
+    seated_hand: int | None = None  # their table's hand when a draw seated them
+    no_show_at: int | None = None  # removed as a no-show (never played)
+    refund: str | None = None  # a no-show's refund ("$50")
     reentries_left: int | None = None  # max_reentries less those made (None: no limit)
 
 
 class RosterView(BaseModel):
     players: list[RosterPlayer]
     entrants: int
-    entries: int
+    entries: int  # every buy-in taken, a no-show's refunded one too
+    paid_entries: int = 0  # the entries the prize pool counts: without the no-shows'
+    no_shows: int = 0
     add_ons: int
     left: int
     waiting: int  # in the game without a seat: the next draw seats them
@@ -90,6 +95,15 @@ async def roster_import(body: RosterCsv, user: Commanding, context: Context) -> 
 async def roster_remove(player: PLAYER, user: Commanding, context: Context,
                         body: Empty | None = None) -> dict[str, Any]:
     return await on_floor(context, FloorService.remove_entrant, user, player)
+
+
+@router.post("/api/roster/players/{player}/no-show", response_model=RosterView,
+             summary="an entrant who never came removed, the structure's buy-in refunded: "
+                     "their line kept as a no-show, a drawn seat freed; refused once they "
+                     "have played")
+async def roster_no_show(player: PLAYER, user: Commanding, context: Context,
+                         body: Empty | None = None) -> dict[str, Any]:
+    return await on_floor(context, FloorService.no_show, user, player)
 
 
 @router.post("/api/roster/players/{player}/re-entry", response_model=RosterView,
