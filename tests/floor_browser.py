@@ -48,9 +48,11 @@ RECORD_STREAM = """
 """
 
 
-def floor_venue(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
-    """A venue for a module's browser tests: a broker, the hub (the venue clock running, its
-    users maria, val and sam), two simulated tables t1 and t2 and a browser."""
+def floor_venue(tmp_path_factory: Any, structure: str = "tda-2024",
+                structures: str | None = None) -> Iterator[dict[str, Any]]:
+    """A venue for a module's browser tests: a broker, the hub (the venue clock running
+    ``structure``, from the house's ``structures`` directory if given; its users maria, val
+    and sam), two simulated tables t1 and t2 and a browser."""
     if not os.path.exists(CHROMIUM):
         pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
     from playwright.sync_api import expect, sync_playwright
@@ -64,9 +66,9 @@ def floor_venue(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
     # A venue far from this machine's zone, writing times its own way (24-hour, German).
     hub = Hub(HubSettings(venue="sim", db=str(directory / "hub.db"), users=str(users),
                           port=broker.port, http_port=0, locale="de-DE",
-                          time_zone=VENUE_ZONE)).start()
+                          time_zone=VENUE_ZONE, structures=structures)).start()
     hub.clock.connected.wait(10)
-    hub.clock.apply("start", "tda-2024")  # the tables follow the venue clock
+    hub.clock.apply("start", structure)  # the tables follow the venue clock
     tables = SimulatedVenue(directory / "tables", tables=2, hands=1, broker=broker,
                             recorder=False, quiet=True, irregularities=0.0, pace=0.05,
                             venue_clock=True).start()

@@ -907,7 +907,7 @@ function drawRoster() {
       box.append(list);
       return box;
     }));
-  const waiting = r.players.filter((p) => p.out_at == null && !p.table);
+  const waiting = r.players.filter((p) => p.out_at == null && p.no_show_at == null && !p.table);
   if (waiting.length) chart.append(el("p", "waiting", `Waiting for a seat: ${waiting.map((p) => p.name).join(", ")}`));
   // On paper: a title with the time, and every player by name to find their seat.
   $("#chart-title").textContent = `Seating \u2014 ${$("#venue").textContent} \u2014 ${venueDate(serverNow())}`;
@@ -916,6 +916,7 @@ function drawRoster() {
   $("#chart-by-name").replaceChildren(...seatedNow.map((p) => el("li", null, `${p.name}: table ${p.table} seat ${p.seat}`)));
   const list = $("#roster-players");
   list.replaceChildren(...r.players.map((p) => {
+    if (p.no_show_at != null) return noShowItem(p);
     const li = el("li", p.out_at == null ? "in" : "out");
     li.dataset.player = p.id;
     const where = p.out_at != null ? `out, ${ordinal(p.place)}${p.out_hand ? ` (hand ${p.out_hand})` : ""}`
@@ -951,9 +952,48 @@ function drawRoster() {
       act("remove", "Remove", "remove", `Remove ${p.name}, entered by mistake? ` +
           (p.table ? `Table ${p.table} seat ${p.seat} is freed (no bust-out).` : "They leave the roster."));
     }
+    registrationButtons(li, p, act);
     return li;
   }));
   panel.dataset.players = r.players.length;
+  drawRegistration(r);
+}
+
+// ------------------------------------------------------------------ registration details
+// A no-show's line stays on the roster: no place, the refund said.
+function noShowItem(p) {
+  const li = el("li", "out no-show");
+  li.dataset.player = p.id;
+  li.append(el("b", null, p.name), ` no-show, refunded ${p.refund}`);
+  return li;
+}
+
+// The re-entries a player has left (the structure's max_reentries: none left, no Re-entry),
+// and No-show for an entrant who never came (the hub refuses it once they have played).
+function registrationButtons(li, p, act) {
+  if (p.reentries_left != null) {
+    const left = p.reentries_left;
+    // Beside the entries, before the buttons.
+    li.insertBefore(el("span", "reentries-left", ` \u00b7 ${left} re-entr${left === 1 ? "y" : "ies"} left`),
+                    li.querySelector("button"));
+    const reentry = li.querySelector("button.reentry");
+    if (reentry && !left) {
+      reentry.disabled = true;
+      reentry.title = "The structure that runs allows no more re-entries for this player";
+    }
+  }
+  if (p.out_at == null && p.last_out_at == null && p.entries === 1 && !p.add_ons) {
+    act("no-show", "No-show", "no-show", `${p.name} never came: remove them as a no-show and ` +
+        "refund the buy-in? " + (p.table ? `Table ${p.table} seat ${p.seat} is freed (no bust-out).`
+                                         : "Their line stays, marked no-show."));
+  }
+}
+
+// The summary counts the no-shows (refunded: the prize pool leaves their entries out).
+function drawRegistration(r) {
+  if (r.no_shows) {
+    $("#roster-summary").append(` \u00b7 ${r.no_shows} no-show${r.no_shows === 1 ? "" : "s"} (refunded)`);
+  }
 }
 
 // What a draw did, so the floor knows who walks: a new seat, or a seat already taken by a
@@ -1686,6 +1726,7 @@ function logSentence(line) {
     }
     if (name === "re-entry") return `${who} recorded a re-entry for ${d.name}`;
     if (name === "remove") return `${who} removed ${d.name}, entered by mistake`;
+    if (name === "no-show") return `${who} removed ${d.name} as a no-show, refunded ${d.refund}`;
     if (name === "add-on") return `${who} recorded an add-on for ${d.name}`;
     if (name === "clear") return `${who} cleared the roster (${d.players} players) for a new tournament`;
     if (name === "final-draw") return `${who} drew the final table at table ${d.table}: ${(d.seats || []).join(", ")}`;
