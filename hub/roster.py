@@ -65,6 +65,15 @@ class Player:
         return self.out_at is None and self.no_show_at is None
 
 
+@dataclass
+class Alternate:
+    """A player waiting for a seat while the field is full: entered, in the list's order, as
+    seats open during registration."""
+
+    name: str
+    added_at: int
+
+
 def check_name(name: Any) -> str:
     """A player's name as the floor typed it: trimmed, 1 to 40 characters, each one that shows
     as itself."""
@@ -159,6 +168,9 @@ class Roster:
     # None: as many as late registration allows. The hub sets it from the venue clock.
     max_reentries: int | None = None
     structure: str = ""  # the title of the structure that sets it, for the desk's refusals
+    # The alternates, first seated first; closed (why, or None) once registration is.
+    alternates: list[Alternate] = field(default_factory=list)
+    alternates_closed: str | None = None
 
     # ------------------------------------------------------------------ entering
     def _taken(self) -> _Taken:
@@ -166,11 +178,21 @@ class Roster:
         taken = _Taken()
         for player in self.players.values():
             taken.hold(player.name)
+        for alternate in self.alternates:  # an alternate becomes an entrant: one name
+            taken.hold(alternate.name)
         return taken
+
+    def _alternate_named(self, name: str) -> str | None:
+        position = next((n for n, a in enumerate(self.alternates, start=1)
+                         if a.name.casefold() == name.casefold()), None)
+        if position is None:
+            return None
+        return (f"{self.alternates[position - 1].name} is alternate {position}: they are "
+                "entered when a seat opens")
 
     def add(self, name: Any, now: int, entries: int = 1, add_ons: int = 0) -> Player:
         name = check_name(name)
-        refusal = self._taken().refusal(name)
+        refusal = self._alternate_named(name) or self._taken().refusal(name)
         if refusal is not None:
             raise RosterError(refusal)
         if len(self.players) >= MAX_PLAYERS:
@@ -183,6 +205,34 @@ class Roster:
         self.players[player.id] = player
         self.next_id += 1
         return player
+
+    def add_alternate(self, name: Any, now: int) -> Alternate:
+        """One more alternate, last in the list (the same names refused as for an entry)."""
+        name = check_name(name)
+        if self.alternates_closed is not None:
+            raise RosterError(f"the alternates list is closed: {self.alternates_closed}")
+        refusal = self._alternate_named(name) or self._taken().refusal(name)
+        if refusal is not None:
+            raise RosterError(refusal)
+        if len(self.players) + len(self.alternates) >= MAX_PLAYERS:
+            raise RosterError(f"a roster holds at most {MAX_PLAYERS} players")
+        alternate = Alternate(name, now)
+        self.alternates.append(alternate)
+        return alternate
+
+    def drop_alternate(self, position: int) -> Alternate:
+        """An alternate who has gone (or was added by mistake) off the list."""
+        if not 1 <= position <= len(self.alternates):
+            raise RosterError(f"no alternate {position}: the list has "
+                              f"{len(self.alternates)}")
+        return self.alternates.pop(position - 1)
+
+    def enter_alternate(self, now: int) -> Player | None:
+        """The first alternate entered (a seat has opened for them), or None: nobody waits."""
+        if not self.alternates:
+            return None
+        first = self.alternates.pop(0)
+        return self._enter(first.name, now, 1, 0)
 
     @staticmethod
     def csv_columns_ignored(text: str) -> list[str]:
@@ -474,6 +524,9 @@ class Roster:
                              "reentries_left": self.reentries_left(p)}
                             for p in sorted(self.players.values(), key=lambda p: p.id)],
                 **self.counts(), "max_reentries": self.max_reentries,
+                "alternates": [{"position": n, **asdict(a)}
+                               for n, a in enumerate(self.alternates, start=1)],
+                "alternates_closed": self.alternates_closed,
                 "winner": winner.name if winner is not None else None}
 
     def finishing_csv(self) -> str:

@@ -26,9 +26,14 @@ class SeatingCases(FloorPart):
         super().__init__(service)
         self.rng = random.SystemRandom()  # a seat draw no one can foresee
         self.saved_players: dict[int, dict[str, Any]] = {}  # the roster as stored
+        self.saved_alternates: list[dict[str, Any]] = []
 
     def save_players(self) -> None:
-        """The players the roster changed, to the database (committed)."""
+        """The players the roster changed, and its alternates, to the database (committed)."""
+        alternates = [asdict(a) for a in self.floor.roster.alternates]
+        if alternates != self.saved_alternates:
+            self.db.save_alternates(alternates)
+            self.saved_alternates = alternates
         for player in self.floor.roster.players.values():
             row = asdict(player)
             if self.saved_players.get(player.id) != row:  # only who changed
@@ -63,6 +68,8 @@ class SeatingCases(FloorPart):
                 bust.prize = self.service.payout_cases.prize_of(bust.place, bust.player_id)
                 update["bustout"]["prize"] = bust.prize
         self._log_busts(updates, now)
+        bust = next(u["bustout"] for u in updates if u["kind"] == "bustout")
+        updates += self._alternate_to(bust["table"], bust["seat"], user, now)
         updates += self._tournament_over(now)
         self.service.seating_changed(updates, now)
         return dict(next(u["bustout"] for u in updates if u["kind"] == "bustout"))
@@ -123,20 +130,52 @@ class SeatingCases(FloorPart):
         return dict(update["roster"])
 
     def roster(self) -> dict[str, Any]:
-        self.reentry_limit()
+        self.registration_rules()
         return self.floor.roster.view()
 
-    def reentry_limit(self) -> bool:
+    def registration_rules(self) -> bool:
         """The roster told the re-entries a player may make by the structure that runs (its
-        ``max_reentries``; no limit without one): whether that changed."""
+        ``max_reentries``; no limit without one), and whether its alternates list is closed
+        (late registration is): whether either changed."""
         structure = self.service.clock.structure
         roster = self.floor.roster
         most = None if structure is None else structure.max_reentries
         title = "" if structure is None else structure.title
-        if (roster.max_reentries, roster.structure) == (most, title):
+        closed = self.late_entry_closed()
+        if (roster.max_reentries, roster.structure, roster.alternates_closed) == (
+                most, title, closed):
             return False
-        roster.max_reentries, roster.structure = most, title
+        roster.max_reentries, roster.structure, roster.alternates_closed = most, title, closed
         return True
+
+    def _alternate_to(self, table: str, seat: int, user: User, now: int) -> list[Update]:
+        """A seat opened (a bust-out, a no-show) during registration: the first alternate is
+        entered and seated there (hub/seating_desk.py), logged."""
+        self.registration_rules()
+        if self.floor.roster.alternates_closed is not None:
+            return []
+        player, updates = self.floor.seating_desk.seat_alternate(table, seat, user.name, now)
+        if player is not None:
+            self.log(now, user.name, "roster/alternate-seated", {
+                "name": player.name, "table": table, "seat": seat})
+        return updates
+
+    def add_alternate(self, user: User, name: str) -> dict[str, Any]:
+        """An alternate, last in the list: only while the field is full (no free seat at the
+        tables in play for the players waiting) and registration runs."""
+        self.registration_rules()
+        free = self.floor.seating_desk.free_seats()
+        if free > 0 and self.floor.roster.alternates_closed is None:
+            raise RosterError(f"the tables in play have {free} free seat"
+                              f"{'s' if free != 1 else ''}: enter the player and draw seats "
+                              "(alternates wait only while the field is full)")
+        return self._on_roster(user, "roster/alternate", lambda roster, now: {
+            "name": roster.add_alternate(name, now).name,
+            "position": len(roster.alternates)})
+
+    def drop_alternate(self, user: User, position: int) -> dict[str, Any]:
+        return self._on_roster(user, "roster/alternate-dropped", lambda roster, now: {
+            "name": roster.drop_alternate(position).name, "position": position})
 
     def finishing_csv(self) -> str:
         return self.floor.roster.finishing_csv()
@@ -210,15 +249,19 @@ class SeatingCases(FloorPart):
         drawn seat freed, no bust-out); refused once they have played."""
         now = self.now_ms()
         refund = self.refund()
+        player = self.floor.roster.player(player_id)
+        table, seat = player.table, player.seat
         player, updates = self.floor.seating_desk.no_show(player_id, refund, user.name, now)
         self.log(now, user.name, "roster/no-show", {"player": player_id, "name": player.name,
                                                     "refund": refund})
+        if table is not None and seat is not None:
+            updates += self._alternate_to(table, seat, user, now)
         self.service.seating_changed(updates, now)
         return self.floor.roster.view()
 
     def reentry(self, user: User, player_id: int) -> dict[str, Any]:
         self._late_entry()
-        self.reentry_limit()
+        self.registration_rules()
         return self._on_roster(user, "roster/re-entry", lambda roster, now: {
             "player": player_id, "name": roster.reentry(player_id, now).name})
 
@@ -243,7 +286,9 @@ class SeatingCases(FloorPart):
         def clear(roster: Roster, now: int) -> dict[str, Any]:
             players = len(roster.players)
             roster.players.clear()
+            roster.alternates.clear()
             self.saved_players.clear()
+            self.saved_alternates = []
             self.db.clear_roster()
             self.service.payout_cases.cleared()
             return {"players": players}

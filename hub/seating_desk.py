@@ -244,6 +244,34 @@ class SeatingDesk:
         self.floor.balance_stale = True
         return player, [*self.seating_updates(), self.roster_update()]
 
+    def free_seats(self) -> int:
+        """The seats a draw could give now (at tables online and not broken), less the players
+        waiting for one: above 0, the field is not full."""
+        free = 0
+        for name, view in self.floor.tables.items():
+            plan = self.floor.seating.plan(name)
+            if view.status == TableStatus.ONLINE and not plan.broken:
+                free += max(0, self.floor.table_size(name) - len(plan.occupied))
+        return free - len(self.floor.roster.waiting())
+
+    def seat_alternate(self, table: str, seat: int, by: str,
+                       now: int) -> tuple[Any, list[Update]]:
+        """The first alternate entered and seated in ``table``'s ``seat``, just opened (a
+        bust-out, a no-show), as a late entry drawn there: the seat in the table's seating at
+        once, the table seating them at its next hand. (None, []) when nobody waits or the
+        seat cannot take them (a table not online or broken, the seat taken again)."""
+        view = self.floor.tables.get(table)
+        plan = self.floor.seating.plan(table)
+        if (not self.floor.roster.alternates or view is None or plan.broken
+                or view.status != TableStatus.ONLINE or seat in plan.occupied):
+            return None, []
+        player = self.floor.roster.enter_alternate(now)
+        assert player is not None  # (alternates wait)
+        self.floor.seating.set_seats(table, sorted({*plan.seats, seat}), by, now)
+        player.table, player.seat, player.seated_hand = table, seat, view.hand or 0
+        self.floor.balance_stale = True
+        return player, [*self.seating_updates(), self.roster_update()]
+
     def make_moves(self, proposal: Proposal, by: str, now: int) -> list[Update]:
         """A balancing move or a table break the floor confirmed, made now: each player
         leaves after their hand and is seated at the other table once they have."""

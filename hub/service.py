@@ -39,7 +39,7 @@ from hub.floor_log import FloorLog
 from hub.payout_cases import PayoutCases
 from hub.players_cases import PlayersCases
 from hub.refused import StaffError
-from hub.roster import Player
+from hub.roster import Alternate, Player
 from hub.seating import SeatingPlan
 from hub.seating_cases import SeatingCases
 from hub.seating_desk import BustOut
@@ -168,6 +168,9 @@ class FloorService:
             self.seating_cases.saved_players[player.id] = dict(row)
             self.floor.roster.players[player.id] = player
             self.floor.roster.next_id = max(self.floor.roster.next_id, player.id + 1)
+        for row in db.roster_alternates():
+            self.floor.roster.alternates.append(Alternate(**row))
+        self.seating_cases.saved_alternates = db.roster_alternates()
         # The players' screen: its link, announcements and the moves seen (after the roster).
         self.players_cases.open()
         # Ids go on from the newest in the database, purged or not shown.
@@ -195,7 +198,7 @@ class FloorService:
             self.floor.registration_open = registering  # a level began: the desk looks again
             self.floor.balance_stale = True
         self.payout_cases.turn()
-        if seating.reentry_limit():  # another structure runs: "re-entries left" on the desks
+        if seating.registration_rules():  # re-entries left, the alternates list closed
             self.broadcast([self.floor.seating_desk.roster_update()])
         self.reconcile(self.now_ms())
         self.players_cases.observe()  # the moves made, for their seat cards
@@ -450,6 +453,12 @@ class FloorService:
 
     def remove_entrant(self, user: User, player_id: int) -> dict[str, Any]:
         return self.seating_cases.remove_entrant(user, player_id)
+
+    def add_alternate(self, user: User, name: str) -> dict[str, Any]:
+        return self.seating_cases.add_alternate(user, name)
+
+    def drop_alternate(self, user: User, position: int) -> dict[str, Any]:
+        return self.seating_cases.drop_alternate(user, position)
 
     def no_show(self, user: User, player_id: int) -> dict[str, Any]:
         return self.seating_cases.no_show(user, player_id)

@@ -127,6 +127,9 @@ MIGRATIONS = [
         "ALTER TABLE roster_players ADD COLUMN seated_hand BIGINT",
         "ALTER TABLE roster_players ADD COLUMN no_show_at BIGINT",
         "ALTER TABLE roster_players ADD COLUMN refund TEXT",
+        # The alternates, in their order: entered as seats open during registration.
+        "CREATE TABLE roster_alternates (position INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+        " added_at BIGINT NOT NULL)",
     ],
 ]
 
@@ -479,6 +482,18 @@ class Storage:
                             "ORDER BY id").fetchall()
         return [dict(zip(ROSTER_COLUMNS, row, strict=True)) for row in rows]
 
+    def save_alternates(self, alternates: list[dict[str, Any]]) -> None:
+        """The alternates list as it is now, in its order."""
+        self.execute("DELETE FROM roster_alternates")
+        for position, alternate in enumerate(alternates, start=1):
+            self.execute("INSERT INTO roster_alternates VALUES (?, ?, ?)",
+                         (position, alternate["name"], alternate["added_at"]))
+
+    def roster_alternates(self) -> list[dict[str, Any]]:
+        rows = self.execute("SELECT name, added_at FROM roster_alternates "
+                            "ORDER BY position").fetchall()
+        return [{"name": str(name), "added_at": int(added)} for name, added in rows]
+
     def name_dealer(self, badge: str, name: str) -> None:
         if name:
             self.execute("INSERT INTO dealer_names VALUES (?, ?) ON CONFLICT (badge) DO UPDATE "
@@ -495,6 +510,7 @@ class Storage:
         self.execute("DELETE FROM roster_players WHERE id = ?", (player_id,))
 
     def clear_roster(self) -> int:
+        self.execute("DELETE FROM roster_alternates")
         return max(0, int(self.execute("DELETE FROM roster_players").rowcount))
 
     def save_clock(self, saved: dict[str, Any], now_ms: int) -> None:

@@ -367,3 +367,33 @@ def test_a_no_show_is_removed_with_a_refund_until_a_hand_is_dealt_at_their_seat(
     floor.seating_desk.bust("t1", 2, "maria", 12)
     floor.seating_desk.bust("t1", early.seat, "maria", 13)
     assert floor.roster.winner() is anna  # the no-shows are no players left
+
+
+def test_alternates_wait_in_order_and_the_first_takes_a_seat_that_opens():
+    floor = _seated_floor({"t1": {1: "Anna", 2: "Bob"}})
+    floor.on_state("t1", table_state(seats=[1, 2], hand=4), 2)
+    roster = floor.roster
+    roster.add_alternate("Xena", 3)
+    roster.add_alternate("Yuri", 4)
+    with pytest.raises(RosterError, match="Xena is alternate 1"):
+        roster.add_alternate("xena", 5)
+    with pytest.raises(RosterError, match="Yuri is alternate 2: they are entered when a seat"):
+        roster.add("Yuri", 5)  # not entered twice
+    with pytest.raises(RosterError, match="Anna has entered already"):
+        roster.add_alternate("Anna", 5)
+    assert [a["name"] for a in roster.view()["alternates"]] == ["Xena", "Yuri"]
+    floor.seating_desk.bust("t1", 2, "maria", 6)
+    xena, updates = floor.seating_desk.seat_alternate("t1", 2, "maria", 7)
+    assert (xena.name, xena.table, xena.seat, xena.seated_hand) == ("Xena", "t1", 2, 4)
+    assert floor.seating.tables["t1"].seats == [1, 2]  # the table seats her at its next hand
+    assert [a.name for a in roster.alternates] == ["Yuri"]
+    assert any(u["kind"] == "roster" for u in updates)
+    # A seat taken again, or at a table not online: nobody is moved up.
+    assert floor.seating_desk.seat_alternate("t1", 2, "maria", 8) == (None, [])
+    assert roster.drop_alternate(1).name == "Yuri" and not roster.alternates
+    assert floor.seating_desk.seat_alternate("t1", 3, "maria", 9) == (None, [])
+    with pytest.raises(RosterError, match="no alternate 1: the list has 0"):
+        roster.drop_alternate(1)
+    roster.alternates_closed = "late registration closed at the start of level 3"
+    with pytest.raises(RosterError, match="the alternates list is closed: late registration"):
+        roster.add_alternate("Zoe", 10)

@@ -513,3 +513,71 @@ def test_a_no_show_is_refunded_the_buy_in_logged_and_kept_across_a_restart(tmp_p
         assert service.roster()["paid_entries"] == 2
     finally:
         service.close()
+
+
+def test_alternates_take_the_seats_that_open_until_registration_closes(tmp_path):
+    """While the field is full the desk lists alternates in order; a bust-out's or a
+    no-show's seat goes to the first, drawn there, logged; the list outlives a restart and is
+    closed, saying so, with late registration."""
+    from contract.commands import HubClockCommand
+    from hub import auth
+    from hub.roster import RosterError
+    from hub.service import FloorService
+    from hub.settings import HubSettings
+
+    (tmp_path / "late.toml").write_text(
+        'title = "Late until level 2"\nlate_entry_until_level = 2\nbuy_in = 40\n'
+        'currency = "$"\n[[schedule]]\nlevel = 1\nsb = 1\nbb = 2\nminutes = 10\n'
+        '[[schedule]]\nlevel = 2\nsb = 2\nbb = 4\nminutes = 10\n')
+    maria = auth.User("maria", "floor", "")
+    settings = HubSettings(venue="venue", db=str(tmp_path / "hub.db"), structures=str(tmp_path))
+
+    def hub() -> FloorService:
+        service = FloorService(settings, _Link(), wall=lambda: 1_800_000_000.0)
+        service.open()
+        service.on_broker(True)
+        service.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
+        return service
+
+    service = hub()
+    try:
+        service.clock_action(maria, HubClockCommand(action="start", value="late"))
+        size = service.floor.table_size("t1")
+        service.on_state("t1", table_state(seats=list(range(1, size)), hand=2))
+        service.import_players(maria, "name\n" + "\n".join(f"P{n}" for n in range(1, size)))
+        service.draw_seats(maria)
+        with pytest.raises(RosterError, match="the tables in play have 1 free seat: enter"):
+            service.add_alternate(maria, "Alma")
+        service.add_player(maria, "Last In")
+        service.draw_seats(maria)  # the field is full
+        for name in ("Alma", "Bert", "Cleo"):
+            service.add_alternate(maria, name)
+        assert [a["name"] for a in service.roster()["alternates"]] == ["Alma", "Bert", "Cleo"]
+        gone = service.floor.roster.players[3]
+        service.bust(maria, "t1", gone.seat)
+        alma = next(p for p in service.floor.roster.players.values() if p.name == "Alma")
+        assert (alma.table, alma.seat) == ("t1", gone.seat)
+        assert gone.seat in service.floor.seating.tables["t1"].seats
+        [logged] = [x for x in service.floor_log() if x["action"] == "roster/alternate-seated"]
+        assert logged["detail"] == {"name": "Alma", "table": "t1", "seat": gone.seat}
+        never = service.floor.roster.players[5]  # never came: Bert takes the seat
+        seat = never.seat
+        service.no_show(maria, never.id)
+        bert = next(p for p in service.floor.roster.players.values() if p.name == "Bert")
+        assert (bert.table, bert.seat) == ("t1", seat)
+    finally:
+        service.close()
+    service = hub()
+    try:
+        assert [a["name"] for a in service.roster()["alternates"]] == ["Cleo"]
+        service.clock_action(maria, HubClockCommand(action="level", value=2))
+        service.turn()
+        closed = service.roster()["alternates_closed"]
+        assert closed == "late registration closed at the start of level 2 (Late until level 2)"
+        with pytest.raises(RosterError, match="the alternates list is closed: late registr"):
+            service.add_alternate(maria, "Dina")
+        seated = service.floor.roster.players[4]
+        service.bust(maria, "t1", seated.seat)
+        assert [a.name for a in service.floor.roster.alternates] == ["Cleo"]  # not seated
+    finally:
+        service.close()

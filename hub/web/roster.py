@@ -3,9 +3,9 @@ tapped by mistake), the seat draws (each table sent its seating), the finishing 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,6 +56,12 @@ class RosterPlayer(BaseModel):
     reentries_left: int | None = None  # max_reentries less those made (None: no limit)
 
 
+class RosterAlternate(BaseModel):
+    position: int  # 1: the first seated when a seat opens
+    name: str
+    added_at: int
+
+
 class RosterView(BaseModel):
     players: list[RosterPlayer]
     entrants: int
@@ -66,6 +72,8 @@ class RosterView(BaseModel):
     left: int
     waiting: int  # in the game without a seat: the next draw seats them
     max_reentries: int | None = None  # the structure that runs says (None: no limit)
+    alternates: list[RosterAlternate] = []  # waiting while the field is full, in order
+    alternates_closed: str | None = None  # why the list is closed (registration is)
     winner: str | None = None  # the one player left of two or more: the tournament is over
     ignored_columns: list[str] | None = None  # an import's columns the roster does not read
 
@@ -95,6 +103,23 @@ async def roster_import(body: RosterCsv, user: Commanding, context: Context) -> 
 async def roster_remove(player: PLAYER, user: Commanding, context: Context,
                         body: Empty | None = None) -> dict[str, Any]:
     return await on_floor(context, FloorService.remove_entrant, user, player)
+
+
+@router.post("/api/roster/alternates", response_model=RosterView,
+             summary="an alternate, last in the list, while the field is full (no free seat "
+                     "at the tables in play): entered and seated where a seat opens (a "
+                     "bust-out, a no-show) during registration")
+async def roster_alternate(body: NewPlayer, user: Commanding,
+                           context: Context) -> dict[str, Any]:
+    return await on_floor(context, FloorService.add_alternate, user, body.name)
+
+
+@router.post("/api/roster/alternates/{position}/remove", response_model=RosterView,
+             summary="an alternate who has gone off the list (the others move up)")
+async def roster_alternate_drop(position: Annotated[int, Path(ge=1, le=2000)],
+                                user: Commanding, context: Context,
+                                body: Empty | None = None) -> dict[str, Any]:
+    return await on_floor(context, FloorService.drop_alternate, user, position)
 
 
 @router.post("/api/roster/players/{player}/no-show", response_model=RosterView,
