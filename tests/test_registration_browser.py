@@ -1,7 +1,8 @@
 """Registration details at the desk in a real browser (``tests.floor_browser``'s venue, the
 house's structure giving a buy-in and a re-entry limit): an entrant who never came removed as
 a no-show with the buy-in refunded, one who has played refused, and the re-entries a player
-has left as the structure allows."""
+has left as the structure allows, and alternates seated in order as seats open until
+registration closes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import threading
 import pytest
 from playwright.sync_api import expect
 
+from contract.commands import HubClockCommand
 from hub import auth
 from hub.service import FloorService
 from tests.conftest import wait_for
@@ -21,6 +23,7 @@ starting_stack = 5000
 currency = "$"
 buy_in = 60
 max_reentries = 1
+late_entry_until_level = 2
 [[schedule]]
 level = 1
 sb = 25
@@ -120,5 +123,58 @@ def test_the_re_entries_left_are_shown_and_none_left_is_no_re_entry(venue):
         expect(line).to_contain_text("out, ")
         expect(line.locator("button.reentry")).to_be_disabled()
         expect(line.locator("button.no-show")).to_have_count(0)  # she played
+    finally:
+        maria.context.close()
+
+
+def test_alternates_wait_while_the_field_is_full_and_take_the_seats_that_open(venue):
+    """The floor adds an alternate while seats are free: refused, saying so. Once the field is
+    full Alma and Bert wait in order; a bust-out's seat goes to Alma (her line, the log), Bert
+    moves up; when late registration closes the list says it is closed."""
+    hub = venue["hub"]
+    maria = login_page(venue, "maria", viewport={"width": 1440, "height": 900})
+    try:
+        maria.locator("#roster-panel details").evaluate("(d) => { d.open = true; }")
+        maria.fill("#alternate-name", "Alma Alt")
+        maria.press("#alternate-name", "Enter")
+        expect(maria.locator("#roster-reply")).to_contain_text(
+            "free seats: enter the player and draw seats")
+        # Fill every seat: the tables' players nobody named, then the free seats.
+        online = [name for name, t in hub.floor.tables.items() if t.status == "online"
+                  and not hub.floor.seating.plan(name).broken]
+        seats = sum(hub.floor.table_size(name) - len(hub.floor.seating.plan(name).occupied)
+                    for name in online)
+        seats += sum(1 for name in online for seat in hub.floor.seating.plan(name).seats
+                     if hub.floor.roster.at(name, seat) is None)
+        hub.call(FloorService.import_players, MARIA, "name\n" + "\n".join(
+            f"Field {number}" for number in range(seats)))
+        hub.call(FloorService.draw_seats, MARIA)
+        for name in ("Alma Alt", "Bert Alt"):
+            maria.fill("#alternate-name", name)
+            maria.press("#alternate-name", "Enter")
+            expect(maria.locator("#roster-reply")).to_contain_text(
+                f"{name} is an alternate: seated when a seat opens")
+        expect(maria.locator("#alternates li")).to_have_count(2)
+        expect(maria.locator("#alternates li").first).to_contain_text("Alma Alt")
+        expect(maria.locator("#alternates-count")).to_have_text("(2)")
+        gone = next(p for p in hub.floor.roster.players.values()
+                    if p.name.startswith("Field ") and p.table is not None)
+        table, seat = gone.table, gone.seat
+        hub.call(FloorService.bust, MARIA, table, seat)
+        expect(_line(maria, "Alma Alt")).to_contain_text(f"table {table} seat {seat}")
+        expect(maria.locator("#alternates li")).to_have_count(1)
+        expect(maria.locator("#alternates li").first).to_contain_text("Bert Alt")
+        expect(maria.locator(
+            "#log li", has_text=f"Alma Alt, the first alternate, took table {table} seat {seat}"
+        )).to_have_count(1)
+        assert wait_for(lambda: seat in hub.floor.tables[table].seats, 15)  # the table seats her
+        # Level 2: late registration is over, and so is the list.
+        hub.call(FloorService.clock_action, MARIA, HubClockCommand(action="level", value=2))
+        expect(maria.locator("#alternates-closed")).to_have_text(
+            "The list is closed: late registration closed at the start of level 2 (House deep "
+            "stack (one re-entry)).")
+        expect(maria.locator("#alternates-closed")).to_be_visible()
+        expect(maria.locator("#alternate-add")).to_be_hidden()
+        expect(maria.locator("#alternates li")).to_have_count(1)  # Bert, never seated
     finally:
         maria.context.close()

@@ -994,6 +994,39 @@ function drawRegistration(r) {
   if (r.no_shows) {
     $("#roster-summary").append(` \u00b7 ${r.no_shows} no-show${r.no_shows === 1 ? "" : "s"} (refunded)`);
   }
+  drawAlternates(r);
+}
+
+// The alternates, in their order: the first takes the next seat that opens during late
+// registration; closed with it, saying why.
+function drawAlternates(r) {
+  const list = r.alternates || [];
+  $("#alternates-count").textContent = list.length ? `(${list.length})` : "";
+  const closed = $("#alternates-closed");
+  closed.hidden = !r.alternates_closed;
+  closed.textContent = r.alternates_closed ? `The list is closed: ${r.alternates_closed}.` : "";
+  $("#alternate-add").hidden = Boolean(r.alternates_closed);
+  $("#alternates").replaceChildren(...list.map((a) => {
+    const li = el("li", null, a.name);
+    li.dataset.position = a.position;
+    const button = el("button", "drop-alternate", "Remove");
+    button.addEventListener("click", async (event) => {
+      if (event.detail > 1 || !(await confirmed(`Take ${a.name} off the alternates list?`, "Remove"))) return;
+      rosterAction(`/api/roster/alternates/${a.position}/remove`, {}, `${a.name} is off the list`);
+    });
+    li.append(" ", button);
+    return li;
+  }));
+}
+
+function setUpAlternates() {
+  $("#alternate-add").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = $("#alternate-name").value.trim();
+    if (!name) return;
+    rosterAction("/api/roster/alternates", { name }, `${name} is an alternate: seated when a seat opens`)
+      .then(() => { $("#alternate-name").value = ""; });
+  });
 }
 
 // What a draw did, so the floor knows who walks: a new seat, or a seat already taken by a
@@ -1727,6 +1760,9 @@ function logSentence(line) {
     if (name === "re-entry") return `${who} recorded a re-entry for ${d.name}`;
     if (name === "remove") return `${who} removed ${d.name}, entered by mistake`;
     if (name === "no-show") return `${who} removed ${d.name} as a no-show, refunded ${d.refund}`;
+    if (name === "alternate") return `${who} added ${d.name} as alternate ${d.position}`;
+    if (name === "alternate-seated") return `${d.name}, the first alternate, took table ${d.table} seat ${d.seat}`;
+    if (name === "alternate-dropped") return `${who} took ${d.name} off the alternates list`;
     if (name === "add-on") return `${who} recorded an add-on for ${d.name}`;
     if (name === "clear") return `${who} cleared the roster (${d.players} players) for a new tournament`;
     if (name === "final-draw") return `${who} drew the final table at table ${d.table}: ${(d.seats || []).join(", ")}`;
@@ -1843,6 +1879,7 @@ async function startDashboard() {
   }
   $("#structure").addEventListener("change", () => { $("#structure").dataset.picked = "1"; });
   setUpRoster();
+  setUpAlternates();
   setUpDealers();
   setUpPayouts();  // payouts.js
   setUpBroadcast();
