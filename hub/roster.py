@@ -268,7 +268,7 @@ class Roster:
             except RosterError as exc:
                 problems.append(f"line {number}: {exc}")
                 continue
-            refusal = taken.refusal(name)
+            refusal = self._alternate_named(name) or taken.refusal(name)
             if refusal is not None:
                 problems.append(f"line {number}: {refusal}")
             taken.hold(name, number)  # (refused too: a later twin of it is said so as well)

@@ -397,3 +397,10 @@ def test_alternates_wait_in_order_and_the_first_takes_a_seat_that_opens():
     roster.alternates_closed = "late registration closed at the start of level 3"
     with pytest.raises(RosterError, match="the alternates list is closed: late registration"):
         roster.add_alternate("Zoe", 10)
+
+
+def test_an_import_names_the_alternate_a_line_repeats():
+    roster = Roster()
+    roster.add_alternate("Xena", 1)
+    with pytest.raises(RosterError, match="line 2: Xena is alternate 1: they are entered when"):
+        roster.import_csv("name\nxena\n", 2)
