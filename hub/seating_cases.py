@@ -68,8 +68,8 @@ class SeatingCases(FloorPart):
                 bust.prize = self.service.payout_cases.prize_of(bust.place, bust.player_id)
                 update["bustout"]["prize"] = bust.prize
         self._log_busts(updates, now)
-        bust = next(u["bustout"] for u in updates if u["kind"] == "bustout")
-        updates += self._alternate_to(bust["table"], bust["seat"], user, now)
+        busted = next(u["bustout"] for u in updates if u["kind"] == "bustout")
+        updates += self._alternate_to(busted["table"], busted["seat"], user, now)
         updates += self._tournament_over(now)
         self.service.seating_changed(updates, now)
         return dict(next(u["bustout"] for u in updates if u["kind"] == "bustout"))
