@@ -58,7 +58,8 @@ def tournament_figures(roster: Roster, structure: Structure | None) -> dict[str,
     if not roster.players:
         return {}
     counts = roster.counts()
-    figures: dict[str, Any] = {"entrants": counts["entrants"], "entries": counts["entries"],
+    # A no-show's buy-in was refunded: not an entry of the prize pool, nor chips in play.
+    figures: dict[str, Any] = {"entrants": counts["entrants"], "entries": counts["paid_entries"],
                                "add_ons": counts["add_ons"], "players_left": counts["left"]}
     winner = roster.winner()
     if winner is not None:
@@ -66,7 +67,7 @@ def tournament_figures(roster: Roster, structure: Structure | None) -> dict[str,
     if structure is None:
         return figures
     if structure.starting_stack and counts["left"]:
-        chips = (structure.starting_stack * counts["entries"]
+        chips = (structure.starting_stack * counts["paid_entries"]
                  + (structure.add_on_stack or 0) * counts["add_ons"])
         figures["average_stack"] = round(chips / counts["left"])
     return figures

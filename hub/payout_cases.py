@@ -105,8 +105,9 @@ class PayoutCases(FloorPart):
 
     def payouts(self, table: PayoutTable | None = None) -> Payouts | None:
         """The prize pool and the prizes: the frozen figures once stored, else from the
-        roster's counts and the structure that runs (None without a roster, or without a
-        structure that sets a buy-in). ``table``: worked out with that one, frozen or not."""
+        roster's counts (a no-show's refunded buy-in left out) and the structure that runs
+        (None without a roster, or without a structure that sets a buy-in). ``table``: worked
+        out with that one, frozen or not."""
         if self.frozen is not None and table is None:
             f = self.frozen
             return Payouts(f["entries"], f["add_ons"], f["gross"], f["fee"], f["pool"],
@@ -118,7 +119,7 @@ class PayoutCases(FloorPart):
         counts = roster.counts()
         return prize_pool(table or self.table, buy_in=structure.buy_in,
                           add_on_price=structure.add_on_price or 0,
-                          entries=counts["entries"], add_ons=counts["add_ons"])
+                          entries=counts["paid_entries"], add_ons=counts["add_ons"])
 
     def _currency(self) -> str:
         if self.frozen is not None:
@@ -230,7 +231,7 @@ class PayoutCases(FloorPart):
         self.closed = {"by": user.name, "at": now}
         self.db.set_setting("registration_closed", json.dumps(self.closed))
         self.log(now, user.name, "payouts/registration-closed", {
-            "entries": self.floor.roster.counts()["entries"]})
+            "entries": self.floor.roster.counts()["paid_entries"]})
         if self.frozen is None:
             self.freeze(f"registration closed by {user.name}", user.name)
         self.service.broadcast(self.changed())

@@ -305,3 +305,18 @@ def test_the_floor_closes_registration_where_the_structure_leaves_it_to_the_floo
     finally:
         again.close()
     floor.open()
+
+
+def test_a_no_show_refunded_is_no_entry_of_the_prize_pool_nor_chips_in_play(hub):
+    """Issue 48, items 1 and 5 together: a no-show's buy-in was given back, so the pool, the
+    places it pays and the TV's average stack count the entries that paid, not the refund."""
+    floor, _, _ = hub
+    floor.clock_action(MARIA, floor_command("start", "house"))
+    _enter(floor, 12)
+    assert floor.payout_figures()["prize_pool"] == 600
+    floor.no_show(MARIA, 12)  # never came: refunded before a hand at the table
+    figures = floor.payout_figures()
+    assert (figures["entries"], figures["prize_pool"]) == (11, 550)
+    room = floor.room_clock(floor.clock_cases.tv_key)
+    assert room["entries"] == 11
+    assert room["average_stack"] == 4000  # 11 entries' chips over the 11 left
