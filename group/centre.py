@@ -144,15 +144,19 @@ class GroupStorage:
             held.setdefault(str(venue), {})[str(table)] = int(count)
         return held
 
-    def uptos(self) -> list[tuple[str, Stream, int]]:
-        """Venue by venue and stream by stream (a table's incarnation), the seq up to which
-        every event is held: the end of each stream's first run of consecutive seqs, from
-        the first it holds (a stream need not start at seq 1; a central database restored
-        from a backup lacks a stream's newest events, never its first but not the next)."""
-        return [(str(v), Stream(str(t), str(i)), int(end)) for v, t, i, end in self.execute(
-            "SELECT venue, tbl, inc, MIN(seq) FROM group_events g WHERE NOT EXISTS (SELECT 1"
-            " FROM group_events n WHERE n.venue = g.venue AND n.tbl = g.tbl AND n.inc = g.inc"
-            " AND n.seq = g.seq + 1) GROUP BY venue, tbl, inc")]
+    def uptos(self) -> list[tuple[str, Stream, int, int]]:
+        """Venue by venue and stream by stream (a table's incarnation), the first seq held
+        and the seq up to which every event from it is held: each stream's first run of
+        consecutive seqs. A stream need not start at seq 1, and a central database restored
+        from a backup may lack its first events as well as its newest (the newer ones stored
+        since): the uplink's report says where the stream starts (group/gaps.py)."""
+        firsts = {(str(v), str(t), str(i)): int(first) for v, t, i, first in self.execute(
+            "SELECT venue, tbl, inc, MIN(seq) FROM group_events GROUP BY venue, tbl, inc")}
+        return [(str(v), Stream(str(t), str(i)), firsts[(str(v), str(t), str(i))], int(end))
+                for v, t, i, end in self.execute(
+                    "SELECT venue, tbl, inc, MIN(seq) FROM group_events g WHERE NOT EXISTS"
+                    " (SELECT 1 FROM group_events n WHERE n.venue = g.venue AND n.tbl = g.tbl"
+                    " AND n.inc = g.inc AND n.seq = g.seq + 1) GROUP BY venue, tbl, inc")]
 
     def envelopes(self, venue: str, table: str,
                   incarnation: str | None = None) -> list[dict[str, Any]]:
@@ -322,8 +326,8 @@ class CentralRecorder(NatsWorker):
     def setup(self) -> None:
         storage = GroupStorage(self.db_path, passed_between_threads=True)
         now = time.monotonic()
-        for venue, stream, upto in storage.uptos():
-            self.holdings.load(venue, stream, upto, now)
+        for venue, stream, first, upto in storage.uptos():
+            self.holdings.load(venue, stream, upto, now, first)
         storage.commit()  # end the read
         # From here on each connection is its writer's alone.
         count = self.postgresql_writers if storage.p == "%s" else 1

@@ -32,22 +32,31 @@ MAX_STREAMS_PER_VENUE = 200_000
 
 
 class _Held:
-    __slots__ = ("asked", "beyond", "progressed", "upto")
+    __slots__ = ("asked", "beyond", "loaded_first", "progressed", "run", "upto")
 
     def __init__(self, now: float) -> None:
         self.upto = 0  # every seq up to this one held (or before the stream's first)
         self.beyond: set[int] | None = None  # held after a gap
+        self.run: tuple[int, int] | None = None  # a run of seqs held after a gap, first to last
+        # At start, the first seq the database held of the stream, until its uplink says where
+        # the stream starts: the database may lack its first events too (lost in a restore,
+        # the newer ones stored since), and then what it held from here is after a gap.
+        self.loaded_first: int | None = None
         self.progressed = now  # when upto last moved (or the stream was first seen)
         self.asked = -math.inf
 
     def close_up(self) -> None:
         """``upto`` over what is held right after it."""
-        if not self.beyond:
-            return
-        while self.upto + 1 in self.beyond:
-            self.upto += 1
-            self.beyond.discard(self.upto)
-        self.beyond = {seq for seq in self.beyond if seq > self.upto} or None
+        moved = True
+        while moved:
+            moved = False
+            if self.run is not None and self.upto + 1 >= self.run[0]:
+                self.upto, self.run, moved = max(self.upto, self.run[1]), None, True
+            while self.beyond and self.upto + 1 in self.beyond:
+                self.upto += 1
+                moved = True
+        if self.beyond:
+            self.beyond = {seq for seq in self.beyond if seq > self.upto} or None
 
 
 class CentralHoldings:
@@ -64,11 +73,15 @@ class CentralHoldings:
             held = streams[stream] = _Held(now)
         return held
 
-    def load(self, venue: str, stream: Stream, upto: int, now: float) -> None:
-        """What the centre's database holds without a gap, at start."""
+    def load(self, venue: str, stream: Stream, upto: int, now: float,
+             first: int | None = None) -> None:
+        """What the centre's database holds without a gap, at start: from ``first`` (the
+        first seq it holds of the stream, when known) to ``upto``. Held from the stream's
+        start until its uplink says where the stream starts (``starts``)."""
         held = self._held(venue, stream, now)
-        if held is not None:
-            held.upto = max(held.upto, upto)
+        if held is not None and upto > held.upto:
+            held.upto = upto
+            held.loaded_first = first if first is not None and first > 1 else None
 
     def held(self, venue: str, stream: Stream, seqs: Iterable[int], now: float) -> bool:
         """The centre holds these seqs now (stored, or found stored already); whether a gap
@@ -81,11 +94,18 @@ class CentralHoldings:
         held.close_up()
         if held.upto != before:
             held.progressed = now
-        return bool(held.beyond)
+        return bool(held.beyond) or held.run is not None
 
     def starts(self, venue: str, stream: Stream, first: int, now: float) -> None:
         """The venue's ``stream`` starts at seq ``first`` (its uplink says so): nothing before
-        it is to be asked for."""
+        it is to be asked for. A stream loaded at start from a later seq than that lacks
+        what comes between: what it held is then after a gap, and the rest is asked for."""
+        held = self._held(venue, stream, now)
+        if held is not None and held.loaded_first is not None:
+            loaded_first, held.loaded_first = held.loaded_first, None
+            if first < loaded_first <= held.upto:
+                held.run = (loaded_first, held.upto)
+                held.upto = first - 1
         self.gone(venue, stream, first - 1, now)
 
     def gone(self, venue: str, stream: Stream, upto: int, now: float) -> None:

@@ -560,11 +560,11 @@ class Group:
         self.taken.clear()
         self.holdings = CentralHoldings()
         for stream, stored in self.committed.items():
-            if stored:
-                upto = min(stored)
+            if stored:  # as group/centre.py's GroupStorage.uptos reads its database
+                first = upto = min(stored)
                 while upto + 1 in stored:
                     upto += 1
-                self.holdings.load(VENUE, stream, upto, self.now)
+                self.holdings.load(VENUE, stream, upto, self.now, first)
 
     def centre_database_lost(self, name: str, keep: int) -> None:
         """The central database is restored from a backup that held ``name``'s streams up to

@@ -610,6 +610,28 @@ def test_the_centre_asks_for_a_stream_only_after_it_stopped_coming():
     assert holdings.upto("w", T1) == 0 and holdings.to_ask("w", {T1: 0}, 300.0) == {}
 
 
+def test_a_stream_the_database_lost_from_its_start_is_asked_for_from_its_start():
+    """A central database restored from a backup that held nothing of a stream, and the
+    stream's newer events stored since (here 26 and 27), then the centre restarted: at start
+    it holds the stream from 26, but its uplink says the stream starts at 1. The centre asks
+    for it from its start, and once 1-25 come, it holds it to 27. (Found by hypothesis in
+    tests/test_delivery.py: 25 events sent and answered, the central database lost them, one
+    more stored, the centre restarted; 1-25 were never asked for again.)"""
+    holdings = CentralHoldings(patience=3.0)
+    holdings.load("v", T1, 27, now=0.0, first=26)
+    holdings.starts("v", T1, 1, 1.0)
+    assert holdings.upto("v", T1) == 0
+    assert holdings.to_ask("v", {T1: 27}, 3.0) == {T1: 0}
+    assert holdings.held("v", T1, range(1, 25), now=4.0)  # a gap remains: 25
+    assert holdings.held("v", T1, [25], now=4.1) is False
+    assert holdings.upto("v", T1) == 27
+    # A stream that starts where the database's first seq is: held from there, as before.
+    later = Stream("t9", "cd" * 16)
+    holdings.load("v", later, 44, now=0.0, first=41)
+    holdings.starts("v", later, 41, 1.0)
+    assert holdings.upto("v", later) == 44 and holdings.to_ask("v", {later: 44}, 9.0) == {}
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_the_centre_starts_from_what_its_database_holds_without_a_gap(tmp_path, backend,
                                                                       request):
@@ -629,9 +651,10 @@ def test_the_centre_starts_from_what_its_database_holds_without_a_gap(tmp_path, 
     # A stream is held from the first seq held (it need not start at 1; a database
     # restored from a backup lacks the newest, not the first): its uplink's report says
     # where it starts, and the centre asks for what lacks before.
-    assert sorted(storage.uptos()) == [("v", Stream("t1", LEGACY_INCARNATION), 3),
-                                       ("v", Stream("t1", new), 2), ("v", Stream("t2", new), 42),
-                                       ("v", Stream("t3", LEGACY_INCARNATION), 1)]
+    assert sorted(storage.uptos()) == [("v", Stream("t1", LEGACY_INCARNATION), 1, 3),
+                                       ("v", Stream("t1", new), 1, 2),
+                                       ("v", Stream("t2", new), 41, 42),
+                                       ("v", Stream("t3", LEGACY_INCARNATION), 1, 1)]
     assert storage.counts() == {"v": {"t1": 7, "t2": 2, "t3": 1}}
     assert [(e.get("incarnation", LEGACY_INCARNATION), e["seq"])
             for e in storage.envelopes("v", "t1")] == [
@@ -670,8 +693,8 @@ def test_the_centre_s_database_of_an_earlier_release_keeps_its_rows_as_legacy_on
         assert storage.insert([("v", [old], json.dumps(old).encode())]) == 0  # held already
         assert storage.insert([("v", [again], json.dumps(again).encode())]) == 1
         storage.commit()
-        assert sorted(storage.uptos()) == [("v", Stream("t1", LEGACY_INCARNATION), 1),
-                                           ("v", Stream("t1", "ab" * 16), 1)]
+        assert sorted(storage.uptos()) == [("v", Stream("t1", LEGACY_INCARNATION), 1, 1),
+                                           ("v", Stream("t1", "ab" * 16), 1, 1)]
         assert storage.envelopes("v", "t1") == [old, again]
     finally:
         storage.close()
@@ -698,7 +721,7 @@ def test_the_centre_stores_an_integer_written_as_a_float(database, postgres, tmp
         assert storage.insert([("a", envelopes, payload)]) == 2
         storage.commit()
         assert [e["seq"] for e in storage.envelopes("a", "t1")] == [4, 5.0]
-        assert storage.uptos() == [("a", T1, 5)]  # held from the first held
+        assert storage.uptos() == [("a", T1, 4, 5)]  # held from the first held
         assert storage.insert([("a", envelopes[1:], payload)]) == 0  # seq 5 once
     finally:
         storage.close()
