@@ -57,6 +57,12 @@ IDLE_TURNS = 20  # then nothing to do
 # heartbeat and the reader's listen, sent again each second, come in it too
 RESENDING_TURNS = 600
 CARD_TURNS = 60  # then a card with the longest label read meanwhile
+# The interpreter's heap while measuring: room for a run of 100 turns (the port collects
+# nothing within a run; 256 KiB is too little), and not much more, because gc.mem_alloc, called
+# around every call of the fake board, counts every block of the heap: unbounded (a megabyte
+# and more) a turn took 26 ms, with 4 MiB more, with 512 KiB the whole bench 8.5 s instead of
+# 17. What is counted is the same whatever the bound.
+MEASURING_HEAP = 512 * 1024
 
 
 def measure_label_read(vm: MicroPythonVM, memory: bytes) -> int:
@@ -196,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     if reason is not None:
         print(f"cannot measure: {reason}")
         return 2
-    with MicroPythonVM() as vm:
+    with MicroPythonVM(heap=MEASURING_HEAP) as vm:
         vm.load_firmware()
         heap = measure_firmware(vm)
         for name, memory in LABEL_TAGS.items():
