@@ -85,6 +85,9 @@ class _Deal:
         self.game = event.get("game")
         self.button = event.get("button")
         self.started_at = int(started["ts"])
+        # The level and its blinds the table dealt it at (the venue clock's, with a clock).
+        self.level: int | None = event.get("level")
+        self.blinds: dict[str, int] | None = event.get("blinds")
         self.seats = {int(s): _Seat() for s in event.get("seats") or ()}
         self.board: list[str | None] = []
         self.board_mark = _Marked()
@@ -106,6 +109,8 @@ class _Deal:
     def apply(self, stored: dict[str, Any]) -> None:
         event = event_of(stored)
         kind = event["type"]
+        if kind == "hand.level":  # the level changed before the hand's first card
+            self.level, self.blinds = event.get("level"), event.get("blinds")
         if kind == "card":
             self._on_card(event)
         elif kind == "irregularity":
@@ -280,7 +285,7 @@ class _Deal:
         return {
             "deal": self.id, "hand": self.hand, "redeal": self.redeal, "game": self.game,
             "button": self.button, "started_at": self.started_at, "ended_at": self.ended_at,
-            "outcome": self.outcome,
+            "outcome": self.outcome, "level": self.level, "blinds": self.blinds,
             "seats": [{"seat": number, "player": names.get(str(number)), "cards": seat.cards,
                        "status": seat.status, "why": seat.why,
                        "folded": folds.get(number, False), "equity": by_seat.get(number)}

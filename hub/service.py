@@ -566,6 +566,18 @@ class FloorService:
     def set_broadcast_delay(self, user: User, seconds: int) -> dict[str, Any]:
         return self.broadcast_cases.set_delay(user, seconds)
 
+    def overlay_links(self) -> list[dict[str, Any]]:
+        return self.broadcast_cases.overlay_links()
+
+    def make_overlay_link(self, user: User, table: str) -> list[dict[str, Any]]:
+        return self.broadcast_cases.make_overlay_link(user, table)
+
+    def withdraw_overlay_link(self, user: User, table: str) -> list[dict[str, Any]]:
+        return self.broadcast_cases.withdraw_overlay_link(user, table)
+
+    def overlay_of(self, key: str) -> dict[str, Any]:
+        return self.broadcast_cases.overlay_of(key)
+
     def fold(self, user: User, table: str, deal: str, seat: int, folded: bool,
              at_ms: int | None = None) -> dict[str, Any]:
         return self.broadcast_cases.fold(user, table, deal, seat, folded, at_ms)

@@ -339,13 +339,18 @@ def _call(who, method, path):
         connection.close()
 
 
-def _asgi_get(app, path, cookie, scheme, client):
+def _asgi_get(app, path, cookie, scheme, client, headers=()):
     """A GET straight into the hub's application, as a client at that address over that
-    scheme would make it: the status and body."""
+    scheme would make it: the status and body (of a stream, what came before the end of
+    the first event)."""
     sent = []
+    asked = []
 
     async def receive():
-        return {"type": "http.request", "body": b"", "more_body": False}
+        asked.append(1)
+        if len(asked) == 1:
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await asyncio.sleep(3600)  # the client stays until the test has what it wants
 
     async def send(message):
         sent.append(message)
@@ -354,8 +359,18 @@ def _asgi_get(app, path, cookie, scheme, client):
              "method": "GET", "scheme": scheme, "path": path, "raw_path": path.encode(),
              "query_string": b"", "root_path": "", "client": (client, 50000),
              "server": ("hub", 443 if scheme == "https" else 80),
-             "headers": [(b"host", b"hub"), (b"cookie", cookie.encode())]}
-    asyncio.run(app(scope, receive, send))
+             "headers": [(b"host", b"hub"), (b"cookie", cookie.encode()),
+                         *((k.lower().encode(), v.encode()) for k, v in headers)]}
+
+    async def until_an_event():
+        task = asyncio.ensure_future(app(scope, receive, send))
+        while not task.done() and not any(b"\n\n" in m.get("body", b"") for m in sent[1:]):
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(until_an_event())
     return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
 
 
@@ -366,8 +381,9 @@ def test_only_the_broadcast_role_reaches_the_feed_and_it_reaches_nothing_else(fe
     hub, _, staff = feed_hub
     reached = set()
     for method, path in _operations():
-        if path in ("/api/openapi.json", "/api/tv", "/api/players-screen"):
-            continue  # the document; the TV's and the players' screens, by a key, no session
+        if path in ("/api/openapi.json", "/api/tv", "/api/players-screen",
+                    "/api/overlay/stream"):
+            continue  # the document; the TV's, the players' screens, the overlay: a key each
         for name, role in STAFF.items():
             status, answer = _call(staff[name], method, path)
             if path.startswith("/api/broadcast"):
@@ -491,26 +507,35 @@ def test_folds_corrections_and_no_hole_card_for_any_other_role(tmp_path, broker,
 
 class FeedReader:
     """A graphics system on the feed's event stream: each ``feed`` event's data, in a
-    thread."""
+    thread (and each other event's, by name, in ``others``)."""
 
-    def __init__(self, who, table):
+    def __init__(self, who, table, path=None, headers=None):
         host, port = who.url.split("//")[1].split(":")
         self.connection = http.client.HTTPConnection(host, int(port), timeout=30)
-        self.connection.request("GET", f"/api/broadcast/tables/{table}/stream",
-                                headers={"Cookie": who.cookie()})
+        self.connection.request("GET", path or f"/api/broadcast/tables/{table}/stream",
+                                headers={"Cookie": who.cookie()} if headers is None
+                                else headers)
         self.response = self.connection.getresponse()
         self.feeds: list[dict] = []
+        self.others: list[tuple[str, dict]] = []
+        self.ended = threading.Event()
         if self.response.status == 200:
             threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
+        name = "feed"
         try:
             for raw in self.response:
                 line = raw.decode().rstrip("\n")
-                if line.startswith("data: "):
-                    self.feeds.append(json.loads(line[6:]))
+                if line.startswith("event: "):
+                    name = line[7:]
+                elif line.startswith("data: "):
+                    data = json.loads(line[6:])
+                    self.feeds.append(data) if name == "feed" else \
+                        self.others.append((name, data))
         except (OSError, ValueError, AttributeError, http.client.HTTPException):
             pass  # closed
+        self.ended.set()
 
     def close(self):
         if self.connection.sock is not None:
@@ -558,6 +583,92 @@ def test_a_graphics_system_s_stream_gets_each_hand_when_the_delay_lets_it(tmp_pa
         assert wait_for(lambda: reader.response.isclosed() or reader.response.fp is None, 10)
     finally:
         reader.close()
+        link.stop()
+
+
+def _overlay(who, key):
+    """The overlay page's stream, as OBS's browser source opens it: the link's key, and
+    whatever session ``who`` has (none needed)."""
+    headers = {"X-Overlay-Key": key}
+    if who.cookie():
+        headers["Cookie"] = who.cookie()
+    return FeedReader(who, None, "/api/overlay/stream", headers)
+
+
+@pytest.mark.parametrize("feed_hub", ["sqlite"], indirect=True)
+def test_an_overlay_link_is_a_broadcast_login_s_and_stops_when_withdrawn(tmp_path, broker,
+                                                                        feed_hub):
+    """The overlay page's way in: a link only a broadcast login makes, reading the feed's
+    delayed hands with their hole cards; no other role makes one or reads cards through
+    the overlay's stream without one; a withdrawn link's open page is told and ends, and a
+    link whose login stops being a broadcast one stops too."""
+    hub, clock, staff = feed_hub
+    bea, maria, sam, val = staff["bea"], staff["maria"], staff["sam"], staff["val"]
+    box, link = _table(tmp_path, broker, hub, "t1")
+    try:
+        for who in (maria, sam, val):
+            assert who.post("/api/broadcast/overlay-links", {"table": "t1"})[0] == 403
+            assert who.get("/api/broadcast/overlay-links")[0] == 403
+        assert bea.post("/api/broadcast/overlay-links", {"table": "t9"})[0] == 400
+        status, links = bea.post("/api/broadcast/overlay-links", {"table": "t1"})
+        assert status == 200 and [(x["table"], x["by"]) for x in links] == [("t1", "bea")]
+        path = links[0]["path"]
+        assert path.startswith("/overlay#")
+        key = path.split("#", 1)[1]
+        assert "overlay-link/make" in {line["action"] for line in maria.get("/api/log")[1]}
+
+        assert maria.post("/api/featured/tables/t1", {"featured": True})[0] == 200
+        assert maria.post("/api/featured/delay", {"seconds": 60})[0] == 200
+        clock.ahead += TABLE_CLOCK_S
+        [hand] = _session_hands((1, 3, 5), 1, seed=11)
+        _deal(hub, box, link, hand, clock)
+        clock.ahead += 61
+        ended = next(e for e in hand if e["type"] == "hand.ended")
+
+        # No key, another key, a staff session of any role with no key: no cards.
+        for who in (maria, sam, val, bea):
+            assert FeedReader(who, None, "/api/overlay/stream",
+                              {"Cookie": who.cookie()}).response.status == 400
+            wrong = _overlay(who, key[:-2] + ("AA" if key[-2:] != "AA" else "BB"))
+            assert wrong.response.status == 403
+            assert b"not an overlay link" in wrong.response.read()
+        # Hole cards over HTTPS, or to the hub's own machine, only.
+        app = hub.web.app
+        for scheme, client, status in (("http", "10.1.2.3", 403), ("https", "10.1.2.3", 200),
+                                       ("http", "127.0.0.1", 200)):
+            answer = _asgi_get(app, "/api/overlay/stream", "", scheme, client,
+                               (("X-Overlay-Key", key),))
+            assert answer[0] == status, (scheme, client, answer)
+        # The page's stream: the feed's delayed hand, hole cards and all.
+        page = _overlay(val, key)
+        assert page.response.status == 200
+        assert wait_for(lambda: page.feeds and page.feeds[-1]["hands"], 10)
+        [shown] = page.feeds[-1]["hands"]
+        assert page.feeds[-1]["table"] == "t1" and shown["outcome"] == "complete"
+        assert {str(s["seat"]): s["cards"] for s in shown["seats"]} == ended["hole"]
+        assert page.feeds[-1]["feed_time"] <= clock.ms() - 60_000
+
+        # Withdrawn: the open page is told why and its stream ends; the key opens nothing.
+        assert maria.post("/api/broadcast/overlay-links/withdraw", {"table": "t1"})[0] == 403
+        status, links = bea.post("/api/broadcast/overlay-links/withdraw", {"table": "t1"})
+        assert status == 200 and links == []
+        assert page.ended.wait(10)
+        assert [name for name, _ in page.others] == ["refused"]
+        assert "withdrawn" in page.others[0][1]["error"]
+        again = _overlay(val, key)
+        assert again.response.status == 403 and b"withdrawn" in again.response.read()
+        assert bea.post("/api/broadcast/overlay-links/withdraw", {"table": "t1"})[0] == 400
+
+        # A new link; its login made a floor one: the link reads nothing more.
+        key = bea.post("/api/broadcast/overlay-links", {"table": "t1"})[1][0]["path"][9:]
+        page = _overlay(val, key)
+        assert page.response.status == 200 and wait_for(lambda: page.feeds, 10)
+        auth.save_user(hub.settings.users, "bea", "floor", "bea-password")
+        assert page.ended.wait(10)
+        assert "may no longer read" in page.others[0][1]["error"]
+        assert _overlay(val, key).response.status == 403
+        page.close()
+    finally:
         link.stop()
 
 

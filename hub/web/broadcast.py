@@ -8,18 +8,29 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from contract.schema import NAME
 from contract.wire import encode
 from hub.broadcast_feed import MAX_DELAY_S
 from hub.reports import FeedReader
 from hub.service import FloorService
-from hub.web.deps import TABLE, Broadcasting, Commanding, Context, Seeing, on_floor, session_of
+from hub.web.deps import (
+    TABLE,
+    Broadcasting,
+    Commanding,
+    Context,
+    Seeing,
+    WebContext,
+    on_floor,
+    private_line,
+    session_of,
+)
 from hub.web.errors import ERRORS, Refused
 from hub.web.streams import HEARTBEAT, USERS_FILE_AGE, EventStream
 
@@ -90,6 +101,10 @@ class FeedDeal(BaseModel):
     started_at: int
     ended_at: int | None = Field(description="null: still being dealt at the feed's time")
     outcome: str | None
+    level: int | None = Field(description="the level the table dealt it at (the venue "
+                                          "clock's)")
+    blinds: dict[str, int] | None = Field(description="that level's sb, bb and ante (null: "
+                                                      "the table had no clock)")
     seats: list[FeedSeat]
     board: list[str | None]
     board_status: str
@@ -120,6 +135,20 @@ class Fold(BaseModel):
     at: int | None = Field(default=None, ge=0, le=2**53 - 1,
                            description="the feed's time the operator watched (UTC ms; at "
                                        "most the feed's time now, its default)")
+
+
+class OverlayTable(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    table: str = Field(pattern=NAME.pattern, description="a table id")
+
+
+class OverlayLink(BaseModel):
+    table: str
+    path: str = Field(description="/overlay#KEY: the page for OBS Studio's browser source; "
+                                  "the key stays in the fragment, never in a server's logs")
+    by: str = Field(description="the broadcast login that made it: the link reads what that "
+                                "login may, as long as it may")
+    since: int
 
 
 class Folded(BaseModel):
@@ -195,17 +224,33 @@ async def feed_stream(request: Request, table: TABLE, user: Broadcasting,
         raise Refused(429, f"at most {MAX_FEED_STREAMS} feed streams an account: close one")
     session = session_of(request)
 
+    async def allowed() -> str | None:
+        now = context.sessions.user(session, time.monotonic(), USERS_FILE_AGE)
+        # logged out, expired, another password or role: it ends, saying nothing
+        return None if now is not None and now.may("broadcast") else ""
+
+    return _feed_stream(context, streams, user.name, table, allowed)
+
+
+def _feed_stream(context: WebContext, streams: dict[str, int], account: str, table: str,
+                 allowed: Callable[[], Awaitable[str | None]]) -> Response:
+    """A table's feed as Server-Sent Events, for as long as ``allowed`` says None (its
+    reason otherwise, sent as an ``event: refused`` unless empty, ends it), counted as one of
+    ``account``'s streams."""
+
     async def events() -> AsyncIterator[bytes]:
-        streams[user.name] = streams.get(user.name, 0) + 1  # counted once it runs
+        streams[account] = streams.get(account, 0) + 1  # counted once it runs
         reader: FeedReader | None = None
         try:
             reader = await asyncio.to_thread(context.reports.feed_reader)
             last: dict[str, Any] | None = None
             quiet = 0.0
             while True:
-                now = context.sessions.user(session, time.monotonic(), USERS_FILE_AGE)
-                if now is None or not now.may("broadcast"):
-                    return  # logged out, expired, another password or role: it ends
+                if (reason := await allowed()) is not None:
+                    if reason:
+                        yield b"event: refused\ndata: " + encode({"error": reason}).encode() \
+                            + b"\n\n"
+                    return
                 feed = await asyncio.to_thread(reader.table, table)  # its own connection
                 shown = {k: v for k, v in feed.items() if k != "feed_time"}
                 if shown != last:
@@ -216,9 +261,70 @@ async def feed_stream(request: Request, table: TABLE, user: Broadcasting,
                     yield b": keep-alive\n\n"
                 await asyncio.sleep(FEED_TICK)
         finally:
-            streams[user.name] -= 1
+            streams[account] -= 1
             if reader is not None:
                 reader.close()
 
     return EventStream(events(), media_type="text/event-stream",
                        headers={"X-Accel-Buffering": "no"})
+
+
+# ---------------------------------------------------------------------------- the overlay
+
+@router.get("/api/broadcast/overlay-links", response_model=list[OverlayLink],
+            tags=["broadcast"], summary="the overlay links made for OBS Studio, a table each")
+async def overlay_links(user: Broadcasting, context: Context) -> list[dict[str, Any]]:
+    return await on_floor(context, FloorService.overlay_links)
+
+
+@router.post("/api/broadcast/overlay-links", response_model=list[OverlayLink],
+             tags=["broadcast"],
+             summary="make the overlay link of a table (its earlier one, if any, withdrawn)")
+async def make_overlay_link(body: OverlayTable, user: Broadcasting,
+                            context: Context) -> list[dict[str, Any]]:
+    return await on_floor(context, FloorService.make_overlay_link, user, body.table)
+
+
+@router.post("/api/broadcast/overlay-links/withdraw", response_model=list[OverlayLink],
+             tags=["broadcast"],
+             summary="withdraw a table's overlay link: a page showing it blanks at its next "
+                     "look")
+async def withdraw_overlay_link(body: OverlayTable, user: Broadcasting,
+                                context: Context) -> list[dict[str, Any]]:
+    return await on_floor(context, FloorService.withdraw_overlay_link, user, body.table)
+
+
+@router.get("/api/overlay/stream", tags=["broadcast"], response_class=StreamingResponse,
+            responses={200: {"content": {"text/event-stream": {}},
+                             "description": "event: feed, as the broadcast stream of the "
+                                            "link's table; event: refused (the link withdrawn, "
+                                            "its login no longer a broadcast one), then the "
+                                            "end"}},
+            summary="the overlay page's stream: an overlay link's key, no session; over "
+                    "HTTPS or to the hub's own machine only")
+async def overlay_stream(request: Request, context: Context,
+                         key: Annotated[str, Header(alias="X-Overlay-Key", min_length=1,
+                                                    max_length=100)]) -> Response:
+    if not private_line(request):
+        raise Refused(403, "the overlay carries hole cards: it is served over HTTPS only "
+                           "(start the hub with --web-cert and --web-key)")
+    link = await on_floor(context, FloorService.overlay_of, key)  # 403 when it is none
+
+    async def allowed() -> str | None:
+        try:
+            now = await on_floor(context, FloorService.overlay_of, key)
+        except PermissionError as exc:  # withdrawn, or another made in its place
+            return str(exc)
+        maker = context.sessions.users.get(now["by"])
+        if maker is None or not maker.may("broadcast"):
+            return (f"the login {now['by']} that made this overlay link may no longer read "
+                    "the broadcast feed: a broadcast login makes a new link")
+        return None
+
+    if (reason := await allowed()) is not None:
+        raise Refused(403, reason)
+    streams: dict[str, int] = request.app.state.feed_streams
+    counted = f"overlay {link['table']}"
+    if streams.get(counted, 0) >= MAX_FEED_STREAMS:
+        raise Refused(429, f"at most {MAX_FEED_STREAMS} overlays a table: close one")
+    return _feed_stream(context, streams, counted, link["table"], allowed)

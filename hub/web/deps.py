@@ -75,14 +75,14 @@ def _staff(permission: str | None) -> Any:
             raise Refused(401, "log in first")
         if permission is not None and not user.may(permission):
             raise Refused(403, f"the role {user.role} may not {permission}")
-        if permission == "broadcast" and not _private_line(request):
+        if permission == "broadcast" and not private_line(request):
             raise Refused(403, "the broadcast feed carries hole cards: it is served over "
                                "HTTPS only (start the hub with --web-cert and --web-key)")
         return user
     return Depends(check)
 
 
-def _private_line(request: Request) -> bool:
+def private_line(request: Request) -> bool:
     """Whether hole cards may go to this client: over HTTPS, or to this machine itself."""
     if request.url.scheme == "https":
         return True

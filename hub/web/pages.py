@@ -1,6 +1,8 @@
 """The dashboard's pages and their files (``hub/static/``): the login page, the dashboard and
 the printable results (for a staff session), the room clock's TV page (no login: it asks
-/api/tv with its key); the players' screen and the seat cards are hub/web/players.py's."""
+/api/tv with its key), the broadcast overlay for OBS Studio (no login: it reads
+/api/overlay/stream with its link's key); the players' screen and the seat cards are
+hub/web/players.py's."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css",
           "players-desk.js": "text/javascript",
           "payouts.js": "text/javascript", "results.html": "text/html",
           "results.js": "text/javascript",
+          "overlay.html": "text/html", "overlay.js": "text/javascript",
+          "overlay.css": "text/css",
           "chart.umd.min.js": "text/javascript"}  # vendored: hub/static/VENDORED.md
 
 router = APIRouter(include_in_schema=False)
@@ -69,3 +73,10 @@ def results_page(request: Request, context: Context) -> Response:
 def tvpage() -> Response:
     # The room's TV: no login, the page asks /api/tv with the link's key.
     return page("tv.html")
+
+
+@router.get("/overlay")
+def overlaypage() -> Response:
+    # OBS Studio's browser source: no login, the page reads /api/overlay/stream with the
+    # overlay link's key (a broadcast login's).
+    return page("overlay.html")
