@@ -455,13 +455,18 @@ def cmd_sim(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _raise_terminated)
     stopped_by = "Ctrl-C"
 
+    if args.featured and not args.dashboard:
+        raise SystemExit("--featured needs --dashboard HOST:PORT: the feed is the hub's")
+    if not 0 <= args.delay <= 86_400:
+        raise SystemExit("--delay: seconds from 0 to 86400 (a day)")
     with tempfile.TemporaryDirectory(prefix="tablectl-sim-") as tmp:
         directory = Path(args.dir) if args.dir else Path(tmp)
         venue = SimulatedVenue(directory, tables=args.tables, hands=args.hands,
                                profile=args.profile, pace=args.pace,
                                broker="none" if args.no_broker else "auto", seed=args.seed,
                                irregularities=args.irregularities, structure=args.structure,
-                               quiet=args.quiet, dashboard=args.dashboard)
+                               quiet=args.quiet, dashboard=args.dashboard,
+                               featured=args.featured, feed_delay=args.delay)
         interrupted = False
         try:
             venue.start()
@@ -903,6 +908,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dashboard", metavar="HOST:PORT",
                    help="run the venue hub with its floor dashboard here (a demo login is "
                         "printed) instead of the bare recorder; it stays up after the hands")
+    p.add_argument("--featured", metavar="TABLE",
+                   help="with --dashboard: feature this table (t1, t2...) on the broadcast "
+                        "feed from its first hand, and print its overlay link for OBS Studio "
+                        "and a broadcast login")
+    p.add_argument("--delay", type=int, default=30,
+                   help="with --featured: the feed's security delay in seconds (default 30)")
     p.set_defaults(func=cmd_sim)
 
     p = sub.add_parser("recorder", help="run the hub's recorder (stores and acknowledges)")

@@ -491,8 +491,14 @@ class SimulatedVenue:
                  out: TextIO = sys.stdout, quiet: bool = False, brisk: bool = True,
                  recorder: bool = True, dashboard: str | None = None,
                  venue_clock: bool = False, plan: tuple[str | None, ...] | None = None,
-                 first_table: int = 1) -> None:
+                 first_table: int = 1, featured: str | None = None,
+                 feed_delay: int = 30) -> None:
         self.directory = Path(directory)
+        # With the dashboard: a table featured on the broadcast feed from its first hand, the
+        # feed's security delay (seconds), a broadcast login and the table's overlay link.
+        self.featured = featured
+        self.feed_delay = feed_delay
+        self.overlay: str | None = None  # the overlay page's URL, once made
         # Each hand's injected irregularity in turn (tests), instead of drawn at random.
         self.plan = plan
         self.first_table = first_table  # the tables are t<first_table>, t<first_table + 1>...
@@ -549,7 +555,34 @@ class SimulatedVenue:
             table.write_config()
             table.start_daemon()
             self.tables.append(table)
+        if self.hub is not None and self.featured:
+            self._feature()
         return self
+
+    def _feature(self) -> None:
+        """The featured table on the broadcast feed before its first hand (once the hub has
+        heard it), the delay set, and its overlay link made by a broadcast login, printed."""
+        import secrets
+
+        from hub.auth import User, save_user
+        from hub.service import FloorService
+
+        table = str(self.featured)
+        end = time.monotonic() + 30
+        while table not in self.hub.floor.tables and time.monotonic() < end:
+            time.sleep(0.05)
+        demo = User("demo", "supervisor", "")
+        self.hub.call(FloorService.feature, demo, table, True)
+        self.hub.call(FloorService.set_broadcast_delay, demo, self.feed_delay)
+        password = "studio-" + secrets.token_urlsafe(9)
+        save_user(self.directory / "users.toml", "studio", "broadcast", password)
+        studio = User("studio", "broadcast", "")
+        links = self.hub.call(FloorService.make_overlay_link, studio, table)
+        self.overlay = self.hub.url + links[0]["path"]
+        self.say(f"table {table} featured on the broadcast feed, {self.feed_delay} s behind: "
+                 f"the overlay for OBS Studio at {self.overlay}; the feed at "
+                 f"{self.hub.url}/api/broadcast/tables/{table} (user studio, password "
+                 f"{password})")
 
     def _start_hub(self) -> None:
         """The venue hub in place of the bare recorder, with a demo supervisor."""

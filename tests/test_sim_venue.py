@@ -180,3 +180,51 @@ def test_the_simulators_dealer_follows_the_floor_once_it_changes_the_table(tmp_p
         assert json.dumps(hub.floor.tables["t1"].seating["state"]) == '"dealt"'
     finally:
         venue.stop()
+
+
+def test_a_featured_table_shows_on_the_broadcast_feed_end_to_end(tmp_path):
+    """`tablectl sim --dashboard ... --featured t1 --delay 1`: the table featured before its
+    first hand, its overlay link made by the broadcast login the simulator prints; each hand
+    the daemon deals reaches the overlay's stream, hole cards and all, once the delay lets
+    it."""
+    import http.client
+    import io
+    import json
+
+    from tests.conftest import wait_for
+
+    said = io.StringIO()
+    venue = SimulatedVenue(tmp_path, tables=1, hands=2, quiet=True, irregularities=0.0,
+                           pace=0.05, dashboard="127.0.0.1:0", featured="t1", feed_delay=1,
+                           out=said).start()
+    try:
+        assert venue.overlay is not None and "/overlay#" in venue.overlay
+        assert f"the overlay for OBS Studio at {venue.overlay}" in said.getvalue()
+        venue.run()
+        assert venue.wait_delivered()
+        _, events = venue.tables[0].journal_and_events()
+        ended = [e for e in events if e["type"] == "hand.ended"]
+        key = venue.overlay.split("#", 1)[1]
+        host, port = venue.hub.url.split("//")[1].split(":")
+
+        def newest() -> dict | None:
+            connection = http.client.HTTPConnection(host, int(port), timeout=10)
+            try:
+                connection.request("GET", "/api/overlay/stream",
+                                   headers={"X-Overlay-Key": key})
+                response = connection.getresponse()
+                assert response.status == 200
+                line = ""
+                while not line.startswith("data: "):
+                    line = response.readline().decode()
+                return json.loads(line[6:])
+            finally:
+                connection.close()
+
+        assert wait_for(lambda: (newest() or {}).get("hands")
+                        and newest()["hands"][-1]["hand"] == ended[-1]["hand"], 30)
+        shown = newest()["hands"][-1]
+        assert {str(s["seat"]): s["cards"] for s in shown["seats"]} == ended[-1]["hole"]
+        assert shown["blinds"] is not None  # the venue clock's level, as the table dealt it
+    finally:
+        venue.stop()
