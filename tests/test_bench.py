@@ -141,3 +141,16 @@ def test_dashboard_bench_draws_every_table_counts_updates_and_times_the_taps():
         assert room["tv_busy_ms_per_s"] > 0
         assert room["ms_per_update_above_idle"] is not None  # updates came: a cost per update
     assert "update_cost_ratio_big_over_small" in figures
+
+
+def test_the_broadcast_bench_counts_each_hand_of_both_runs():
+    """`python -m tests.bench.broadcast` at a tiny size: every hand of the baseline and the
+    delayed run measured on the overlay's stream, and each street's view with equities."""
+    result = subprocess.run([sys.executable, "-m", "tests.bench.broadcast", "--hands", "2",
+                             "--delay", "1", "--json"], capture_output=True, text=True,
+                            timeout=240)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert figures["baseline"]["hands"] == figures["delayed"]["hands"] == 2
+    assert figures["delayed"]["delay_s"] == 1 and figures["baseline"]["delay_s"] == 0
+    assert set(figures["equity"]["with_equity_ms"]) == {"preflop", "flop", "turn", "river"}
