@@ -10,6 +10,7 @@ the client reads it must not hold up the floor's live messages behind it.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -29,21 +30,34 @@ STATS_TAIL_MS = 3600 * 1000  # read past the period's end: the last hands' ends
 
 class FeedReader:
     """A broadcast feed stream's own storage connection, for as long as it is open (its look
-    at the feed every second, on whichever of the server's threads is free)."""
+    at the feed every second, on whichever of the server's threads is free).
+
+    A stream that ends (its client gone, the hub stopping) closes it while a look may still
+    run on another thread: the lock makes the close wait for the look, as a connection closed
+    under a running query crashed the process (SQLite: a segmentation fault, seen in make
+    test); a look after the close is refused."""
 
     def __init__(self, db: str, wall: Callable[[], float]) -> None:
         self.storage = open_storage(db, passed_between_threads=True)
         self.wall = wall
+        self._lock = threading.Lock()
+        self._closed = False
 
     def table(self, table: str, hands: int = 1) -> dict[str, Any]:
-        try:
-            return table_feed(self.storage, table, int(self.wall() * 1000), None, hands)
-        except Exception:
-            self.storage.rollback()  # a PostgreSQL transaction that failed is not reused
-            raise
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the broadcast feed's stream has ended: its reader is closed")
+            try:
+                return table_feed(self.storage, table, int(self.wall() * 1000), None, hands)
+            except Exception:
+                self.storage.rollback()  # a PostgreSQL transaction that failed is not reused
+                raise
 
     def close(self) -> None:
-        self.storage.close()
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self.storage.close()
 
 
 class Reports:
