@@ -70,7 +70,20 @@ def tournament_figures(roster: Roster, structure: Structure | None) -> dict[str,
         chips = (structure.starting_stack * counts["paid_entries"]
                  + (structure.add_on_stack or 0) * counts["add_ons"])
         figures["average_stack"] = round(chips / counts["left"])
+        figures["average_from"] = "starting stacks"
     return figures
+
+
+def counted_figures(chips: dict[str, Any]) -> dict[str, Any]:
+    """The chip counts' figures for the TV (hub/chip_cases.py ``figures``): the counted
+    players' average in place of the starting stacks', said as such (``counted`` of the
+    players left), and the chip leader with the count; nothing without a count."""
+    if not chips:
+        return {}
+    leader = chips["chip_leader"]
+    return {"average_stack": chips["average_stack"], "average_from": "counts",
+            "counted": chips["counted"], "counted_at": chips["counted_at"],
+            "chip_leader": {"name": leader["name"], "chips": leader["chips"]}}
 
 
 def room_prizes(figures: dict[str, Any]) -> dict[str, Any]:
@@ -212,6 +225,7 @@ class ClockCases(FloorPart):
         return {"venue": self.service.venue, "now": self.now_ms(), **room_clock_view(*reading),
                 "tables": len(in_play), "players": sum(len(t.seats) for t in in_play),
                 **tournament_figures(self.floor.roster, reading[0]),
+                **counted_figures(self.service.chip_cases.figures()),
                 **room_prizes(self.service.payout_cases.figures())}
 
     def tv_link(self) -> dict[str, Any]:

@@ -291,6 +291,7 @@ class SeatingCases(FloorPart):
             self.saved_alternates = []
             self.db.clear_roster()
             self.service.payout_cases.cleared()
+            self.service.chip_cases.cleared()
             return {"players": players}
 
         return self._on_roster(user, "roster/clear", clear)

@@ -33,6 +33,7 @@ from hub.auth import User
 from hub.balance_cases import BalanceCases
 from hub.balance_desk import BalanceDesk, short_table_problems
 from hub.broadcast_cases import BroadcastCases
+from hub.chip_cases import ChipCases
 from hub.clock_cases import ClockCases
 from hub.floor import FloorView
 from hub.floor_log import FloorLog
@@ -114,6 +115,7 @@ class FloorService:
         self.clock_cases = ClockCases(self)
         self.players_cases = PlayersCases(self)
         self.payout_cases = PayoutCases(self)
+        self.chip_cases = ChipCases(self)
         self.log_book = FloorLog(self)
         self.broadcast_cases = BroadcastCases(self)
         self._last_purge = -math.inf  # the first tick purges (a machine up for under an hour too)
@@ -135,6 +137,7 @@ class FloorService:
         self._db = db = open_storage(self.settings.db)
         self.clock_cases.open()
         self.payout_cases.open()
+        self.chip_cases.open()
         self.broadcast_cases.open()
         saved = db.saved_clock()
         if saved is not None:
@@ -553,6 +556,13 @@ class FloorService:
     def accept_deal(self, user: User, stacks: list[tuple[int, int]],
                     method: str) -> dict[str, Any]:
         return self.payout_cases.accept_deal(user, stacks, method)
+
+    def chip_counts(self) -> dict[str, Any]:
+        return self.chip_cases.view()
+
+    def count_chips(self, user: User, table: str,
+                    stacks: list[tuple[int, int]]) -> dict[str, Any]:
+        return self.chip_cases.enter(user, table, stacks)
 
     def floor_log(self, limit: int = 100) -> list[dict[str, Any]]:
         return self.log_book.lines(limit)

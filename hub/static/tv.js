@@ -85,7 +85,14 @@ function draw() {
   const again = r.entries - r.entrants;
   if (r.entries != null && again > 0) field.push(`${amount(again)} re-entr${again === 1 ? "y" : "ies"}`);
   if (r.add_ons) field.push(`${amount(r.add_ons)} add-on${r.add_ons === 1 ? "" : "s"}`);
-  if (r.average_stack != null) field.push(`average stack ${amount(r.average_stack)}`);
+  // The average says what it is worked out from: the floor's chip counts (the counted
+  // players' own average) or the chips the entries and add-ons bought (hub/chip_cases.py).
+  if (r.average_stack != null) {
+    field.push(r.average_from === "counts"
+      ? `average stack ${amount(r.average_stack)} (${r.counted} of ${amount(players)} stacks counted)`
+      : `average stack ${amount(r.average_stack)} (from the starting stacks)`);
+  }
+  if (r.chip_leader) field.push(`chip leader ${r.chip_leader.name} ${amount(r.chip_leader.chips)}`);
   $("#field").textContent = field.join(" \u00b7 ");
   drawPrizes(r);
 

@@ -12,6 +12,7 @@ from contract.commands import COMMANDS, HubClockCommand, fields_schema
 from hub.web import (
     balance,
     broadcast,
+    chips,
     clock,
     errors,
     floor,
@@ -52,7 +53,7 @@ def create_app(context: WebContext | None) -> FastAPI:
     errors.install(app)
     for router in (pages.router, session.router, floor.router, clock.router, stats.router,
                    roster.router, payouts.router, balance.router, tables.router,
-                   players.router, broadcast.router):
+                   players.router, broadcast.router, chips.router):
         app.include_router(router)
 
     def openapi() -> dict[str, Any]:

@@ -18,6 +18,7 @@ from contract.commands import CommandError
 from contract.wire import encode
 from controller.payouts import PayoutTableError
 from hub.balance_desk import BalanceRefused
+from hub.chip_cases import ChipCountRefused
 from hub.clock_cases import NotTheRoomKey, TvLinkChanged
 from hub.payout_cases import PayoutsFrozen
 from hub.refused import StaffError
@@ -79,6 +80,10 @@ def install(app: FastAPI) -> None:
         assert isinstance(exc, PayoutTableError)
         return StrictJSONResponse({"error": str(exc), "problems": exc.problems}, 400)
 
+    async def chip_count_refused(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ChipCountRefused)
+        return StrictJSONResponse({"error": str(exc), "problems": exc.problems}, 400)
+
     async def payouts_frozen(request: Request, exc: Exception) -> Response:
         return _error(409, str(exc))
 
@@ -108,6 +113,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(NotTheRoomKey, not_the_room_key)
     app.add_exception_handler(PayoutTableError, payout_table_refused)
     app.add_exception_handler(PayoutsFrozen, payouts_frozen)
+    app.add_exception_handler(ChipCountRefused, chip_count_refused)
     app.add_exception_handler(TvLinkChanged, tv_link_changed)
     # The floor's worker did not answer in time (hub/web/deps.py: on_floor).
     app.add_exception_handler(TimeoutError, floor_busy)
