@@ -332,6 +332,7 @@ function drawChanged() {
   if (parts.has("replies")) drawReplies();
   if (parts.has("dialog")) drawDialogSeats();
   if (parts.has("payouts")) drawPayouts();  // payouts.js
+  if (parts.has("roster") || parts.has("clock")) chipsMayHaveChanged();  // chips.js
 }
 
 // Once a second, what counts on by itself: the clocks, each table's "since" and each alert's
@@ -1882,6 +1883,7 @@ async function startDashboard() {
   setUpAlternates();
   setUpDealers();
   setUpPayouts();  // payouts.js
+  setUpChips();  // chips.js
   setUpBroadcast();
   loadStructures();
   if (state.me.may.includes("clock")) {

@@ -4,7 +4,7 @@ key, no login; the floor may withdraw the link and make another)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,6 +37,11 @@ class LastPaid(BaseModel):
     prize: int
 
 
+class RoomChipLeader(BaseModel):
+    name: str
+    chips: int
+
+
 class RoomClock(BaseModel):
     venue: str
     now: int  # the hub's time, UTC ms: the page counts down from it
@@ -58,7 +63,13 @@ class RoomClock(BaseModel):
     add_ons: int | None = None
     players_left: int | None = None
     winner: str | None = None  # the tournament is over: the one player left
-    average_stack: int | None = None  # (starting stack x entries + add-on chips) / left
+    average_stack: int | None = None  # see average_from
+    average_from: Literal["starting stacks", "counts"] | None = Field(
+        None, description="starting stacks: (starting stack x entries + add-on chips) / left; "
+                          "counts: the counted players' own average (hub/chip_cases.py)")
+    counted: int | None = None  # players left with a chip count
+    counted_at: int | None = None  # the latest count, UTC ms
+    chip_leader: RoomChipLeader | None = None
     # With a buy-in, the tournament's payout table's figures (hub/payout_cases.py).
     prize_pool: int | None = None  # buy-ins and add-ons paid, less the fee, in ``currency``
     currency: str = ""
