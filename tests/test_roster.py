@@ -221,7 +221,8 @@ def test_the_tv_figures_come_from_the_roster_and_the_structure_that_runs():
     # Seed 004: $50 buys 4,000 chips, a $25 add-on 2,000.
     figures = tournament_figures(roster, load_structure("dealers-choice"))
     assert figures == {"entrants": 10, "entries": 11, "add_ons": 2, "players_left": 8,
-                       "average_stack": (4000 * 11 + 2000 * 2) // 8}
+                       "average_stack": (4000 * 11 + 2000 * 2) // 8,
+                       "average_from": "starting stacks"}
     # The prize money is the payout table's (tests/test_hub_payouts.py): a structure's old
     # flat list of percentages is refused, saying where the shares went.
     with pytest.raises(ValueError, match="payouts: a structure no longer gives the prize "
