@@ -82,6 +82,9 @@ def test_the_floor_enters_a_tables_counts_and_sees_m_the_average_and_the_leader(
             f"{leader} 30,000")
         expect(maria.locator(f"#chips-table tr[data-player='{seated[5][1]}'] .m")
                ).to_have_text("-")
+        # The floor log says it in words, each stack by its player's name.
+        expect(maria.locator("#log li", has_text=f"maria counted table {table}'s stacks: ")
+               .filter(has_text=f"{seated[0][2]} 30,000")).to_have_count(1)
         if SCREENSHOTS:  # the panel alone, clear of the page's sticky header
             Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
             maria.evaluate("() => window.scrollTo(0, 0)")

@@ -1726,6 +1726,10 @@ function logSentence(line) {
   if (line.action === "players-link/withdraw") return `${who} withdrew the players' screen link and made a new one`;
   if (line.action === "players/announce") return `${who} announced on the players' screen: “${d.text}”`;
   if (line.action === "players/take-down") return `${who} took down the announcement “${d.text}”`;
+  if (line.action === "chips/count") {
+    const stacks = Object.entries(d.stacks || {}).map(([name, chips]) => `${name} ${Number(chips).toLocaleString()}`);
+    return `${who} counted table ${d.table}'s stacks: ${stacks.join(", ") || "none"}`;
+  }
   if (line.action === "break table" || line.action === "balance tables") {
     const moves = (d.moves || []).map(moveText).join("; ");
     return `${who} ${line.action === "break table" ? "broke a table" : "balanced the tables"}: ${moves || "no moves"}`;
