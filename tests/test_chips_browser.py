@@ -96,3 +96,13 @@ def test_the_floor_enters_a_tables_counts_and_sees_m_the_average_and_the_leader(
         expect(tv.locator("#field")).to_contain_text(
             f"average stack {average} ({len(stacks)} of 6 stacks counted)")
         expect(tv.locator("#field")).to_contain_text(f"chip leader {leader} 30,000")
+
+        # The floor types the next count; meanwhile a player at the table busts (the form is
+        # made again for the five left): what was typed for the others stays.
+        inputs.nth(1).fill("15000")
+        from hub.auth import User
+
+        hub.call(lambda floor: floor.bust(User("sam", "floor", ""), table, seated[5][0]))
+        expect(inputs).to_have_count(len(seated) - 1)
+        expect(maria.locator(f"#chips-stacks input[data-player='{seated[1][1]}']")
+               ).to_have_value("15000")

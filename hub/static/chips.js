@@ -62,12 +62,18 @@ function drawChipEntry() {
     .sort((x, y) => x.seat - y.seat);
   const key = chosen + ":" + players.map((p) => p.id).join(",");
   if (key === chipsShown.entryKey) return;
+  // The same table's players changed while the floor was typing (a bust-out, a move): what
+  // was typed for those still there stays.
+  const sameTable = (chipsShown.entryKey || "").startsWith(chosen + ":");
+  const typed = new Map(sameTable ? [...document.querySelectorAll("#chips-stacks input")]
+    .map((input) => [input.dataset.player, input.value]) : []);
   chipsShown.entryKey = key;
   $("#chips-stacks").replaceChildren(...players.map((p) => {
     const label = el("label", null, `Seat ${p.seat} ${p.name} `);
     const input = el("input");
     Object.assign(input, { type: "number", min: "0", step: "1", inputMode: "numeric" });
     input.dataset.player = String(p.id);
+    input.value = typed.get(String(p.id)) || "";
     label.append(input);
     return el("li").appendChild(label).parentNode;
   }));
