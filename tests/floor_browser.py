@@ -5,6 +5,7 @@ so that the modules run side by side in the test processes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -48,16 +49,31 @@ RECORD_STREAM = """
 """
 
 
-def floor_venue(tmp_path_factory: Any, structure: str = "tda-2024",
-                structures: str | None = None) -> Iterator[dict[str, Any]]:
-    """A venue for a module's browser tests: a broker, the hub (the venue clock running
-    ``structure``, from the house's ``structures`` directory if given; its users maria, val
-    and sam), two simulated tables t1 and t2 and a browser."""
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium, driven by Playwright, with the tests' expectation timeout: every
+    browser test module's browser."""
     if not os.path.exists(CHROMIUM):
         pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
+    playwright = sync_playwright().start()
+    try:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+    finally:
+        playwright.stop()
+
+
+def floor_venue(tmp_path_factory: Any, structure: str = "tda-2024",
+                structures: str | None = None) -> Iterator[dict[str, Any]]:
+    """A venue for a module's browser tests: a broker, the hub (the venue clock running
+    ``structure``, from the house's ``structures`` directory if given; its users maria, val
+    and sam), two simulated tables t1 and t2 and a browser."""
     directory = tmp_path_factory.mktemp("floor")
     broker = Broker(directory / "mosquitto").start()
     users = directory / "users.toml"
@@ -83,16 +99,13 @@ def floor_venue(tmp_path_factory: Any, structure: str = "tda-2024",
     watcher.connect("127.0.0.1", broker.port)
     watcher.subscribe([("pkr/v1/sim/tables/+/state", 1), ("pkr/v1/sim/clock", 1)])
     watcher.loop_start()
-    playwright = sync_playwright().start()
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
     try:
-        yield {"hub": hub, "tables": tables, "browser": browser, "broker": broker,
-               "published": published}
+        with chromium() as browser:
+            yield {"hub": hub, "tables": tables, "browser": browser, "broker": broker,
+                   "published": published}
     finally:
         watcher.loop_stop()
         watcher.disconnect()
-        browser.close()
-        playwright.stop()
         tables.stop()
         hub.stop()
         broker.kill()

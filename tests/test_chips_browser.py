@@ -7,29 +7,18 @@ counted players' and names the chip leader. The README's screenshot of a chip-co
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.floor_browser import CHROMIUM, EXPECT_TIMEOUT_MS, SCREENSHOTS, login_page
+from tests.floor_browser import SCREENSHOTS, chromium, login_page
 from tests.tournament_room import open_room
 
 
 @pytest.fixture
 def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-    try:
-        yield chromium
-    finally:
-        chromium.close()
-        playwright.stop()
+    with chromium() as launched:
+        yield launched
 
 
 def test_the_floor_enters_a_tables_counts_and_sees_m_the_average_and_the_leader(

@@ -9,7 +9,6 @@ only)."""
 
 from __future__ import annotations
 
-import os
 import random
 from typing import Any
 from urllib.parse import quote
@@ -23,7 +22,7 @@ from simulators.dealer_script import session
 from simulators.staff import Staff
 from tablectl.hub_app import Hub, HubSettings
 from tests.conftest import run, wait_for
-from tests.floor_browser import CHROMIUM, EXPECT_TIMEOUT_MS, shoot
+from tests.floor_browser import chromium, shoot
 from tests.test_broadcast import TABLE_CLOCK_S, VENUE, HubClock, _deal, _stored, _table
 
 PLAYERS = ("Ana Souza", "Ben Okafor", "Chloé Martin", "Dev Patel", "<b>Eve</b>", "Farid N.")
@@ -48,18 +47,8 @@ FELT = "data:image/svg+xml," + quote(FELT_SVG.replace("\n", " "))
 
 @pytest.fixture
 def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-    try:
-        yield chromium
-    finally:
-        chromium.close()
-        playwright.stop()
+    with chromium() as launched:
+        yield launched
 
 
 def _hands_to_a_correction(seats: tuple[int, ...]) -> list[list[dict[str, Any]]]:

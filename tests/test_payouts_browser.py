@@ -11,12 +11,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from typing import Any
 
 import pytest
 
-from tests.floor_browser import CHROMIUM, EXPECT_TIMEOUT_MS, login_page, shoot
+from tests.floor_browser import chromium, login_page, shoot
 from tests.tournament_room import open_room
 
 # The house's table a supervisor types in: 10 % taken first, four places paid from 10 entries.
@@ -28,18 +27,8 @@ HOUSE_TABLE = {"title": "House, 10 % fee", "source": "our floor, this season",
 
 @pytest.fixture
 def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-    try:
-        yield chromium
-    finally:
-        chromium.close()
-        playwright.stop()
+    with chromium() as launched:
+        yield launched
 
 
 def _confirm(page: Any) -> None:

@@ -8,13 +8,12 @@ text. Screenshots for the README."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 
 from tests.conftest import wait_for
-from tests.floor_browser import CHROMIUM, EXPECT_TIMEOUT_MS, login_page, shoot
+from tests.floor_browser import chromium, login_page, shoot
 from tests.tournament_room import open_room
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -27,18 +26,8 @@ CARDS = """() => [...document.querySelectorAll('#cards .card')].map(
 
 @pytest.fixture
 def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-    try:
-        yield chromium
-    finally:
-        chromium.close()
-        playwright.stop()
+    with chromium() as launched:
+        yield launched
 
 
 def screen(browser: Any, url: str, width: int, height: int) -> Any:

@@ -349,16 +349,10 @@ def test_a_withdrawal_the_database_did_not_keep_changes_nothing(venue, monkeypat
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import expect, sync_playwright
+    from tests.floor_browser import chromium
 
-    from tests.floor_browser import CHROMIUM, EXPECT_TIMEOUT_MS
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    playwright = sync_playwright().start()
-    launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-    yield launched
-    launched.close()
-    playwright.stop()
+    with chromium() as launched:
+        yield launched
 
 
 def test_the_dashboard_withdraws_the_tv_link_and_the_tv_showing_it_says_so(hub, browser):

@@ -7,13 +7,12 @@ proposal. Screenshots for the README of a break, a late entry and the end."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 
 from tests.conftest import wait_for
-from tests.floor_browser import CHROMIUM, EXPECT_TIMEOUT_MS, login_page, shoot
+from tests.floor_browser import chromium, login_page, shoot
 from tests.tournament_room import open_room
 
 # What a floor member reads on a tablet, without what moves on its own (times, "ago").
@@ -41,18 +40,8 @@ SHOWN = """
 
 @pytest.fixture
 def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
-    playwright = sync_playwright().start()
-    chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-    try:
-        yield chromium
-    finally:
-        chromium.close()
-        playwright.stop()
+    with chromium() as launched:
+        yield launched
 
 
 def test_three_tablets_show_the_room_a_fresh_page_shows_through_a_tournament(
