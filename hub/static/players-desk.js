@@ -10,14 +10,8 @@ const playersDesk = (() => {
   let me = null;
   let link = null;  // the players' link shown: the highest generation seen
 
-  async function call(path, body) {
-    const options = body === undefined ? {} : {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
-    const response = await fetch(path, options);
-    const value = await response.json().catch(() => ({}));
-    if (!response.ok) throw Object.assign(new Error(value.error || response.statusText), { body: value });
-    return value;
-  }
+  // The hub's API as the dashboard calls it (dashboard.js's api: loaded before this file).
+  const call = api;
 
   function say(text, ok) {
     const reply = $("#players-reply");
