@@ -147,8 +147,8 @@ def test_the_broadcast_bench_counts_each_hand_of_both_runs():
     """`python -m tests.bench.broadcast` at a tiny size: every hand of the baseline and the
     delayed run measured on the overlay's stream, and each street's view with equities."""
     result = subprocess.run([sys.executable, "-m", "tests.bench.broadcast", "--hands", "2",
-                             "--delay", "1", "--json"], capture_output=True, text=True,
-                            timeout=240)
+                             "--every", "2", "--delay", "1", "--json"], capture_output=True,
+                            text=True, timeout=240)
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout.strip().splitlines()[-1])
     assert figures["baseline"]["hands"] == figures["delayed"]["hands"] == 2

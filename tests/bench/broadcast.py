@@ -1,17 +1,19 @@
 """The broadcast feed's delay accuracy and its equities' time, each against a baseline in the
 same run.
 
-    python -m tests.bench.broadcast [--hands 8] [--delay 3] [--json]
+    python -m tests.bench.broadcast [--hands 8] [--delay 3] [--every 1] [--json]
 
 A real Mosquitto, the hub (SQLite) and a table's outbox and MQTT link (as the daemon's)
-deal ``--hands`` generated hands (and one more) at a featured table, one every second, while
-the overlay's event stream (an overlay link, as OBS opens it) is read: each hand's lateness
-is the moment it first comes on the stream with its end, less the moment the delay allows it
-(its end's time on the hub's clock plus the delay). Run twice: with no delay (the baseline:
-the stream's own latency, its look every second) and with ``--delay`` seconds; a negative
-lateness beyond the clocks' measured offset would be a hand shown early. Then the feed's view
-of each hand at each street built with its equities, against the same view without them (the
-baseline), in CPU time.
+deal ``--hands`` generated hands (and one more) at a featured table, one every ``--every``
+seconds, while the overlay's event stream (an overlay link, as OBS opens it) is read: each
+hand's lateness is the moment it first comes on the stream with its end, less the moment the
+delay allows it (its end's time on the hub's clock plus the delay). The stream carries the
+newest hand the delay allows, looked at every second: a hand a later one replaced between
+two looks is never on it, and the one more hand stands in for it. Run twice: with no delay
+(the baseline: the stream's own latency, its look every second) and with ``--delay``
+seconds; a negative lateness beyond the clocks' measured offset would be a hand shown early.
+Then the feed's view of each hand at each street built with its equities, against the same
+view without them (the baseline), in CPU time.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import http.client
 import json
 import random
+import socket
 import statistics
 import tempfile
 import threading
@@ -57,16 +60,19 @@ def _until(condition: Any, seconds: float) -> bool:
 
 
 def _lateness(hub: Hub, box: Outbox, link: TableLink, hands: list[list[dict[str, Any]]],
-              key: str, delay: int) -> list[float]:
+              key: str, delay: int, every: float) -> list[float]:
     """Each hand's lateness on the overlay's stream (ms), with the feed's delay ``delay``."""
     host, port = hub.url.split("//")[1].split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    connection.connect()
+    stream_socket = connection.sock  # the response reads it, whatever the connection keeps
     connection.request("GET", "/api/overlay/stream", headers={"X-Overlay-Key": key})
     response = connection.getresponse()
     assert response.status == 200, response.read()
     old: set[str] | None = None  # the hands on the stream's first event: an earlier run's
     first_seen: dict[str, float] = {}  # deal -> when it came with its end (hub's clock, ms)
     ended: dict[str, int] = {}
+    numbers: set[int] = set()  # the hands come on the stream with their end
 
     def read() -> None:
         nonlocal old
@@ -83,6 +89,7 @@ def _lateness(hub: Hub, box: Outbox, link: TableLink, hands: list[list[dict[str,
                     if hand["ended_at"] is not None and hand["deal"] not in old | set(
                             first_seen):
                         first_seen[hand["deal"]] = now
+                        numbers.add(hand["hand"])
                         ended[hand["deal"]] = hand["ended_at"]
         except (OSError, ValueError, AttributeError, http.client.HTTPException):
             pass  # closed
@@ -92,10 +99,12 @@ def _lateness(hub: Hub, box: Outbox, link: TableLink, hands: list[list[dict[str,
         for event in hand:
             box.append(event, int(time.time() * 1000))
         link.notify()
-        time.sleep(1.0)  # a hand a second, whatever the stream does
-    # (the last hand is dealt for the one before it: the feed shows a hand once a later
-    # event of its table is stored, and waits for it; it is not counted)
-    _until(lambda: len(first_seen) >= len(hands) - 1, delay + 30)
+        time.sleep(every)  # at the script's pace, whatever the stream does
+    last = hands[-1][0]["hand"]  # nothing replaces the last hand on the stream
+    _until(lambda: len(first_seen) >= len(hands) - 1 or last in numbers, delay + 30)
+    # The reading thread waits in recv() holding the response's buffer, which close() needs:
+    # shut the socket first, or the close waits for the stream's next keep-alive (15 s).
+    stream_socket.shutdown(socket.SHUT_RDWR)
     connection.close()
     counted = sorted(first_seen, key=lambda d: ended[d])[:len(hands) - 1]
     return [first_seen[d] - (ended[d] + delay * 1000) for d in counted]
@@ -137,7 +146,7 @@ def _equity_time(hands: list[list[dict[str, Any]]]) -> dict[str, Any]:
             "worst_with_equity_ms": round(max(max(t) for t in by_street.values()), 2)}
 
 
-def run(hands: int, delay: int, seed: int = 49) -> dict[str, Any]:
+def run(hands: int, delay: int, every: float = 1.0, seed: int = 49) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-broadcast-") as tmp:
         directory = Path(tmp)
         broker = Broker(directory / "mosquitto").start()
@@ -161,7 +170,7 @@ def run(hands: int, delay: int, seed: int = 49) -> dict[str, Any]:
                                         ("delayed", delay, dealt[hands + 1:])):
                 hub.call(FloorService.set_broadcast_delay, floor, seconds)
                 figures[name] = {"delay_s": seconds,
-                                 **_summary(_lateness(hub, box, link, part, key, seconds))}
+                                 **_summary(_lateness(hub, box, link, part, key, seconds, every))}
             figures["added_by_delay_median_ms"] = round(
                 figures["delayed"]["median_ms"] - figures["baseline"]["median_ms"], 1)
             figures["equity"] = _equity_time(dealt)
@@ -192,9 +201,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hands", type=int, default=8, help="hands dealt in each run")
     parser.add_argument("--delay", type=int, default=3, help="the feed's delay (seconds)")
+    parser.add_argument("--every", type=float, default=1.0,
+                        help="seconds between hands (the stream looks every second)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    figures = run(args.hands, args.delay)
+    figures = run(args.hands, args.delay, args.every)
     print(json.dumps(figures) if args.json else report(figures))
 
 
