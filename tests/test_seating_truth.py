@@ -11,14 +11,18 @@ import random
 
 import pytest
 
-from contract.commands import SeatingCommand
+from contract.commands import HubClockCommand, SeatingCommand
 from controller.inputs import parse_input
 from controller.table import Table, TableUsageError
 from houses.loaders import load_profile
+from hub import auth
 from hub.balance_desk import BalanceDesk
 from hub.floor import FloorView
 from hub.refused import StaffError
+from hub.roster import RosterError
 from hub.seating import SeatingPlan
+from hub.service import FloorService
+from hub.settings import HubSettings
 from tablectl.command_to_core import command_input
 from tests.conftest import table_state
 
@@ -291,8 +295,6 @@ def test_a_table_claiming_the_largest_version_never_numbers_the_plan_past_the_co
 
 
 def test_a_kept_seating_is_read_strictly_and_a_damaged_one_does_not_stop_the_floor(tmp_path):
-    from hub.service import FloorService
-    from hub.settings import HubSettings
     from hub.storage import open_storage
 
     plan = SeatingPlan()
@@ -347,28 +349,33 @@ class _Link:
         pass
 
 
-def test_the_tournament_ends_with_its_winner_placed_first_and_the_clock_held(tmp_path):
-    from contract.commands import HubClockCommand
-    from hub import auth
-    from hub.service import FloorService
-    from hub.settings import HubSettings
+MARIA = auth.User("maria", "floor", "")
 
-    maria = auth.User("maria", "floor", "")
-    service = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db")), _Link(),
-                           wall=lambda: 1_800_000_000.0)
+
+def floor_service(settings: HubSettings, *online: str) -> FloorService:
+    """The hub's floor service on ``settings``, its broker up and ``online`` tables' links
+    up, as the hub's worker wires it (a fixed wall clock, commands kept by a ``_Link``)."""
+    service = FloorService(settings, _Link(), wall=lambda: 1_800_000_000.0)
     service.open()
+    service.on_broker(True)
+    for name in online:
+        service.on_status(name, {"state": "online", "boot": 1, "table": name, "ts": 1})
+    return service
+
+
+def test_the_tournament_ends_with_its_winner_placed_first_and_the_clock_held(tmp_path):
+
+    service = floor_service(HubSettings(venue="venue", db=str(tmp_path / "hub.db")), "t1")
     try:
-        service.on_broker(True)
-        service.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
         service.on_state("t1", table_state(seats=[]))
         for name in ("Anna", "Bob", "Carl"):
-            service.add_player(maria, name)
-        service.draw_seats(maria)
-        service.clock_action(maria, HubClockCommand(action="start", value="tda-2024"))
+            service.add_player(MARIA, name)
+        service.draw_seats(MARIA)
+        service.clock_action(MARIA, HubClockCommand(action="start", value="tda-2024"))
         seated = {p.name: p.seat for p in service.floor.roster.players.values()}
-        service.bust(maria, "t1", seated["Carl"])
+        service.bust(MARIA, "t1", seated["Carl"])
         assert service.roster()["winner"] is None and service.clock.running_since is not None
-        last = service.bust(maria, "t1", seated["Bob"])
+        last = service.bust(MARIA, "t1", seated["Bob"])
         assert service.roster()["winner"] == "Anna"
         assert service.clock.running_since is None  # held: "tournament over"
         rows = service.finishing_csv().splitlines()[1:]
@@ -376,7 +383,7 @@ def test_the_tournament_ends_with_its_winner_placed_first_and_the_clock_held(tmp
             ["1", "Anna"], ["2", "Bob"], ["3", "Carl"]]
         actions = [line["action"] for line in service.floor_log()]
         assert "tournament over" in actions
-        service.undo_bustout(maria, last["id"])  # Bob's bust was a mistake: play on
+        service.undo_bustout(MARIA, last["id"])  # Bob's bust was a mistake: play on
         assert service.roster()["winner"] is None
         assert "tournament open again" in [line["action"] for line in service.floor_log()]
     finally:
@@ -387,20 +394,12 @@ def test_late_registration_closes_as_the_structure_says_and_no_table_breaks_befo
     """Seed 002 (lppl): latecomers join "anytime before the start of the 3rd Blind Level but
     providing that there is at least 17 players remaining ... OR ... no-one has actually been
     knocked out"; while registration runs, no table is broken (they need its seats)."""
-    from contract.commands import HubClockCommand
-    from hub import auth
-    from hub.roster import RosterError
-    from hub.service import FloorService
-    from hub.settings import HubSettings
 
-    maria = auth.User("maria", "floor", "")
-    service = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db"),
-                                       profile="lppl"), _Link(), wall=lambda: 1_800_000_000.0)
-    service.open()
+    service = floor_service(HubSettings(venue="venue", db=str(tmp_path / "hub.db"),
+                                        profile="lppl"))
     try:
-        service.on_broker(True)
-        service.clock_action(maria, HubClockCommand(action="start", value="lppl"))
-        service.import_players(maria, "name\n" + "\n".join(f"P{n}" for n in range(1, 17)))
+        service.clock_action(MARIA, HubClockCommand(action="start", value="lppl"))
+        service.import_players(MARIA, "name\n" + "\n".join(f"P{n}" for n in range(1, 17)))
         assert service.seating_cases.late_entry_closed() is None  # 16 signed up, nobody out yet
         for name, seats in (("t1", [1, 2, 3, 4, 5, 6, 7, 8]), ("t2", [1, 2, 3, 4]),
                             ("t3", [1, 2, 3, 4])):
@@ -410,18 +409,18 @@ def test_late_registration_closes_as_the_structure_says_and_no_table_breaks_befo
         assert service.floor.balance.proposal is None or \
             service.floor.balance.proposal.kind != "break"
         assert service.floor.balance.panel(service.floor.tables)["registering"]
-        service.draw_seats(maria)
+        service.draw_seats(MARIA)
         seated = next(p for p in service.floor.roster.players.values() if p.table)
-        service.bust(maria, seated.table, seated.seat)
+        service.bust(MARIA, seated.table, seated.seat)
         with pytest.raises(RosterError, match="15 players are left, fewer than 17"):
-            service.add_player(maria, "Late")
+            service.add_player(MARIA, "Late")
         with pytest.raises(RosterError, match="fewer than 17"):
-            service.reentry(maria, seated.id)
-        service.undo_bustout(maria, service.floor.bustouts[-1].id)
-        service.add_player(maria, "Late")  # nobody out again: the latecomer joins
-        service.clock_action(maria, HubClockCommand(action="level", value=3))
+            service.reentry(MARIA, seated.id)
+        service.undo_bustout(MARIA, service.floor.bustouts[-1].id)
+        service.add_player(MARIA, "Late")  # nobody out again: the latecomer joins
+        service.clock_action(MARIA, HubClockCommand(action="level", value=3))
         with pytest.raises(RosterError, match="closed at the start of level 3"):
-            service.add_player(maria, "Later")
+            service.add_player(MARIA, "Later")
         service.turn()  # registration over: the break the counts call for is proposed
         assert not service.floor.balance.panel(service.floor.tables)["registering"]
         assert service.floor.balance.proposal is not None
@@ -433,39 +432,29 @@ def test_late_registration_closes_as_the_structure_says_and_no_table_breaks_befo
 def test_the_structure_that_runs_limits_the_re_entries_at_the_desk(tmp_path):
     """A structure's ``max_reentries``: the desk is told the re-entries each player has left,
     and one past the limit is refused, naming it."""
-    from contract.commands import HubClockCommand
-    from hub import auth
-    from hub.roster import RosterError
-    from hub.service import FloorService
-    from hub.settings import HubSettings
 
     (tmp_path / "one-more.toml").write_text(
         'title = "One re-entry"\nmax_reentries = 1\n'
         '[[schedule]]\nlevel = 1\nsb = 1\nbb = 2\nminutes = 10\n')
-    maria = auth.User("maria", "floor", "")
-    service = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db"),
-                                       structures=str(tmp_path)), _Link(),
-                           wall=lambda: 1_800_000_000.0)
-    service.open()
+    service = floor_service(HubSettings(venue="venue", db=str(tmp_path / "hub.db"),
+                                        structures=str(tmp_path)), "t1")
     try:
-        service.on_broker(True)
-        service.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
         service.on_state("t1", table_state(seats=[]))
         for name in ("Anna", "Bob", "Carl"):
-            service.add_player(maria, name)
-        service.draw_seats(maria)
+            service.add_player(MARIA, name)
+        service.draw_seats(MARIA)
         assert service.roster()["max_reentries"] is None
-        service.clock_action(maria, HubClockCommand(action="start", value="one-more"))
+        service.clock_action(MARIA, HubClockCommand(action="start", value="one-more"))
         service.turn()
         assert service.roster()["max_reentries"] == 1
         bob = next(p for p in service.floor.roster.players.values() if p.name == "Bob")
-        service.bust(maria, "t1", bob.seat)
-        view = service.reentry(maria, bob.id)
+        service.bust(MARIA, "t1", bob.seat)
+        view = service.reentry(MARIA, bob.id)
         assert next(p for p in view["players"] if p["name"] == "Bob")["reentries_left"] == 0
-        service.draw_seats(maria)
-        service.bust(maria, "t1", bob.seat)
+        service.draw_seats(MARIA)
+        service.bust(MARIA, "t1", bob.seat)
         with pytest.raises(RosterError, match=r"allows 1 re-entry a player"):
-            service.reentry(maria, bob.id)
+            service.reentry(MARIA, bob.id)
     finally:
         service.close()
 
@@ -473,31 +462,18 @@ def test_the_structure_that_runs_limits_the_re_entries_at_the_desk(tmp_path):
 def test_a_no_show_is_refunded_the_buy_in_logged_and_kept_across_a_restart(tmp_path):
     """Seed 004's buy-in ($50) refunded to an entrant who never came; the line outlives a hub
     restart; the entries the prize pool counts leave it out."""
-    from contract.commands import HubClockCommand
-    from hub import auth
-    from hub.service import FloorService
-    from hub.settings import HubSettings
 
-    maria = auth.User("maria", "floor", "")
     settings = HubSettings(venue="venue", db=str(tmp_path / "hub.db"))
-
-    def hub() -> FloorService:
-        service = FloorService(settings, _Link(), wall=lambda: 1_800_000_000.0)
-        service.open()
-        return service
-
-    service = hub()
+    service = floor_service(settings, "t1")
     try:
-        service.on_broker(True)
-        service.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
         service.on_state("t1", table_state(seats=[], hand=3))
-        service.clock_action(maria, HubClockCommand(action="start", value="dealers-choice"))
+        service.clock_action(MARIA, HubClockCommand(action="start", value="dealers-choice"))
         for name in ("Anna", "Bob", "Carl"):
-            service.add_player(maria, name)
-        service.draw_seats(maria)
+            service.add_player(MARIA, name)
+        service.draw_seats(MARIA)
         carl = next(p for p in service.floor.roster.players.values() if p.name == "Carl")
         seat = carl.seat
-        view = service.no_show(maria, carl.id)
+        view = service.no_show(MARIA, carl.id)
         line = next(p for p in view["players"] if p["name"] == "Carl")
         assert (line["refund"], line["table"], line["place"]) == ("$50", None, None)
         assert (view["entries"], view["paid_entries"], view["no_shows"]) == (3, 2, 1)
@@ -506,7 +482,7 @@ def test_a_no_show_is_refunded_the_buy_in_logged_and_kept_across_a_restart(tmp_p
         assert logged["detail"] == {"player": carl.id, "name": "Carl", "refund": "$50"}
     finally:
         service.close()
-    service = hub()
+    service = floor_service(settings)  # the hub restarted
     try:
         again = next(p for p in service.roster()["players"] if p["name"] == "Carl")
         assert (again["no_show_at"] is not None, again["refund"]) == (True, "$50")
@@ -519,42 +495,28 @@ def test_alternates_take_the_seats_that_open_until_registration_closes(tmp_path)
     """While the field is full the desk lists alternates in order; a bust-out's or a
     no-show's seat goes to the first, drawn there, logged; the list outlives a restart and is
     closed, saying so, with late registration."""
-    from contract.commands import HubClockCommand
-    from hub import auth
-    from hub.roster import RosterError
-    from hub.service import FloorService
-    from hub.settings import HubSettings
 
     (tmp_path / "late.toml").write_text(
         'title = "Late until level 2"\nlate_entry_until_level = 2\nbuy_in = 40\n'
         'currency = "$"\n[[schedule]]\nlevel = 1\nsb = 1\nbb = 2\nminutes = 10\n'
         '[[schedule]]\nlevel = 2\nsb = 2\nbb = 4\nminutes = 10\n')
-    maria = auth.User("maria", "floor", "")
     settings = HubSettings(venue="venue", db=str(tmp_path / "hub.db"), structures=str(tmp_path))
-
-    def hub() -> FloorService:
-        service = FloorService(settings, _Link(), wall=lambda: 1_800_000_000.0)
-        service.open()
-        service.on_broker(True)
-        service.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
-        return service
-
-    service = hub()
+    service = floor_service(settings, "t1")
     try:
-        service.clock_action(maria, HubClockCommand(action="start", value="late"))
+        service.clock_action(MARIA, HubClockCommand(action="start", value="late"))
         size = service.floor.table_size("t1")
         service.on_state("t1", table_state(seats=list(range(1, size)), hand=2))
-        service.import_players(maria, "name\n" + "\n".join(f"P{n}" for n in range(1, size)))
-        service.draw_seats(maria)
+        service.import_players(MARIA, "name\n" + "\n".join(f"P{n}" for n in range(1, size)))
+        service.draw_seats(MARIA)
         with pytest.raises(RosterError, match="the tables in play have 1 free seat: enter"):
-            service.add_alternate(maria, "Alma")
-        service.add_player(maria, "Last In")
-        service.draw_seats(maria)  # the field is full
+            service.add_alternate(MARIA, "Alma")
+        service.add_player(MARIA, "Last In")
+        service.draw_seats(MARIA)  # the field is full
         for name in ("Alma", "Bert", "Cleo"):
-            service.add_alternate(maria, name)
+            service.add_alternate(MARIA, name)
         assert [a["name"] for a in service.roster()["alternates"]] == ["Alma", "Bert", "Cleo"]
         gone = service.floor.roster.players[3]
-        service.bust(maria, "t1", gone.seat)
+        service.bust(MARIA, "t1", gone.seat)
         alma = next(p for p in service.floor.roster.players.values() if p.name == "Alma")
         assert (alma.table, alma.seat) == ("t1", gone.seat)
         assert gone.seat in service.floor.seating.tables["t1"].seats
@@ -562,22 +524,22 @@ def test_alternates_take_the_seats_that_open_until_registration_closes(tmp_path)
         assert logged["detail"] == {"name": "Alma", "table": "t1", "seat": gone.seat}
         never = service.floor.roster.players[5]  # never came: Bert takes the seat
         seat = never.seat
-        service.no_show(maria, never.id)
+        service.no_show(MARIA, never.id)
         bert = next(p for p in service.floor.roster.players.values() if p.name == "Bert")
         assert (bert.table, bert.seat) == ("t1", seat)
     finally:
         service.close()
-    service = hub()
+    service = floor_service(settings, "t1")  # the hub restarted
     try:
         assert [a["name"] for a in service.roster()["alternates"]] == ["Cleo"]
-        service.clock_action(maria, HubClockCommand(action="level", value=2))
+        service.clock_action(MARIA, HubClockCommand(action="level", value=2))
         service.turn()
         closed = service.roster()["alternates_closed"]
         assert closed == "late registration closed at the start of level 2 (Late until level 2)"
         with pytest.raises(RosterError, match="the alternates list is closed: late registr"):
-            service.add_alternate(maria, "Dina")
+            service.add_alternate(MARIA, "Dina")
         seated = service.floor.roster.players[4]
-        service.bust(maria, "t1", seated.seat)
+        service.bust(MARIA, "t1", seated.seat)
         assert [a.name for a in service.floor.roster.alternates] == ["Cleo"]  # not seated
     finally:
         service.close()
