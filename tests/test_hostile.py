@@ -691,7 +691,8 @@ def test_a_sigkilled_hub_resumes_the_venue_clock_mid_level_and_never_stops_the_t
         lines: list[str] = []
         threading.Thread(target=lambda: lines.extend(iter(process.stderr.readline, "")),
                          daemon=True).start()
-        return wait_for(lambda: any("dashboard at" in line for line in lines), 20)
+        # A hub's start is imports and a database: 20 s was once too short at a load of 24.
+        return wait_for(lambda: any("dashboard at" in line for line in lines), 60)
 
     first = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     second = None
