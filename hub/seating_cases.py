@@ -228,12 +228,17 @@ class SeatingCases(FloorPart):
         return {**roster, "ignored_columns": ignored}
 
     def remove_entrant(self, user: User, player_id: int) -> dict[str, Any]:
-        """An entrant entered by mistake removed (their drawn seat freed, no bust-out)."""
+        """An entrant entered by mistake removed (their drawn seat freed, no bust-out, the
+        first alternate seated there as for a no-show)."""
         now = self.now_ms()
+        entered = self.floor.roster.player(player_id)
+        table, seat = entered.table, entered.seat
         player, updates = self.floor.seating_desk.remove_entrant(player_id, user.name, now)
         self.db.delete_player(player_id)
         self.saved_players.pop(player_id, None)
         self.log(now, user.name, "roster/remove", {"player": player_id, "name": player.name})
+        if table is not None and seat is not None:
+            updates += self._alternate_to(table, seat, user, now)
         self.service.seating_changed(updates, now)
         return self.floor.roster.view()
 

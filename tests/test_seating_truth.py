@@ -492,9 +492,9 @@ def test_a_no_show_is_refunded_the_buy_in_logged_and_kept_across_a_restart(tmp_p
 
 
 def test_alternates_take_the_seats_that_open_until_registration_closes(tmp_path):
-    """While the field is full the desk lists alternates in order; a bust-out's or a
-    no-show's seat goes to the first, drawn there, logged; the list outlives a restart and is
-    closed, saying so, with late registration."""
+    """While the field is full the desk lists alternates in order; a bust-out's, a
+    no-show's or a mistaken entrant's seat goes to the first, drawn there, logged; the list
+    outlives a restart and is closed, saying so, with late registration."""
 
     (tmp_path / "late.toml").write_text(
         'title = "Late until level 2"\nlate_entry_until_level = 2\nbuy_in = 40\n'
@@ -527,11 +527,17 @@ def test_alternates_take_the_seats_that_open_until_registration_closes(tmp_path)
         service.no_show(MARIA, never.id)
         bert = next(p for p in service.floor.roster.players.values() if p.name == "Bert")
         assert (bert.table, bert.seat) == ("t1", seat)
+        service.add_alternate(MARIA, "Dora")
+        mistake = service.floor.roster.players[6]  # entered twice: removed, Cleo seated
+        seat = mistake.seat
+        service.remove_entrant(MARIA, mistake.id)
+        cleo = next(p for p in service.floor.roster.players.values() if p.name == "Cleo")
+        assert (cleo.table, cleo.seat) == ("t1", seat)
     finally:
         service.close()
     service = floor_service(settings, "t1")  # the hub restarted
     try:
-        assert [a["name"] for a in service.roster()["alternates"]] == ["Cleo"]
+        assert [a["name"] for a in service.roster()["alternates"]] == ["Dora"]
         service.clock_action(MARIA, HubClockCommand(action="level", value=2))
         service.turn()
         closed = service.roster()["alternates_closed"]
@@ -540,6 +546,6 @@ def test_alternates_take_the_seats_that_open_until_registration_closes(tmp_path)
             service.add_alternate(MARIA, "Dina")
         seated = service.floor.roster.players[4]
         service.bust(MARIA, "t1", seated.seat)
-        assert [a.name for a in service.floor.roster.alternates] == ["Cleo"]  # not seated
+        assert [a.name for a in service.floor.roster.alternates] == ["Dora"]  # not seated
     finally:
         service.close()
