@@ -7,7 +7,6 @@ the feed shows, and when, is hub/broadcast_feed.py's."""
 from __future__ import annotations
 
 import json
-import secrets
 from typing import TYPE_CHECKING, Any
 
 from contract.envelope import incarnation_of
@@ -22,13 +21,13 @@ from hub.broadcast_feed import (
 from hub.clock_cases import NotTheRoomKey
 from hub.floor_part import FloorPart
 from hub.refused import StaffError
+from hub.revocable_links import RevocableLinks
 
 if TYPE_CHECKING:
     from hub.auth import User
     from hub.service import FloorService
 
 
-OVERLAY_KEY_BYTES = 18
 OVERLAY_LINKS = "overlay_links"  # the hub's setting: {table: {key, by, since}}, JSON
 OVERLAY_WITHDRAWN = "overlay_keys_withdrawn"  # the newest first, space-separated
 OVERLAY_WITHDRAWN_KEPT = 32
@@ -46,28 +45,39 @@ class BroadcastCases(FloorPart):
     def __init__(self, service: FloorService) -> None:
         super().__init__(service)
         self.featured: set[str] = set()  # as the database says (open)
-        self.overlays: dict[str, dict[str, Any]] = {}  # by table: key, by, since (stored)
-        self._withdrawn_overlays: list[str] = []  # kept in storage
+        # The overlay links' keys by table and the keys withdrawn; who made each link and
+        # when, by table. Kept in storage (open).
+        self.overlay_keys = RevocableLinks(remembered=OVERLAY_WITHDRAWN_KEPT)
+        self.overlay_makers: dict[str, dict[str, Any]] = {}
 
     def open(self) -> None:
         self.featured = set(featured_now(self.db))
-        self.overlays = json.loads(self.db.setting(OVERLAY_LINKS) or "{}")
-        self._withdrawn_overlays = (self.db.setting(OVERLAY_WITHDRAWN) or "").split()
+        kept: dict[str, dict[str, Any]] = json.loads(self.db.setting(OVERLAY_LINKS) or "{}")
+        self.overlay_keys = RevocableLinks(
+            {table: link["key"] for table, link in kept.items()},
+            RevocableLinks.withdrawn_from(self.db.setting(OVERLAY_WITHDRAWN)),
+            OVERLAY_WITHDRAWN_KEPT)
+        self.overlay_makers = {table: {k: v for k, v in link.items() if k != "key"}
+                               for table, link in kept.items()}
 
     # ------------------------------------------------------------------------ overlay links
 
     def overlay_links(self) -> list[dict[str, Any]]:
         """The overlay links made, a table each: the page's path (the key in the fragment,
         never in a server's logs), who made it and when."""
-        return [{"table": table, "path": f"/overlay#{link['key']}", "by": link["by"],
-                 "since": link["since"]} for table, link in sorted(self.overlays.items())]
+        return [{"table": table, "path": f"/overlay#{key}",
+                 "by": self.overlay_makers[table]["by"],
+                 "since": self.overlay_makers[table]["since"]}
+                for table, key in sorted(self.overlay_keys.live.items())]
 
-    def _keep_overlays(self, links: dict[str, dict[str, Any]], withdrawn: list[str]) -> None:
+    def _keep_overlays(self, keys: RevocableLinks, makers: dict[str, dict[str, Any]]) -> None:
         """The links and the withdrawn keys, in the database first (the floor log's line
-        commits them): the hub serves a new key only once it is committed, so a failed write
-        (the worker then rolls back) leaves the links as the database holds them."""
+        commits them), then in memory: the hub serves a new key only once it is committed,
+        so a failed write (the worker then rolls back) leaves the links as the database
+        holds them."""
+        links = {table: {"key": key, **makers[table]} for table, key in keys.live.items()}
         self.db.set_setting(OVERLAY_LINKS, json.dumps(links, sort_keys=True))
-        self.db.set_setting(OVERLAY_WITHDRAWN, " ".join(withdrawn))
+        self.db.set_setting(OVERLAY_WITHDRAWN, keys.withdrawn_setting())
 
     def make_overlay_link(self, user: User, table: str) -> list[dict[str, Any]]:
         """A production's link for OBS Studio's browser source, showing ``table`` on the
@@ -77,37 +87,33 @@ class BroadcastCases(FloorPart):
         self.service.heard(table)
         if not user.may("broadcast"):  # the web side lets no other role here either
             raise StaffError(f"the role {user.role} may not make an overlay link")
-        old = self.overlays.get(table)
-        withdrawn = ([old["key"]] if old else []) + self._withdrawn_overlays
         now = self.now_ms()
-        links = {**self.overlays, table: {
-            "key": secrets.token_urlsafe(OVERLAY_KEY_BYTES), "by": user.name, "since": now}}
-        self._keep_overlays(links, withdrawn[:OVERLAY_WITHDRAWN_KEPT])
+        keys = self.overlay_keys.made(table)
+        makers = {**self.overlay_makers, table: {"by": user.name, "since": now}}
+        self._keep_overlays(keys, makers)
         self.log(now, user.name, "overlay-link/make", {"table": table})  # committed
-        self.overlays, self._withdrawn_overlays = links, withdrawn[:OVERLAY_WITHDRAWN_KEPT]
+        self.overlay_keys, self.overlay_makers = keys, makers
         return self.overlay_links()
 
     def withdraw_overlay_link(self, user: User, table: str) -> list[dict[str, Any]]:
         """The overlay link of ``table`` withdrawn: a page showing it is refused from its next
         look (every second) and blanks. Logged; the links left."""
-        old = self.overlays.get(table)
-        if old is None:
+        if table not in self.overlay_keys.live:
             raise StaffError(f"no overlay link for table {table!r}: nothing to withdraw")
-        withdrawn = [old["key"], *self._withdrawn_overlays][:OVERLAY_WITHDRAWN_KEPT]
-        links = {t: link for t, link in self.overlays.items() if t != table}
-        self._keep_overlays(links, withdrawn)
+        keys = self.overlay_keys.without(table)
+        makers = {t: made for t, made in self.overlay_makers.items() if t != table}
+        self._keep_overlays(keys, makers)
         self.log(self.now_ms(), user.name, "overlay-link/withdraw", {"table": table})
-        self.overlays, self._withdrawn_overlays = links, withdrawn
+        self.overlay_keys, self.overlay_makers = keys, makers
         return self.overlay_links()
 
     def overlay_of(self, key: str) -> dict[str, Any]:
         """The table and the login of the overlay link ``key``; NotTheOverlayKey (or
         OverlayLinkWithdrawn) when it is none now."""
-        for table, link in self.overlays.items():
-            if secrets.compare_digest(key.encode(), link["key"].encode()):
-                return {"table": table, "by": link["by"]}
-        if any(secrets.compare_digest(key.encode(), old.encode())
-               for old in self._withdrawn_overlays):
+        table = self.overlay_keys.holder(key)
+        if table is not None:
+            return {"table": table, "by": self.overlay_makers[table]["by"]}
+        if self.overlay_keys.was_withdrawn(key):
             raise OverlayLinkWithdrawn("this overlay link was withdrawn: ask the production "
                                        "for the new one")
         raise NotTheOverlayKey("this is not an overlay link: a broadcast login makes one")

@@ -6,7 +6,6 @@ hub/venue_clock.py's."""
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from houses.loaders import house_structure, structure_names
 from hub.floor import room_clock_view
 from hub.floor_part import FloorPart
 from hub.refused import StaffError
+from hub.revocable_links import GenerationLink, RevocableLinks, StaleGeneration
 from hub.roster import Roster
 from hub.states import TableStatus
 from hub.venue_clock import clock_answer, refusal
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from hub.service import FloorService
 
 CLOCK_INTERVAL = 5.0  # seconds between the venue clock's publications when nothing changes
-TV_KEY_BYTES = 18
 # Withdrawn TV links remembered (kept in storage), for a TV still showing one to be told so.
 TV_KEYS_WITHDRAWN_KEPT = 16
 
@@ -123,21 +122,22 @@ def structure_choices(structures: str | None) -> list[dict[str, Any]]:
 class ClockCases(FloorPart):
     def __init__(self, service: FloorService) -> None:
         super().__init__(service)
-        self.tv_key = ""  # the room clock page's key (its viewer link), kept in storage
-        self.tv_generation = 0  # 1 for the first key, one more at each withdrawal: stored too
-        self._withdrawn_tv_keys: list[str] = []  # the newest first, kept in storage
+        # The room clock page's key (its viewer link), its generation and the keys withdrawn,
+        # as the settings tv_key, tv_generation and tv_keys_withdrawn keep them (open).
+        self.tv = GenerationLink(RevocableLinks(), 0)
         self._clock_seen: OrderedDict[str, None] = OrderedDict()  # hub/cmd/clock transactions
         self.due = 0.0  # when the clock is published again (time.monotonic)
 
     def open(self) -> None:
         """The TV link as the floor left it (made once, at the first start)."""
-        db = self.db
-        self.tv_key = db.setting("tv_key") or secrets.token_urlsafe(TV_KEY_BYTES)
-        # A key kept before links had generations is the first.
-        self.tv_generation = int(db.setting("tv_generation") or 1)
-        db.set_setting("tv_key", self.tv_key)
-        db.set_setting("tv_generation", str(self.tv_generation))
-        self._withdrawn_tv_keys = (db.setting("tv_keys_withdrawn") or "").split()
+        self.tv = GenerationLink.from_settings("tv", self.db.setting, TV_KEYS_WITHDRAWN_KEPT)
+        for name, value in self.tv.settings("tv").items():
+            if value:  # (no empty list of withdrawn keys written before the first withdrawal)
+                self.db.set_setting(name, value)
+
+    @property
+    def tv_key(self) -> str:
+        return self.tv.key
 
     def on_clock_command(self, command: HubClockCommand | CommandError) -> None:
         """A command on ``hub/cmd/clock`` (or why it is not one), answered on ``cmd-resp``;
@@ -214,9 +214,8 @@ class ClockCases(FloorPart):
 
     def room_clock(self, key: str) -> dict[str, Any]:
         """What the room's TV shows; NotTheRoomKey for a key that is not the viewer link's."""
-        if not secrets.compare_digest(key.encode(), self.tv_key.encode()):
-            if any(secrets.compare_digest(key.encode(), old.encode())
-                   for old in self._withdrawn_tv_keys):
+        if not self.tv.opens(key):
+            if self.tv.was_withdrawn(key):
                 raise TvLinkWithdrawn("this TV link was withdrawn: ask the floor for the new "
                                       "one")
             raise NotTheRoomKey("this is not the room clock's link: ask a supervisor")
@@ -232,7 +231,7 @@ class ClockCases(FloorPart):
         """The room clock page's link: its path, the key in the fragment (never in a server's
         logs), and its generation (a withdrawal names it; a dashboard shows the highest it
         has seen)."""
-        return {"path": f"/tv#{self.tv_key}", "generation": self.tv_generation}
+        return {"path": f"/tv#{self.tv.key}", "generation": self.tv.generation}
 
     def withdraw_tv_link(self, user: User, generation: int) -> dict[str, Any]:
         """The TV link of ``generation`` withdrawn (one leaked, or a TV taken away) and a
@@ -245,23 +244,21 @@ class ClockCases(FloorPart):
         The database first: the hub serves the new key only once it is committed, so a
         failed write (the worker then rolls back) leaves the old link working, as the
         database holds it, and never one a restart would bring back."""
-        if generation != self.tv_generation:
+        try:
+            renewed = self.tv.renewed(generation)
+        except StaleGeneration as stale:
             said = (f"the TV link of generation {generation} was already withdrawn"
-                    if generation < self.tv_generation else
+                    if stale.withdrawn_already else
                     f"there is no TV link of generation {generation}")
             raise TvLinkChanged(f"{said}; the current link is generation "
-                                f"{self.tv_generation}, left as it is (withdraw that one if "
-                                "it must go too)", self.tv_link())
-        key = secrets.token_urlsafe(TV_KEY_BYTES)
-        withdrawn = [self.tv_key, *self._withdrawn_tv_keys][:TV_KEYS_WITHDRAWN_KEPT]
+                                f"{stale.current}, left as it is (withdraw that one if "
+                                "it must go too)", self.tv_link()) from None
         now = self.now_ms()
-        self.db.set_setting("tv_key", key)
-        self.db.set_setting("tv_generation", str(generation + 1))
-        self.db.set_setting("tv_keys_withdrawn", " ".join(withdrawn))
+        for name, value in renewed.settings("tv").items():
+            self.db.set_setting(name, value)
         self.db.log(now, user.name, "tv-link/withdraw", {})
         self.db.commit()
-        self.tv_key, self.tv_generation = key, generation + 1
-        self._withdrawn_tv_keys = withdrawn
+        self.tv = renewed
         self.service.log_book.show(now, user.name, "tv-link/withdraw", {})
         return self.tv_link()
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import re
-import secrets
 import time
 import unicodedata
 from typing import TYPE_CHECKING, Any
@@ -27,13 +26,13 @@ from hub.clock_cases import NotTheRoomKey, TvLinkChanged
 from hub.floor import room_clock_view
 from hub.floor_part import FloorPart
 from hub.refused import StaffError
+from hub.revocable_links import GenerationLink, RevocableLinks, StaleGeneration
 
 if TYPE_CHECKING:
     from hub.auth import User
     from hub.roster import Player
     from hub.service import FloorService
 
-PLAYERS_KEY_BYTES = 18
 PLAYERS_KEYS_WITHDRAWN_KEPT = 16
 MAX_ANNOUNCEMENTS = 6  # up at once: a screen across a room shows no more
 MAX_ANNOUNCEMENT = 160  # characters: two lines at a distance
@@ -90,9 +89,9 @@ def check_announcement(text: Any) -> str:
 class PlayersCases(FloorPart):
     def __init__(self, service: FloorService) -> None:
         super().__init__(service)
-        self.key = ""  # the players' screen's key (its link), kept in storage
-        self.generation = 0  # 1 for the first key, one more at each withdrawal
-        self._withdrawn: list[str] = []  # the newest first, kept in storage
+        # The players' screen's key (its link), its generation and the keys withdrawn, as
+        # the settings players_key, players_generation and players_keys_withdrawn keep them.
+        self.screen_link = GenerationLink(RevocableLinks(), 0)
         self.announcements: list[dict[str, Any]] = []  # {id, text, ts, by}, oldest first
         self._next_announcement = 1
         self.moves: list[dict[str, Any]] = []  # {batch, ts, player_id, name, from, to}
@@ -105,11 +104,11 @@ class PlayersCases(FloorPart):
         """The link, the announcements and the moves as the floor left them (the roster is
         loaded first: its seats are where the moves are looked for from)."""
         db = self.db
-        self.key = db.setting("players_key") or secrets.token_urlsafe(PLAYERS_KEY_BYTES)
-        self.generation = int(db.setting("players_generation") or 1)
-        db.set_setting("players_key", self.key)
-        db.set_setting("players_generation", str(self.generation))
-        self._withdrawn = (db.setting("players_keys_withdrawn") or "").split()
+        self.screen_link = GenerationLink.from_settings("players", db.setting,
+                                                        PLAYERS_KEYS_WITHDRAWN_KEPT)
+        for name, value in self.screen_link.settings("players").items():
+            if value:  # (no empty list of withdrawn keys written before the first withdrawal)
+                db.set_setting(name, value)
         self.announcements = self._kept("players_announcements")
         self._next_announcement = max((a["id"] for a in self.announcements), default=0) + 1
         self.moves = self._kept("players_moves")
@@ -179,9 +178,8 @@ class PlayersCases(FloorPart):
         return answer
 
     def _check(self, key: str) -> None:
-        if not secrets.compare_digest(key.encode(), self.key.encode()):
-            if any(secrets.compare_digest(key.encode(), old.encode())
-                   for old in self._withdrawn):
+        if not self.screen_link.opens(key):
+            if self.screen_link.was_withdrawn(key):
                 raise PlayersLinkWithdrawn("this players' screen link was withdrawn: ask the "
                                            "floor for the new one")
             raise NotTheRoomKey("this is not the players' screen link: ask the floor")
@@ -189,29 +187,29 @@ class PlayersCases(FloorPart):
     def players_link(self) -> dict[str, Any]:
         """The players' screen link (the key in the fragment, never in a server's logs) and
         its generation."""
-        return {"path": f"/players#{self.key}", "generation": self.generation}
+        link = self.screen_link
+        return {"path": f"/players#{link.key}", "generation": link.generation}
 
     def withdraw_players_link(self, user: User, generation: int) -> dict[str, Any]:
         """The players' link of ``generation`` withdrawn and a new one made, kept and logged
         (the database first, as the TV link's): a screen or phone showing the old one is
         refused from its next question, and says so. PlayersLinkChanged when ``generation``
         is not the current one."""
-        if generation != self.generation:
+        try:
+            renewed = self.screen_link.renewed(generation)
+        except StaleGeneration as stale:
             said = (f"the players' link of generation {generation} was already withdrawn"
-                    if generation < self.generation else
+                    if stale.withdrawn_already else
                     f"there is no players' link of generation {generation}")
             raise PlayersLinkChanged(f"{said}; the current link is generation "
-                                     f"{self.generation}, left as it is",
-                                     self.players_link())
-        key = secrets.token_urlsafe(PLAYERS_KEY_BYTES)
-        withdrawn = [self.key, *self._withdrawn][:PLAYERS_KEYS_WITHDRAWN_KEPT]
+                                     f"{stale.current}, left as it is",
+                                     self.players_link()) from None
         now = self.now_ms()
-        self.db.set_setting("players_key", key)
-        self.db.set_setting("players_generation", str(generation + 1))
-        self.db.set_setting("players_keys_withdrawn", " ".join(withdrawn))
+        for name, value in renewed.settings("players").items():
+            self.db.set_setting(name, value)
         self.db.log(now, user.name, "players-link/withdraw", {"generation": generation})
         self.db.commit()
-        self.key, self.generation, self._withdrawn = key, generation + 1, withdrawn
+        self.screen_link = renewed
         self.service.log_book.show(now, user.name, "players-link/withdraw",
                                    {"generation": generation})
         return self.players_link()
