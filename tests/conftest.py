@@ -120,6 +120,21 @@ def no_worker_dies():
     assert not died, f"a supervised worker died: {died}"
 
 
+class QuietLink:
+    """The floor's MQTT side for a floor service the tests call directly and whose commands,
+    clock readings and clock answers they do not look at (tests/typed_fakes.py holds it to
+    hub.service.FloorLink); tests that look keep stand-ins of their own."""
+
+    def send_command(self, table: str, command: Any) -> None:
+        pass
+
+    def publish_clock(self, reading: Any) -> None:
+        pass
+
+    def answer_clock(self, answer: Any) -> None:
+        pass
+
+
 @pytest.fixture
 def scenarios_dir() -> Path:
     return SCENARIOS

@@ -31,7 +31,7 @@ from hub.storage import open_storage
 from simulators.dealer_script import session, session_lines
 from simulators.staff import Staff
 from tablectl.hub_app import Hub, HubSettings
-from tests.conftest import SCENARIOS, run, subscribed, wait_for
+from tests.conftest import SCENARIOS, QuietLink, run, subscribed, wait_for
 from tests.privacy import private_leaks, shown_cards
 
 INC = "ab" * 16
@@ -672,26 +672,13 @@ def test_an_overlay_link_is_a_broadcast_login_s_and_stops_when_withdrawn(tmp_pat
         link.stop()
 
 
-class _Link:
-    """What the floor sends (nothing here is looked at)."""
-
-    def send_command(self, table, command):
-        pass
-
-    def publish_clock(self, reading):
-        pass
-
-    def answer_clock(self, answer):
-        pass
-
-
 def test_featured_tables_the_delay_and_names_outlive_a_hub_restart(tmp_path):
     """The floor's use cases called directly: what the floor set is kept, and a featured
     table's deal started after the restart is still given its seats' names (a table not
     featured, or a deal from a table's backlog, none)."""
     settings = HubSettings(venue=VENUE, db=str(tmp_path / "hub.db"))
     maria = auth.User("maria", "floor", "")
-    floor = FloorService(settings, _Link(), wall=lambda: 1_800_000_000.0)
+    floor = FloorService(settings, QuietLink(), wall=lambda: 1_800_000_000.0)
     floor.open()
     try:
         floor.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
@@ -708,7 +695,7 @@ def test_featured_tables_the_delay_and_names_outlive_a_hub_restart(tmp_path):
             floor.set_broadcast_delay(maria, 86_401)
     finally:
         floor.close()
-    again = FloorService(settings, _Link(), wall=lambda: 1_800_000_060.0)
+    again = FloorService(settings, QuietLink(), wall=lambda: 1_800_000_060.0)
     again.open()
     try:
         settings_now = again.broadcast_settings()

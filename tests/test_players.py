@@ -19,24 +19,14 @@ from hub.players_cases import (
 from hub.refused import StaffError
 from hub.service import FloorService
 from tablectl.hub_app import HubSettings
+from tests.conftest import QuietLink
 
 MARIA = auth.User("maria", "floor", "")
 
 
-class _Link:
-    def send_command(self, table, command):
-        pass
-
-    def publish_clock(self, reading):
-        pass
-
-    def answer_clock(self, answer):
-        pass
-
-
 @pytest.fixture
 def floor(tmp_path):
-    service = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db")), _Link(),
+    service = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db")), QuietLink(),
                            wall=lambda: 1_800_000_000.0)
     service.open()
     yield service
@@ -88,7 +78,7 @@ def test_the_players_link_is_its_own_and_a_withdrawn_one_is_refused_saying_so(fl
     floor.players_screen(_key(floor))
     floor.room_clock(floor.clock_cases.tv_key)  # the TV's link is left alone
     assert [line["action"] for line in floor.floor_log()] == ["players-link/withdraw"]
-    again = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db")), _Link())
+    again = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db")), QuietLink())
     again.open()
     try:  # kept for a restart, the old one still known as withdrawn
         assert again.players_link() == link
@@ -123,7 +113,7 @@ def test_announcements_are_checked_kept_logged_and_on_the_screen_at_once(floor, 
     actions = [line["action"] for line in floor.floor_log()]
     assert actions.count("players/announce") == MAX_ANNOUNCEMENTS
     assert actions.count("players/take-down") == 1
-    again = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db")), _Link())
+    again = FloorService(HubSettings(venue="venue", db=str(tmp_path / "hub.db")), QuietLink())
     again.open()
     try:
         assert again.announcement_list() == left

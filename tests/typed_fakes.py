@@ -19,12 +19,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hub.service import FloorLink
     from tablectl.parts import Buzzer, Display, HubLink
-    from tests import test_daemon_parts, test_hub, test_seating_truth, test_security_exports
+    from tests import (
+        conftest,
+        test_daemon_parts,
+        test_hub,
+        test_seating_truth,
+        test_security_exports,
+    )
 
     # The hub's MQTT connection, as the floor's use cases see it (hub/floor_worker.py).
     _hub: type[FloorLink] = test_hub._Link
     _seating: type[FloorLink] = test_seating_truth._Link
     _exports: type[FloorLink] = test_security_exports._Link
+    _quiet: type[FloorLink] = conftest.QuietLink
 
     # The daemon's parts (tablectl/parts.py): the display, the buzzer, the link to the hub.
     _display: type[Display] = test_daemon_parts.FakeDisplay
