@@ -319,6 +319,19 @@ def _operations():
             yield method.upper(), path
 
 
+def _page(who, path):
+    """A page's status and where it sends ``who`` (not followed)."""
+    host, port = who.url.split("//")[1].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        connection.request("GET", path, headers={"Cookie": who.cookie()})
+        response = connection.getresponse()
+        response.read()
+        return response.status, response.getheader("Location")
+    finally:
+        connection.close()
+
+
 def _call(who, method, path):
     """One call as ``who``: its status and its answer's text (of an event stream, the
     snapshot)."""
@@ -401,9 +414,12 @@ def test_only_the_broadcast_role_reaches_the_feed_and_it_reaches_nothing_else(fe
         answer = _asgi_get(app, "/api/broadcast", cookie, scheme, client)
         assert answer[0] == status, (scheme, client, answer)
     assert b"HTTPS only" in _asgi_get(app, "/api/broadcast", cookie, "http", "10.1.2.3")[1]
-    # The dashboard's page sends a production's login to the feed.
-    assert _call(staff["bea"], "GET", "/")[0] == 303
-    assert staff["bea"].get("/")[1]["delay_seconds"] == 1800
+    # The dashboard's page sends a production's login to its desk, and the desk's page any
+    # other login to the dashboard.
+    assert _page(staff["bea"], "/") == (303, "/broadcast")
+    assert _page(staff["bea"], "/broadcast")[0] == 200
+    for name in ("val", "maria", "sam"):
+        assert _page(staff[name], "/broadcast") == (303, "/"), name
     assert ("viewer", "/api/featured") in reached and ("floor", "/api/state") in reached
 
 

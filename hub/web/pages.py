@@ -1,7 +1,8 @@
 """The dashboard's pages and their files (``hub/static/``): the login page, the dashboard and
 the printable results (for a staff session), the room clock's TV page (no login: it asks
 /api/tv with its key), the broadcast overlay for OBS Studio (no login: it reads
-/api/overlay/stream with its link's key); the players' screen and the seat cards are
+/api/overlay/stream with its link's key), the broadcast operator's desk (a broadcast
+session: its page asks /api/broadcast...); the players' screen and the seat cards are
 hub/web/players.py's."""
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ STATIC = {"dashboard.js": "text/javascript", "dashboard.css": "text/css",
           "results.js": "text/javascript",
           "overlay.html": "text/html", "overlay.js": "text/javascript",
           "overlay.css": "text/css",
+          "broadcast.html": "text/html", "broadcast.js": "text/javascript",
+          "broadcast.css": "text/css",
           "chart.umd.min.js": "text/javascript"}  # vendored: hub/static/VENDORED.md
 
 router = APIRouter(include_in_schema=False)
@@ -58,7 +61,7 @@ def dashboard(request: Request, context: Context) -> Response:
     if user is None:
         return RedirectResponse("/login", 303)
     if not user.may("see"):  # a production's login: the feed is all it may read
-        return RedirectResponse("/api/broadcast", 303)
+        return RedirectResponse("/broadcast", 303)
     return page("dashboard.html")
 
 
@@ -68,6 +71,19 @@ def results_page(request: Request, context: Context) -> Response:
     if context.sessions.user(session_of(request), time.monotonic()) is None:
         return RedirectResponse("/login", 303)
     return page("results.html")
+
+
+@router.get("/broadcast")
+def broadcast_desk(request: Request, context: Context) -> Response:
+    # The broadcast operator's desk: a broadcast session's (the page holds no data: it asks
+    # /api/broadcast..., which no other role reaches); a floor login is sent to its own
+    # dashboard.
+    user = context.sessions.user(session_of(request), time.monotonic())
+    if user is None:
+        return RedirectResponse("/login", 303)
+    if not user.may("broadcast"):
+        return RedirectResponse("/", 303)
+    return page("broadcast.html")
 
 
 @router.get("/tv")

@@ -1,0 +1,213 @@
+"""The broadcast operator's desk (issue 49) as a production uses it: a broadcast login on a
+laptop, in Chromium, against the real hub, a featured table's hands sent as a table daemon
+sends them (its outbox and MQTT link, through the real Mosquitto and the recorder), the
+security delay on the hub's clock. The desk shows nothing before the delay, then the delayed
+hand with names, hole cards, equities and a corrected seat's reasons; a fold is one tap; an
+overlay link is made, copied, and withdrawn after a question, its overlay then refused; a
+refusal and a lost hub are said in words; no other role gets the page or its API. The
+README's screenshot of the desk is this test's."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from hub import auth
+from simulators.staff import Staff
+from tablectl.hub_app import Hub, HubSettings
+from tests.conftest import wait_for
+from tests.floor_browser import chromium, login_page, shoot
+from tests.test_broadcast import TABLE_CLOCK_S, VENUE, HubClock, _deal, _table
+from tests.test_overlay_browser import PLAYERS, _hands_to_a_correction
+
+SEATS = """() => [...document.querySelectorAll('#seats .seat')].map((s) => ({
+  seat: Number(s.dataset.seat), name: s.querySelector('.name').textContent,
+  cards: [...s.querySelectorAll('.card')].map((c) => c.dataset.card || null),
+  equity: (s.querySelector('.equity') || {}).textContent || '', status: s.dataset.status,
+  folded: s.dataset.folded === '1',
+  why: [...s.querySelectorAll('.mark .why li')].map((li) => li.textContent)}))"""
+
+
+@pytest.fixture
+def browser():
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def desk_hub(tmp_path, broker):
+    """The hub with a floor login (maria) and a broadcast one (bea), its clock the test's,
+    table t1 linked, its players drawn, featured behind a 30 s delay."""
+    users = tmp_path / "users.toml"
+    for name, role in (("maria", "floor"), ("bea", "broadcast")):
+        auth.save_user(users, name, role, f"{name}-password")
+    clock = HubClock()
+    hub = Hub(HubSettings(venue=VENUE, db=str(tmp_path / "hub.db"), users=str(users),
+                          port=broker.port, http_port=0, reorder_timeout=1.0),
+              wall=clock).start()
+    link = None
+    try:
+        assert hub.connected.wait(10) and hub.recorder.connected.wait(10)
+        maria, bea = (Staff(hub.url, n, f"{n}-password") for n in ("maria", "bea"))
+        box, link = _table(tmp_path, broker, hub, "t1")
+        for player in PLAYERS:
+            assert maria.post("/api/roster/players", {"name": player})[0] == 200
+        drawn = maria.post("/api/roster/draw")[1]["drawn"]["t1"]
+        assert maria.post("/api/featured/tables/t1", {"featured": True})[0] == 200
+        assert maria.post("/api/featured/delay", {"seconds": 30})[0] == 200
+        clock.ahead += TABLE_CLOCK_S
+        yield {"hub": hub, "clock": clock, "box": box, "link": link, "bea": bea,
+               "names": {d["seat"]: d["player"] for d in drawn}}
+    finally:
+        if link is not None:
+            link.stop()
+        hub.stop()
+
+
+def test_the_desk_shows_the_delayed_hand_taps_a_fold_and_keeps_the_links(
+        tmp_path, desk_hub, browser):
+    from playwright.sync_api import expect
+
+    hub, clock, bea, names = desk_hub["hub"], desk_hub["clock"], desk_hub["bea"], \
+        desk_hub["names"]
+    # The operator logs in as the dashboard's staff do, and lands on the desk, its stream live.
+    page = login_page({"browser": browser, "hub": hub}, "bea")
+    assert page.url == hub.url + "/broadcast"
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    expect(page.locator("#me")).to_have_text("bea (broadcast)")
+    expect(page.locator("#delay")).to_have_text("Delay 30 s")
+    expect(page.locator("#tables .tab[aria-selected='true']")).to_have_text("Table t1")
+    expect(page.locator("#waiting")).to_contain_text("No hand of table t1 on the feed yet")
+
+    hands = _hands_to_a_correction(tuple(sorted(names)))
+    for hand in hands:
+        _deal(hub, desk_hub["box"], desk_hub["link"], hand, clock)
+    # Within the delay: nothing of these hands on the desk.
+    assert not wait_for(lambda: page.evaluate(SEATS), 2)
+    clock.ahead += 31
+    ended = next(e for e in hands[-1] if e["type"] == "hand.ended")
+    started = next(e for e in hands[-1] if e["type"] == "hand.started")
+    expect(page.locator("#hand-head")).to_contain_text(f"Hand {started['hand']}")
+    expect(page.locator("#hand-head")).to_contain_text(f"Level {started['level']}")
+    seats = {s["seat"]: s for s in page.evaluate(SEATS)}
+    assert {n: s["name"] for n, s in seats.items()} == names  # "<b>Eve</b>" as text
+    assert {str(n): s["cards"] for n, s in seats.items()} == ended["hole"]
+    assert all(s["equity"].endswith("%") for s in seats.values())
+    corrected = [s for s in seats.values() if s["status"] == "corrected"]
+    assert corrected and all(s["why"] and all(s["why"]) for s in corrected)
+    fed = bea.get("/api/broadcast/tables/t1?n=1")[1]["hands"][-1]
+    assert {s["seat"]: s["why"] for s in fed["seats"] if s["status"] == "corrected"} == \
+        {s["seat"]: s["why"] for s in corrected}  # every reason, as the feed gives them
+    board = page.evaluate("() => [...document.querySelectorAll('#board .card')]"
+                          ".map((c) => c.dataset.card)")
+    assert board == ended["board"]
+
+    # One tap folds a seat: marked on the desk and on the feed.
+    folder = next(n for n, s in seats.items() if s["status"] == "dealt")
+    seat = page.locator(f"#seats .seat[data-seat='{folder}']")
+    seat.locator("button.fold").click()
+    expect(seat).to_have_attribute("data-folded", "1")
+    expect(seat.locator(".equity")).to_have_text("folded")
+    expect(seat.locator("button.fold")).to_have_text("Folded: undo")
+    expect(page.locator("#reply")).to_contain_text(f"Seat {folder} folded")
+    assert wait_for(lambda: any(
+        s["seat"] == folder and s["folded"]
+        for s in bea.get("/api/broadcast/tables/t1?n=1")[1]["hands"][-1]["seats"]), 10)
+
+    # The hub out of reach: the next tap is said in words, nothing marked.
+    other = next(n for n, s in seats.items() if n != folder and s["status"] == "dealt")
+    page.route("**/folds", lambda route: route.abort())
+    page.locator(f"#seats .seat[data-seat='{other}'] button.fold").click()
+    expect(page.locator("#reply")).to_have_text(
+        f"Seat {other}'s fold: the hub did not answer (this device's network, or the hub is "
+        "down). Check the network and try again.")
+    expect(page.locator("#reply")).to_have_class("reply error")
+    page.unroute("**/folds")
+    assert page.locator(f"#seats .seat[data-seat='{other}']").get_attribute("data-folded") == ""
+
+    # An overlay link: made, shown whole to copy into OBS, and its overlay live.
+    expect(page.locator("#links")).to_contain_text("No overlay link")
+    page.select_option("#link-table", "t1")
+    page.click("#make-link button[type=submit]")
+    field = page.locator(".overlay-link[data-table='t1'] input.url")
+    expect(field).to_have_value(re.compile(rf"^{re.escape(hub.url)}/overlay#.{{20,}}$"))
+    url = field.input_value()
+    assert url == hub.url + bea.get("/api/broadcast/overlay-links")[1][0]["path"]
+    page.locator(".overlay-link[data-table='t1'] button.copy").click()
+    expect(page.locator("#reply")).to_contain_text("Table t1's overlay link copied")
+    assert page.evaluate("() => navigator.clipboard.readText()") == url
+    overlay = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
+    overlay.goto(url)
+    expect(overlay.locator("body")).to_have_attribute("data-state", "live")
+
+    shoot(page, "broadcast-desk", tmp_path)
+
+    # Withdrawing asks first: "Cancel" keeps the link; the question's yes withdraws it.
+    withdraw = page.locator(".overlay-link[data-table='t1'] button.withdraw")
+    withdraw.click()
+    dialog = page.locator("#confirm")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator(".question")).to_contain_text("Withdraw table t1's overlay link?")
+    dialog.locator(".no").click()
+    expect(dialog).to_be_hidden()
+    assert bea.get("/api/broadcast/overlay-links")[1] != []
+    withdraw.click()
+    dialog.locator(".yes").click()
+    expect(page.locator("#reply")).to_contain_text("Table t1's overlay link withdrawn")
+    expect(page.locator(".overlay-link")).to_have_count(0)
+    assert bea.get("/api/broadcast/overlay-links")[1] == []
+    # The overlay showing it blanks; the link opened again is refused, in words.
+    expect(overlay.locator("body")).to_have_attribute("data-state", "refused")
+    overlay.goto("about:blank")
+    overlay.goto(url)
+    expect(overlay.locator("body")).to_have_attribute("data-state", "refused")
+    expect(overlay.locator("#problem")).to_contain_text("this overlay link was withdrawn")
+    overlay.context.close()
+
+    # Another operator withdrew a link this desk still shows: the refusal is the hub's words.
+    page.click("#make-link button[type=submit]")
+    expect(page.locator(".overlay-link[data-table='t1']")).to_have_count(1)
+    assert bea.post("/api/broadcast/overlay-links/withdraw", {"table": "t1"})[0] == 200
+    page.locator(".overlay-link[data-table='t1'] button.withdraw").click()
+    page.locator("#confirm .yes").click()
+    expect(page.locator("#reply")).to_have_text(
+        "Withdrawing table t1's overlay link: refused by the hub: no overlay link for table "
+        "'t1': nothing to withdraw.")
+    expect(page.locator(".overlay-link")).to_have_count(0)  # what the hub holds now
+    assert errors == []
+
+
+def test_no_other_role_gets_the_desk_or_its_api(desk_hub, browser):
+    from playwright.sync_api import expect
+
+    hub = desk_hub["hub"]
+    # No session: the desk's address sends to the login page, and gives nothing away.
+    anonymous = browser.new_context()
+    answer = anonymous.request.get(hub.url + "/broadcast", max_redirects=0)
+    assert answer.status == 303 and answer.headers["location"] == "/login"
+    assert answer.body() == b""
+    anonymous.close()
+    # A floor login opening the desk gets its dashboard, and the desk's API refuses it.
+    page = login_page({"browser": browser, "hub": hub}, "maria")
+    page.goto(hub.url + "/broadcast")
+    expect(page.locator("body.dashboard")).to_be_visible()
+    assert page.url == hub.url + "/"
+    statuses: dict[str, Any] = page.evaluate("""async () => {
+      const asked = {};
+      for (const path of ['/api/broadcast', '/api/broadcast/tables/t1',
+                          '/api/broadcast/tables/t1/stream', '/api/broadcast/overlay-links']) {
+        asked[path] = (await fetch(path)).status;
+      }
+      const post = (path, body) => fetch(path, { method: 'POST', body: JSON.stringify(body),
+        headers: { 'Content-Type': 'application/json' } }).then((r) => r.status);
+      asked.make = await post('/api/broadcast/overlay-links', { table: 't1' });
+      asked.fold = await post('/api/broadcast/tables/t1/folds',
+                              { deal: '0'.repeat(32) + ':1', seat: 1 });
+      return asked;
+    }""")
+    assert set(statuses.values()) == {403}, statuses
+    page.context.close()
