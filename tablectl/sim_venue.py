@@ -580,7 +580,8 @@ class SimulatedVenue:
         links = self.hub.call(FloorService.make_overlay_link, studio, table)
         self.overlay = self.hub.url + links[0]["path"]
         self.say(f"table {table} featured on the broadcast feed, {self.feed_delay} s behind: "
-                 f"the overlay for OBS Studio at {self.overlay}; the feed at "
+                 f"the overlay for OBS Studio at {self.overlay}; the operator's desk at "
+                 f"{self.hub.url}/broadcast, the feed at "
                  f"{self.hub.url}/api/broadcast/tables/{table} (user studio, password "
                  f"{password})")
 

@@ -200,6 +200,7 @@ def test_a_featured_table_shows_on_the_broadcast_feed_end_to_end(tmp_path):
     try:
         assert venue.overlay is not None and "/overlay#" in venue.overlay
         assert f"the overlay for OBS Studio at {venue.overlay}" in said.getvalue()
+        assert f"the operator's desk at {venue.hub.url}/broadcast" in said.getvalue()
         venue.run()
         assert venue.wait_delivered()
         _, events = venue.tables[0].journal_and_events()
