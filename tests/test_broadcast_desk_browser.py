@@ -4,8 +4,8 @@ sends them (its outbox and MQTT link, through the real Mosquitto and the recorde
 security delay on the hub's clock. The desk shows nothing before the delay, then the delayed
 hand with names, hole cards, equities and a corrected seat's reasons; a fold is one tap; an
 overlay link is made, copied, and withdrawn after a question, its overlay then refused; a
-refusal and a lost hub are said in words; no other role gets the page or its API. The
-README's screenshot of the desk is this test's."""
+refusal, a lost hub and a session ended are said in words; no other role gets the page or its
+API. The README's screenshot of the desk is this test's."""
 
 from __future__ import annotations
 
@@ -188,6 +188,13 @@ def test_the_desk_shows_the_delayed_hand_taps_a_fold_and_keeps_the_links(
         "Withdrawing table t1's overlay link: refused by the hub: no overlay link for table "
         "'t1': nothing to withdraw.")
     expect(page.locator(".overlay-link")).to_have_count(0)  # what the hub holds now
+
+    # The session ends (logged out on another tab): the desk says so, blanks the hand, stops.
+    assert page.request.post(hub.url + "/logout", max_redirects=0).status == 303
+    expect(page.locator("#problem")).to_contain_text("this login's session has ended")
+    expect(page.locator("#problem a")).to_have_attribute("href", "/login")
+    expect(page.locator("#seats .seat")).to_have_count(0)
+    expect(page.locator("#link")).to_have_text("stopped")
     assert errors == []
 
 

@@ -97,9 +97,12 @@ function say(text, ok) {
   reply.textContent = text;
 }
 
-// A refusal that stops the desk (the session over, the role or the line refused) stays up
-// top until the next answer; a 401 sends the operator to log in.
-function problem(text, status) {
+// A refusal that stops the desk (the session over, the role or the line refused) or holds
+// its stream back stays up top until the same question is answered (the feed's overview and
+// the table's stream each clear only their own); a 401 links to the login page.
+let problemOf = null;
+function problem(text, status, source) {
+  problemOf = source;
   const shown = $("#problem");
   shown.replaceChildren(text);
   if (status === 401) {
@@ -110,18 +113,20 @@ function problem(text, status) {
   shown.hidden = false;
 }
 
-function noProblem() { $("#problem").hidden = true; }
+function noProblem(source) {
+  if (problemOf === source) $("#problem").hidden = true;
+}
 
 // ------------------------------------------------------------------ the featured tables
 async function loadOverview() {
   try {
     state.overview = await api("/api/broadcast");
   } catch (e) {
-    problem(inWords("The feed", e), e.status);
+    problem(inWords("The feed", e), e.status, "overview");
     if (e.status === 401 || e.status === 403) stop();
     return;
   }
-  noProblem();
+  noProblem("overview");
   const overview = state.overview;
   drawDelay(overview.delay_seconds);
   const names = overview.tables.map((t) => t.table);
@@ -188,7 +193,7 @@ async function read(table, controller) {
     if (!response.ok || !response.body) {
       const value = await response.json().catch(() => ({}));
       const error = new Refusal(response.status, value.error || response.statusText);
-      problem(inWords(`Table ${table}'s feed`, error), response.status);
+      problem(inWords(`Table ${table}'s feed`, error), response.status, "stream");
       if (response.status === 401 || response.status === 403) {
         stop();
         return;
@@ -196,7 +201,7 @@ async function read(table, controller) {
       if (response.status === 429) retry = BUSY_RETRY_MS;
       throw error;
     }
-    noProblem();
+    noProblem("stream");
     live(true);
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
@@ -516,7 +521,7 @@ async function start() {
     state.me = await api("/api/me");
   } catch (e) {
     if (e.status === 401) { window.location = "/login"; return; }
-    problem(inWords("Who this login is", e), e.status);
+    problem(inWords("Who this login is", e), e.status, "me");
     return;
   }
   $("#me").textContent = `${state.me.user} (${state.me.role})`;
