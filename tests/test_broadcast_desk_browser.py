@@ -146,6 +146,7 @@ def test_the_desk_shows_the_delayed_hand_taps_a_fold_and_keeps_the_links(
     overlay.goto(url)
     expect(overlay.locator("body")).to_have_attribute("data-state", "live")
 
+    page.evaluate("() => window.scrollTo(0, 0)")  # the links, clicked, scrolled it
     shoot(page, "broadcast-desk", tmp_path)
     # On a tablet held upright: one column, nothing wider than the screen, a fold a big tap.
     page.set_viewport_size({"width": 820, "height": 1180})
@@ -228,3 +229,139 @@ def test_no_other_role_gets_the_desk_or_its_api(desk_hub, browser):
     }""")
     assert set(statuses.values()) == {403}, statuses
     page.context.close()
+
+
+HISTORY = """() => [...document.querySelectorAll('#history button.past')].map((b) => ({
+  deal: b.dataset.deal, hand: Number(b.dataset.hand), marks: b.dataset.marks,
+  live: !!b.querySelector('.chip.live'), pressed: b.getAttribute('aria-pressed') === 'true'}))"""
+
+
+def _marks(hand: dict[str, Any]) -> str:
+    """The marks the desk's list gives a hand, from the feed's own statuses."""
+    statuses = {hand["board_status"], *(s["status"] for s in hand["seats"])}
+    marks = [m for m in ("void", "uncertain", "corrected") if m in statuses]
+    return " ".join(marks + (["redealt"] if hand["voided"] else []))
+
+
+def test_the_desk_replays_an_earlier_hand_while_the_live_one_goes_on(
+        tmp_path, desk_hub, browser):
+    from playwright.sync_api import expect
+
+    hub, clock, bea, names = desk_hub["hub"], desk_hub["clock"], desk_hub["bea"], \
+        desk_hub["names"]
+    page = login_page({"browser": browser, "hub": hub}, "bea")
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    hands = _hands_to_a_correction(tuple(sorted(names)))
+    earlier, last = hands[:-1], hands[-1]
+    assert len(earlier) >= 2
+    for hand in earlier:
+        _deal(hub, desk_hub["box"], desk_hub["link"], hand, clock)
+    clock.ahead += 31
+
+    # The list: the table's hands on the feed, the newest first and marked live, each marked
+    # as the feed marks it.
+    fed = bea.get("/api/broadcast/tables/t1?n=20")[1]["hands"]
+    assert len(fed) == len(earlier)
+    expect(page.locator("#history button.past")).to_have_count(len(fed))
+    listed = page.evaluate(HISTORY)
+    assert [(h["deal"], h["hand"], h["marks"]) for h in listed] == \
+        [(h["deal"], h["hand"], _marks(h)) for h in reversed(fed)]
+    assert [h["live"] for h in listed] == [True] + [False] * (len(fed) - 1)
+    expect(page.locator("body")).to_have_attribute("data-deal", fed[-1]["deal"])
+    # A fold tapped live on the newest hand, ended: taken back on its replay below.
+    live_folder = next(s["seat"] for s in fed[-1]["seats"] if s["status"] == "dealt")
+    page.locator(f"#seats .seat[data-seat='{live_folder}'] button.fold").click()
+    expect(page.locator(f"#seats .seat[data-seat='{live_folder}']")).to_have_attribute(
+        "data-folded", "1")
+    expect(page.locator("#history button.past").first.locator(".folds")).to_have_text(
+        "1 folded")
+
+    # One is replayed: said to be a replay, not live, with its seats, cards, equities at the
+    # end, its board and its reasons as the feed holds them.
+    old = fed[0]
+    page.locator(f"#history button.past[data-deal='{old['deal']}']").click()
+    expect(page.locator("body")).to_have_attribute("data-mode", "replay")
+    expect(page.locator("body")).to_have_attribute("data-deal", old["deal"])
+    expect(page.locator("#replay-banner")).to_be_visible()
+    expect(page.locator("#replay-what")).to_contain_text(f"Hand {old['hand']}")
+    expect(page.locator("#replay-what")).to_contain_text("not live")
+    expect(page.locator("#hand-title")).to_have_text(f"Table t1: replay of hand {old['hand']}")
+    expect(page.locator("#hand-head")).to_contain_text(f"Hand {old['hand']}")
+    seats = {s["seat"]: s for s in page.evaluate(SEATS)}
+    assert {n: s["cards"] for n, s in seats.items()} == \
+        {s["seat"]: s["cards"] for s in old["seats"]}
+    assert {n: s["why"] for n, s in seats.items()} == \
+        {s["seat"]: (s["why"] if s["status"] != "dealt" else []) for s in old["seats"]}
+    assert {n: s["equity"].endswith("%") for n, s in seats.items()} == \
+        {s["seat"]: s["equity"] is not None for s in old["seats"]}
+    board = page.evaluate("() => [...document.querySelectorAll('#board .card')]"
+                          ".map((c) => c.dataset.card || null)")
+    assert board == old["board"]
+
+    # A fold tapped on it corrects its record from now on (as of the hand's end, it stood as
+    # it did then); the live hand is untouched.
+    folder = next(s["seat"] for s in old["seats"] if s["status"] == "dealt"
+                  and not s["folded"])
+    seat = page.locator(f"#seats .seat[data-seat='{folder}']")
+    seat.locator("button.fold").click()
+    expect(seat).to_have_attribute("data-folded", "1")
+    expect(page.locator("#reply")).to_contain_text(
+        f"Seat {folder} folded in hand {old['hand']}, a replay")
+
+    def folded_at(deal: str, seat: int, at: str = "") -> bool:
+        hand = next(h for h in bea.get(f"/api/broadcast/tables/t1?n=20{at}")[1]["hands"]
+                    if h["deal"] == deal)
+        return next(s["folded"] for s in hand["seats"] if s["seat"] == seat)
+
+    assert wait_for(lambda: folded_at(old["deal"], folder), 10)
+    assert not folded_at(old["deal"], folder, f"&at={old['ended_at']}")
+    expect(page.locator(f"#history button.past[data-deal='{old['deal']}'] .folds")
+           ).to_have_text("1 folded")
+    assert [s["seat"] for s in bea.get("/api/broadcast/tables/t1?n=1")[1]["hands"][-1]["seats"]
+            if s["folded"]] == [live_folder]
+
+    # The next hand, dealt meanwhile: within the delay the list holds nothing of it, even
+    # asked afresh (another replay chosen asks the hub again).
+    _deal(hub, desk_hub["box"], desk_hub["link"], last, clock)
+    second = fed[1]
+    with page.expect_response(lambda r: "/api/broadcast/tables/t1?n=" in r.url) as answer:
+        page.locator(f"#history button.past[data-deal='{second['deal']}']").click()
+    assert len(answer.value.json()["hands"]) == len(earlier)
+    expect(page.locator("#hand-head")).to_contain_text(f"Hand {second['hand']}")
+    expect(page.locator("#history button.past")).to_have_count(len(fed))
+    # Its time come, it is announced, not forced on screen: the replay stays.
+    clock.ahead += 31
+    started = next(e for e in last if e["type"] == "hand.started")
+    expect(page.locator("#replay-news")).to_contain_text(
+        f"Hand {started['hand']} is on the feed now")
+    expect(page.locator("#history button.past")).to_have_count(len(fed) + 1)
+    expect(page.locator("body")).to_have_attribute("data-deal", second["deal"])
+    expect(page.locator("#hand-head")).to_contain_text(f"Hand {second['hand']}")
+    page.evaluate("() => window.scrollTo(0, 0)")
+    shoot(page, "broadcast-desk-replay", tmp_path)
+
+    # The hand that was live, replayed: its live fold taken back holds, on the desk and on the
+    # feed (the newest tap, wherever it was tapped).
+    was_live = fed[-1]
+    page.locator(f"#history button.past[data-deal='{was_live['deal']}']").click()
+    expect(page.locator("body")).to_have_attribute("data-deal", was_live["deal"])
+    seat = page.locator(f"#seats .seat[data-seat='{live_folder}']")
+    expect(seat).to_have_attribute("data-folded", "1")
+    seat.locator("button.fold").click()
+    expect(page.locator("#reply")).to_contain_text(
+        f"Seat {live_folder}'s fold taken back in hand {was_live['hand']}, a replay")
+    assert wait_for(lambda: not folded_at(was_live["deal"], live_folder), 10)
+    expect(page.locator(f"#history button.past[data-deal='{was_live['deal']}'] .folds")
+           ).to_have_count(0)
+    expect(seat).to_have_attribute("data-folded", "")
+
+    # One tap back to live: the new hand, the banner gone; the list marks the corrected one.
+    page.locator("#back-to-live").click()
+    expect(page.locator("body")).to_have_attribute("data-mode", "live")
+    expect(page.locator("#replay-banner")).to_be_hidden()
+    expect(page.locator("#hand-head")).to_contain_text(f"Hand {started['hand']}")
+    newest = page.evaluate(HISTORY)[0]
+    assert newest["hand"] == started["hand"] and newest["live"] and newest["pressed"]
+    assert "corrected" in newest["marks"].split()
+    assert errors == []

@@ -1,7 +1,9 @@
 // The broadcast operator's desk (issue 49): a broadcast login's page. The featured tables and
 // the delay (/api/broadcast), the chosen table's hand as the feed shows it, behind the delay
 // (its Server-Sent Events, read with fetch so that a refusal's status and words reach the
-// operator), a tap per seat for a fold, and the overlay links for OBS Studio. It holds no data
+// operator), its earlier hands on the feed to replay one (the hub's JSON of the table's last
+// hands, as of the feed's time the hub sets: never newer), a tap per seat for a fold, and the
+// overlay links for OBS Studio. It holds no data
 // of its own: everything comes from /api/broadcast..., which no floor role reaches. Everything
 // is set with textContent: a player's name or a ruling is never markup.
 "use strict";
@@ -13,9 +15,14 @@ const BUSY_RETRY_MS = 15000;  // too many streams for this login: asked again la
 const OVERVIEW_MS = 10000;    // the featured tables, the delay and the links: the floor's
                               // or another operator's changes, looked at this often
 const STORED = "broadcastDeskTable";
+const HISTORY = 20;           // the earlier hands listed to replay (the hub gives at most 50)
 
+// feed: the stream's newest event (the live hand); history: the table's last hands as the hub
+// gave them last; replay: the hand being replayed instead of the live one (null: live);
+// seenLive: the live deal the operator last had on screen, so that a newer one is announced.
 const state = { me: null, overview: null, table: null, feed: null, feedAt: 0, links: [],
-                stream: null, ended: false };
+                stream: null, ended: false, history: null, historyFor: null, replay: null,
+                seenLive: null };
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -156,9 +163,14 @@ function choose(table) {
   if (table === state.table) return;
   state.table = table;
   state.feed = null;
+  state.history = null;
+  state.historyFor = null;
+  state.replay = null;
+  state.seenLive = null;
   if (table) localStorage.setItem(STORED, table);
   drawTables();
   drawHand();
+  drawHistory();
   listen();
 }
 
@@ -180,8 +192,16 @@ function handle(block, table) {
     else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
   }
   if (!data.length || name !== "feed" || table !== state.table) return;  // a keep-alive
+  const before = liveHand();
   state.feed = JSON.parse(data.join("\n"));
   state.feedAt = Date.now();
+  const now = liveHand();
+  // A hand come on the feed or ended: the earlier hands' list has changed.
+  if (!now || !before || now.deal !== before.deal || now.ended_at !== before.ended_at ||
+      state.historyFor !== table) {
+    loadHistory();
+  }
+  if (!state.replay) state.seenLive = now ? now.deal : null;
   drawHand();
 }
 
@@ -235,6 +255,9 @@ function live(yes) {
 function stop() {
   state.ended = true;
   state.feed = null;
+  state.history = null;
+  state.replay = null;
+  drawHistory();
   if (state.stream) state.stream.abort();
   state.stream = null;
   drawHand();
@@ -299,19 +322,44 @@ function drawSeat(seat, hand, best) {
   tap.setAttribute("aria-label", seat.folded
     ? `Seat ${seat.seat} folded: tap to take the fold back`
     : `Seat ${seat.seat} folds`);
-  tap.addEventListener("click", () => fold(hand.deal, seat, !seat.folded, tap));
+  tap.addEventListener("click", () => fold(hand, seat, !seat.folded, tap));
   item.append(head, cards, odds, tap);
   if (seat.status !== "dealt") item.append(mark(seat.status, seat.why));
   return item;
 }
 
+function liveHand() {
+  const feed = state.feed;
+  return feed && feed.hands.length ? feed.hands[feed.hands.length - 1] : null;
+}
+
+// The replay's banner: which hand, that it is not live, and a live hand come meanwhile.
+function drawReplayBanner(hand) {
+  const banner = $("#replay-banner");
+  banner.hidden = !hand;
+  document.body.dataset.mode = hand ? "replay" : "live";
+  if (!hand) return;
+  $("#replay-what").textContent = `Hand ${hand.hand}` +
+    `${hand.redeal ? ` (redeal ${hand.redeal})` : ""}, dealt ${venueTime(hand.started_at)}: ` +
+    "not live. The overlay shows the live hand.";
+  const live = liveHand();
+  const news = $("#replay-news");
+  news.hidden = !live || live.deal === state.seenLive || live.deal === hand.deal;
+  if (!news.hidden) {
+    news.textContent = `Hand ${live.hand} is on the feed now` +
+      `${live.ended_at == null ? " (being dealt)" : ""}: back to live to see it.`;
+  }
+}
+
 function drawHand() {
   const feed = state.feed;
-  const hand = feed && feed.hands.length ? feed.hands[feed.hands.length - 1] : null;
+  const hand = state.replay || liveHand();
   const waiting = $("#waiting");
-  $("#hand-title").textContent = state.table ? `Table ${state.table}: the hand on the feed`
-    : "The hand on the feed";
+  $("#hand-title").textContent = !state.table ? "The hand on the feed"
+    : state.replay ? `Table ${state.table}: replay of hand ${state.replay.hand}`
+      : `Table ${state.table}: the hand on the feed`;
   if (feed) drawDelay(feed.delay_seconds);
+  drawReplayBanner(state.replay);
   document.body.dataset.deal = hand ? hand.deal : "";
   $("#board-row").hidden = !hand;
   for (const id of ["#seats", "#irregularities", "#board"]) $(id).replaceChildren();
@@ -361,26 +409,133 @@ function drawHand() {
   }
 }
 
-async function fold(deal, seat, folded, tap) {
+async function fold(tapped, seat, folded, tap) {
   const table = state.table;
-  const what = folded ? `Seat ${seat.seat}'s fold` : `Taking seat ${seat.seat}'s fold back`;
+  const deal = tapped.deal;
+  // No "at", live or replayed: the tap is kept at the feed's time now. The hub orders a
+  // seat's taps by the feed's time each is kept at, so the newest tap holds; one kept at a
+  // replayed hand's end would lose to a tap made live after that end (a hand stays the live
+  // one until the next comes), and taking a mistaken fold back from a replay would not hold.
+  const replayed = state.replay !== null && state.replay.deal === deal;
+  const asked = { deal, seat: seat.seat, folded };
+  const what = (folded ? `Seat ${seat.seat}'s fold` : `Taking seat ${seat.seat}'s fold back`) +
+    (replayed ? ` in hand ${tapped.hand}` : "");
   tap.disabled = true;
   try {
-    // No "at": the tap is kept at the feed's time now, the moment the operator is watching.
-    const done = await api(`/api/broadcast/tables/${encodeURIComponent(table)}/folds`,
-                           { deal, seat: seat.seat, folded });
-    say(done.folded ? `Seat ${done.seat} folded: the overlay dims it within a second`
-      : `Seat ${done.seat}'s fold taken back`, true);
-    // Shown at once; the stream's next event says the same, with the equities moved.
-    const hand = state.feed && state.feed.hands[state.feed.hands.length - 1];
-    if (table === state.table && hand && hand.deal === deal) {
-      for (const s of hand.seats) if (s.seat === done.seat) s.folded = done.folded;
+    const done = await api(`/api/broadcast/tables/${encodeURIComponent(table)}/folds`, asked);
+    say(replayed
+      ? `${done.folded ? `Seat ${done.seat} folded` : `Seat ${done.seat}'s fold taken back`} ` +
+        `in hand ${tapped.hand}, a replay: its record corrected (the overlay shows the live hand)`
+      : done.folded ? `Seat ${done.seat} folded: the overlay dims it within a second`
+        : `Seat ${done.seat}'s fold taken back`, true);
+    // Shown at once; the stream's next event (live) or the hub's list (a replay) says the
+    // same, with the equities moved.
+    const shown = replayed ? state.replay : liveHand();
+    if (table === state.table && shown && shown.deal === deal) {
+      for (const s of shown.seats) if (s.seat === done.seat) s.folded = done.folded;
       drawHand();
     }
+    if (table === state.table) loadHistory();
   } catch (e) {
     say(inWords(what, e), false);
     tap.disabled = false;
   }
+}
+
+// ------------------------------------------------------------------ earlier hands: a replay
+// The table's last hands as the hub gives them: as of the feed's time the hub sets (this page
+// asks no time of its own: nothing newer than the delay allows can come), each as its record
+// stands now, the folds tapped since included.
+let historyAsked = 0;
+async function loadHistory() {
+  const table = state.table;
+  if (!table || state.ended) return;
+  const asked = ++historyAsked;
+  let feed;
+  try {
+    feed = await api(`/api/broadcast/tables/${encodeURIComponent(table)}?n=${HISTORY}`);
+  } catch (e) {
+    // The session's or the line's refusal is the stream's and the overview's to say.
+    if (e.status !== 401 && e.status !== 403) say(inWords(`Table ${table}'s earlier hands`, e),
+                                                  false);
+    return;
+  }
+  if (asked !== historyAsked || table !== state.table || state.ended) return;  // overtaken
+  state.history = feed.hands;
+  state.historyFor = table;
+  if (state.replay) {  // the replayed hand as the hub holds it now (a fold tapped, say)
+    const again = feed.hands.find((h) => h.deal === state.replay.deal);
+    if (again) state.replay = again;
+  }
+  drawHistory();
+  drawHand();
+}
+
+// What marks a hand in the list: its seats' and board's marks, worst first, and a misdeal's
+// redeal.
+function marksOf(hand) {
+  const statuses = new Set([hand.board_status, ...hand.seats.map((s) => s.status)]);
+  const marks = ["void", "uncertain", "corrected"].filter((status) => statuses.has(status));
+  if (hand.voided && hand.voided.length) marks.push("redealt");
+  return marks;
+}
+
+function drawHistory() {
+  const list = $("#history");
+  const hands = state.history && state.historyFor === state.table ? state.history : [];
+  const live = liveHand();
+  list.replaceChildren(...[...hands].reverse().map((hand) => {
+    const isLive = live !== null && hand.deal === live.deal;
+    const item = el("li");
+    const pick = el("button", "past quiet");
+    pick.type = "button";
+    pick.dataset.deal = hand.deal;
+    pick.dataset.hand = String(hand.hand);
+    pick.dataset.marks = marksOf(hand).join(" ");
+    const chosen = state.replay ? state.replay.deal === hand.deal : isLive;
+    pick.setAttribute("aria-pressed", String(chosen));
+    const folds = hand.seats.filter((s) => s.folded).length;
+    pick.append(el("b", "number", `Hand ${hand.hand}`),
+                el("span", "when", venueTime(hand.started_at)),
+                el("span", "outcome", hand.ended_at == null ? "being dealt"
+                  : hand.outcome || "ended"));
+    if (folds) pick.append(el("span", "folds", `${folds} folded`));
+    for (const status of marksOf(hand)) pick.append(el("span", `chip ${status}`, status));
+    if (isLive) pick.append(el("span", "chip live", "live"));
+    pick.setAttribute("aria-label", `Hand ${hand.hand}, ${pick.textContent}: ` +
+                                    (isLive ? "back to live" : "replay it"));
+    pick.addEventListener("click", () => (isLive ? backToLive() : replay(hand)));
+    item.append(pick);
+    return item;
+  }));
+  if (!hands.length) {
+    list.append(el("li", "dim", !state.table ? "" : state.historyFor === state.table
+      ? "No hand of this table on the feed yet." : "Asking the hub\u2026"));
+  }
+}
+
+function replay(hand) {
+  if (!state.replay) {
+    const live = liveHand();
+    state.seenLive = live ? live.deal : null;
+  }
+  state.replay = hand;
+  say(`Replaying hand ${hand.hand}: not live`, true);
+  drawHistory();
+  drawHand();
+  // On a tablet the list is below the hand: the replay is brought into view.
+  const top = $("#hand-panel").getBoundingClientRect().top;
+  if (top < 0 || top > window.innerHeight / 2) $("#hand-panel").scrollIntoView();
+  loadHistory();  // its record as the hub holds it this moment
+}
+
+function backToLive() {
+  state.replay = null;
+  const live = liveHand();
+  state.seenLive = live ? live.deal : null;
+  say("Back to live", true);
+  drawHistory();
+  drawHand();
 }
 
 // ------------------------------------------------------------------ the overlay links
@@ -528,6 +683,7 @@ async function start() {
   $("#venue").textContent = state.me.venue;
   useVenueLocale(state.me.locale, state.me.time_zone);
   $("#make-link").addEventListener("submit", makeLink);
+  $("#back-to-live").addEventListener("click", backToLive);
   await loadOverview();
   await loadLinks();
   setInterval(() => {
