@@ -3,6 +3,7 @@ laptop, in Chromium, against the real hub, a featured table's hands sent as a ta
 sends them (its outbox and MQTT link, through the real Mosquitto and the recorder), the
 security delay on the hub's clock. The desk shows nothing before the delay, then the delayed
 hand with names, hole cards, equities and a corrected seat's reasons; a fold is one tap; an
+earlier hand is replayed, marked as no live one, while a new hand is announced; an
 overlay link is made, copied, and withdrawn after a question, its overlay then refused; a
 refusal, a lost hub and a session ended are said in words; no other role gets the page or its
 API. The README's screenshot of the desk is this test's."""
@@ -195,6 +196,7 @@ def test_the_desk_shows_the_delayed_hand_taps_a_fold_and_keeps_the_links(
     expect(page.locator("#problem")).to_contain_text("this login's session has ended")
     expect(page.locator("#problem a")).to_have_attribute("href", "/login")
     expect(page.locator("#seats .seat")).to_have_count(0)
+    expect(page.locator("#history li")).to_have_count(0)  # nor the earlier hands
     expect(page.locator("#link")).to_have_text("stopped")
     assert errors == []
 

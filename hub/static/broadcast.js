@@ -256,6 +256,7 @@ function stop() {
   state.ended = true;
   state.feed = null;
   state.history = null;
+  state.historyFor = null;
   state.replay = null;
   drawHistory();
   if (state.stream) state.stream.abort();
@@ -495,21 +496,22 @@ function drawHistory() {
     const chosen = state.replay ? state.replay.deal === hand.deal : isLive;
     pick.setAttribute("aria-pressed", String(chosen));
     const folds = hand.seats.filter((s) => s.folded).length;
-    pick.append(el("b", "number", `Hand ${hand.hand}`),
-                el("span", "when", venueTime(hand.started_at)),
-                el("span", "outcome", hand.ended_at == null ? "being dealt"
-                  : hand.outcome || "ended"));
+    const words = [`Hand ${hand.hand}`, venueTime(hand.started_at),
+                   hand.ended_at == null ? "being dealt" : hand.outcome || "ended"];
+    pick.append(el("b", "number", words[0]), el("span", "when", words[1]),
+                el("span", "outcome", words[2]));
     if (folds) pick.append(el("span", "folds", `${folds} folded`));
     for (const status of marksOf(hand)) pick.append(el("span", `chip ${status}`, status));
     if (isLive) pick.append(el("span", "chip live", "live"));
-    pick.setAttribute("aria-label", `Hand ${hand.hand}, ${pick.textContent}: ` +
-                                    (isLive ? "back to live" : "replay it"));
+    words.push(...(folds ? [`${folds} folded`] : []), ...marksOf(hand),
+               isLive ? "live: tap to go back to live" : "tap to replay it");
+    pick.setAttribute("aria-label", words.join(", "));
     pick.addEventListener("click", () => (isLive ? backToLive() : replay(hand)));
     item.append(pick);
     return item;
   }));
-  if (!hands.length) {
-    list.append(el("li", "dim", !state.table ? "" : state.historyFor === state.table
+  if (!hands.length && state.table && !state.ended) {
+    list.append(el("li", "dim", state.historyFor === state.table
       ? "No hand of this table on the feed yet." : "Asking the hub\u2026"));
   }
 }
