@@ -342,6 +342,12 @@ def test_the_desk_replays_an_earlier_hand_while_the_live_one_goes_on(
     expect(page.locator("#hand-head")).to_contain_text(f"Hand {second['hand']}")
     page.evaluate("() => window.scrollTo(0, 0)")
     shoot(page, "broadcast-desk-replay", tmp_path)
+    # On a tablet held upright the replay's banner and the list fit the screen, a big tap each.
+    page.set_viewport_size({"width": 820, "height": 1180})
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 820
+    assert min(box_of(b)["height"] for b in page.locator(
+        "#history button.past, #back-to-live").all()) >= 44
+    page.set_viewport_size({"width": 1280, "height": 900})
 
     # The hand that was live, replayed: its live fold taken back holds, on the desk and on the
     # feed (the newest tap, wherever it was tapped).
