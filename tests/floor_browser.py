@@ -194,6 +194,30 @@ class RawTable:
             self.client.publish(f"pkr/v1/sim/tables/{self.name}/{leaf}", envelope,
                                 qos=1).wait_for_publish(5)
 
+    def state(self, dealer: str, hands: int, seats: list[int]) -> None:
+        """Online, between hands, with ``dealer`` in the box ``hands`` hands (retained, as a
+        table publishes its ``status`` and ``state``)."""
+        self.seq += 1
+        now = int(time.time() * 1000)
+        root = f"pkr/v1/sim/tables/{self.name}/"
+        self.client.publish(root + "status", json.dumps(
+            {"state": "online", "boot": 1, "table": self.name, "ts": now}), qos=1,
+            retain=True).wait_for_publish(5)
+        state = {"hand": hands, "in_progress": False, "street": None, "phase": "idle",
+                 "dealer": dealer, "shoe": "ok", "clock": None, "profile": "tda-2024",
+                 "hand_for_hand": "off", "seats": seats, "button": seats[0],
+                 "dealer_stats": {"type": "dealer.summary", "dealer": dealer, "hands": hands,
+                                  "minutes": 20, "hands_per_hour": 30, "t": now / 1000},
+                 "links": {"hub": "ok"}, "last_seq": self.seq, "ts": now}
+        self.client.publish(root + "state", json.dumps(state), qos=1,
+                            retain=True).wait_for_publish(5)
+
+    def forget(self) -> None:
+        """Its retained ``status`` and ``state`` cleared: later tests' tables are their own."""
+        for leaf in ("status", "state"):
+            self.client.publish(f"pkr/v1/sim/tables/{self.name}/{leaf}", b"", qos=1,
+                                retain=True).wait_for_publish(5)
+
     def close(self) -> None:
         self.client.loop_stop()
         self.client.disconnect()

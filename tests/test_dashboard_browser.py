@@ -824,3 +824,52 @@ def test_the_floor_features_a_table_for_the_broadcast_feed_and_sets_its_delay(ve
         assert hub.call(FloorService.broadcast_settings)["tables"] == []
     finally:
         maria.context.close()
+
+
+def test_an_update_about_one_dealer_draws_that_dealer_s_row_and_no_other(venue):
+    """The dealers' list has a row for each table dealing; a room of 200 tables ends a hand
+    about every 15 events, each changing one dealer's hands. Each such update worked out every
+    row of the list again (issue 50): it now draws the row of the table it is about. Checked on
+    what the rows are drawn from: the tables' ``dealer_hands``, read (through a proxy on each
+    table the page holds) only for the tables the stream spoke of, across two of the room's
+    ticks (the time in the box counts on by itself)."""
+    maria = login_page(venue, "maria")
+    t31, t32 = RawTable(venue, "t31"), RawTable(venue, "t32")
+    try:
+        t31.state("D31", 3, [1, 2, 3])
+        t32.state("D32", 5, [2, 4, 6])
+        expect(maria.locator("#dealers-on tr[data-badge=D31]")).to_contain_text("table t31")
+        expect(maria.locator("#dealers-on tr[data-badge=D32]")).to_contain_text("table t32")
+        maria.evaluate("""() => {
+          window.__read = new Set();
+          window.__from = window.__received.length;
+          for (const [name, t] of Object.entries(state.tables)) {
+            state.tables[name] = new Proxy(t, { get(target, key, receiver) {
+              if (key === "dealer_hands") window.__read.add(name);
+              return Reflect.get(target, key, receiver);
+            } });
+          }
+        }""")
+        t32.state("D32", 6, [2, 4, 6])  # a hand ended at t32
+        expect(maria.locator("#dealers-on tr[data-badge=D32] td").nth(4)).to_have_text("6")
+        status = maria.locator(".table[data-table=t1] .status")
+        for _ in range(2):  # two ticks
+            before = status.text_content()
+            assert wait_for(lambda: status.text_content() != before, 30)  # noqa: B023
+        read, received = maria.evaluate(
+            "[[...window.__read], window.__received.slice(window.__from)]")
+        spoken_of = set()
+        for data in received:
+            update = json.loads(data)
+            if update.get("kind") in ("roster", "dealers") or "tables" in update:
+                pytest.skip(f"the room as a whole changed meanwhile ({update.get('kind')})")
+            if update.get("kind") == "table":
+                spoken_of.add(update["table"]["name"])
+        assert "t32" in spoken_of
+        assert set(read) <= spoken_of, (read, spoken_of)
+        expect(maria.locator("#dealers-on tr[data-badge=D31] td").nth(4)).to_have_text("3")
+    finally:
+        for table in (t31, t32):
+            table.forget()
+            table.close()
+        maria.context.close()

@@ -153,16 +153,20 @@ function alertChangedAt(alert) {
 // parts of the page by name, the tables by name. A room of 200 tables sends about 200 updates
 // a second, each about one table: redrawing the whole room for each kept a tablet's main
 // thread saturated (issue 50); now an update costs what it touches, whatever the room's size.
-const changed = { parts: new Set(), tables: new Set() };
+// The dealers' list is drawn row by row: ``dealers`` holds the tables whose row may read
+// differently (the list's rows and their order are the ``dealers`` part's).
+const changed = { parts: new Set(), tables: new Set(), dealers: new Set() };
 const PARTS = ["roster", "final", "dealers", "bustouts", "balance", "link", "clock", "alerts",
                "room", "h4h", "replies", "dialog", "payouts"];
 const touch = (...parts) => { for (const part of parts) changed.parts.add(part); };
 const touchAllTables = () => { for (const name of Object.keys(state.tables)) changed.tables.add(name); };
+const touchAllDealerRows = () => { for (const name of Object.keys(state.tables)) changed.dealers.add(name); };
 function touchEverything() {
   touch(...PARTS);
   keepAlerting();
   touchSeatedTables();
   touchAllTables();
+  touchAllDealerRows();
 }
 
 // The hand-for-hand panel comes with every table's update: drawn when it reads differently.
@@ -189,9 +193,11 @@ function keepAlerting() {
 
 // What of a table the room's other parts show: when it changes, they are drawn again.
 const roomKey = (t) => `${t.status}|${(t.seats || []).length}|${isBroken(t)}`;
-// (The time in the box counts on by itself: the tick.)
-const dealerKey = (t) => `${t.status}|${t.dealer}|${(t.seats || []).length}|${t.dealer_minutes}|` +
-  `${t.dealer_hands}|${t.hands_per_hour}`;
+// What a table's row in the dealers' list shows (the time in the box counts on by itself: the
+// tick), and whether it has a row there and whose: when that changes, the list's rows are
+// gathered again; otherwise only the table's own row is drawn.
+const dealerKey = (t) => `${t.dealer}|${t.dealer_minutes}|${t.state_ts}|${t.dealer_hands}|${t.hands_per_hour}`;
+const dealerListKey = (t) => (onDealersList(t) ? t.dealer : "");
 
 // ``answer``: the update is this page's own request's answer, not the stream's word.
 function applyUpdate(update, answer = false) {
@@ -203,7 +209,8 @@ function applyUpdate(update, answer = false) {
     changed.tables.add(t.name);
     if (!before) roomOrder = null;
     if (!before || roomKey(before) !== roomKey(t)) touch("room", "final");
-    if (!before || dealerKey(before) !== dealerKey(t)) touch("dealers");
+    if (!before || dealerListKey(before) !== dealerListKey(t)) touch("dealers");
+    if (!before || dealerKey(before) !== dealerKey(t)) changed.dealers.add(t.name);
     if ((before && before.alerts_hidden) !== t.alerts_hidden) touch("alerts");
     if (state.openTable === t.name) touch("dialog");
   } else if (update.kind === "alert") {
@@ -252,6 +259,7 @@ function applyUpdate(update, answer = false) {
   } else if (update.kind === "dealers") {
     state.dealers = update.dealers;
     touch("dealers", "dialog");
+    touchAllDealerRows();  // each row's name
     touchAllTables();  // a dealer's name on a card (rare: the floor names a badge)
   } else if (update.kind === "log") {
     if (update.line.action === "tv-link/withdraw") loadTvLink();  // withdrawn elsewhere
@@ -312,12 +320,14 @@ function drawEverything() {
 }
 
 function drawChanged() {
-  const { parts, tables } = changed;
+  const { parts, tables, dealers } = changed;
   changed.parts = new Set();
   changed.tables = new Set();
+  changed.dealers = new Set();
   if (parts.has("roster")) drawRoster();
   if (parts.has("final")) drawFinalChoice();
-  if (parts.has("dealers")) drawDealers();
+  if (parts.has("dealers")) drawDealerList();
+  if (dealers.size) drawDealerRows(dealers);
   if (parts.has("bustouts")) drawBustouts();
   if (parts.has("balance")) drawBalance();
   if (parts.has("link")) drawLink();
@@ -349,7 +359,7 @@ function tick() {
   for (const when of document.querySelectorAll("#alerts-panel .when")) {
     setText(when, whenText(Number(when.dataset.ts), when.dataset.historical === "1"));
   }
-  drawDealers();
+  tickDealers();
 }
 
 function setText(node, text) {
@@ -714,33 +724,22 @@ function dealerName(badge) {
 }
 
 // Who deals where: each online table's dealer with their time in the box and pace, then the
-// named dealers not in a box.
-const dealerRows = new Map();  // table -> its row in the dealers' list, and what it shows
-function drawDealers() {
+// named dealers not in a box. One row per table, kept, and drawn when its table's dealer,
+// hands or pace change: a room of 200 tables ends a hand about every 15 events, and working
+// out every row for each such update cost an older tablet 23 ms a second (issue 50).
+const dealerRows = new Map();  // table -> { tr, cells, boxAt: when its time in the box next reads differently }
+const DEALER_COLUMNS = 6;  // name, badge, table, time in the box, hands, hands an hour
+const BOX = 3;
+const onDealersList = (t) => t.status === "online" && !!t.dealer && (t.seats || []).length > 0;
+
+// The list's rows, in the room's order: rows made for the tables that came onto it, dropped
+// for those that left; then the dealers not in a box. The rows' text is drawDealerRows's.
+function drawDealerList() {
   const body = $("#dealers-on tbody");
   if (!roomOrder) roomOrder = Object.keys(state.tables).sort(byName.compare);
-  const on = roomOrder.map((name) => state.tables[name])
-    .filter((t) => t && t.status === "online" && t.dealer && (t.seats || []).length);
-  const rows = on.map((t) => {
-    const minutes = t.dealer_minutes == null ? null
-      : t.dealer_minutes + Math.max(0, serverNow() - (t.state_ts || serverNow())) / 60000;
-    const box = minutes == null ? "-" : minutes >= 60
-      ? `${Math.floor(minutes / 60)} h ${String(Math.floor(minutes % 60)).padStart(2, "0")} min` : `${Math.floor(minutes)} min`;
-    const cells = [(state.dealers || {})[t.dealer] || "(no name)", t.dealer, `table ${t.name}`, box,
-                   t.dealer_hands ?? "-", t.hands_per_hour ?? "-"].map(String);
-    // A row is made again only when it reads differently (the time in the box: once a minute).
-    let row = dealerRows.get(t.name);
-    const key = cells.join("\u0001");
-    if (!row || row.key !== key) {
-      const tr = el("tr");
-      tr.dataset.badge = t.dealer;
-      for (const text of cells) tr.append(el("td", null, text));
-      if (row) row.tr.replaceWith(tr);
-      row = { key, tr };
-      dealerRows.set(t.name, row);
-    }
-    return row.tr;
-  });
+  const on = roomOrder.map((name) => state.tables[name]).filter((t) => t && onDealersList(t));
+  const now = serverNow();
+  const rows = on.map((t) => (dealerRows.get(t.name) || drawDealerRow(t, now)).tr);
   const listed = new Set(on.map((t) => t.name));
   for (const name of [...dealerRows.keys()]) if (!listed.has(name)) dealerRows.delete(name);
   const same = body.children.length === rows.length && rows.every((tr, i) => body.children[i] === tr);
@@ -752,6 +751,57 @@ function drawDealers() {
     .sort((a, b) => a[1].localeCompare(b[1]));
   setText($("#dealers-off"), off.length
     ? "Not in a box: " + off.map(([badge, name]) => `${name} (${badge})`).join(", ") : "");
+}
+
+// The rows of these tables, those the list has (a table that came onto it has its row from
+// drawDealerList, drawn first).
+function drawDealerRows(names) {
+  const now = serverNow();
+  for (const name of names) {
+    const t = state.tables[name];
+    if (t && dealerRows.has(name)) drawDealerRow(t, now);
+  }
+}
+
+// One table's row: made the first time, then only the cells that read differently written.
+function drawDealerRow(t, now) {
+  let row = dealerRows.get(t.name);
+  if (!row) {
+    const tr = el("tr");
+    const cells = Array.from({ length: DEALER_COLUMNS }, () => tr.appendChild(el("td")));
+    row = { tr, cells, boxAt: Infinity };
+    dealerRows.set(t.name, row);
+  }
+  if (row.tr.dataset.badge !== t.dealer) row.tr.dataset.badge = t.dealer;
+  const texts = [(state.dealers || {})[t.dealer] || "(no name)", t.dealer, `table ${t.name}`, null,
+                 t.dealer_hands ?? "-", t.hands_per_hour ?? "-"];
+  texts.forEach((text, i) => { if (text !== null) setText(row.cells[i], shown(text)); });
+  drawDealerBox(row, t, now);
+  return row;
+}
+
+// The time in the box, from the table's reading (its minutes as of its state's time stamp),
+// counted on; and when it next reads differently (the next whole minute), so that the tick
+// writes each row once a minute rather than working out every row every second.
+function drawDealerBox(row, t, now) {
+  if (t.dealer_minutes == null) {
+    setText(row.cells[BOX], "-");
+    row.boxAt = Infinity;
+    return;
+  }
+  const minutes = t.dealer_minutes + Math.max(0, now - (t.state_ts || now)) / 60000;
+  setText(row.cells[BOX], minutes >= 60
+    ? `${Math.floor(minutes / 60)} h ${String(Math.floor(minutes % 60)).padStart(2, "0")} min`
+    : `${Math.floor(minutes)} min`);
+  row.boxAt = now + (Math.floor(minutes) + 1 - minutes) * 60000;
+}
+
+function tickDealers() {
+  const now = serverNow();
+  for (const [name, row] of dealerRows) {
+    const t = state.tables[name];
+    if (t && now >= row.boxAt) drawDealerBox(row, t, now);
+  }
 }
 
 function setUpDealers() {
