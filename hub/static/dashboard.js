@@ -274,15 +274,23 @@ function applyUpdate(update, answer = false) {
 let drawPending = false;
 // No redraw while a finger or the mouse is down: a button made anew between the press and the
 // release gets no click (the floor's "Acknowledge all" lost so, once in a test run); what
-// came meanwhile is drawn once it is released, after its click.
+// came meanwhile is drawn once it is released, after its click, and after the frame that shows
+// what the tap did: a tap that opens a table shared its first frame with every card that
+// changed during the press, and an older tablet drew the panel 100-200 ms after the press.
 // A release the page never hears (the window left meanwhile) ends the hold after 5 s.
 let pressedAt = null;
 let drawAfterPress = false;
+let pressTimer = null;
 const pressing = () => pressedAt !== null && performance.now() - pressedAt < 5000;
+const holdWhilePressed = () => {
+  drawAfterPress = true;
+  if (!pressTimer) pressTimer = setTimeout(() => { pressTimer = null; draw(); }, 5000);
+};
 document.addEventListener("pointerdown", () => { pressedAt = performance.now(); }, true);
+const afterNextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 const released = () => {
   pressedAt = null;
-  if (drawAfterPress) { drawAfterPress = false; setTimeout(draw, 0); }
+  if (drawAfterPress) { drawAfterPress = false; afterNextFrame().then(draw); }
 };
 document.addEventListener("pointerup", released, true);
 document.addEventListener("pointercancel", released, true);
@@ -296,7 +304,7 @@ const CARDS_EVERY_MS = 200;
 let cardsDrawnAt = 0;
 let cardsTimer = null;
 function draw() {
-  if (pressing()) { drawAfterPress = true; setTimeout(draw, 5000); return; }
+  if (pressing()) { holdWhilePressed(); return; }
   if (drawPending || (!changed.parts.size && !changed.tables.size)) return;
   if (!changed.parts.size) {  // only cards: at their own pace
     const wait = cardsDrawnAt + CARDS_EVERY_MS - performance.now();
@@ -308,7 +316,7 @@ function draw() {
   drawPending = true;
   requestAnimationFrame(() => {
     drawPending = false;
-    if (pressing()) { drawAfterPress = true; setTimeout(draw, 5000); return; }
+    if (pressing()) { holdWhilePressed(); return; }
     drawChanged();
   });
 }
@@ -1660,8 +1668,13 @@ async function openTable(name) {
     $("#dialog-shade").hidden = false;
     dialog.show();
   }
+  // The panel first, its hands after: asking for them (and writing them out, were the answer
+  // quick) before the first frame kept the tap from showing on an older tablet.
+  await afterNextFrame();
+  if (state.openTable !== name || !dialog.open) return;  // closed, or another table opened
   try {
     const history = await api(`/api/tables/${encodeURIComponent(name)}/hands?n=20`);
+    if (state.openTable !== name) return;
     hands.replaceChildren(...history.hands.reverse().map((h) => {
       const div = el("div", "hand");
       div.dataset.hand = h.hand;
