@@ -873,3 +873,31 @@ def test_an_update_about_one_dealer_draws_that_dealer_s_row_and_no_other(venue):
             table.forget()
             table.close()
         maria.context.close()
+
+
+def test_a_card_off_screen_is_not_counted_on_and_is_right_when_it_comes_back(venue):
+    """Each card's "since" and clock count on once a second: in a room of 200 tables, 400
+    texts a second written for the dozen cards on a tablet's screen (issue 50). A card the
+    browser skips off screen (content-visibility) is left alone by the tick, and written as
+    it comes back on screen."""
+    maria = login_page(venue, "maria", viewport={"width": 1280, "height": 400})
+    try:
+        status = maria.locator(".table[data-table=t1] .status")
+        expect(status).to_be_visible()
+        maria.evaluate("""() => {
+          window.__ticks = 0;
+          window.__tick = tick;
+          window.tick = () => { window.__tick(); window.__ticks += 1; };
+        }""")
+        maria.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        on_screen = "(n) => n.checkVisibility({ contentVisibilityAuto: true })"
+        assert wait_for(lambda: not status.evaluate(on_screen), 15)
+        frozen, ticks = status.text_content(), maria.evaluate("window.__ticks")
+        assert wait_for(lambda: maria.evaluate("window.__ticks") >= ticks + 2, 15)
+        assert status.text_content() == frozen  # two ticks off screen: not written
+        # The tick stopped: what writes the card now is its coming back on screen.
+        maria.evaluate("() => { window.tick = () => {}; }")
+        maria.evaluate("window.scrollTo(0, 0)")
+        expect(status).not_to_have_text(frozen)
+    finally:
+        maria.context.close()
