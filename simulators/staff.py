@@ -15,6 +15,11 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
+# A call's deadline: with none, a hub that never answers (a lost packet, a wedged worker) held
+# the caller for ever (a bench's floor member went quiet a whole run); a hub on a busy machine
+# answers well within it.
+CALL_TIMEOUT = 60.0
+
 
 class Staff:
     def __init__(self, url: str, user: str, password: str,
@@ -25,7 +30,7 @@ class Staff:
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar),
                                                   urllib.request.HTTPSHandler(context=context))
         form = urllib.parse.urlencode({"user": user, "password": password}).encode()
-        response = self.opener.open(url + "/login", data=form)
+        response = self.opener.open(url + "/login", data=form, timeout=CALL_TIMEOUT)
         if "error=" in response.url:
             raise PermissionError(urllib.parse.unquote_plus(response.url.split("error=")[1]))
         self.received: list[str] = []  # the raw text of every stream message
@@ -48,7 +53,7 @@ class Staff:
 
     def _call(self, request: urllib.request.Request) -> tuple[int, Any]:
         try:
-            with self.opener.open(request) as response:
+            with self.opener.open(request, timeout=CALL_TIMEOUT) as response:
                 return response.status, json.loads(response.read() or b"null")
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read() or b"null")
