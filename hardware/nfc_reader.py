@@ -6,13 +6,20 @@ paths (``tty:serial0:pn532`` for the Pi's GPIO UART on every model, ``tty:AMA0:p
 device by its kernel name, ``usb``, ``udp``) and ``pn532:/any/tty/path`` to put nfcpy's PN532
 driver on any serial device
 (the simulated PN532 on a pty in the tests). Each card is reported once per pass: the reader
-waits for it to leave the field before it looks for the next.
+waits for it to leave the field before it looks for the next (two presence checks failed in a
+row: one may fail on the link with the card still there).
+
+A label's read can break off with the card still there (a noisy field, a UART that drops a
+frame or a host too busy to read it in time: nfcpy then gives up waiting for the chip's ACK);
+the reader reads it again while the card stays, a few times at most, each retry in the log, so
+a card reported with no label is one that holds none, or one that left before it was read.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # nfcpy is imported when a reader is opened
     import nfc
+
+log = logging.getLogger("tablectl.nfc")
+
+LABEL_READ_TRIES = 3
+PRESENCE_CHECKS = 2  # failed in a row before a card counts as gone
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,17 +71,72 @@ def open_frontend(spec: str) -> nfc.ContactlessFrontend:
 
 
 def first_text(tag: Any) -> str:
+    """The tag's first NDEF Text record, read once; "" if there is none or the read failed."""
+    try:
+        return _text_of(tag)
+    except _ReadFailed:
+        return ""
+
+
+class _ReadFailed(Exception):
+    pass
+
+
+def _text_of(tag: Any) -> str:
     try:
         ndef = tag.ndef
-    except Exception:
-        return ""
-    if ndef is None:
-        return ""
+    except Exception as exc:  # nfcpy's I/O errors (OSError) and its tag errors alike
+        raise _ReadFailed(f"{type(exc).__name__}: {exc}") from exc
+    if ndef is None:  # nfcpy's answer both to no NDEF and to a read that broke off
+        raise _ReadFailed("no NDEF data read")
     for record in ndef.records:
         text = getattr(record, "text", None)
         if isinstance(text, str):
             return text
     return ""
+
+
+def _still_present(tag: Any) -> bool:
+    """False only when the tag did not answer; a link that failed says nothing of it."""
+    try:
+        return bool(tag.is_present)
+    except Exception:
+        return True
+
+
+def read_label(tag: Any, uid: str, tries: int = LABEL_READ_TRIES,
+               abort: Callable[[], None] = lambda: None) -> str:
+    """The tag's first NDEF Text record, the read tried again while the tag stays in the
+    field, ``tries`` reads at most; "" when it holds none (or left, or every try failed).
+    ``abort`` is called after a failed read, before anything more is asked of the chip."""
+    for attempt in range(1, tries + 1):
+        try:
+            return _text_of(tag)
+        except _ReadFailed as failure:
+            if attempt == tries:
+                log.warning("NFC tag %s: label not read in %d tries (%s): its UID alone",
+                            uid, tries, failure)
+                return ""
+            abort()
+            if not _still_present(tag):
+                log.info("NFC tag %s left the field before its label was read (%s)",
+                         uid, failure)
+                return ""
+            log.info("NFC tag %s: label read failed (%s); reading it again, try %d of %d",
+                     uid, failure, attempt + 1, tries)
+    return ""
+
+
+def _abort(tag: Any) -> None:
+    """An ACK frame to a PN53x: the command it was doing and any answer it had not sent are
+    dropped (UM0701-02 §6.2.1.3), so an answer late for a read nfcpy gave up on does not come
+    in front of the next command's. nfcpy leaves this undone when its wait for the ACK times
+    out; other frontends have no such frame to send."""
+    chipset = getattr(getattr(getattr(tag, "clf", None), "device", None), "chipset", None)
+    send_ack = getattr(chipset, "send_ack", None)
+    if callable(send_ack):
+        with contextlib.suppress(Exception):
+            send_ack()
 
 
 class NfcReader:
@@ -81,12 +148,14 @@ class NfcReader:
         opener: Callable[[str], nfc.ContactlessFrontend] = open_frontend,
         clock: Callable[[], float] = time.monotonic,
         retry_interval: float = 1.0,
+        presence_interval: float = 0.1,
     ) -> None:
         self.spec = spec
         self.on_read = on_read
         self.opener = opener
         self.clock = clock
         self.retry_interval = retry_interval
+        self.presence_interval = presence_interval  # as nfcpy's own hold
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.frontend: nfc.ContactlessFrontend | None = None
@@ -103,8 +172,30 @@ class NfcReader:
 
     def _on_connect(self, tag: Any) -> bool:
         uid = bytes(tag.identifier).hex().upper()
-        self.on_read(TagRead(uid, first_text(tag)), self.clock())
-        return True  # hold until the card leaves the field: one read per pass
+        self.on_read(TagRead(uid, read_label(tag, uid, abort=lambda: _abort(tag))),
+                     self.clock())
+        self._hold(tag, uid)
+        return False  # held here: nfcpy's own hold takes a broken link for the card gone
+
+    def _hold(self, tag: Any, uid: str) -> None:
+        """Until the card leaves the field: one read per pass. A presence check that fails
+        (no answer, or a link error: an I/O error, a garbled frame, which nfcpy reports alike)
+        is made again, the chip aborted first, before the card counts as gone; else the card
+        still there would be found, and read, again."""
+        misses = 0
+        while not self._stop.wait(0 if misses else self.presence_interval):
+            try:
+                present = bool(tag.is_present)
+            except Exception:
+                present = False
+            if present:
+                misses = 0
+                continue
+            misses += 1
+            if misses >= PRESENCE_CHECKS:
+                return
+            log.info("NFC tag %s did not answer a presence check: checking again", uid)
+            _abort(tag)
 
     def _run(self) -> None:
         reported_down = False

@@ -19,6 +19,13 @@ in brackets turn the other way on):
   ready and not yet read [choice; ``abort_keeps_ready`` keeps it]. The first command after an
   abort may be lost (libnfc issue 167, on HSU) [log; ``loses_after_abort``].
 - A NACK frame asks for "the retransmission of the last response frame" (§6.2.1.4) [manual].
+- A frame lost on the way to the host (``lose_answer``: noise on the line, a UART overrun, a
+  host too busy to read in time) is lost to the host only: the chip did the command and sent
+  its ACK and response, so that response is still the one a NACK has sent again (§6.2.1.4)
+  [manual]; a host that waits in vain for the ACK should send the command again (§6.2.3)
+  [manual]. A frame that comes late (``delay_answer``: as a host starved of CPU meets it) comes
+  after the host gave up, in front of the answers to its next commands unless an ACK frame
+  aborts it first [choice: the order is the line's; the abort as above].
 - The syntax error frame ``00 00 FF 01 FF 7F 81 00`` tells of "an error at the application
   level" (§6.2.1.5) [manual], after the ACK (libnfc issue 516) [log]. What draws it here: an
   unknown command, SAMConfiguration's Mode outside the manual's 1 to 4 (§7.2.10),
@@ -69,6 +76,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import threading
 import time
 import tty
@@ -105,6 +113,7 @@ CC_SIZE = {"NTAG213": 0x12, "NTAG215": 0x3E, "NTAG216": 0x6D}
 LOCK_CONTROL_NTAG213 = bytes.fromhex("0103a00c34")
 RF_TIMEOUT_MS = 51.2  # RFConfiguration item 2's default non-DEP retry timeout (0x0A)
 ACTIVATION_MS = 10.0  # one passive activation attempt with no card answering
+TTY_IDLE_S = 0.002  # how often the chip on a pty looks at its field with nothing else to do
 
 
 def crc_a(data: bytes) -> bytes:
@@ -410,6 +419,11 @@ class SimulatedPN532:
         self.abort_keeps_ready = abort_keeps_ready
         self.loses_after_abort = loses_after_abort
         self.deaf = False  # the next command frame is lost (loses_after_abort)
+        # (command, parameters' start, its ACK lost, its response lost): lose_answer
+        self.losses: list[tuple[int, bytes, bool, bool]] = []
+        self.losing_response = False  # the response of the command in hand is to be lost
+        self.lost: list[bytes] = []  # the frames lost on the way to the host, in order
+        self.delays: list[tuple[int, bytes, float]] = []  # (command, params' start, ms)
         self.card: Card | None = None
         self.card_ms = 0.0  # when it came into the field
         self.listed: Card | None = None  # the target InListPassiveTarget listed as Tg 1
@@ -473,6 +487,19 @@ class SimulatedPN532:
                 self.resets += 1
                 self.power_cycle()
 
+    def lose_answer(self, command: int, params: bytes = b"", *, ack: bool = True,
+                    response: bool = True) -> None:
+        """The ACK and (or) the response of the next ``command`` whose parameters begin
+        with ``params`` are lost on the way to the host; the chip does not know it."""
+        with self.lock:
+            self.losses.append((command, bytes(params), ack, response))
+
+    def delay_answer(self, command: int, params: bytes = b"", ms: float = 150.0) -> None:
+        """The ACK and the response of the next ``command`` whose parameters begin with
+        ``params`` come ``ms`` late."""
+        with self.lock:
+            self.delays.append((command, bytes(params), ms))
+
     # -- frames from the host
     def host_frame(self, item: tuple[object, ...]) -> None:
         with self.lock:
@@ -483,6 +510,7 @@ class SimulatedPN532:
             if item[0] == "ack":
                 self.aborts += 1
                 self.pending = None
+                self.losing_response = False
                 if self.abort_keeps_ready:
                     self.out = deque(f for f in self.out if f[0] <= now)
                 else:
@@ -502,8 +530,23 @@ class SimulatedPN532:
         if self.pending is not None:
             self.dropped_by_command += 1
         self.pending = None  # a new command drops the one pending (p. 38)
-        self.out.append((now + self.ack_ms, ACK))
-        done = now + self.ack_ms + self.answer_ms
+        lose_ack = self.losing_response = False
+        for loss in self.losses:
+            if loss[0] == cmd and params.startswith(loss[1]):
+                self.losses.remove(loss)
+                lose_ack, self.losing_response = loss[2], loss[3]
+                break
+        late = 0.0
+        for slow in self.delays:
+            if slow[0] == cmd and params.startswith(slow[1]):
+                self.delays.remove(slow)
+                late = slow[2]
+                break
+        if lose_ack:
+            self.lost.append(ACK)
+        else:
+            self.out.append((now + late + self.ack_ms, ACK))
+        done = now + late + self.ack_ms + self.answer_ms
         try:
             data = self._execute(cmd, params, now)
         except _SyntaxError:
@@ -516,6 +559,10 @@ class SimulatedPN532:
 
     def _respond(self, at: float, frame: bytes) -> None:
         self.last_response = frame
+        if self.losing_response:
+            self.losing_response = False
+            self.lost.append(frame)
+            return
         self.out.append((at, frame))
 
     def _execute(self, cmd: int, params: bytes, now: float) -> tuple[float, bytes] | None:
@@ -611,6 +658,15 @@ class SimulatedPN532:
             now = self.clock()
             self._poll(now)
             return bool(self.out) and self.out[0][0] <= now
+
+    def due_in(self) -> float | None:
+        """Milliseconds until its next frame is ready (0: it is); None: none is coming."""
+        with self.lock:
+            if self.hung or self.in_reset:
+                return None
+            now = self.clock()
+            self._poll(now)
+            return max(0.0, self.out[0][0] - now) if self.out else None
 
     def take(self) -> bytes | None:
         """The next frame, if it is ready."""
@@ -716,19 +772,24 @@ class SimulatedPN532Tty:
             self.port.unlink()
 
     def _run(self) -> None:
+        # Blocked until the host writes or the chip's next frame is due, not polling: a loaded
+        # machine's scheduler wakes it late each time, and nfcpy waits 100 ms for an ACK.
         assert self._master is not None
         while self._running:
-            try:
-                data = os.read(self._master, 4096)
-            except (BlockingIOError, OSError):
-                data = b""
+            due_ms = self.chip.due_in()
+            wait = TTY_IDLE_S if due_ms is None else min(due_ms / 1000.0, TTY_IDLE_S)
+            readable = select.select([self._master], [], [], wait)[0]
+            data = b""
+            if readable:
+                try:
+                    data = os.read(self._master, 4096)
+                except OSError:  # the host side closed: nothing to read until it opens again
+                    time.sleep(TTY_IDLE_S)
             for item in self._parser.feed(data):
                 self.chip.host_frame(item)
             while (frame := self.chip.take()) is not None:
                 with contextlib.suppress(OSError):
                     os.write(self._master, frame)
-            if not data:
-                time.sleep(0.001)
 
 
 class SimulatedPN532I2C:

@@ -5,6 +5,7 @@ firmware's driver byte for byte against Adafruit's."""
 
 from __future__ import annotations
 
+import logging
 import queue
 import sys
 import time
@@ -14,7 +15,7 @@ import pytest
 
 from controller.inputs import CardRead, DealerSignIn
 from firmware_bridge.firmware.pn532 import PN532, TagError, parse_response
-from hardware.nfc_reader import NfcReader, ReaderState, TagRead
+from hardware.nfc_reader import LABEL_READ_TRIES, NfcReader, ReaderState, TagRead, read_label
 from simulators.pn532 import (
     ACK,
     NACK,
@@ -56,9 +57,13 @@ def test_crc_a_matches_nfcpy():
 def reader(tmp_path):
     chip = SimulatedPN532Tty(tmp_path / "nfc").start()
     reads: queue.Queue = queue.Queue()
-    nfc = NfcReader(f"pn532:{chip.device}", lambda r, t: reads.put((r, t))).start()
+    nfc = NfcReader(f"pn532:{chip.device}", lambda r, t: reads.put((r, t)),
+                    retry_interval=0.1).start()
     state, _ = reads.get(timeout=30)
-    assert state == ReaderState(True, state.detail) and "PN532" in state.detail
+    while not state.ok:  # nfcpy's opening timed out (a loaded machine): the reader tries again
+        assert "cannot open" in state.detail
+        state, _ = reads.get(timeout=30)
+    assert "PN532" in state.detail
     yield chip, reads
     nfc.stop()
     chip.stop()
@@ -136,6 +141,108 @@ def test_nfcpy_and_ndeflib_read_the_labels_phones_write(reader):
         assert read == TagRead(tag.uid.hex().upper(), label), name
         chip.remove()
         assert ReaderRig().read(tag) == (tag.uid, label), f"the shoe firmware: {name}"
+
+
+READ_DATA_AREA = b"\x30\x04"  # a Type 2 READ of pages 4 to 7: the label's first bytes
+READ_PAGE_0 = b"\x30\x00"  # nfcpy's presence check on a Type 2 tag
+
+
+def test_a_card_whose_presence_check_breaks_on_the_line_is_not_read_again(reader):
+    """The answer to one presence check lost on the UART, the card still in the field:
+    the same pass, no second read (nfcpy's own hold would take the I/O error for the card
+    gone, and find it, and read it, again)."""
+    chip, reads = reader
+    chip.present(Ntag(UID_A, "R1:As"))
+    assert _next_read(reads)[0].uid == "04A1B2C3D4E5F6"
+    chip.chip.lose_answer(0x42, READ_PAGE_0)
+    assert wait_for(lambda: chip.chip.lost, 10)
+    talked = len(chip.chip.commands)
+    assert wait_for(lambda: len(chip.chip.commands) >= talked + 20, 10)
+    assert reads.empty()
+    chip.remove()
+    chip.present(Ntag(UID_B, "R1:Kd"))
+    assert _next_read(reads)[0] == TagRead("04112233445566", "R1:Kd")
+
+
+def test_a_lost_ack_alone_is_ridden_over_by_nfcpy(reader):
+    """The response that follows a lost ACK is taken for what it is ("missing ack frame")."""
+    chip, reads = reader
+    chip.chip.lose_answer(0x42, READ_DATA_AREA, response=False)
+    chip.present(Ntag(UID_A, "R1:As"))
+    assert _next_read(reads)[0] == TagRead("04A1B2C3D4E5F6", "R1:As")
+    assert chip.chip.lost == [ACK]
+
+
+def test_a_label_read_cut_by_a_lost_answer_is_read_again(reader, caplog):
+    """The ACK and the response of one READ lost on the UART (a noisy line, a slow host):
+    nfcpy's wait for the ACK times out and the NDEF read fails with an I/O error; the tag
+    still in the field, the reader reads it again, and says so in the log."""
+    chip, reads = reader
+    caplog.set_level(logging.INFO, logger="tablectl.nfc")
+    chip.chip.lose_answer(0x42, READ_DATA_AREA)
+    chip.present(Ntag(UID_A, "R1:As"))
+    read, _ = _next_read(reads)
+    assert len(chip.chip.lost) == 2 and chip.chip.lost[0] == ACK  # the loss did happen
+    assert read == TagRead("04A1B2C3D4E5F6", "R1:As")
+    assert "04A1B2C3D4E5F6" in caplog.text and "try 2 of 3" in caplog.text
+
+
+class FlakyTag:
+    """What read_label asks of an nfcpy tag: ``ndef`` fails as long as ``failures`` last
+    (an I/O error, or nfcpy's None), then gives ``ndef``; ``is_present`` as told."""
+
+    def __init__(self, failures: list[Exception | None], ndef=None, present=True) -> None:
+        self.failures = failures
+        self._ndef = ndef
+        self.is_present = present
+        self.reads = 0
+
+    @property
+    def ndef(self):
+        self.reads += 1
+        if self.failures:
+            failure = self.failures.pop(0)
+            if failure is not None:
+                raise failure
+            return None
+        return self._ndef
+
+
+LABELLED = types.SimpleNamespace(records=[types.SimpleNamespace(text="R1:As")])
+
+
+def test_a_failed_label_read_is_tried_again_a_bounded_number_of_times(caplog):
+    caplog.set_level(logging.INFO, logger="tablectl.nfc")
+    tag = FlakyTag([OSError(5, "Input/output error"), None], LABELLED)
+    assert read_label(tag, "04A1") == "R1:As" and tag.reads == 3
+    assert "try 2 of 3" in caplog.text and "try 3 of 3" in caplog.text
+    never = FlakyTag([OSError(5, "Input/output error")] * 10, LABELLED)
+    assert read_label(never, "04A1") == "" and never.reads == LABEL_READ_TRIES
+    assert "not read in 3 tries" in caplog.text
+    empty = FlakyTag([], types.SimpleNamespace(records=[]))  # NDEF, and no Text record
+    assert read_label(empty, "04A1") == "" and empty.reads == 1
+
+
+def test_a_tag_gone_mid_read_is_not_read_again(caplog):
+    caplog.set_level(logging.INFO, logger="tablectl.nfc")
+    tag = FlakyTag([OSError(5, "Input/output error")], LABELLED, present=False)
+    assert read_label(tag, "04A1") == "" and tag.reads == 1
+    assert "left the field" in caplog.text
+
+
+def test_a_label_read_cut_by_a_late_answer_is_read_again_once_the_chip_is_aborted(reader):
+    """The ACK and response of one READ a second late (a chip, or a host, stalled): nfcpy
+    gives up waiting for the ACK at 100 ms and does not abort the command, so the chip, its
+    answers in order, would answer nothing else until that second is out (every try spent
+    meanwhile), then put the late answer in front of the next command's; the reader aborts it
+    (an ACK frame) before it asks anything more."""
+    chip, reads = reader
+    chip.chip.delay_answer(0x42, READ_DATA_AREA, ms=1000)
+    chip.present(Ntag(UID_A, "R1:As"))
+    read, _ = _next_read(reads)
+    assert not chip.chip.delays  # the delay did happen
+    assert read == TagRead("04A1B2C3D4E5F6", "R1:As")
+    assert chip.chip.aborts >= 1
 
 
 def test_no_reader_is_reported_and_retried(tmp_path):
@@ -339,6 +446,20 @@ def test_an_ack_aborts_and_drops_an_answer_not_yet_read_a_nack_asks_it_again():
     first = host.frames()
     host.bus.writeto(0x24, NACK)
     assert host.frames() == first[1:]  # the last response frame again
+
+
+def test_an_answer_lost_on_the_way_is_lost_to_the_host_alone_and_a_late_one_comes_late():
+    host = Host()
+    host.chip.lose_answer(0x02)
+    host.send(0x02)
+    assert host.frames() == []
+    assert host.chip.lost == [ACK, response_frame(0x02, bytes((0x32, 1, 6, 7)))]
+    host.bus.writeto(0x24, NACK)  # the chip sent it: it is its last response frame
+    assert host.frames() == [response_frame(0x02, bytes((0x32, 1, 6, 7)))]
+    host.chip.delay_answer(0x02, ms=300)
+    host.send(0x02)
+    assert host.frames(250) == []
+    assert host.frames() == [ACK, response_frame(0x02, bytes((0x32, 1, 6, 7)))]
 
 
 def test_a_command_over_a_ready_answer_reads_that_answer_first():
