@@ -560,8 +560,26 @@ def test_a_broken_table_counts_nobody_and_a_lost_one_keeps_its_players(venue, tm
         maria.context.close()
 
 
+@pytest.fixture
+def t1_alone(venue):
+    """t1 the only table a draw seats players at (the draw's tables: online, not broken):
+    t2, if it is online, stopped (a clean exit: offline at once), and started again after
+    the test, as the tests that want it online find it. In this module's order t2's daemon
+    was killed before; alone, or in another order, the test sets this up itself."""
+    hub = venue["hub"]
+    t2 = venue["tables"].tables[1]
+    stopped = hub.floor.tables["t2"].status == "online"
+    if stopped:
+        t2.stop_daemon()
+        assert wait_for(lambda: hub.floor.tables["t2"].status != "online", 30)
+    yield
+    if stopped:
+        t2.start_daemon()
+        assert wait_for(lambda: hub.floor.tables["t2"].status == "online", 30)
+
+
 def test_players_by_name_from_a_csv_to_drawn_seats_bust_outs_places_and_the_tv(
-        venue, tmp_path):
+        venue, t1_alone, tmp_path):
     """The floor imports the entrants (one more than t1 seats), draws their seats (t1's
     players get names, the extra one a free seat the table is sent), sees names on the seat
     map, the panel and the seating chart, busts a named player (a place), and the TV counts
