@@ -725,11 +725,14 @@ class FrameParser:
 
 
 class SimulatedPN532Tty:
-    """The chip behind its high-speed UART: a pty pair, the host side a stable symlink."""
+    """The chip behind its high-speed UART: a pty pair, the host side a stable symlink. Its
+    ACK goes out as soon as a command frame is read (ack_ms 0, unless ``chip`` says
+    otherwise): the line's own time is not simulated on a pty, and the machine's scheduler
+    adds its own to every frame (nfcpy waits 100 ms for an ACK)."""
 
     def __init__(self, port: Path | str, chip: SimulatedPN532 | None = None) -> None:
         self.port = Path(port)
-        self.chip = chip or SimulatedPN532()
+        self.chip = chip or SimulatedPN532(ack_ms=0.0)
         self._parser = FrameParser()
         self._running = False
         self._thread: threading.Thread | None = None
