@@ -32,7 +32,8 @@ if TYPE_CHECKING:  # nfcpy is imported when a reader is opened
 log = logging.getLogger("tablectl.nfc")
 
 LABEL_READ_TRIES = 3
-PRESENCE_CHECKS = 2  # failed in a row before a card counts as gone
+PRESENCE_CHECKS = 2  # unanswered in a row before a card counts as gone
+LINK_FAILURES = 10  # presence checks failed on the link in a row: the pass given up
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,16 +179,25 @@ class NfcReader:
         return False  # held here: nfcpy's own hold takes a broken link for the card gone
 
     def _hold(self, tag: Any, uid: str) -> None:
-        """Until the card leaves the field: one read per pass. A presence check that fails
-        (no answer, or a link error: an I/O error, a garbled frame, which nfcpy reports alike)
-        is made again, the chip aborted first, before the card counts as gone; else the card
-        still there would be found, and read, again."""
-        misses = 0
-        while not self._stop.wait(0 if misses else self.presence_interval):
+        """Until the card leaves the field: one read per pass. A presence check the card
+        did not answer (or answered garbled: nfcpy reports both as absence) is made again,
+        the chip aborted first, before the card counts as gone; one the link failed (an I/O
+        error: the chip's ACK not come) says nothing of the card, and is made again, the chip
+        aborted, up to LINK_FAILURES in a row. Else the card still there would be found, and
+        read, again."""
+        misses = failures = 0
+        while not self._stop.wait(0 if misses or failures else self.presence_interval):
             try:
                 present = bool(tag.is_present)
-            except Exception:
-                present = False
+            except Exception as exc:
+                failures += 1
+                if failures >= LINK_FAILURES:
+                    log.warning("NFC tag %s: %d presence checks in a row failed on the link "
+                                "(%s): taken for gone", uid, failures, exc)
+                    return
+                _abort(tag)
+                continue
+            failures = 0
             if present:
                 misses = 0
                 continue
