@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # nfcpy is imported when a reader is opened
 
 log = logging.getLogger("tablectl.nfc")
 
-LABEL_READ_TRIES = 3
+LABEL_READ_TRIES = 5
 PRESENCE_CHECKS = 2  # unanswered in a row before a card counts as gone
 LINK_FAILURES = 10  # presence checks failed on the link in a row: the pass given up
 

@@ -184,7 +184,7 @@ def test_a_label_read_cut_by_a_lost_answer_is_read_again(reader, caplog):
     read, _ = _next_read(reads)
     assert len(chip.chip.lost) == 2 and chip.chip.lost[0] == ACK  # the loss did happen
     assert read == TagRead("04A1B2C3D4E5F6", "R1:As")
-    assert "04A1B2C3D4E5F6" in caplog.text and "try 2 of 3" in caplog.text
+    assert "04A1B2C3D4E5F6" in caplog.text and f"try 2 of {LABEL_READ_TRIES}" in caplog.text
 
 
 class FlakyTag:
@@ -214,11 +214,11 @@ LABELLED = types.SimpleNamespace(records=[types.SimpleNamespace(text="R1:As")])
 def test_a_failed_label_read_is_tried_again_a_bounded_number_of_times(caplog):
     caplog.set_level(logging.INFO, logger="tablectl.nfc")
     tag = FlakyTag([OSError(5, "Input/output error"), None], LABELLED)
-    assert read_label(tag, "04A1") == "R1:As" and tag.reads == 3
+    assert read_label(tag, "04A1", tries=3) == "R1:As" and tag.reads == 3
     assert "try 2 of 3" in caplog.text and "try 3 of 3" in caplog.text
     never = FlakyTag([OSError(5, "Input/output error")] * 10, LABELLED)
     assert read_label(never, "04A1") == "" and never.reads == LABEL_READ_TRIES
-    assert "not read in 3 tries" in caplog.text
+    assert f"not read in {LABEL_READ_TRIES} tries" in caplog.text
     empty = FlakyTag([], types.SimpleNamespace(records=[]))  # NDEF, and no Text record
     assert read_label(empty, "04A1") == "" and empty.reads == 1
 
@@ -231,13 +231,13 @@ def test_a_tag_gone_mid_read_is_not_read_again(caplog):
 
 
 def test_a_label_read_cut_by_a_late_answer_is_read_again_once_the_chip_is_aborted(reader):
-    """The ACK and response of one READ a second late (a chip, or a host, stalled): nfcpy
+    """The ACK and response of one READ two seconds late (a chip, or a host, stalled): nfcpy
     gives up waiting for the ACK at 100 ms and does not abort the command, so the chip, its
-    answers in order, would answer nothing else until that second is out (every try spent
+    answers in order, would answer nothing else until those seconds are out (every try spent
     meanwhile), then put the late answer in front of the next command's; the reader aborts it
     (an ACK frame) before it asks anything more."""
     chip, reads = reader
-    chip.chip.delay_answer(0x42, READ_DATA_AREA, ms=1000)
+    chip.chip.delay_answer(0x42, READ_DATA_AREA, ms=2000)
     chip.present(Ntag(UID_A, "R1:As"))
     read, _ = _next_read(reads)
     assert not chip.chip.delays  # the delay did happen
