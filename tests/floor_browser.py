@@ -28,6 +28,8 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # recorder, the floor and the stream) is waited for 15 s, not Playwright's 5: a run with both
 # cores kept busy took longer, test after test (the wait ends as soon as it shows).
 EXPECT_TIMEOUT_MS = 15_000
+# How often the room clock's TV asks the hub (hub/static/tv.js).
+TV_ASKS_EVERY_MS = 3_000
 VENUE_ZONE = "Pacific/Kiritimati"  # UTC+14: no CI machine's own
 # Where to keep the screenshots (docs/dashboard.md's come from a run with this set to
 # docs/screens).
@@ -151,6 +153,25 @@ def shoot(page: Any, name: str, tmp_path: Path, full_page: bool = True) -> None:
         page.evaluate(DRAW_AS_NEEDED)
 
 
+def tv_page(browser: Any, hub: Any) -> Any:
+    """The room clock's TV (1920x1080) on its link. Its clock is Playwright's, running as the
+    machine's: ``ask_now`` has it ask the hub at once instead of at its next turn."""
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    context.clock.install()
+    page = context.new_page()
+    page.asks_every = TV_ASKS_EVERY_MS
+    page.goto(hub.url + hub.call(lambda floor: floor.tv_link())["path"])
+    return page
+
+
+def ask_now(page: Any) -> None:
+    """A screen that asks the hub every few seconds (``page.asks_every``, in ms: the TV, the
+    players' screen), its clock moved on by one turn: it asks now what it would have asked
+    within that time, instead of the test waiting for its turn. The turn is the page's own:
+    a page that stopped asking, or asked less often, would show nothing new."""
+    page.clock.fast_forward(page.asks_every)
+
+
 def box_of(locator: Any) -> dict[str, float]:
     """An element's box on screen. The dashboard redraws its lists as updates come (a
     table's state, a balancing review): an element measured as it is replaced has none, so
@@ -223,5 +244,5 @@ class RawTable:
         self.client.disconnect()
 
 
-__all__ = ["CHROMIUM", "SCREENSHOTS", "VENUE_ZONE", "RawTable", "box_of", "deal_misdeal",
-           "floor_venue", "login_page", "shoot"]
+__all__ = ["CHROMIUM", "SCREENSHOTS", "VENUE_ZONE", "RawTable", "ask_now", "box_of",
+           "deal_misdeal", "floor_venue", "login_page", "shoot", "tv_page"]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import wait_for
-from tests.floor_browser import chromium, login_page, shoot
+from tests.floor_browser import ask_now, chromium, login_page, shoot
 from tests.tournament_room import open_room
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -24,20 +24,26 @@ CARDS = """() => [...document.querySelectorAll('#cards .card')].map(
           (c.querySelector('.from') || {}).textContent || ''])"""
 
 
-@pytest.fixture
-def browser():
+@pytest.fixture(scope="module")
+def browser():  # one for the module's tests: each opens contexts of its own
     with chromium() as launched:
         yield launched
 
 
 def screen(browser: Any, url: str, width: int, height: int) -> Any:
     """A page of its own (a screen, a phone) that fails the test on any dialog (a name run
-    as markup) or any error the page throws."""
-    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+    as markup) or any error the page throws. Its clock is Playwright's (running as the
+    machine's), so that the test can have it ask the hub now (``ask_now``)."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.clock.install()
+    page = context.new_page()
     errors: list[str] = []
     page.on("dialog", lambda d: errors.append(f"a dialog: {d.message}"))
     page.on("pageerror", lambda e: errors.append(f"a page error: {e}"))
     page.errors = errors
+    # How often it asks the hub (hub/static/players.js): a screen every 3 s, a phone (a
+    # narrow screen) every 15 s.
+    page.asks_every = 15_000 if width <= 800 else 3_000
     page.goto(url)
     return page
 
@@ -127,6 +133,7 @@ def test_the_players_screen_and_seat_cards_through_a_tournament(tmp_path, browse
         assert room.confirm_what_is_proposed()
         broken = proposal["tables"][0]
         room.check("a break")
+        ask_now(tv)
         assert wait_for(lambda: tv.evaluate(BOARD) == board_of(room.roster()), 15), (
             tv.evaluate(BOARD), board_of(room.roster()))
         assert broken not in {table for _, table, _ in tv.evaluate(BOARD)}
@@ -152,6 +159,8 @@ def test_the_players_screen_and_seat_cards_through_a_tournament(tmp_path, browse
             expect(maria.locator("#announcements-up li").first).to_contain_text(text)
         expect(maria.locator("#players-reply")).to_have_text(
             "Announcement up on the players' screen")
+        ask_now(news)
+        ask_now(tv)
         expect(news.locator("#announcements li")).to_have_count(2)
         expect(news.locator("#announcements li").first).to_contain_text(
             "<script>alert(1)</script>")
@@ -162,6 +171,8 @@ def test_the_players_screen_and_seat_cards_through_a_tournament(tmp_path, browse
         assert room.floor.post("/api/announcements", {"text": "a\u0007b"})[0] == 400
         maria.locator("#announcements-up li", has_text="<script>").get_by_role(
             "button", name="Take down").click()
+        expect(maria.locator("#announcements-up li")).to_have_count(1)  # the hub's answer
+        ask_now(news)
         expect(news.locator("#announcements li")).to_have_count(1)
         shoot(news, "players-news", tmp_path, full_page=False)
         maria.locator("#players-panel").scroll_into_view_if_needed()
@@ -206,6 +217,7 @@ def test_the_players_screen_and_seat_cards_through_a_tournament(tmp_path, browse
         assert sorted(cards.evaluate(CARDS)) == sorted(
             [p["name"], final, str(p["seat"]), ""] for p in left)
         cards.close()
+        ask_now(tv)
         assert wait_for(lambda: tv.evaluate(BOARD) == board_of(room.roster()), 15)
 
         # The link withdrawn by a supervisor (a floor member is not offered it): every
@@ -220,10 +232,10 @@ def test_the_players_screen_and_seat_cards_through_a_tournament(tmp_path, browse
         sam.click("#confirm .yes")
         expect(sam.locator("#players-reply")).to_have_text(
             "Players' link withdrawn: open the new one on the screens")
-        for page in (tv, news, phone):  # a phone asks every 15 s
+        for page in (tv, news, phone):  # each at its next question (a phone's: 15 s)
+            ask_now(page)
             expect(page.locator("#problem")).to_have_text(
-                "this players' screen link was withdrawn: ask the floor for the new one",
-                timeout=30_000)
+                "this players' screen link was withdrawn: ask the floor for the new one")
             expect(page.locator("#seats li")).to_have_count(0)
         assert hub.call(lambda floor: floor.room_clock(floor.clock_cases.tv_key))["venue"]
         assert "players-link/withdraw" in [
@@ -307,13 +319,13 @@ def test_a_150_player_board_turns_its_pages_and_the_clock_announces_on_the_news(
         expect(board.locator("#seats li", has_text=HOSTILE).first).to_contain_text(
             "waiting for a seat")
 
-        news = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
-        news.goto(link.replace("/players#", "/players?show=news#"))
+        news = screen(browser, link.replace("/players#", "/players?show=news#"), 1920, 1080)
         expect(news.locator("#announcements li")).to_have_count(1)
         expect(news.locator("#announcements li")).to_contain_text("Seats are drawn at 19:00")
         expect(news.locator("#clock-announcements li")).to_have_text(
             ["Next level: Latecomers can no longer join: level 3 has started"])
         hub.clock.apply("level", 3)
+        ask_now(news)
         expect(news.locator("#clock-announcements li")).to_have_text(
             ["Latecomers can no longer join: level 3 has started"])
         context.close()
