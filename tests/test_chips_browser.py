@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.floor_browser import SCREENSHOTS, chromium, login_page
+from tests.floor_browser import SCREENSHOTS, ask_now, chromium, login_page, tv_page
 from tests.tournament_room import open_room
 
 
@@ -25,7 +25,9 @@ def test_the_floor_enters_a_tables_counts_and_sees_m_the_average_and_the_leader(
         tmp_path, browser):
     from playwright.sync_api import expect
 
-    with open_room(tmp_path, "tda-2024", tables=1, users=(("maria", "floor"),)) as (
+    # No hand dealt: the counts are the floor's, at a table between hands.
+    with open_room(tmp_path, "tda-2024", tables=1, users=(("maria", "floor"),),
+                   dealing=False) as (
             hub, _venue, room):
         room.post("/api/clock", {"action": "start", "value": "tda-2024"})
         room.post("/api/clock", {"action": "level", "value": 3})
@@ -33,8 +35,7 @@ def test_the_floor_enters_a_tables_counts_and_sees_m_the_average_and_the_leader(
             f"Player {number:02d}" for number in range(1, 7))})
         room.post("/api/roster/draw")
         maria = login_page({"hub": hub, "browser": browser}, "maria")
-        tv = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
-        tv.goto(hub.url + hub.call(lambda floor: floor.tv_link())["path"])
+        tv = tv_page(browser, hub)
         expect(tv.locator("#field")).to_contain_text(
             "average stack 20,000 (from the starting stacks)")
 
@@ -82,6 +83,7 @@ def test_the_floor_enters_a_tables_counts_and_sees_m_the_average_and_the_leader(
                 " y: r.y + scrollY, width: r.width, height: r.height}; }")
             maria.screenshot(path=str(Path(SCREENSHOTS) / "dashboard-chip-count.png"),
                              full_page=True, clip=box)
+        ask_now(tv)
         expect(tv.locator("#field")).to_contain_text(
             f"average stack {average} ({len(stacks)} of 6 stacks counted)")
         expect(tv.locator("#field")).to_contain_text(f"chip leader {leader} 30,000")

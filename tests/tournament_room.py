@@ -158,10 +158,12 @@ class Tournament:
 
 @contextmanager
 def open_room(tmp_path: Path, house: str, tables: int = 3,
-              users: tuple[tuple[str, str], ...] = (("maria", "floor"),)) -> Iterator[
-                  tuple[Hub, SimulatedVenue, Tournament]]:
+              users: tuple[tuple[str, str], ...] = (("maria", "floor"),),
+              dealing: bool = True) -> Iterator[tuple[Hub, SimulatedVenue, Tournament]]:
     """A broker, the hub (its clock running) and ``tables`` simulated tables of ``house``,
-    each dealt by a following dealer; the floor logged in as maria."""
+    each dealt by a following dealer (``dealing``; False for a test of the floor's side that
+    needs no hand dealt: the tables wait between hands, costing the machine nothing); the
+    floor logged in as maria."""
     broker = Broker(tmp_path / "mosquitto").start()
     users_file = tmp_path / "users.toml"
     for name, role in users:
@@ -181,7 +183,7 @@ def open_room(tmp_path: Path, house: str, tables: int = 3,
                                     for n in names), 30)
         room = Tournament(hub, venue, Staff(hub.url, "maria", "maria-password"),
                           int(venue.profile.value("table_size")))
-        for table in venue.tables:
+        for table in venue.tables if dealing else ():
             dealers[table.name] = DealerThread(table)
             dealers[table.name].start()
         room.dealers = dealers
