@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.floor_browser import chromium, login_page, shoot
+from tests.floor_browser import ask_now, chromium, login_page, shoot, tv_page
 from tests.tournament_room import open_room
 
 # The house's table a supervisor types in: 10 % taken first, four places paid from 10 entries.
@@ -49,8 +49,7 @@ def test_the_floor_follows_the_prize_money_to_a_deal_and_the_results(tmp_path, b
             f"Player {number:02d}" for number in range(1, 13))})
         room.post("/api/roster/draw")
         maria, sam = login_page(site, "maria"), login_page(site, "sam")
-        tv = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
-        tv.goto(hub.url + hub.call(lambda floor: floor.tv_link())["path"])
+        tv = tv_page(browser, hub)
 
         # The default table: 12 entries of $50, three places paid.
         expect(maria.locator("#payouts-table")).to_have_text("(standard)")
@@ -91,6 +90,7 @@ def test_the_floor_follows_the_prize_money_to_a_deal_and_the_results(tmp_path, b
             "\u00b7 fee $67")
         expect(maria.locator("#payouts-prizes li")).to_have_text(
             ["1st $245", "2nd $182", "3rd $121", "4th $60"])
+        ask_now(tv)
         expect(tv.locator("#prizes")).to_have_text(
             "Prize pool $608 \u00b7 4 places paid: 1. $245  2. $182  3. $121  4. $60")
         expect(tv.locator("#money")).to_have_text("Next pay jump at 4 left: $60")
@@ -120,6 +120,7 @@ def test_the_floor_follows_the_prize_money_to_a_deal_and_the_results(tmp_path, b
         down_to(4)
         expect(maria.locator("#payouts-status")).to_contain_text(
             "In the money: 4 left \u00b7 Next pay jump at 3 left: $121 \u00b7 Frozen ")
+        ask_now(tv)
         expect(tv.locator("#money")).to_have_text(
             "In the money \u00b7 Next pay jump at 3 left: $121")
         fourth = down_to(3)
@@ -127,6 +128,7 @@ def test_the_floor_follows_the_prize_money_to_a_deal_and_the_results(tmp_path, b
         maria.click("#bustouts-panel summary")
         expect(maria.locator(f"#bustouts li[data-bustout='{fourth['id']}']")).to_contain_text(
             f"{fourth['player']}, 4th, wins $60")
+        ask_now(tv)
         expect(tv.locator("#money")).to_have_text(
             f"In the money \u00b7 Next pay jump at 2 left: $182 \u00b7 "
             f"{fourth['player']} out 4th: $60")
@@ -164,6 +166,7 @@ def test_the_floor_follows_the_prize_money_to_a_deal_and_the_results(tmp_path, b
             f"{third['player']}, 3rd, wins ${dealt[third['player']]}")
         down_to(1)
         winner = room.roster()["winner"]
+        ask_now(tv)
         expect(tv.locator("#time")).to_have_text(winner)
         expect(tv.locator("#blinds")).to_have_text("wins")  # a deal's amounts: the results'
 
