@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import wait_for
-from tests.floor_browser import chromium, login_page, shoot
+from tests.floor_browser import chromium, login_page, shoot, tv_page
 from tests.tournament_room import open_room
 
 # What a floor member reads on a tablet, without what moves on its own (times, "ago").
@@ -53,18 +53,24 @@ def test_three_tablets_show_the_room_a_fresh_page_shows_through_a_tournament(
         site: dict[str, Any] = {"hub": hub, "browser": browser}
         tablets = [login_page(site, "maria"), login_page(site, "sam", viewport={
             "width": 768, "height": 1024}), login_page(site, "val")]
+        # A login of sam's kept for the pages loaded afresh (no page open between them).
+        signed_in = login_page(site, "sam")
+        fresh_pages = signed_in.context
+        signed_in.close()
 
         def same_room(step: str) -> None:
             """Each open tablet shows what a page loaded now shows."""
             room.in_line(step)
-            fresh = login_page(site, "sam")
+            fresh = fresh_pages.new_page()
             try:
+                fresh.goto(hub.url + "/")
+                fresh.wait_for_selector("body[data-live='1']", timeout=30000)
                 for tablet in tablets:
                     assert wait_for(lambda tablet=tablet: tablet.evaluate(SHOWN)
                                     == fresh.evaluate(SHOWN), 15), (
                         step, tablet.evaluate(SHOWN), fresh.evaluate(SHOWN))
             finally:
-                fresh.context.close()
+                fresh.close()
 
         sitting = sum(len(t.table_seats) for t in hub.floor.tables.values())
         room.post("/api/roster/import", {"csv": "name\n" + "\n".join(
@@ -139,11 +145,11 @@ def test_three_tablets_show_the_room_a_fresh_page_shows_through_a_tournament(
             expect(tablet.locator("#roster-summary")).to_contain_text(
                 f"Tournament over: {winner} wins")
         shoot(maria, "dashboard-end", tmp_path, full_page=False)
-        tv = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
-        tv.goto(hub.url + hub.call(lambda floor: floor.tv_link())["path"])
+        tv = tv_page(browser, hub)
         expect(tv.locator("#level")).to_have_text("Tournament over")
         expect(tv.locator("#time")).to_have_text(winner)
         shoot(tv, "tv-end", tmp_path, full_page=False)
         tv.context.close()
         for tablet in tablets:
             tablet.context.close()
+        fresh_pages.close()
