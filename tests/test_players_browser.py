@@ -8,6 +8,7 @@ text. Screenshots for the README."""
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import pytest
@@ -32,10 +33,14 @@ def browser():  # one for the module's tests: each opens contexts of its own
 
 def screen(browser: Any, url: str, width: int, height: int) -> Any:
     """A page of its own (a screen, a phone) that fails the test on any dialog (a name run
-    as markup) or any error the page throws. Its clock is Playwright's (running as the
-    machine's), so that the test can have it ask the hub now (``ask_now``)."""
+    as markup) or any error the page throws. Its clock is Playwright's, stopped: the page
+    asks the hub as it loads, then only when the test moves its clock on (``ask_now``: by
+    its own turn, so a page that asks less often fails every time), and a board turns its
+    pages only when the test says (a busy machine's seconds once turned one under it)."""
     context = browser.new_context(viewport={"width": width, "height": height})
-    context.clock.install()
+    now = datetime.datetime.now(datetime.UTC)
+    context.clock.install(time=now)
+    context.clock.pause_at(now + datetime.timedelta(seconds=1))
     page = context.new_page()
     errors: list[str] = []
     page.on("dialog", lambda d: errors.append(f"a dialog: {d.message}"))
@@ -297,10 +302,7 @@ def test_a_150_player_board_turns_its_pages_and_the_clock_announces_on_the_news(
             "error": "this is not the players' screen link: ask the floor"})
         assert "default-src 'self'" in anonymous("/players").headers["content-security-policy"]
 
-        context = browser.new_context(viewport={"width": 1920, "height": 1080})
-        context.clock.install()
-        board = context.new_page()
-        board.goto(link)
+        board = screen(browser, link, 1920, 1080)
         expect(board.locator("#page")).to_contain_text("Page 1 of ")
         pages = int(board.locator("#page").text_content().split(" of ")[1].split()[0])
         assert pages >= 2
@@ -328,7 +330,7 @@ def test_a_150_player_board_turns_its_pages_and_the_clock_announces_on_the_news(
         ask_now(news)
         expect(news.locator("#clock-announcements li")).to_have_text(
             ["Latecomers can no longer join: level 3 has started"])
-        context.close()
+        board.context.close()
         news.context.close()
     finally:
         hub.stop()
