@@ -31,16 +31,19 @@ def browser():  # one for the module's tests: each opens contexts of its own
         yield launched
 
 
-def screen(browser: Any, url: str, width: int, height: int) -> Any:
+def screen(browser: Any, url: str, width: int, height: int, stopped: bool = False) -> Any:
     """A page of its own (a screen, a phone) that fails the test on any dialog (a name run
-    as markup) or any error the page throws. Its clock is Playwright's, stopped: the page
-    asks the hub as it loads, then only when the test moves its clock on (``ask_now``: by
-    its own turn, so a page that asks less often fails every time), and a board turns its
-    pages only when the test says (a busy machine's seconds once turned one under it)."""
+    as markup) or any error the page throws. Its clock is Playwright's: ``ask_now`` moves
+    it on by one turn of the page's questions, so that it asks the hub at once. Going as
+    the machine's, the page also asks at its turns meanwhile (what the hub learns later,
+    over the broker, still shows); ``stopped``, only as it loads and when the test moves
+    its clock (a page that asks less often fails every time, and a board turns its pages
+    only when the test says: a busy machine's seconds once turned one under it)."""
     context = browser.new_context(viewport={"width": width, "height": height})
     now = datetime.datetime.now(datetime.UTC)
     context.clock.install(time=now)
-    context.clock.pause_at(now + datetime.timedelta(seconds=1))
+    if stopped:
+        context.clock.pause_at(now + datetime.timedelta(seconds=1))
     page = context.new_page()
     errors: list[str] = []
     page.on("dialog", lambda d: errors.append(f"a dialog: {d.message}"))
@@ -91,7 +94,7 @@ def test_the_players_screen_and_seat_cards_through_a_tournament(tmp_path, browse
         shoot(tv, "players-board", tmp_path, full_page=False)
 
         # A phone on the same link: a player types part of their name, accents left out.
-        phone = screen(browser, link, 390, 844)
+        phone = screen(browser, link, 390, 844, stopped=True)
         phone.fill("#find", "zoe un")
         zoe = next(p for p in room.roster()["players"] if p["name"] == "Zoë Ünal")
         expect(phone.locator("#found")).to_have_text(
@@ -302,7 +305,7 @@ def test_a_150_player_board_turns_its_pages_and_the_clock_announces_on_the_news(
             "error": "this is not the players' screen link: ask the floor"})
         assert "default-src 'self'" in anonymous("/players").headers["content-security-policy"]
 
-        board = screen(browser, link, 1920, 1080)
+        board = screen(browser, link, 1920, 1080, stopped=True)
         expect(board.locator("#page")).to_contain_text("Page 1 of ")
         pages = int(board.locator("#page").text_content().split(" of ")[1].split()[0])
         assert pages >= 2
@@ -321,12 +324,18 @@ def test_a_150_player_board_turns_its_pages_and_the_clock_announces_on_the_news(
         expect(board.locator("#seats li", has_text=HOSTILE).first).to_contain_text(
             "waiting for a seat")
 
-        news = screen(browser, link.replace("/players#", "/players?show=news#"), 1920, 1080)
+        news = screen(browser, link.replace("/players#", "/players?show=news#"), 1920, 1080,
+                      stopped=True)
         expect(news.locator("#announcements li")).to_have_count(1)
         expect(news.locator("#announcements li")).to_contain_text("Seats are drawn at 19:00")
         expect(news.locator("#clock-announcements li")).to_have_text(
             ["Next level: Latecomers can no longer join: level 3 has started"])
         hub.clock.apply("level", 3)
+        # The floor hears the venue clock's new level over the broker: once it has, the
+        # news's next question shows it.
+        key = path.split("#")[1]
+        assert wait_for(lambda: hub.call(lambda floor: floor.players_screen(key))[
+            "clock_announcements"] == ["Latecomers can no longer join: level 3 has started"])
         ask_now(news)
         expect(news.locator("#clock-announcements li")).to_have_text(
             ["Latecomers can no longer join: level 3 has started"])
