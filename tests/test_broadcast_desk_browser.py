@@ -16,13 +16,10 @@ from typing import Any
 
 import pytest
 
-from hub import auth
-from simulators.staff import Staff
-from tablectl.hub_app import Hub, HubSettings
 from tests.conftest import wait_for
 from tests.floor_browser import box_of, chromium, login_page, shoot
-from tests.test_broadcast import TABLE_CLOCK_S, VENUE, HubClock, _deal, _table
-from tests.test_overlay_browser import PLAYERS, _hands_to_a_correction
+from tests.test_broadcast import _deal
+from tests.test_overlay_browser import _hands_to_a_correction, featured_room
 
 TABLET_PICTURE = os.environ.get("TABLECTL_DESK_TABLET")  # a look at it by hand, not kept
 SEATS = """() => [...document.querySelectorAll('#seats .seat')].map((s) => ({
@@ -41,32 +38,9 @@ def browser():
 
 @pytest.fixture
 def desk_hub(tmp_path, broker):
-    """The hub with a floor login (maria) and a broadcast one (bea), its clock the test's,
-    table t1 linked, its players drawn, featured behind a 30 s delay."""
-    users = tmp_path / "users.toml"
-    for name, role in (("maria", "floor"), ("bea", "broadcast")):
-        auth.save_user(users, name, role, f"{name}-password")
-    clock = HubClock()
-    hub = Hub(HubSettings(venue=VENUE, db=str(tmp_path / "hub.db"), users=str(users),
-                          port=broker.port, http_port=0, reorder_timeout=1.0),
-              wall=clock).start()
-    link = None
-    try:
-        assert hub.connected.wait(10) and hub.recorder.connected.wait(10)
-        maria, bea = (Staff(hub.url, n, f"{n}-password") for n in ("maria", "bea"))
-        box, link = _table(tmp_path, broker, hub, "t1")
-        for player in PLAYERS:
-            assert maria.post("/api/roster/players", {"name": player})[0] == 200
-        drawn = maria.post("/api/roster/draw")[1]["drawn"]["t1"]
-        assert maria.post("/api/featured/tables/t1", {"featured": True})[0] == 200
-        assert maria.post("/api/featured/delay", {"seconds": 30})[0] == 200
-        clock.ahead += TABLE_CLOCK_S
-        yield {"hub": hub, "clock": clock, "box": box, "link": link, "bea": bea,
-               "names": {d["seat"]: d["player"] for d in drawn}}
-    finally:
-        if link is not None:
-            link.stop()
-        hub.stop()
+    """The overlay's room (tests/test_overlay_browser.py): t1 featured behind a 30 s delay."""
+    with featured_room(tmp_path, broker) as room:
+        yield room
 
 
 def test_the_desk_shows_the_delayed_hand_taps_a_fold_and_keeps_the_links(

@@ -10,6 +10,9 @@ only)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -66,9 +69,11 @@ def _hands_to_a_correction(seats: tuple[int, ...]) -> list[list[dict[str, Any]]]
     raise AssertionError("no corrected hand in the session: another seed")
 
 
-def test_the_overlay_shows_the_delayed_hand_a_fold_a_correction(tmp_path, broker, browser):
-    from playwright.sync_api import expect
-
+@contextmanager
+def featured_room(tmp_path: Path, broker: Any) -> Iterator[dict[str, Any]]:
+    """The hub with a floor login (maria) and a broadcast one (bea), its clock the test's,
+    table t1 linked as a daemon's outbox and MQTT link, the players drawn there, featured
+    behind a 30 s delay: the overlay's and the broadcast desk's room."""
     users = tmp_path / "users.toml"
     for name, role in (("maria", "floor"), ("bea", "broadcast")):
         auth.save_user(users, name, role, f"{name}-password")
@@ -84,10 +89,23 @@ def test_the_overlay_shows_the_delayed_hand_a_fold_a_correction(tmp_path, broker
         for player in PLAYERS:
             assert maria.post("/api/roster/players", {"name": player})[0] == 200
         drawn = maria.post("/api/roster/draw")[1]["drawn"]["t1"]
-        names = {d["seat"]: d["player"] for d in drawn}
         assert maria.post("/api/featured/tables/t1", {"featured": True})[0] == 200
         assert maria.post("/api/featured/delay", {"seconds": 30})[0] == 200
         clock.ahead += TABLE_CLOCK_S
+        yield {"hub": hub, "clock": clock, "box": box, "link": link, "bea": bea,
+               "names": {d["seat"]: d["player"] for d in drawn}}
+    finally:
+        if link is not None:
+            link.stop()
+        hub.stop()
+
+
+def test_the_overlay_shows_the_delayed_hand_a_fold_a_correction(tmp_path, broker, browser):
+    from playwright.sync_api import expect
+
+    with featured_room(tmp_path, broker) as room:
+        hub, clock, box, link, bea, names = (room[k] for k in (
+            "hub", "clock", "box", "link", "bea", "names"))
         path = bea.post("/api/broadcast/overlay-links", {"table": "t1"})[1][0]["path"]
 
         page = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
@@ -144,7 +162,3 @@ def test_the_overlay_shows_the_delayed_hand_a_fold_a_correction(tmp_path, broker
         expect(page.locator("#problem")).to_contain_text("withdrawn")
         assert page.evaluate(SEATS) == [] and page.locator("#lower").is_hidden()
         assert errors == []
-    finally:
-        if link is not None:
-            link.stop()
-        hub.stop()
