@@ -21,21 +21,21 @@ settings.load_profile("no-deadline")
 SCENARIOS = Path(__file__).parent / "scenarios"
 
 
-# The longest files, longest first: seconds each took in its process (`make test` with
-# `--junitxml`, summed by file; 2026-12-05, three other sessions' browsers running beside it):
-# dashboard_browser 130, floor_alerts_browser 94, net_venue 93, bench 82, multi_venue 81,
-# firmware_micropython 72 (200 before its fake board stopped counting the heap at every
-# call), tournament_houses 67, shoe_link 57, web 52, tournament_browser 49, reporting 46,
-# tournament 36, hostile 36, hub 31; every other file under 25. players_browser (a
-# tournament to its final table, then 150 entrants) took 50 alone on a quiet machine.
-LONGEST_FILES = ("test_dashboard_browser.py", "test_net_venue.py",
-                 "test_floor_alerts_browser.py", "test_bench.py", "test_multi_venue.py",
-                 "test_players_browser.py", "test_firmware_micropython.py",
-                 "test_tournament_houses.py", "test_shoe_link.py",
-                 "test_tournament_browser.py", "test_web.py",
-                 "test_reporting.py", "test_hub.py", "test_venue_year_tables.py",
-                 "test_tournament.py", "test_hostile.py", "test_cli.py",
-                 "test_shoe_link_faults.py", "test_venue_year.py")
+# The longest files, longest first: seconds each took in its process (a fresh clone's
+# `make test` with `--junitxml`, summed by file, on a quiet machine, 2026-12-05): bench 95,
+# dashboard_browser 89, net_venue 73, floor_alerts_browser 60, shoe_link 57, tournament_houses
+# 45, firmware_micropython 43, multi_venue 40, web 39, broadcast 32, reporting 32, sim_venue
+# 29, broadcast_desk_browser 28, tournament_browser 26, tournament 26, players_browser 25,
+# venue_year_tables 25, hostile 22, hub 22, sessions_revoked 21, cli 16, group_fairness 16;
+# every other file under 15 (the sum, 1,082 s, over four processes).
+LONGEST_FILES = ("test_bench.py", "test_dashboard_browser.py", "test_net_venue.py",
+                 "test_floor_alerts_browser.py", "test_shoe_link.py",
+                 "test_tournament_houses.py", "test_firmware_micropython.py",
+                 "test_multi_venue.py", "test_web.py", "test_broadcast.py",
+                 "test_reporting.py", "test_sim_venue.py", "test_broadcast_desk_browser.py",
+                 "test_tournament_browser.py", "test_tournament.py", "test_players_browser.py",
+                 "test_venue_year_tables.py", "test_hostile.py", "test_hub.py",
+                 "test_sessions_revoked.py", "test_cli.py", "test_group_fairness.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
