@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import re
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -197,7 +198,16 @@ def test_a_hand_history_reads_as_the_floor_says_it(venue, tmp_path):
                            broker=venue["broker"], recorder=False, quiet=True, pace=0.05,
                            venue_clock=True, seed=5, irregularities=0.0, first_table=6).start()
     try:
-        dealt.run()
+        # A deadline, not a hang: once, at a load of two `yes` beside make test, t6 joined
+        # with the hub's hand-for-hand on and its dealer waited for a release for ever.
+        stop = threading.Event()
+        deadline = threading.Timer(120, stop.set)
+        deadline.start()
+        try:
+            dealt.run(stop)
+        finally:
+            deadline.cancel()
+        assert not stop.is_set(), "t6 did not deal its two hands within 120 s"
         _, events = dealt.tables[0].journal_and_events()
         records = [e for e in events if e["type"] == "hand.record" and e.get("best_hand")]
         assert records, "a clean hand reaches its showdown"
