@@ -265,8 +265,9 @@ class FloorService:
     def on_status(self, table: str, body: dict[str, Any]) -> None:
         now = self.now_ms()
         updates = self.floor.on_status(table, body, now)
-        if body.get("state") == TableStatus.ONLINE and self.floor.hand_for_hand:
-            # A table that (re)joins while hand-for-hand is on is told so.
+        if body.get("state") == TableStatus.ONLINE and self.clock.hand_for_hand:
+            # A table that (re)joins while hand-for-hand is on is told so: by the hub's own
+            # clock, the truth; the reading the broker gives back lags it or is stale.
             self.send(table, HandForHandCommand(state=HandForHandOrder.ON), "hub")
         self.after(updates, now)
 

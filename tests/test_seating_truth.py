@@ -549,3 +549,35 @@ def test_alternates_take_the_seats_that_open_until_registration_closes(tmp_path)
         assert [a.name for a in service.floor.roster.alternates] == ["Dora"]  # not seated
     finally:
         service.close()
+
+
+def test_a_table_that_joins_is_told_hand_for_hand_from_the_hubs_clock_not_its_echo(tmp_path):
+    """The venue clock is the hub's (``service.clock``); the reading the broker gives back
+    (``floor.clock``) is a copy that lags it, or is left stale. A table that comes online is
+    told hand-for-hand from the truth: on when the hub's clock has it on, whatever the echo,
+    and never on from an echo the hub's clock has moved past."""
+    from contract.commands import HandForHandCommand, HandForHandOrder
+
+    service = floor_service(HubSettings(venue="venue", db=str(tmp_path / "hub.db")))
+    try:
+        link = service.link
+        service.clock_action(MARIA, HubClockCommand(action="start", value="tda-2024"))
+        stale = service.clock.reading(service.wall())  # hand-for-hand off
+        service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="on"))
+        on = service.clock.reading(service.wall())
+        service.on_venue_clock(on)  # the echo catches up: every table told already
+        service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="off"))
+        service.on_venue_clock(on)  # a late echo
+
+        def told(table: str) -> list[str]:
+            return [c.state for t, c in link.commands
+                    if t == table and isinstance(c, HandForHandCommand)]
+
+        service.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
+        assert told("t1") == []  # the hub's clock has it off: the echo says on
+        service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="on"))
+        service.on_venue_clock(stale)  # an echo from before it was on
+        service.on_status("t2", {"state": "online", "boot": 1, "table": "t2", "ts": 1})
+        assert told("t2") == [HandForHandOrder.ON]
+    finally:
+        service.close()
