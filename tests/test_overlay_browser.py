@@ -24,7 +24,7 @@ from hub.broadcast import deals
 from simulators.dealer_script import session
 from simulators.staff import Staff
 from tablectl.hub_app import Hub, HubSettings
-from tests.conftest import run, wait_for
+from tests.conftest import run
 from tests.floor_browser import chromium, shoot
 from tests.test_broadcast import TABLE_CLOCK_S, VENUE, HubClock, _deal, _stored, _table
 
@@ -100,6 +100,26 @@ def featured_room(tmp_path: Path, broker: Any) -> Iterator[dict[str, Any]]:
         hub.stop()
 
 
+def nothing_before_the_delay(bea: Staff, page: Any, seats: str) -> None:
+    """The hands are stored (``_deal`` waits for the recorder) and within the delay: the
+    hub's feed, which the page shows, holds none of them, and the page draws no seat. A
+    positive check at the source, not a wait for nothing to happen."""
+    assert bea.get("/api/broadcast/tables/t1?n=1")[1]["hands"] == []
+    assert page.evaluate(seats) == []
+
+
+def the_hand_as_it_ended(seats: dict[int, dict[str, Any]], names: dict[int, str],
+                         ended: dict[str, Any]) -> list[dict[str, Any]]:
+    """Seats drawn with the roster's names (as text), the cards the hand's end gives each and
+    an equity each; the seats marked corrected, returned."""
+    assert {n: s["name"] for n, s in seats.items()} == names  # "<b>Eve</b>" as text
+    assert {str(n): s["cards"] for n, s in seats.items()} == ended["hole"]
+    assert all(s["equity"].endswith("%") for s in seats.values())
+    corrected = [s for s in seats.values() if s["status"] == "corrected"]
+    assert corrected
+    return corrected
+
+
 def test_the_overlay_shows_the_delayed_hand_a_fold_a_correction(tmp_path, broker, browser):
     from playwright.sync_api import expect
 
@@ -120,7 +140,7 @@ def test_the_overlay_shows_the_delayed_hand_a_fold_a_correction(tmp_path, broker
         for hand in hands:
             _deal(hub, box, link, hand, clock)
         # Within the delay: nothing of these hands on the overlay.
-        assert not wait_for(lambda: page.evaluate(SEATS), 2)
+        nothing_before_the_delay(bea, page, SEATS)
         clock.ahead += 31
         last = hands[-1]
         ended = next(e for e in last if e["type"] == "hand.ended")
@@ -130,12 +150,9 @@ def test_the_overlay_shows_the_delayed_hand_a_fold_a_correction(tmp_path, broker
         expect(page.locator("#blinds")).to_contain_text(f"{blinds['sb']:,} / {blinds['bb']:,}")
         expect(page.locator("#level")).to_have_text(f"Level {started['level']}")
         seats = {s["seat"]: s for s in page.evaluate(SEATS)}
-        assert {n: s["name"] for n, s in seats.items()} == names  # "<b>Eve</b>" as text
-        assert {str(n): s["cards"] for n, s in seats.items()} == ended["hole"]
-        assert all(s["equity"].endswith("%") for s in seats.values())
-        corrected = [s for s in seats.values() if s["status"] == "corrected"]
-        assert corrected and all(s["mark"].startswith("corrected ") and len(s["mark"]) > 12
-                                 for s in corrected)
+        corrected = the_hand_as_it_ended(seats, names, ended)
+        assert all(s["mark"].startswith("corrected ") and len(s["mark"]) > 12
+                   for s in corrected)
         board = page.evaluate("() => [...document.querySelectorAll('#board .card')]"
                               ".map((c) => c.dataset.card)")
         assert board == ended["board"]
