@@ -23,6 +23,11 @@ class VenueClockReading:
     on_break: bool | None = None
     remaining: float | None = None
     at: float | None = None  # when the hub read it (its wall clock, seconds since the epoch)
+    # Its version: the clock's incarnation (one per start of the clock's process) and its
+    # revision there, counted up at every change; a copy never follows an older one. None
+    # from a hub before versions (ordered by ``at`` alone).
+    incarnation: str | None = None
+    revision: int | None = None
 
     @classmethod
     def parse(cls, payload: bytes | str) -> VenueClockReading:
@@ -37,7 +42,18 @@ class VenueClockReading:
             data.update(level=self.level, on_break=self.on_break, remaining=self.remaining)
         if self.at is not None:
             data["at"] = self.at
+        if self.incarnation is not None and self.revision is not None:
+            data.update(incarnation=self.incarnation, revision=self.revision)
         return data
+
+    def older_than(self, other: VenueClockReading | None) -> bool:
+        """Whether this reading is a change older than ``other``'s of the same clock: same
+        incarnation, a lower revision (a message published before a change, delivered after
+        it). Readings of different incarnations, or without a version, are not ordered
+        here."""
+        return (other is not None and self.incarnation is not None
+                and self.revision is not None and other.revision is not None
+                and self.incarnation == other.incarnation and self.revision < other.revision)
 
 
 class ClockShown(TypedDict):

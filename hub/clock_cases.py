@@ -127,6 +127,9 @@ class ClockCases(FloorPart):
         self.tv = GenerationLink(RevocableLinks(), 0)
         self._clock_seen: OrderedDict[str, None] = OrderedDict()  # hub/cmd/clock transactions
         self.due = 0.0  # when the clock is published again (time.monotonic)
+        # Hand-for-hand as the hub last told the tables (at a change of its clock, never at
+        # its echo); service.open sets it to the clock resumed.
+        self.told_hand_for_hand = False
 
     def open(self) -> None:
         """The TV link as the floor left it (made once, at the first start)."""
@@ -172,10 +175,19 @@ class ClockCases(FloorPart):
         return sent
 
     def changed(self) -> None:
-        """The venue clock changed: kept (a restart resumes it) and published."""
-        self.db.save_clock(self.service.clock.saved(), self.now_ms())
+        """The venue clock changed: kept (a restart resumes it) and published; a change of
+        hand-for-hand told to every table online, from the clock itself (the truth), not from
+        the reading the broker gives back later (a copy, which a late or redelivered message
+        can leave behind the truth)."""
+        clock = self.service.clock
+        self.db.save_clock(clock.saved(), self.now_ms())
         self.db.commit()
         self.publish()
+        if clock.hand_for_hand != self.told_hand_for_hand:
+            self.told_hand_for_hand = clock.hand_for_hand
+            self.hand_for_hand_everywhere(
+                HandForHandOrder.ON if clock.hand_for_hand else HandForHandOrder.OFF,
+                "venue clock")
 
     def publish(self) -> None:
         self.due = time.monotonic() + CLOCK_INTERVAL
@@ -199,7 +211,7 @@ class ClockCases(FloorPart):
     def release_hand(self, user: User) -> list[str]:
         """Hand-for-hand: every table has finished; deal the next hand everywhere."""
         panel = self.floor.hand_for_hand_panel()
-        if not panel["on"]:
+        if not self.service.clock.hand_for_hand:  # the truth; the panel shows its echo
             raise StaffError("hand-for-hand is off")
         if panel["playing"]:
             raise StaffError("still playing their hand: " + ", ".join(panel["playing"]))

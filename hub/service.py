@@ -106,6 +106,7 @@ class FloorService:
         self.floor = FloorView(settings.venue, balance=BalanceDesk.of(
             self.profile, secrets.randbits(32), settings.short_tables))
         self.clock = VenueClock(structures=settings.structures)
+        self._shown_clock: VenueClockReading | None = None  # the echo the dashboards show
         self._sinks: list[Sink] = []  # each dashboard stream's
         self._db: Storage | None = None
         self.connected = False  # the hub's link to the broker
@@ -147,6 +148,10 @@ class FloorService:
             except ValueError as exc:  # its structure is gone: the floor must start one
                 log.error("the venue clock kept in %s cannot resume: %s", self.settings.db,
                            exc)
+        # The tables online were told hand-for-hand by the hub before it stopped; each is
+        # told again when its status says it is online (on_status), the truth, and told a
+        # change of it when the floor makes one (ClockCases.changed).
+        self.clock_cases.told_hand_for_hand = self.clock.hand_for_hand
         since = self.now_ms() - RECENT_ALERTS_MS
         for row in db.alerts(since):
             self.floor.alert_desk.restore_alert(Alert(**row))
@@ -252,15 +257,17 @@ class FloorService:
             self.clock_cases.publish()
 
     def on_venue_clock(self, reading: VenueClockReading) -> None:
-        """The venue clock as the broker holds it (the hub's own publication): on the
-        dashboards, and hand-for-hand told to every table when it changes."""
-        was = self.floor.hand_for_hand
-        updates = self.floor.on_clock(reading, self.now_ms())
-        if self.floor.hand_for_hand != was:
-            self.clock_cases.hand_for_hand_everywhere(
-                HandForHandOrder.ON if self.floor.hand_for_hand else HandForHandOrder.OFF,
-                "venue clock")
-        self.broadcast(updates)
+        """The venue clock as the broker gives it back (the hub's own publication): a copy,
+        shown on the dashboards, never a cause: the tables are told hand-for-hand when the
+        hub's own clock changes (``ClockCases.changed``). An echo older than the truth (the
+        hub's clock has a later revision) or than the one shown (a broker's redelivery, a
+        retained message sent at a resubscription) is dropped: it would show the floor a
+        clock, and a hand-for-hand, that the hub has moved past."""
+        if reading.older_than(self.clock.reading(self.wall())) or \
+                reading.older_than(self._shown_clock):
+            return
+        self._shown_clock = reading
+        self.broadcast(self.floor.on_clock(reading, self.now_ms()))
 
     def on_status(self, table: str, body: dict[str, Any]) -> None:
         now = self.now_ms()

@@ -15,6 +15,7 @@ floor command to it. The hub runs it on its floor's worker (hub/service.py);
 from __future__ import annotations
 
 import math
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -48,7 +49,7 @@ class VenueClock:
     """The clock itself, pure but for the time function it is given."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic,
-                 structures: str | Path | None = None) -> None:
+                 structures: str | Path | None = None, incarnation: str | None = None) -> None:
         self.clock = clock
         self.structures = structures  # the house's own structures, beside the built-in ones
         self.structure: Structure | None = None
@@ -58,6 +59,13 @@ class VenueClock:
         # Whether the floor has set the clock (or it was restored): a hub that knows no clock
         # publishes none, so that the tables keep counting until the floor acts.
         self.known = False
+        # The reading's version: this clock's incarnation (one per start of the hub or of
+        # ``tablectl venue-clock``) and its revision, counted up at every change. A copy of the
+        # reading (the broker's retained message, the hub's echo, a table's clock) follows a
+        # reading of the same incarnation only if its revision is not older than the last it
+        # took: a message published before a change and delivered after it changes nothing.
+        self.incarnation = incarnation or secrets.token_hex(6)
+        self.revision = 0
 
     def elapsed(self) -> float:
         extra = self.clock() - self.running_since if self.running_since is not None else 0.0
@@ -71,6 +79,7 @@ class VenueClock:
         now = self.clock()
         self._apply(VenueClockAction(action), argument, now)
         self.known = True
+        self.revision += 1
 
     def _apply(self, action: VenueClockAction, argument: Any, now: float) -> None:
         if action == VenueClockAction.HAND_FOR_HAND:
@@ -157,6 +166,7 @@ class VenueClock:
         down, the room played on)."""
         self.hand_for_hand = bool(saved["hand_for_hand"])
         self.known = True
+        self.revision += 1
         if saved["structure"] is None:
             self.structure = None
             return
@@ -169,8 +179,9 @@ class VenueClock:
     def reading(self, wall: float) -> VenueClockReading:
         """What the tables follow: the state, and when it was read on the hub's wall clock
         (a table adds the reading's age, a broker's queue after a cut or a slow link, instead
-        of taking it as of now)."""
-        return VenueClockReading(**self.state(), at=round(wall, 3))
+        of taking it as of now), and its version (``incarnation``, ``revision``)."""
+        return VenueClockReading(**self.state(), at=round(wall, 3),
+                                 incarnation=self.incarnation, revision=self.revision)
 
     def state(self) -> dict[str, Any]:
         if self.structure is None:

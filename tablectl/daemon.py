@@ -104,23 +104,41 @@ REPLAY_CHUNK = 5000  # journal lines read at a time at a start
 
 
 class ReadingAges:
-    """How old each venue clock reading is, by the hub's wall clock against this table's."""
+    """How old each venue clock reading is, by the hub's wall clock against this table's, and
+    whether it is newer than the last one followed: by its version (the clock's incarnation
+    and revision) where both say one, else by when the hub took it."""
 
     def __init__(self, wall: Callable[[], float]) -> None:
         self.wall = wall
         self.last: float | None = None  # the hub's time of the last reading followed
+        self.version: tuple[str, int] | None = None  # its (incarnation, revision)
 
-    def age(self, at: object) -> float | None:
-        """How old a reading taken at ``at`` (the hub's wall clock) is, in seconds; None when
-        it is older than one already followed (the broker's queue after a cut): following it
-        would set the clock back. A reading without ``at``, or from a hub whose wall clock is
-        a minute or more from this table's (no NTP yet on a Pi without a battery clock), is
-        taken as of now, as before readings said when."""
+    def age(self, reading: VenueClockReading) -> float | None:
+        """How old ``reading`` is, in seconds; None when it is older than one already
+        followed: following it would set the clock back (the broker's queue after a cut) or
+        undo a change (a reading published before the floor's change and delivered after
+        it). Of the same incarnation as the last one followed, a lower revision is older and
+        a higher one newer whatever its time says; an equal one (a republication) and any
+        other are ordered by ``at``. A reading without ``at``, or from a hub whose wall
+        clock is a minute or more from this table's (no NTP yet on a Pi without a battery
+        clock), is taken as of now, as before readings said when."""
+        at = reading.at
+        version = (reading.incarnation, reading.revision) \
+            if reading.incarnation is not None and reading.revision is not None else None
+        newer = False
+        if version is not None and self.version is not None and \
+                version[0] == self.version[0]:
+            if version[1] < self.version[1]:
+                return None
+            newer = version[1] > self.version[1]
         if not isinstance(at, int | float) or isinstance(at, bool) or not math.isfinite(at):
+            if version is not None:
+                self.version = version
             return 0.0
-        last = self.last
-        if last is not None and last - HUB_CLOCK_STEP < at < last:
+        if not newer and self.last is not None and self.last - HUB_CLOCK_STEP < at < self.last:
             return None  # (the same moment again is a redelivery or a second publication)
+        if version is not None:
+            self.version = version
         self.last = float(at)
         age = self.wall() - at
         if abs(age) >= READING_CLOCKS_AGREE:
@@ -437,7 +455,7 @@ class Daemon:
         it, as of when the hub took it (a retained state may be older still: it starts a clock
         the table does not have, and the next fresh one corrects it)."""
         self.venue_clock_readings += 1
-        age = self.reading_ages.age(reading.at)
+        age = self.reading_ages.age(reading)
         if age is None:
             return
         structure = reading.structure

@@ -581,3 +581,44 @@ def test_a_table_that_joins_is_told_hand_for_hand_from_the_hubs_clock_not_its_ec
         assert told("t2") == [HandForHandOrder.ON]
     finally:
         service.close()
+
+
+def test_an_old_echo_of_the_clock_changes_neither_the_tables_nor_the_floor_s_view(tmp_path):
+    """Hand-for-hand is told to the tables when the hub's clock changes (the truth), at
+    once, and never from the reading the broker gives back (a copy): an echo published before
+    the latest change and delivered after it (a broker's redelivery, a retained message sent
+    at a resubscription) is older than the truth by its revision, and is dropped, on the
+    dashboards too. Before, the echo was the cause: a late 'on' told every table to wait."""
+    from contract.commands import HandForHandCommand, HandForHandOrder
+
+    service = floor_service(HubSettings(venue="venue", db=str(tmp_path / "hub.db")), "t1")
+    try:
+        link = service.link
+
+        def told() -> list[str]:
+            return [c.state for t, c in link.commands
+                    if t == "t1" and isinstance(c, HandForHandCommand)]
+
+        service.clock_action(MARIA, HubClockCommand(action="start", value="tda-2024"))
+        service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="on"))
+        assert told() == [HandForHandOrder.ON]  # at the change, not at its echo
+        on = service.clock.reading(service.wall())
+        service.on_venue_clock(on)
+        assert service.floor.hand_for_hand and told() == [HandForHandOrder.ON]  # said once
+        service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="off"))
+        service.clock_action(MARIA, HubClockCommand(action="level", value=5))
+        assert told() == [HandForHandOrder.ON, HandForHandOrder.OFF]
+        assert on.revision is not None and service.clock.reading(0).revision == on.revision + 2
+        service.on_venue_clock(on)  # the old 'on' again, before its successors' echoes
+        assert told() == [HandForHandOrder.ON, HandForHandOrder.OFF]
+        assert (service.floor.clock or {}).get("revision") == on.revision  # nothing older shown
+        newest = service.clock.reading(service.wall())
+        service.on_venue_clock(newest)
+        assert not service.floor.hand_for_hand and service.floor.clock["level"] == 5
+        service.on_venue_clock(on)  # and after them: the floor's view stays the newest
+        assert not service.floor.hand_for_hand and service.floor.clock["level"] == 5
+        assert told() == [HandForHandOrder.ON, HandForHandOrder.OFF]
+        with pytest.raises(StaffError, match="hand-for-hand is off"):
+            service.release_hand(MARIA)
+    finally:
+        service.close()

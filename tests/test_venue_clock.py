@@ -221,3 +221,52 @@ def test_a_reading_counts_from_when_the_hub_took_it(tmp_path, broker):
         assert follow(170.0, None) == 170.0  # a hub that does not say when
     finally:
         daemon.stop()
+
+
+def test_a_table_follows_the_newest_change_of_the_clock_never_an_older_one(tmp_path, broker):
+    # A table that joins after several changes of the venue clock: each reading says its
+    # version (the hub's incarnation, the revision of its clock), and a reading published
+    # before a change and delivered after it (a broker's redelivery, a retained message, a
+    # queue after a cut) is dropped, whatever its time says; a later change is followed though
+    # the hub's wall clock stepped back. Before, readings were ordered by their time alone:
+    # one from more than ten minutes before, or from the same millisecond as the change,
+    # set the table's clock back to a level the hub had left.
+    wall = Tick()
+    wall.now = 1_800_000_000.0
+    config = config_from_data({
+        "table": {"venue": "v1", "id": "t1"}, "clock": {"mode": "venue"},
+        "shoe": {"backend": "none"}, "button": {"backend": "none"},
+        "display": {"backend": "none"}, "buzzer": {"backend": "none"},
+        "mqtt": {"port": broker.port}, "storage": {"data_dir": str(tmp_path)}}, "test")
+    mono = Tick()
+    mono.now = 5_000.0
+    daemon = Daemon(config, wall=wall, clock=mono).start()
+    try:
+        def follow(elapsed, at, revision, incarnation="hub-1", retained=False):
+            daemon.link._venue_clock(encode({
+                "structure": "corner-pocket", "elapsed": elapsed, "running": True,
+                "hand_for_hand": False, "at": at, "incarnation": incarnation,
+                "revision": revision}), retained)
+            while not daemon.queue.empty():
+                daemon.loop(until=lambda: daemon.queue.empty())
+            return round(daemon.table.clock.elapsed(daemon.now()), 1)
+
+        # Joining: the retained reading, the clock's seventh change.
+        assert follow(300.0, wall.now - 1.0, 7, retained=True) == 301.0
+        # The first change's reading, published twelve minutes before and delivered now.
+        assert follow(100.0, wall.now - 720.0, 1) == 301.0
+        wall.now += 5
+        assert follow(400.0, wall.now, 9) == 400.0  # two changes in one millisecond...
+        assert follow(120.0, wall.now, 8) == 400.0  # ...delivered the other way round
+        wall.now += 5
+        assert follow(405.0, wall.now, 9) == 405.0  # a republication of the newest
+        # NTP set the hub's wall clock five minutes back (too far from the table's for the
+        # reading's age to count): a later change, taken as of now.
+        assert follow(500.0, wall.now - 300.0, 10) == 500.0
+        wall.now += 5
+        assert follow(505.0, wall.now - 300.0, 10) == 505.0  # and it goes on from there
+        # A restarted hub: another incarnation, counted from its own start, ordered by time.
+        assert follow(510.0, wall.now, 1, incarnation="hub-2") == 510.0
+        assert follow(200.0, wall.now - 2.0, 11) == 510.0  # the old hub's, older in time
+    finally:
+        daemon.stop()
