@@ -271,11 +271,17 @@ class FloorService:
 
     def on_status(self, table: str, body: dict[str, Any]) -> None:
         now = self.now_ms()
+        was = self.floor.tables[table].hand_for_hand if table in self.floor.tables else "off"
         updates = self.floor.on_status(table, body, now)
-        if body.get("state") == TableStatus.ONLINE and self.clock.hand_for_hand:
-            # A table that (re)joins while hand-for-hand is on is told so: by the hub's own
-            # clock, the truth; the reading the broker gives back lags it or is stale.
-            self.send(table, HandForHandCommand(state=HandForHandOrder.ON), "hub")
+        if body.get("state") == TableStatus.ONLINE:
+            # A table that (re)joins is told hand-for-hand by the hub's own clock, the truth
+            # (the reading the broker gives back lags it or is stale): on when it is on; off
+            # when it is off and the table last said it played hand for hand (it was away when
+            # the floor turned it off: a table's session is not kept, the order was lost).
+            if self.clock.hand_for_hand:
+                self.send(table, HandForHandCommand(state=HandForHandOrder.ON), "hub")
+            elif was != "off":
+                self.send(table, HandForHandCommand(state=HandForHandOrder.OFF), "hub")
         self.after(updates, now)
 
     def on_state(self, table: str, state: TableState) -> None:

@@ -622,3 +622,36 @@ def test_an_old_echo_of_the_clock_changes_neither_the_tables_nor_the_floor_s_vie
             service.release_hand(MARIA)
     finally:
         service.close()
+
+
+def test_a_table_away_when_hand_for_hand_ended_is_told_so_when_it_comes_back(tmp_path):
+    """A table's session is not kept: one that was away when the floor turned hand-for-hand
+    off never got the order, and comes back still waiting for a release. The hub's clock is
+    the truth: a table whose last state said hand for hand is told 'off' when it is online
+    again; one that said 'off' is told nothing."""
+    from contract.commands import HandForHandCommand, HandForHandOrder
+
+    service = floor_service(HubSettings(venue="venue", db=str(tmp_path / "hub.db")),
+                            "t1", "t2")
+    try:
+        link = service.link
+
+        def told(table: str) -> list[str]:
+            return [c.state for t, c in link.commands
+                    if t == table and isinstance(c, HandForHandCommand)]
+
+        service.clock_action(MARIA, HubClockCommand(action="start", value="tda-2024"))
+        service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="on"))
+        service.on_state("t1", table_state(hand_for_hand="waiting"))
+        service.on_status("t1", {"state": "lost", "boot": 1, "table": "t1", "ts": 2})
+        service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="off"))
+        assert told("t1") == [HandForHandOrder.ON] and told("t2") == [
+            HandForHandOrder.ON, HandForHandOrder.OFF]
+        service.on_status("t1", {"state": "online", "boot": 2, "table": "t1", "ts": 3})
+        assert told("t1") == [HandForHandOrder.ON, HandForHandOrder.OFF]
+        service.on_state("t1", table_state(hand_for_hand="off"))
+        service.on_status("t1", {"state": "online", "boot": 3, "table": "t1", "ts": 4})
+        service.on_status("t3", {"state": "online", "boot": 1, "table": "t3", "ts": 4})
+        assert told("t1") == [HandForHandOrder.ON, HandForHandOrder.OFF] and told("t3") == []
+    finally:
+        service.close()
