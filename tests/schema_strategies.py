@@ -13,6 +13,7 @@ hostile test's 40 messages with it), and the tests' health checks say so
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import Any
@@ -113,8 +114,11 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+@functools.cache
 def valid(name: str) -> st.SearchStrategy[Any]:
-    """Messages that keep to the named schema (checked by the validator the parts use)."""
+    """Messages that keep to the named schema (checked by the validator the parts use): one
+    strategy a schema, built once (building it again for every message drawn, hypothesis
+    worked out each new strategy's properties anew: most of a hostile test's time)."""
     return _strategy({"$ref": f"#/components/schemas/{name}"}).filter(
         lambda value: not problems(name, value))
 
