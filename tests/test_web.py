@@ -115,7 +115,7 @@ def _fuzz(operation, hub, sessions, statuses) -> None:
     sent as every role and with no session."""
     strategies = [operation.as_strategy(), *operation.get_strategies_from_examples()]
 
-    @settings(max_examples=15, deadline=None, derandomize=True, database=None,
+    @settings(max_examples=8, deadline=None, derandomize=True, database=None,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(case=st.one_of(*strategies))
     def send(case):
