@@ -481,7 +481,7 @@ def test_a_recorder_started_after_the_tables_gets_what_they_sent_before(tmp_path
         link.notify()
         assert wait_for(lambda: link.stats.published == 40, 10)  # to nobody
         rec = Recorder(tmp_path / "late.db", venue=VENUE, port=broker.port,
-                       client_id="recorder-late").start()
+                       client_id="recorder-late", reorder_timeout=1.0).start()
         try:
             assert wait_for(lambda: rec.upto.get("t6") == 40, 15)
             assert rec.seqs("t6") == list(range(1, 41)) and rec.stats.duplicates == 0
@@ -491,7 +491,7 @@ def test_a_recorder_started_after_the_tables_gets_what_they_sent_before(tmp_path
             rec.stop()
         # Back with its session: it asks nobody again (the subscription is not new).
         again = Recorder(tmp_path / "late.db", venue=VENUE, port=broker.port,
-                         client_id="recorder-late").start()
+                         client_id="recorder-late", reorder_timeout=1.0).start()
         try:
             assert again.connected.wait(10)
             # The barrier: the recorder has turned past its reorder timeout since it connected,
