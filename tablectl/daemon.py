@@ -236,6 +236,10 @@ class Daemon:
         resumed = self._resume()
         self._report_quarantine()
         self.table.config.evaluate = True
+        # The hand record's evaluator, loaded now rather than at the first hand's end: the
+        # import takes about a second on a busy machine (more on a Pi), and the loop would
+        # hold the dealer's presses while it ran.
+        import pokerkit  # noqa: F401
         past = self._past_house_size(config.table.seats)
         if past:
             raise ConfigError(str(self.config_path or "the configuration"),
