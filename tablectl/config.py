@@ -55,6 +55,11 @@ class ShoeSection:
     backend: Literal["serial", "nfc", "simulated", "none"] = "serial"
     port: str = "/dev/shoe"
     nfc: str = "tty:serial0:pn532"  # the Pi's GPIO UART, whichever it is (docs/pi.md)
+    # serial: whose clock the shoe's milliseconds are. "shoe": its own, the mapping onto the
+    # daemon's time estimated from the link's delays; "host": this machine's monotonic clock
+    # (the simulated shoe on a pty beside the daemon, as the simulated venue runs it), mapped
+    # exactly, so that a daemon starved while a message waits cannot move the cards' times.
+    clock: Literal["shoe", "host"] = "shoe"
 
 
 @dataclass(frozen=True)

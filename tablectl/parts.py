@@ -188,8 +188,7 @@ class SimulatedShoeReader(ShoeReader):
             shoe = SimulatedShoe(Path(self.folder.name) / "shoe",
                                  shoe_id=f"sim-{wiring.config.table.id}").start()
         self.shoe = shoe
-        offset = wiring.now() - time.monotonic()  # the daemon's time continues its journal
-        super().__init__(str(shoe.port), wiring, shoe.clock_offset() + offset)
+        super().__init__(str(shoe.port), wiring, host_clock_pin(wiring, shoe.clock_offset()))
 
     def stop(self) -> None:
         super().stop()
@@ -218,10 +217,25 @@ class TagReader:
         self.reader.stop()
 
 
+def host_clock_pin(wiring: Wiring, shoe_zero: float | None = None) -> float:
+    """The mapping of a shoe's milliseconds onto the daemon's time when the shoe's clock is
+    this machine's monotonic clock cut to the firmware's 32 bits (the simulated shoe's):
+    ``shoe_zero`` the host's monotonic seconds at the shoe's millisecond 0 (by default, the
+    last wrap of that clock), plus where the daemon's time stands against the host's."""
+    if shoe_zero is None:
+        real = int(time.monotonic() * 1000)
+        shoe_zero = (real - (real & 0xFFFFFFFF)) / 1000.0
+    return shoe_zero + wiring.now() - time.monotonic()  # the daemon's continues its journal
+
+
 def make_reader(wiring: Wiring) -> Reader | None:
-    backend = wiring.config.shoe.backend
-    if backend == "serial":
-        return ShoeReader(wiring.config.shoe.port, wiring)
+    shoe = wiring.config.shoe
+    if shoe.backend == "serial":
+        # A shoe whose clock is this host's (a simulated shoe on a pty here): its stamps are
+        # mapped exactly, not estimated from when its messages happened to be read.
+        return ShoeReader(shoe.port, wiring,
+                          host_clock_pin(wiring) if shoe.clock == "host" else None)
+    backend = shoe.backend
     if backend == "simulated":
         return SimulatedShoeReader(wiring)
     if backend == "nfc":

@@ -142,7 +142,10 @@ class SimTable:
             f'game = "{setup["game"]}"\nseats = {json.dumps(setup["seats"])}\n'
             f'button = {setup["button"]}\ndeal_gap = {SIM_DEAL_GAP * venue.pace}\n\n'
             f'[clock]\nmode = "{mode}"\n{clock}\n'
-            f'[shoe]\nbackend = "serial"\nport = "{self.directory / "shoe"}"\n\n'
+            # The shoe's clock is this machine's (the simulated shoe beside the daemon, in
+            # every network namespace): its cards are stamped at their moments however late
+            # a starved daemon reads them, as the finger stamps the presses.
+            f'[shoe]\nbackend = "serial"\nport = "{self.directory / "shoe"}"\nclock = "host"\n\n'
             f'[button]\nbackend = "mock"\npin = 17\ncontrol = "{self.control}"\n\n'
             f'[display]\nbackend = "terminal"\n\n[buzzer]\nbackend = "tonal"\n\n{mqtt}\n'
             f'[storage]\ndata_dir = "{self.directory}"\n')

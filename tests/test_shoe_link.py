@@ -3,11 +3,13 @@ transport (pyserial), the host codec and the table core, dealing full hands."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 
 import pytest
 
+from controller.inputs import CardRead
 from houses.loaders import load_profile
 from simulators.dealer_script import ScriptedDealer
 from tablectl.sim_table import SimulatedTable
@@ -174,3 +176,69 @@ def test_deck_check_mode_is_confirmed_by_the_shoe(rig):
                                      for e in r.link_events), 3)
     assert any(isinstance(e, m.ModeChanged) and e.mode == 1 for e in r.link_events)
 
+
+
+STARVED = 0.5  # seconds the venue daemon's serial thread sleeps on the shoe's first message
+
+
+def test_a_venue_table_starved_at_the_link_s_start_stamps_cards_at_their_moments(
+        tmp_path, monkeypatch):
+    """The simulated venue's table daemon reaches its simulated shoe (on this machine) over
+    the serial backend. Its serial thread starved on a busy machine while the shoe's first
+    message waited on the pty (here, deterministically: asleep before taking it in) must not
+    shift the cards' times: estimated from that message's delay, every card read later by
+    the whole delay, after a press stamped at its moment (issue 47: a hole card after the
+    press that closed the betting). The venue's configuration says the shoe's clock is this
+    host's: the cards keep the moments they were drawn at."""
+    import queue
+    import sys
+
+    import serial
+
+    from tablectl.config import load_config
+    from tablectl.parts import Wiring, make_reader
+    from tablectl.sim_venue import SimTable, SimulatedVenue
+
+    open_port = serial.serial_for_url
+
+    class StarvedPort:
+        def __init__(self, port) -> None:
+            self.port, self.starved = port, False
+
+        def __getattr__(self, name):
+            return getattr(self.port, name)
+
+        def read(self, size=1):
+            data = self.port.read(size)
+            if data and not self.starved:
+                self.starved = True
+                time.sleep(STARVED)  # the fault: descheduled with the shoe's hello read
+            return data
+
+    monkeypatch.setattr(serial, "serial_for_url", lambda *a, **k: StarvedPort(open_port(*a, **k)))
+    venue = SimulatedVenue(tmp_path, tables=1, hands=1, broker="none", quiet=True)
+    table = SimTable(venue, 1)  # its shoe on a pty, its configuration as the venue writes it
+    table.write_config()
+    reads: queue.Queue = queue.Queue()
+    reader = make_reader(Wiring(load_config(table.config), reads.put, time.monotonic,
+                                sys.stderr, None))  # type: ignore[arg-type]
+    assert reader is not None
+    try:
+        moments, stamped = [], []
+        table.shoe.insert_deck()
+        for card in ("As", "Ks", "Qs"):
+            time.sleep(0.05)
+            moments.append(time.monotonic())
+            table.shoe.draw(f"R1:{card}", at=moments[-1])
+        deadline = time.monotonic() + 10 + STARVED
+        while len(stamped) < len(moments) and time.monotonic() < deadline:
+            with contextlib.suppress(queue.Empty):
+                read = reads.get(timeout=0.1)
+                stamped += [i.t for i in reader.inputs(read.what, read.t)
+                            if isinstance(i, CardRead)]
+    finally:
+        reader.stop()
+        table.shoe.stop()
+    assert len(stamped) == len(moments)
+    late = [round(s - m, 3) for m, s in zip(moments, stamped, strict=True) if abs(s - m) > 0.002]
+    assert late == [], late  # seconds each card was stamped after it was drawn
