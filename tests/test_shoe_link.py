@@ -15,7 +15,7 @@ from simulators.dealer_script import ScriptedDealer
 from tablectl.sim_table import SimulatedTable
 from tests.conftest import of_type, run
 
-SCALE = 0.05  # the script's seconds, played 20 times faster
+SCALE = 0.025  # the script's seconds, played 40 times faster
 
 
 class Rig(SimulatedTable):
