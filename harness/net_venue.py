@@ -250,8 +250,10 @@ class NetworkVenue(SimulatedVenue):
                 if table.name in self.delayed:
                     self._start_proxy(table)
                 table.write_config()
-                table.start_daemon()
+                table.launch_daemon()
                 self.tables.append(table)
+            for table in self.tables:  # (started side by side)
+                table.await_daemon()
         except BaseException:
             self.stop()
             raise

@@ -117,6 +117,10 @@ class SimTable:
         self.output: collections.deque[str] = collections.deque(maxlen=500)
         self.config = self.directory / "table.toml"
         self.process: subprocess.Popen[str] | None = None
+        # The daemon whose button listens (None while one is killed or starting): a press
+        # begun without one is lost, as on a table.
+        self.listening: subprocess.Popen[str] | None = None
+        self.ready = threading.Event()  # the daemon launched last says it runs
         self.lines_seen = 0  # lines the daemon wrote, all boots
         self.dumped = False  # its threads asked for once (dump_threads)
 
@@ -151,17 +155,29 @@ class SimTable:
             f'[storage]\ndata_dir = "{self.directory}"\n')
 
     def start_daemon(self) -> None:
+        self.launch_daemon()
+        self.await_daemon()
+
+    def launch_daemon(self) -> None:
+        """The daemon started, not waited for (``await_daemon``): a venue's tables start
+        side by side."""
+        self.listening = None
         self.process = subprocess.Popen(
             [*self.venue.host_prefix(self), sys.executable, "-m", "tablectl.cli", "run",
              "--config", str(self.config)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
-        ready = threading.Event()
-        threading.Thread(target=self._forward, args=(self.process, ready), daemon=True).start()
-        if not ready.wait(30):
+        self.ready = threading.Event()
+        threading.Thread(target=self._forward, args=(self.process, self.ready),
+                         daemon=True).start()
+
+    def await_daemon(self) -> None:
+        """Until the daemon ``launch_daemon`` started runs and its button listens."""
+        if not self.ready.wait(30):
             raise RuntimeError(f"{self.name}: the daemon did not start")
         deadline = time.monotonic() + 10
         while not self.control.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
+        self.listening = self.process
 
     def _forward(self, process: subprocess.Popen[str], ready: threading.Event) -> None:
         assert process.stdout is not None
@@ -175,13 +191,17 @@ class SimTable:
                 self.venue.out.flush()
 
     def kill_daemon(self) -> None:
+        self.listening = None
         if self.process is not None and self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
             self.process.wait()
 
-    def stop_daemon(self) -> None:
+    def stop_daemon(self, *, signalled: bool = False) -> None:
+        """SIGTERM (unless ``signalled`` already), and until the daemon is gone."""
+        self.listening = None
         if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            if not signalled:
+                self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(20)
             except subprocess.TimeoutExpired:
@@ -234,13 +254,13 @@ class SimTable:
                     # the daemon's serial thread for seconds (the finger still stamps the
                     # script's moment, so waiting costs nothing but time).
                     settle(self.shoe, SETTLE_SECONDS)
-                    seen = self._last_button()
+                    seen, pressed_on = self._last_button(), self.listening
                     finger.press(gesture, at=begin)
                     released = max(time.monotonic(), begin + finger.lead(gesture))
                     # Nor the next card the press: at ten times a dealer's pace the next card
                     # comes 0.2 s after the release, which a busy machine's button thread can
                     # outlast.
-                    self._wait_button(seen, gesture, SETTLE_SECONDS)
+                    self._wait_button(seen, gesture, SETTLE_SECONDS, pressed_on)
                     not_before = max(time.monotonic(), released + AFTER_GESTURE)
                     gesture_not_before = released + BETWEEN_GESTURES
                 elif line["type"] not in ("setup", "seats", "clock"):
@@ -329,18 +349,22 @@ class SimTable:
                         "'button'")
         return int(row[0] or 0) if row else 0
 
-    def _wait_button(self, after: int, gesture: str, timeout: float) -> None:
+    def _wait_button(self, after: int, gesture: str, timeout: float,
+                     pressed_on: subprocess.Popen[str] | None) -> None:
         """Until the daemon has taken in ``gesture`` (journaled after id ``after``), or the
-        timeout (a daemon killed by the chaos test takes in nothing)."""
+        timeout. Not for a press lost with its daemon: ``pressed_on`` the daemon listening
+        when the finger began (``listening``); none was (killed by the chaos test, or started
+        again and not yet listening), or it was killed since: it takes nothing in, and no
+        hang either (waiting out the timeout held the cut-off table's dealer up 15 s)."""
         end = time.monotonic() + timeout
-        pressed_on = self.process  # a daemon started again meanwhile lost the press: not a hang
-        while time.monotonic() < end and self.process is not None and self.process.poll() is None:
+        while time.monotonic() < end and pressed_on is not None \
+                and self.listening is pressed_on and pressed_on.poll() is None:
             if self._ask("SELECT 1 FROM journal WHERE id > ? AND json_extract(line, "
                          "'$.gesture') = ?", (after, gesture)):
                 return
             time.sleep(0.01)
-        if self.process is pressed_on and self.process is not None \
-                and self.process.poll() is None:
+        if pressed_on is not None and self.listening is pressed_on \
+                and pressed_on.poll() is None:
             self.dump_threads(f"took no {gesture} press in {timeout:g} s")
 
     def dump_threads(self, why: str) -> None:
@@ -436,10 +460,10 @@ class FollowingDealer:
     def _press(self, finger: Finger) -> None:
         # Two presses closer than the button's double-tap window would be one gesture.
         time.sleep(max(0.0, self.next_press - time.monotonic()))
-        seen = self.table._last_button()
+        seen, pressed_on = self.table._last_button(), self.table.listening
         finger.press("double_tap")
         self.next_press = time.monotonic() + BETWEEN_GESTURES
-        self.table._wait_button(seen, "double_tap", 5)
+        self.table._wait_button(seen, "double_tap", 5, pressed_on)
 
     def _finish(self, finger: Finger) -> None:
         """The double tap until the hand is over."""
@@ -556,8 +580,10 @@ class SimulatedVenue:
         for index in range(1, self.table_count + 1):
             table = SimTable(self, index)
             table.write_config()
-            table.start_daemon()
+            table.launch_daemon()
             self.tables.append(table)
+        for table in self.tables:  # (started side by side)
+            table.await_daemon()
         if self.hub is not None and self.featured:
             self._feature()
         return self
@@ -686,8 +712,13 @@ class SimulatedVenue:
         return False
 
     def stop_tables(self) -> None:
+        # Every daemon told at once, then waited for: they shut down side by side.
         for table in self.tables:
-            table.stop_daemon()
+            table.listening = None
+            if table.process is not None and table.process.poll() is None:
+                table.process.send_signal(signal.SIGTERM)
+        for table in self.tables:
+            table.stop_daemon(signalled=True)
             table.shoe.stop()
 
     def stop(self) -> None:
