@@ -41,8 +41,9 @@ BROKER_PORT = 1883
 HUB_HTTP = "127.0.0.1:8080"  # inside the hub's host: no other run shares it
 CLOCK_TOLERANCE = 1.0  # seconds a table's clock may differ from the hub's after a heal
 # A heal's catching up: the tables reconnect (paho tries every 1-5 s), replay, and the hub's
-# clock reaches them (it publishes every 5 s): what a heal usually takes, for planning only.
-SETTLE_AFTER_HEAL = 10.0
+# clock reaches them (it publishes every 5 s): what a heal usually takes, for planning only
+# (1-8 s seen at load averages of 13-24, the clock's the last to agree).
+SETTLE_AFTER_HEAL = 8.0
 NO_FAULT = "no fault (the baseline)"
 
 

@@ -34,8 +34,8 @@ WHY_NOT = unavailable()
 @pytest.mark.skipif(WHY_NOT is not None, reason=str(WHY_NOT))
 def test_venue_network_faults_lose_and_double_nothing(tmp_path):
     figures, status = bench_figures(
-        tmp_path, "network", "--tables", "3", "--cut", "24", "--hub-cut", "5",
-        "--broker-down", "4", "--spike-every", "6", "--hands", "9", "--seed", "5",
+        tmp_path, "network", "--tables", "3", "--cut", "20", "--hub-cut", "5",
+        "--broker-down", "4", "--spike-every", "6", "--hands", "8", "--seed", "5",
         "--irregularities", "0.5")
     assert figures["problems"] == [], figures
     assert status == 0
