@@ -32,6 +32,10 @@ WITHDRAWN = "this TV link was withdrawn: ask the floor for the new one"
 # A stream with nothing to deliver looks at its session every SESSION_CHECK, at a users file
 # read up to USERS_FILE_AGE before: it ends within both (and a busy machine's slack).
 STREAM_ENDS_WITHIN = streams.SESSION_CHECK + streams.USERS_FILE_AGE + 8.0
+# The idle stream's look at its session, as often as the tests' streams take it (the hub runs
+# in this process): an ended session's stream ends at the next look, whenever that comes, so
+# the tests need not wait out the hub's 2 s for it.
+QUICK_SESSION_CHECK = 0.2
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +63,12 @@ def hub(venue):
     started.clock.apply("start", "tda-2024")
     yield started
     started.stop()
+
+
+@pytest.fixture
+def quick_session_check(monkeypatch):
+    """Idle streams opened from here on look at their session every QUICK_SESSION_CHECK."""
+    monkeypatch.setattr(streams, "SESSION_CHECK", QUICK_SESSION_CHECK)
 
 
 def _take_out(users: Path, name: str) -> None:
@@ -113,7 +123,8 @@ def _after_a_restart(venue, db: str, serves: str, generation: int,
         again.stop()
 
 
-def test_a_new_password_ends_every_session_made_before_and_its_stream(venue, hub):
+def test_a_new_password_ends_every_session_made_before_and_its_stream(
+        venue, hub, quick_session_check):
     """A password changed while the hub runs (it leaked): the sessions logged in with the old
     one could pause the clock for 12 hours more; now the next request is refused as after a
     logout, and an open stream ends."""
@@ -148,7 +159,8 @@ def test_the_same_password_set_again_keeps_the_sessions(venue, hub):
         kim.close()
 
 
-def test_a_user_taken_out_of_the_file_ends_every_session_and_its_stream(venue, hub):
+def test_a_user_taken_out_of_the_file_ends_every_session_and_its_stream(
+        venue, hub, quick_session_check):
     auth.save_user(venue["users"], "rem", "floor", "rem-password")
     rem = Staff(hub.url, "rem", "rem-password").listen()
     try:
@@ -361,12 +373,16 @@ def test_the_dashboard_withdraws_the_tv_link_and_the_tv_showing_it_says_so(hub, 
     link runs the clock on the TV."""
     from playwright.sync_api import expect
 
-    from tests.floor_browser import EXPECT_TIMEOUT_MS, login_page
+    from tests.floor_browser import EXPECT_TIMEOUT_MS, TV_ASKS_EVERY_MS, login_page
 
     pages = []
     try:
         old = hub.tv_key
-        tv = browser.new_page()
+        # The TV's clock is Playwright's, running as the machine's: moved on one turn of its
+        # asking below, it asks then what it would have asked within that turn.
+        context = browser.new_context()
+        context.clock.install()
+        tv = context.new_page()
         pages.append(tv)
         tv.goto(f"{hub.url}/tv#{old}")
         tv.wait_for_selector("body[data-live='1']", timeout=EXPECT_TIMEOUT_MS)
@@ -384,6 +400,7 @@ def test_the_dashboard_withdraws_the_tv_link_and_the_tv_showing_it_says_so(hub, 
         expect(maria.locator("#tv-link")).to_have_attribute("href", f"/tv#{new}")
         expect(maria.locator("#log")).to_contain_text(
             "maria withdrew the TV link and made a new one")
+        tv.clock.fast_forward(TV_ASKS_EVERY_MS)  # its next question
         expect(tv.locator("#problem")).to_have_text(WITHDRAWN)
         expect(tv.locator("#time")).to_have_text("")
         expect(tv.locator("body")).not_to_have_attribute("data-live", "1")
