@@ -115,22 +115,26 @@ def floor_venue(tmp_path_factory: Any, structure: str = "tda-2024",
 
 def login_page(venue: dict[str, Any], user: str, viewport: dict[str, int] | None = None,
                sound: str | None = None, clock: bool = False) -> Any:
-    """A logged-in page of its own (a tablet each), recording its event stream; ``sound``:
-    the tablet's alert sound setting, as the device keeps it from before the page loads;
-    ``clock``: the page's clock is Playwright's, which the test may move forward (its timers,
-    its ``Date``) instead of waiting."""
+    """A logged-in page of its own (a tablet each: a session each), recording its event
+    stream; ``sound``: the tablet's alert sound setting, as the device keeps it from before
+    the page loads; ``clock``: the page's clock is Playwright's, which the test may move
+    forward (its timers, its ``Date``) instead of waiting.
+
+    Logged in as the login form does it (its POST, whose session cookie the browser keeps),
+    without loading and filling the form first: a page load saved, each time. The form
+    itself is filled in a browser by test_dashboard_browser's first test."""
     context = venue["browser"].new_context(viewport=viewport or {"width": 1280, "height": 900})
     if clock:
         context.clock.install()
+    answer = context.request.post(venue["hub"].url + "/login", max_redirects=0, form={
+        "user": user, "password": f"{user}-password"})
+    assert answer.status == 303 and answer.headers["location"] == "/", (
+        user, answer.status, answer.headers.get("location"))
     page = context.new_page()
     page.add_init_script(RECORD_STREAM)
     if sound is not None:
         page.add_init_script(f"localStorage.setItem('alertSound', {json.dumps(sound)});")
     page.goto(venue["hub"].url + "/")
-    assert page.url.endswith("/login")
-    page.fill("input[name=user]", user)
-    page.fill("input[name=password]", f"{user}-password")
-    page.click("button[type=submit]")
     page.wait_for_selector("body[data-live='1']", timeout=30000)  # deadline on a busy machine
     return page
 

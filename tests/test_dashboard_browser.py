@@ -68,6 +68,13 @@ def test_login_is_required_and_a_wrong_password_is_refused(venue):
     page.click("button[type=submit]")
     page.wait_for_selector("#error:not([hidden])")
     assert page.inner_text("#error") == "wrong user name or password"
+    # The right one, through the same form, opens the dashboard and its live stream (the
+    # other tests' tablets log in as the form does, without filling it: login_page).
+    page.fill("input[name=user]", "maria")
+    page.fill("input[name=password]", "maria-password")
+    page.click("button[type=submit]")
+    page.wait_for_selector("body[data-live='1']", timeout=30000)
+    assert not page.url.endswith("/login")
     page.close()
 
 
