@@ -148,7 +148,13 @@ DRAW_AS_NEEDED = """() => { for (const e of document.querySelectorAll('main > se
 
 
 def shoot(page: Any, name: str, tmp_path: Path, full_page: bool = True) -> None:
-    target = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    """The page's picture for the docs, taken when TABLECTL_SCREENSHOTS names where to keep
+    it. Otherwise none: nothing looks at a picture left in a test's temporary directory, and
+    each took a browser's fraction of a second, or two on a busy machine (``tmp_path`` stays
+    for the callers)."""
+    if not SCREENSHOTS:
+        return
+    target = Path(SCREENSHOTS)
     target.mkdir(parents=True, exist_ok=True)
     if full_page:
         page.evaluate(DRAW_ALL)
