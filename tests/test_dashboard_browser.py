@@ -197,13 +197,14 @@ def test_the_viewer_never_receives_private_data_and_the_supervisor_sees_hole_car
 
 
 def test_a_hand_history_reads_as_the_floor_says_it(venue, tmp_path):
-    """A table (t6) deals two clean hands to a showdown: the supervisor's history names each
+    """A table (t6) deals a clean hand to a showdown: the supervisor's history names each
     seat's hand in words with its cards, and the seat holding the best one, never pokerkit's
     raw string of card codes."""
     sam = login_page(venue, "sam")
-    dealt = SimulatedVenue(tmp_path / "t6", tables=1, hands=2,
+    # (Seed 1's first hand goes to a showdown: one hand dealt, not two.)
+    dealt = SimulatedVenue(tmp_path / "t6", tables=1, hands=1,
                            broker=venue["broker"], recorder=False, quiet=True, pace=0.05,
-                           venue_clock=True, seed=5, irregularities=0.0, first_table=6).start()
+                           venue_clock=True, seed=1, irregularities=0.0, first_table=6).start()
     try:
         # A deadline, not a hang: once, at a load of two `yes` beside make test, t6 joined
         # with the hub's hand-for-hand on and its dealer waited for a release for ever.
@@ -214,7 +215,7 @@ def test_a_hand_history_reads_as_the_floor_says_it(venue, tmp_path):
             dealt.run(stop)
         finally:
             deadline.cancel()
-        assert not stop.is_set(), "t6 did not deal its two hands within 120 s"
+        assert not stop.is_set(), "t6 did not deal its hand within 120 s"
         _, events = dealt.tables[0].journal_and_events()
         records = [e for e in events if e["type"] == "hand.record" and e.get("best_hand")]
         assert records, "a clean hand reaches its showdown"
@@ -782,7 +783,7 @@ def test_an_update_redraws_the_table_it_is_about_and_no_other(venue):
     (issue 50): an update now draws the card it is about, and the clocks count on by
     themselves. Checked on the cards the page draws (each through ``seatMap``) while a new
     table's rulings come: drawn are the tables the stream spoke of, and only those."""
-    maria = login_page(venue, "maria")
+    maria = login_page(venue, "maria", clock=True)
     t21 = RawTable(venue, "t21")
     try:
         expect(maria.locator(".table[data-table=t1]")).to_be_visible()
@@ -797,10 +798,12 @@ def test_an_update_redraws_the_table_it_is_about_and_no_other(venue):
         expect(maria.locator(".table[data-table=t21]")).to_be_visible()
         expect(maria.locator("#alerts .alert[data-table=t21]")).to_have_count(3)
         # Two of the room's ticks (once a second) later: they count the clocks on, and draw no
-        # card. (The ticks' own text is checked by the tests of the clocks.)
+        # card. (The ticks' own text is checked by the tests of the clocks.) The page's clock
+        # is moved on a second at a time: each turn, its tick comes at once.
         status = maria.locator(".table[data-table=t1] .status")
         for _ in range(2):
             before = status.text_content()
+            maria.clock.run_for(1000)
             assert wait_for(lambda: status.text_content() != before, 30)  # noqa: B023
         drawn, received = maria.evaluate("[window.__drawn, window.__received.slice(window.__from)]")
         spoken_of = set()
@@ -868,7 +871,7 @@ def test_an_update_about_one_dealer_draws_that_dealer_s_row_and_no_other(venue):
     what the rows are drawn from: the tables' ``dealer_hands``, read (through a proxy on each
     table the page holds) only for the tables the stream spoke of, across two of the room's
     ticks (the time in the box counts on by itself)."""
-    maria = login_page(venue, "maria")
+    maria = login_page(venue, "maria", clock=True)
     t31, t32 = RawTable(venue, "t31"), RawTable(venue, "t32")
     try:
         t31.state("D31", 3, [1, 2, 3])
@@ -888,8 +891,9 @@ def test_an_update_about_one_dealer_draws_that_dealer_s_row_and_no_other(venue):
         t32.state("D32", 6, [2, 4, 6])  # a hand ended at t32
         expect(maria.locator("#dealers-on tr[data-badge=D32] td").nth(4)).to_have_text("6")
         status = maria.locator(".table[data-table=t1] .status")
-        for _ in range(2):  # two ticks
+        for _ in range(2):  # two ticks (the page's clock moved on a second each)
             before = status.text_content()
+            maria.clock.run_for(1000)
             assert wait_for(lambda: status.text_content() != before, 30)  # noqa: B023
         read, received = maria.evaluate(
             "[[...window.__read], window.__received.slice(window.__from)]")
@@ -915,7 +919,7 @@ def test_a_card_off_screen_is_not_counted_on_and_is_right_when_it_comes_back(ven
     texts a second written for the dozen cards on a tablet's screen (issue 50). A card the
     browser skips off screen (content-visibility) is left alone by the tick, and written as
     it comes back on screen."""
-    maria = login_page(venue, "maria", viewport={"width": 1280, "height": 400})
+    maria = login_page(venue, "maria", viewport={"width": 1280, "height": 400}, clock=True)
     try:
         status = maria.locator(".table[data-table=t1] .status")
         expect(status).to_be_visible()
@@ -928,6 +932,7 @@ def test_a_card_off_screen_is_not_counted_on_and_is_right_when_it_comes_back(ven
         on_screen = "(n) => n.checkVisibility({ contentVisibilityAuto: true })"
         assert wait_for(lambda: not status.evaluate(on_screen), 15)
         frozen, ticks = status.text_content(), maria.evaluate("window.__ticks")
+        maria.clock.run_for(2000)  # two ticks, at once (the page's clock is Playwright's)
         assert wait_for(lambda: maria.evaluate("window.__ticks") >= ticks + 2, 15)
         assert status.text_content() == frozen  # two ticks off screen: not written
         # The tick stopped: what writes the card now is its coming back on screen.
