@@ -394,6 +394,7 @@ def test_the_room_clock_page_for_a_tv_needs_only_its_link(venue, tmp_path):
     path = maria.get_attribute("#tv-link", "href")
     maria.context.close()
     context = venue["browser"].new_context(viewport={"width": 1920, "height": 1080})
+    context.clock.install()  # Playwright's, running as the machine's (moved on below)
     tv = context.new_page()
     try:
         tv.goto(hub.url + path)
@@ -409,6 +410,7 @@ def test_the_room_clock_page_for_a_tv_needs_only_its_link(venue, tmp_path):
             expect(tv.locator("#blinds")).to_have_text(blinds)
         expect(tv.locator("#next")).to_contain_text("Next ")
         first = tv.inner_text("#time")
+        tv.clock.run_for(1000)  # a second on the TV's clock, at once: the time counts down
         assert wait_for(lambda: tv.inner_text("#time") != first, 5), "the time stands still"
         online = [t for t in hub.floor.tables.values() if t.status == "online"]
         expect(tv.locator("#players")).to_contain_text(
