@@ -130,8 +130,12 @@ class FloorWorker(MqttWorker):
 
     def finish(self) -> None:
         if self.connected.is_set():
-            self.client.publish(topics.hub(self.venue, "status"), self._status("offline"),
-                                qos=1, retain=True).wait_for_publish(2)
+            try:
+                self.client.publish(topics.hub(self.venue, "status"), self._status("offline"),
+                                    qos=1, retain=True).wait_for_publish(2)
+            except (RuntimeError, ValueError) as exc:  # paho: the connection went meanwhile
+                # Not a failure of the stop: the broker gives the hub's will ("lost").
+                log.info("the hub's 'offline' status not sent as it stopped: %s", exc)
         self._floor().close()
 
     def turn(self) -> None:

@@ -1080,3 +1080,35 @@ def test_a_use_case_that_fails_leaves_nothing_half_written(hub):
         hub.worker.submit(half).result(10)
     names = hub.worker.submit(whole).result(10)
     assert names.get("B-WHOLE") == "Whole" and "B-HALF" not in names
+
+
+def test_a_hub_whose_broker_went_as_it_stopped_stops_all_the_same(tmp_path):
+    """Stopping, the hub says "offline"; when its connection went a moment before (the worker
+    not yet told), paho refuses the message. The stop goes on and closes the floor: the broker
+    gives the hub's will ("lost"), and no worker is reported dead (seen under load)."""
+    from hub.floor_worker import FloorWorker
+    from hub.settings import HubSettings
+
+    class Refused:
+        mid = 0
+
+        def wait_for_publish(self, timeout: float | None = None) -> None:
+            raise RuntimeError("Message publish failed: The client is not currently connected.")
+
+    class GoneClient:
+        def publish(self, *args: object, **kwargs: object) -> Refused:
+            return Refused()
+
+    class Floor:
+        closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    worker = FloorWorker(HubSettings(venue="v", db=str(tmp_path / "hub.db")), wall=lambda: 0.0)
+    floor = Floor()
+    worker.client = GoneClient()  # type: ignore[assignment]
+    worker.service = floor  # type: ignore[assignment]
+    worker.connected.set()
+    worker.finish()
+    assert floor.closed
