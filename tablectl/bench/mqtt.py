@@ -47,7 +47,10 @@ from tablectl.shoe_to_core import ShoeTranslator
 VENUE = "bench"
 
 
-def _client(port: int, on_message: Any = None, inflight: int | None = None) -> Any:
+def _client(port: int, on_message: Any = None, inflight: int | None = None,
+            subscribe: str | None = None) -> Any:
+    """A paho client, connected (the broker's CONNACK received) and, given a topic, subscribed
+    to it at QoS 1 (its SUBACK received): ready for the first sample."""
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
@@ -56,26 +59,40 @@ def _client(port: int, on_message: Any = None, inflight: int | None = None) -> A
         client.on_message = on_message
     if inflight is not None:
         client.max_inflight_messages_set(inflight)
+    connected, subscribed = threading.Event(), threading.Event()
+    client.on_connect = lambda *_: connected.set()
+    client.on_subscribe = lambda *_: subscribed.set()
     client.connect("127.0.0.1", port)
     client.loop_start()
+    if not connected.wait(10):
+        raise RuntimeError(f"no CONNACK from the broker on port {port}")
+    if subscribe is not None:
+        client.subscribe(subscribe, qos=1)
+        if not subscribed.wait(10):
+            raise RuntimeError(f"no SUBACK from the broker for {subscribe}")
     return client
+
+
+def _close(*clients: Any) -> None:
+    """Disconnect, then stop the network thread: stopped first, the thread would finish its
+    wait for the socket (up to a second) before it saw the stop."""
+    for client in clients:
+        client.disconnect()
+        client.loop_stop()
 
 
 def _bare_publish_latency(port: int, samples: int) -> list[float]:
     arrivals: queue.Queue[float] = queue.Queue()
-    subscriber = _client(port, lambda c, u, msg: arrivals.put(time.perf_counter()))
-    subscriber.subscribe("bench/bare", qos=1)
+    subscriber = _client(port, lambda c, u, msg: arrivals.put(time.perf_counter()),
+                         subscribe="bench/bare")
     publisher = _client(port)
-    time.sleep(0.3)
     result = []
     for i in range(samples):
         time.sleep(SPACING)
         start = time.perf_counter()
         publisher.publish("bench/bare", json.dumps({"n": i}), qos=1)
         result.append(arrivals.get(timeout=10) - start)
-    for client in (subscriber, publisher):
-        client.loop_stop()
-        client.disconnect()
+    _close(subscriber, publisher)
     return result
 
 
@@ -126,8 +143,7 @@ def _pipeline(directory: Path, port: int, cards: int) -> list[float]:
                 arrivals[int(body["data"]["n"]) + 1000 * int(body["hand"])] = time.perf_counter()
                 got.notify_all()
 
-    subscriber = _client(port, on_message)
-    subscriber.subscribe(f"pkr/v1/{VENUE}/tables/b1/events", qos=1)
+    subscriber = _client(port, on_message, subscribe=f"pkr/v1/{VENUE}/tables/b1/events")
     translator = ShoeTranslator()
     table = Table(load_profile("tda-2024"), TableConfig(evaluate=False), load_structure)
     table.handle(Setup("holdem", tuple(range(1, 11)), 1))
@@ -166,8 +182,7 @@ def _pipeline(directory: Path, port: int, cards: int) -> list[float]:
         hand_cards = (hand_cards + 1) % 20
         with contextlib.suppress(BlockingIOError):
             os.read(master, 4096)
-    subscriber.loop_stop()
-    subscriber.disconnect()
+    _close(subscriber)
     link.stop()
     shoe.stop()
     os.close(master)
@@ -248,19 +263,15 @@ def _bare_burst_rate(port: int, count: int) -> float:
         if received[0] == count:
             done.set()
 
-    subscriber = _client(port, on_message)
-    subscriber.subscribe("bench/burst", qos=1)
+    subscriber = _client(port, on_message, subscribe="bench/burst")
     publisher = _client(port, inflight=100)
-    time.sleep(0.3)
     payload = json.dumps({"v": 1, "type": "card", "data": {"card": "As"}})
     start = time.perf_counter()
     for _ in range(count):
         publisher.publish("bench/burst", payload, qos=1)
     done.wait(300)
     elapsed = time.perf_counter() - start
-    for client in (subscriber, publisher):
-        client.loop_stop()
-        client.disconnect()
+    _close(subscriber, publisher)
     return count / elapsed
 
 
