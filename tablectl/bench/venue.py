@@ -32,11 +32,12 @@ from typing import Any
 
 from contract.envelope import envelope
 from contract.views import public_event
-from hub import auth
 from simulators.broker import Broker
-from simulators.staff import Staff
 from tablectl.bench import percentile
-from tablectl.hub_app import Hub, HubSettings
+
+# The hub (FastAPI and the rest) is imported where it is measured, not here: each table
+# process imports this module again (spawned, it runs its ``__main__`` by name), and the
+# hub's imports cost each of them a second of CPU at its start.
 
 VENUE = "bench"
 
@@ -60,22 +61,27 @@ def _messages(table: str, seq: int) -> list[tuple[str, bytes]]:
 
 def _publisher(port: int, tables: list[str], events: int, first: int, interval: float,
                ready: Any, go: Any, done: Any) -> None:
-    """One process of tables: connect, wait for the start, send, say when all is acknowledged
-    by the broker (PUBACK)."""
+    """One process of tables: connect (each connection acknowledged by the broker), wait for
+    the start, send, say when all is acknowledged by the broker (PUBACK)."""
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
     clients = {}
+    connected = threading.Semaphore(0)
     for table in tables:
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-{table}",
                              protocol=mqtt.MQTTv5)
         client.max_inflight_messages_set(32)
+        client.on_connect = lambda *_: connected.release()
         client.connect("127.0.0.1", port, keepalive=60)
         client.loop_start()
         clients[table] = client
+    for _ in clients:
+        if not connected.acquire(timeout=120):
+            return  # the parent's wait for ``ready`` says so
     ready.set()
     go.wait()
-    last = []
+    sent = []
     start = time.monotonic()
     for index in range(events):
         seq = first + index
@@ -85,13 +91,10 @@ def _publisher(port: int, tables: list[str], events: int, first: int, interval: 
                 time.sleep(min(delay, 0.05))
         for table, client in clients.items():
             for topic, payload in _messages(table, seq):
-                info = client.publish(topic, payload, qos=1)
-            if index == events - 1:
-                last.append(info)
-    for info in last:
+                sent.append(client.publish(topic, payload, qos=1))
+    for info in sent:
         info.wait_for_publish(120)
     done.set()
-    time.sleep(1.0)
     for client in clients.values():
         client.disconnect()
         client.loop_stop()
@@ -153,19 +156,22 @@ def bare_fan_in(directory: Path, count: int, events: int) -> dict[str, Any]:
 
     subscriber = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bare",
                              protocol=mqtt.MQTTv5)
+    subscribed = threading.Event()
     subscriber.on_message = on_message
+    subscriber.on_subscribe = lambda *_: subscribed.set()
     subscriber.connect("127.0.0.1", broker.port)
     subscriber.subscribe(f"pkr/v1/{VENUE}/tables/+/private", qos=1)
     subscriber.loop_start()
     try:
+        if not subscribed.wait(30):
+            raise RuntimeError("the floor's subscriber was not subscribed")
         tables = Tables(broker.port, count, events).start()
-        time.sleep(0.5)
         start = tables.send()
         finished.wait(300)
         tables.join()
     finally:
+        subscriber.disconnect()  # then the thread's stop, which the disconnect wakes
         subscriber.loop_stop()
-        subscriber.disconnect()
         broker.kill()
     seconds = (last[0] or time.monotonic()) - start
     return {"received": received[0], "seconds": round(seconds, 3),
@@ -173,6 +179,10 @@ def bare_fan_in(directory: Path, count: int, events: int) -> dict[str, Any]:
 
 
 def hub_run(directory: Path, count: int, events: int, pace_seconds: float) -> dict[str, Any]:
+    from hub import auth
+    from simulators.staff import Staff
+    from tablectl.hub_app import Hub, HubSettings
+
     broker = Broker(directory / "hub-broker").start()
     users = directory / "users.toml"
     auth.save_user(users, "bench", "viewer", "bench-password")
@@ -184,7 +194,6 @@ def hub_run(directory: Path, count: int, events: int, pace_seconds: float) -> di
     try:
         # burst: the recorder's ingest rate
         tables = Tables(broker.port, count, events).start()
-        time.sleep(0.5)
         start = tables.send()
 
         def floor_view() -> int:  # the events the floor's worker has taken in
