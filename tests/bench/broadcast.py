@@ -70,6 +70,9 @@ def _lateness(hub: Hub, box: Outbox, link: TableLink, hands: list[list[dict[str,
     response = connection.getresponse()
     assert response.status == 200, response.read()
     old: set[str] | None = None  # the hands on the stream's first event: an earlier run's
+    # This run's hands: an earlier run's last one, allowed on the feed only once this run's
+    # delay has passed since its end, can come on this stream after its first event.
+    ours = {hand[0]["hand"] for hand in hands}
     first_seen: dict[str, float] = {}  # deal -> when it came with its end (hub's clock, ms)
     ended: dict[str, int] = {}
     numbers: set[int] = set()  # the hands come on the stream with their end
@@ -86,8 +89,8 @@ def _lateness(hub: Hub, box: Outbox, link: TableLink, hands: list[list[dict[str,
                 if old is None:
                     old = {hand["deal"] for hand in shown}
                 for hand in shown:
-                    if hand["ended_at"] is not None and hand["deal"] not in old | set(
-                            first_seen):
+                    if hand["ended_at"] is not None and hand["hand"] in ours and \
+                            hand["deal"] not in old | set(first_seen):
                         first_seen[hand["deal"]] = now
                         numbers.add(hand["hand"])
                         ended[hand["deal"]] = hand["ended_at"]
@@ -95,11 +98,12 @@ def _lateness(hub: Hub, box: Outbox, link: TableLink, hands: list[list[dict[str,
             pass  # closed
 
     threading.Thread(target=read, daemon=True).start()
-    for hand in hands:
+    for index, hand in enumerate(hands):
+        if index:
+            time.sleep(every)  # at the script's pace, whatever the stream does
         for event in hand:
             box.append(event, int(time.time() * 1000))
         link.notify()
-        time.sleep(every)  # at the script's pace, whatever the stream does
     last = hands[-1][0]["hand"]  # nothing replaces the last hand on the stream
     _until(lambda: len(first_seen) >= len(hands) - 1 or last in numbers, delay + 30)
     # The reading thread waits in recv() holding the response's buffer, which close() needs:
