@@ -75,7 +75,8 @@ def first_frame() -> float:
     return elapsed
 
 
-def daemon(pace: float, idle_seconds: float, hands: int) -> dict[str, float]:
+def daemon(pace: float, idle_seconds: float, hands: int,
+           settle: float = SETTLE) -> dict[str, float]:
     frame = first_frame()
     with tempfile.TemporaryDirectory() as tmp:
         venue = SimulatedVenue(Path(tmp), tables=1, hands=hands, pace=pace, broker="none",
@@ -85,12 +86,12 @@ def daemon(pace: float, idle_seconds: float, hands: int) -> dict[str, float]:
         assert table.process is not None
         pid = table.process.pid
         # idle, the clock ticking: from a settled daemon (its first clock frame drawn, then
-        # SETTLE seconds for what a start does once: the shoe's hello, lazy imports)
+        # ``settle`` seconds for what a start does once: the shoe's hello, lazy imports)
         deadline = time.monotonic() + 30
         while not any("|TIME" in line for line in list(table.output)) and \
                 time.monotonic() < deadline:
             time.sleep(0.05)
-        time.sleep(SETTLE)
+        time.sleep(settle)
         cpu0, wall0 = _cpu_seconds(pid), time.monotonic()
         time.sleep(idle_seconds)
         idle = (_cpu_seconds(pid) - cpu0) / (time.monotonic() - wall0)
@@ -115,10 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pace", type=float, default=0.02)
     parser.add_argument("--hands", type=int, default=25, help="about an hour at a real table")
     parser.add_argument("--idle-seconds", type=float, default=10.0)
+    parser.add_argument("--settle-seconds", type=float, default=SETTLE,
+                        help="after the first frame, before the idle CPU is counted")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     result = {"bare": bare_interpreter(), "daemon": daemon(args.pace, args.idle_seconds,
-                                                           args.hands)}
+                                                           args.hands, args.settle_seconds)}
     if args.json:
         print(json.dumps(result))
         return 0
