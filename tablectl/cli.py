@@ -621,8 +621,10 @@ def cmd_clock(args: argparse.Namespace) -> int:
                    encode({"transaction": transaction, "action": args.action,
                            "value": value}), qos=1)
     got = done.wait(5)
-    client.loop_stop()
+    # Disconnected first: the network thread sends DISCONNECT and ends at once (stopped
+    # first, it waits out its socket's one-second select).
     client.disconnect()
+    client.loop_stop()
     if not got:
         return _fail("no answer from the venue clock (is `tablectl venue-clock` running?)")
     print(json.dumps(answer[0]))

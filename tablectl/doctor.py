@@ -300,8 +300,10 @@ def check_broker(config: Config, timeout: float = 5.0) -> Check:
         return _connect_failure(where, config.mqtt.host, exc)
     client.loop_start()
     done.wait(timeout)
-    client.loop_stop()
+    # Disconnected first: the network thread sends DISCONNECT and ends at once (stopped
+    # first, it waits out its socket's one-second select).
     client.disconnect()
+    client.loop_stop()
     reason = result.get("reason")
     if reason is None:
         return Check("broker", FAIL, f"no answer from {where} in {timeout:g} s",
