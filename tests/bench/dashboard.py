@@ -1,7 +1,7 @@
 """The floor dashboard on a tablet: what a room of dealing tables costs the page's main thread.
 
     python -m tests.bench.dashboard [--rooms 20,200] [--seconds 60] [--cpu 4] [--json]
-                                    [--profile]
+                                    [--profile] [--trace SECONDS]
 
 For each room size, in one run: a Mosquitto, the hub, and the room's tables as publishers in
 processes of their own (the events of generated hands, through the core, as a table link sends
@@ -31,6 +31,12 @@ Targets (issue 50): with 200 tables dealing at 4x, the main thread busy under 20
 second; a tap shown within 100 ms at p99; the first draw under 1.5 s; the heap and nodes flat;
 one event's cost the same in a room of 20 as in one of 200 (the ratio printed). ``--profile``
 adds the page's functions by self time while the biggest room deals (the DevTools profiler).
+``--trace SECONDS`` adds, after the taps, a trace of the biggest room's page dealing
+(Chromium's tracing, the DevTools timeline's events): its main thread's tasks (p50, p99, the
+longest: a finger waits for the task under way when it lands), the share of the time in
+tasks of 50 ms or more, what such a task spends on style, layout, paint and script, the
+layouts and the objects they lay out, and the five longest tasks, each with its script's
+entry points.
 It asserts nothing: tests assert behaviour, never speed.
 """
 
@@ -387,8 +393,105 @@ def profile_top(counters: Counters, seconds: float, top: int = 12) -> dict[str, 
     return {"seconds": seconds, "self": rows(self_us), "dashboard_total": rows(total_us)}
 
 
+# What a main-thread task spends its time on, by the DevTools timeline's event names: the
+# frame's rendering (style, layout, paint and what follows it) and the page's script.
+TRACE_PARTS = {
+    "style": ("UpdateLayoutTree", "RecalculateStyles"),
+    "layout": ("Layout",),
+    "paint": ("PrePaint", "Paint", "Layerize", "UpdateLayer", "Commit", "PaintImage"),
+    "script": ("FunctionCall", "TimerFire", "EventDispatch", "FireAnimationFrame",
+               "EvaluateScript", "v8.compile", "XHRReadyStateChange", "ParseHTML"),
+}
+
+
+def trace_frames(browser: Any, page: Any, seconds: float) -> dict[str, Any]:
+    """The page's main thread over ``seconds`` (Chromium's tracing, the DevTools timeline's
+    events): its tasks' lengths, a tap's wait for the task under way when the finger lands,
+    and what the long ones (a frame's 50 ms and over) spend their time on."""
+    browser.start_tracing(categories=[  # no page: its screenshots would be painted
+        "devtools.timeline", "disabled-by-default-devtools.timeline", "toplevel"])
+    time.sleep(seconds)
+    events = json.loads(browser.stop_tracing())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    # The dashboard's renderer: the process that shows its frame (another page, the TV, has
+    # its own renderer).
+    pid = None
+    for e in events:
+        if e.get("name") == "TracingStartedInBrowser":
+            frames = e.get("args", {}).get("data", {}).get("frames", [])
+            pid = next((f["processId"] for f in frames
+                        if "processId" in f and f.get("url") == page.url), None)
+    main = {(e["pid"], e["tid"]) for e in events if e.get("ph") == "M"
+            and e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"
+            and (pid is None or e["pid"] == pid)}
+    mine = [e for e in events if (e.get("pid"), e.get("tid")) in main and e.get("ph") == "X"]
+    tasks: list[dict[str, Any]] = []
+    for e in sorted((e for e in mine if e["name"] in ("RunTask", "ThreadControllerImpl::RunTask")
+                     and e.get("dur", 0) > 0), key=lambda e: (e["ts"], -e["dur"])):
+        if not tasks or e["ts"] >= tasks[-1]["ts"] + tasks[-1]["dur"]:  # the outermost only
+            tasks.append(e)
+    def within(task: dict[str, Any], names: tuple[str, ...]) -> float:
+        start, end = task["ts"], task["ts"] + task["dur"]
+        inner = sorted((e["ts"], e["ts"] + e.get("dur", 0)) for e in mine
+                       if e["name"] in names and start <= e["ts"] < end)
+        total, reach = 0.0, start  # nested events (a layout forced in script) counted once
+        for begin, finish in inner:
+            if finish > reach:
+                total += finish - max(begin, reach)
+                reach = finish
+        return total / 1000
+    # The longest tasks' script by its entry points (a timer, an event's type, a frame's
+    # callbacks, a function) and collections, in ms.
+    for task in sorted(tasks, key=lambda t: -t["dur"])[:5]:
+        start, end = task["ts"], task["ts"] + task["dur"]
+        entries: Counter[str] = Counter()
+        for e in mine:
+            if start <= e["ts"] < end and e["name"] in ("TimerFire", "EventDispatch",
+                                                          "FireAnimationFrame", "FunctionCall",
+                                                          "EvaluateScript", "MajorGC",
+                                                          "MinorGC", "V8.GC_MARK_COMPACTOR"):
+                data = e.get("args", {}).get("data", {})
+                label = e["name"] + (f" {data['type']}" if "type" in data else "") + (
+                    f" {data['functionName']}" if data.get("functionName") else "")
+                entries[label] += e.get("dur", 0) / 1000
+        task["_what"] = ", ".join(f"{label} {ms:.0f}" for label, ms in entries.most_common(3))
+    long_tasks = [t for t in tasks if t["dur"] >= 50_000]
+    lengths = [t["dur"] / 1000 for t in tasks]
+    wall = seconds * 1000
+    in_tasks = sum(lengths)
+    long_parts = {part: [within(t, names) for t in long_tasks]
+                  for part, names in TRACE_PARTS.items()}
+    layouts = [e for e in mine if e["name"] == "Layout" and e.get("dur", 0) > 0]
+    def objects(e: dict[str, Any]) -> tuple[int, int]:
+        data = e.get("args", {}).get("beginData", {})
+        return int(data.get("dirtyObjects", 0)), int(data.get("totalObjects", 0))
+    longest = sorted(tasks, key=lambda t: -t["dur"])[:5]
+    return {
+        "seconds": seconds, "tasks": len(tasks),
+        "busy_ms_per_s": round(in_tasks / seconds, 1),
+        "task_p50_ms": round(percentile(lengths, 50), 1) if lengths else None,
+        "task_p99_ms": round(percentile(lengths, 99), 1) if lengths else None,
+        "task_max_ms": round(max(lengths), 1) if lengths else None,
+        # The chance that a finger landing at a random moment finds a task of 50 ms or more
+        # under way (and waits for the rest of it).
+        "in_long_tasks_share": round(sum(t["dur"] for t in long_tasks) / 1000 / wall, 3),
+        "long_tasks": len(long_tasks),
+        "long_task_mean_ms": {part: round(sum(v) / len(v), 1) if v else None
+                              for part, v in long_parts.items()} | {
+            "all": round(sum(t["dur"] for t in long_tasks) / 1000 / len(long_tasks), 1)
+            if long_tasks else None},
+        "layouts": len(layouts),
+        "layout_p99_ms": round(percentile([e["dur"] / 1000 for e in layouts], 99), 1)
+        if layouts else None,
+        "layout_objects_p50": [int(percentile([objects(e)[i] for e in layouts], 50))
+                               for i in (0, 1)] if layouts else None,
+        "longest": [{"ms": round(t["dur"] / 1000, 1),
+                     **{part: round(within(t, names), 1) for part, names in TRACE_PARTS.items()},
+                     "what": t.get("_what", "")} for t in longest]}
+
+
 def measure_room(directory: Path, browser: Any, count: int, events: list[dict[str, Any]],
-                 args: argparse.Namespace, profile: bool) -> dict[str, Any]:
+                 args: argparse.Namespace, biggest: bool) -> dict[str, Any]:
     broker = Broker(directory / f"broker-{count}").start()
     users = directory / f"users-{count}.toml"
     auth.save_user(users, "bench", "floor", "bench-password")
@@ -450,7 +553,8 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
         taps = page.evaluate("() => window.__bench.taps")
         floor.stop.set()
         floor.join(30)
-        top = profile_top(counters, min(args.seconds, 20)) if profile else None
+        top = profile_top(counters, min(args.seconds, 20)) if biggest and args.profile else None
+        frames = trace_frames(browser, page, args.trace) if biggest and args.trace else None
         cards = page.evaluate("() => document.querySelectorAll('#tables .table').length")
         tv.context.close()
         page.context.close()
@@ -481,7 +585,8 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
                    "collected_every": samples},
         "tv_busy_ms_per_s": round((tv_after["TaskDuration"] - tv_before["TaskDuration"])
                                   / dealing["wall_s"] * 1000, 1),
-        **({"profile": top} if top is not None else {})}
+        **({"profile": top} if top is not None else {}),
+        **({"trace": frames} if frames is not None else {})}
 
 
 def tv_key(page: Any) -> str:
@@ -514,7 +619,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         try:
             for count in rooms:
                 results.append(measure_room(Path(tmp), browser, count, events, args,
-                                            args.profile and count == max(rooms)))
+                                            count == max(rooms)))
         finally:
             browser.close()
     figures: dict[str, Any] = {"cpu_throttling": args.cpu, "rooms": results}
@@ -562,6 +667,21 @@ def report(figures: dict[str, Any]) -> None:
                 print(f"  profile over {r['profile']['seconds']} s, {heading}:")
                 for line in r["profile"][key]:
                     print(f"    {line['ms']:>8} ms {line['share']:>6.1%}  {line['function']}")
+        if r.get("trace"):
+            t = r["trace"]
+            print(f"  trace over {t['seconds']} s: {t['tasks']} tasks, busy "
+                  f"{t['busy_ms_per_s']} ms a second; a task p50 {t['task_p50_ms']} ms, p99 "
+                  f"{t['task_p99_ms']} ms, longest {t['task_max_ms']} ms; "
+                  f"{t['in_long_tasks_share']:.1%} of the time in {t['long_tasks']} tasks of "
+                  f"50 ms or more (where a finger waits)")
+            m = t["long_task_mean_ms"]
+            print(f"  a task of 50 ms or more, on average: {m['all']} ms (style {m['style']}, "
+                  f"layout {m['layout']}, paint {m['paint']}, script {m['script']})")
+            print(f"  {t['layouts']} layouts, p99 {t['layout_p99_ms']} ms; objects laid out, "
+                  f"p50: {t['layout_objects_p50']} (dirty, of all)")
+            print("  the longest tasks: " + "; ".join(
+                f"{x['ms']} ms (style {x['style']}, layout {x['layout']}, paint {x['paint']}, "
+                f"script {x['script']}; {x['what']})" for x in t["longest"]))
     if figures["update_cost_ratio_big_over_small"] is not None:
         print(f"one update's cost, the biggest room over the smallest: "
               f"{figures['update_cost_ratio_big_over_small']}x")
@@ -582,6 +702,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--acknowledge-every", type=float, default=10.0,
                         help="seconds between a floor member's rounds of the alerting tables")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--trace", type=float, default=0.0, metavar="SECONDS",
+                        help="a trace of the biggest room's page dealing, after the taps")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     figures = run(args)
