@@ -438,8 +438,8 @@ function drawAlerts() {
   }
   for (const table of [...alertGroups.keys()]) if (!groups.has(table)) alertGroups.delete(table);
   const shownGroups = [...groups].map(([table, list]) => alertGroup(table, list));
-  if (!sameChildren(open, shownGroups)) open.replaceChildren(...shownGroups);
-  if (!sameChildren(acked, closed)) acked.replaceChildren(...closed);
+  if (!sameChildren(open, shownGroups)) placeChildren(open, shownGroups);
+  if (!sameChildren(acked, closed)) placeChildren(acked, closed);
   const hidden = Object.values(state.tables).reduce((n, t) => n + (t.alerts_hidden || 0), 0);
   const shownCount = [...groups.values()].reduce((n, list) => n + list.length, 0);
   $("#alert-count").textContent = count ? `(${count}${hidden ? ` + ${hidden} older not shown` : ""}` +
@@ -481,12 +481,25 @@ function alertGroup(table, list) {
     alertGroups.set(table, group);
   }
   const items = list.map(alertItemOf);
-  if (!sameChildren(group.ul, items)) group.ul.replaceChildren(...items);
+  if (!sameChildren(group.ul, items)) placeChildren(group.ul, items);
   return group.li;
 }
 
 function sameChildren(parent, nodes) {
   return parent.children.length === nodes.length && nodes.every((node, i) => parent.children[i] === node);
+}
+
+// The children made ``nodes``, in order, moving only those out of place: a node taken out and
+// put back is styled and laid out anew. An acknowledged alert put atop the hundred listed
+// below the open ones made all of them anew (replaceChildren), in the frame after each.
+function placeChildren(parent, nodes) {
+  const wanted = new Set(nodes);
+  for (const child of [...parent.childNodes]) if (!wanted.has(child)) child.remove();
+  let at = parent.firstChild;
+  for (const node of nodes) {
+    if (node === at) at = at.nextSibling;
+    else parent.insertBefore(node, at);
+  }
 }
 
 function whenText(ts, historical) {
@@ -550,7 +563,9 @@ function tableCard(name) {
     // and it is counted on as it comes back.
     card.addEventListener("contentvisibilityautostatechange", (event) => {
       card.skipped = event.skipped;
-      if (!event.skipped) tickCard(name, card);
+      if (event.skipped) return;
+      if (offScreen.delete(name) && state.tables[name]) drawCard(card, state.tables[name]);
+      tickCard(name, card);
     });
     tableCards.set(name, card);
   }
@@ -584,11 +599,43 @@ function touchSeatedTables() {
   seatedNames = now;
 }
 
+// The frame draws the cards on screen (those the browser renders: content-visibility); a card
+// off screen that changed waits, and is drawn apart, a few at a time in short tasks of their
+// own after the frame (or at once as it comes back on screen). Drawing every changed card in
+// the frame made a busy room's card frames long (200 tables: 40 cards, most of them off
+// screen, each 200 ms), and a finger that landed meanwhile waited for the whole of it.
+const offScreen = new Set();  // tables whose card, off screen, waits to be drawn
+let offScreenTimer = null;
+const OFF_SCREEN_BUDGET_MS = 4;  // a task of off-screen cards, at most (then the next task)
+
 function drawTables(names) {
   for (const name of names) {
     const t = state.tables[name];
-    if (t) drawCard(tableCard(name), t);
+    if (!t) continue;
+    const card = tableCard(name);
+    // A card never drawn is drawn now: the room's first draw has every card whole.
+    if (card.skipped && card.drawn) { offScreen.add(name); continue; }
+    offScreen.delete(name);
+    drawCard(card, t);
   }
+  if (offScreen.size) drawOffScreenSoon();
+}
+
+function drawOffScreenSoon(after = 0) {
+  if (!offScreenTimer) offScreenTimer = setTimeout(drawOffScreen, after);
+}
+
+function drawOffScreen() {
+  offScreenTimer = null;
+  if (pressing()) { drawOffScreenSoon(CARDS_EVERY_MS); return; }  // not under a finger
+  const until = performance.now() + OFF_SCREEN_BUDGET_MS;
+  for (const name of offScreen) {
+    offScreen.delete(name);
+    const t = state.tables[name];
+    if (t && tableCards.has(name)) drawCard(tableCards.get(name), t);
+    if (performance.now() >= until) break;
+  }
+  if (offScreen.size) drawOffScreenSoon();
 }
 
 // A card is drawn in parts, each made again only when what it shows changed: an event
