@@ -36,7 +36,7 @@ adds the page's functions by self time while the biggest room deals (the DevTool
 longest: a finger waits for the task under way when it lands), the share of the time in
 tasks of 50 ms or more, what such a task spends on style, layout, paint and script, the
 layouts and the objects they lay out, and the five longest tasks, each with its script's
-entry points.
+entry points; ``--trace-file PATH`` keeps the trace for DevTools' performance panel.
 It asserts nothing: tests assert behaviour, never speed.
 """
 
@@ -404,14 +404,18 @@ TRACE_PARTS = {
 }
 
 
-def trace_frames(browser: Any, page: Any, seconds: float) -> dict[str, Any]:
+def trace_frames(browser: Any, page: Any, seconds: float,
+                 keep: str | None = None) -> dict[str, Any]:
     """The page's main thread over ``seconds`` (Chromium's tracing, the DevTools timeline's
     events): its tasks' lengths, a tap's wait for the task under way when the finger lands,
     and what the long ones (a frame's 50 ms and over) spend their time on."""
     browser.start_tracing(categories=[  # no page: its screenshots would be painted
         "devtools.timeline", "disabled-by-default-devtools.timeline", "toplevel"])
     time.sleep(seconds)
-    events = json.loads(browser.stop_tracing())
+    raw = browser.stop_tracing()
+    if keep:  # for the DevTools performance panel (Load profile)
+        Path(keep).write_bytes(raw)
+    events = json.loads(raw)
     events = events["traceEvents"] if isinstance(events, dict) else events
     # The dashboard's renderer: the process that shows its frame (another page, the TV, has
     # its own renderer).
@@ -554,7 +558,8 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
         floor.stop.set()
         floor.join(30)
         top = profile_top(counters, min(args.seconds, 20)) if biggest and args.profile else None
-        frames = trace_frames(browser, page, args.trace) if biggest and args.trace else None
+        frames = (trace_frames(browser, page, args.trace, args.trace_file)
+                  if biggest and args.trace else None)
         cards = page.evaluate("() => document.querySelectorAll('#tables .table').length")
         tv.context.close()
         page.context.close()
@@ -704,6 +709,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--trace", type=float, default=0.0, metavar="SECONDS",
                         help="a trace of the biggest room's page dealing, after the taps")
+    parser.add_argument("--trace-file", metavar="PATH",
+                        help="where to keep that trace (DevTools' performance panel loads it)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     figures = run(args)
