@@ -417,17 +417,14 @@ def trace_frames(browser: Any, page: Any, seconds: float,
         Path(keep).write_bytes(raw)
     events = json.loads(raw)
     events = events["traceEvents"] if isinstance(events, dict) else events
-    # The dashboard's renderer: the process that shows its frame (another page, the TV, has
-    # its own renderer).
-    pid = None
-    for e in events:
-        if e.get("name") == "TracingStartedInBrowser":
-            frames = e.get("args", {}).get("data", {}).get("frames", [])
-            pid = next((f["processId"] for f in frames
-                        if "processId" in f and f.get("url") == page.url), None)
+    # The dashboard's renderer: the process that runs its script (the TV page and the login
+    # page have renderers of their own).
+    runs = Counter(e["pid"] for e in events if str(
+        e.get("args", {}).get("data", {}).get("url", "")).endswith("/dashboard.js"))
+    pid = runs.most_common(1)[0][0] if runs else None
     main = {(e["pid"], e["tid"]) for e in events if e.get("ph") == "M"
             and e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"
-            and (pid is None or e["pid"] == pid)}
+            and e["pid"] == pid}
     mine = [e for e in events if (e.get("pid"), e.get("tid")) in main and e.get("ph") == "X"]
     tasks: list[dict[str, Any]] = []
     for e in sorted((e for e in mine if e["name"] in ("RunTask", "ThreadControllerImpl::RunTask")
