@@ -83,16 +83,27 @@ PAGE_PROBE = """
     source.addEventListener("update", () => { window.__bench.updates += 1; });
     return source;
   };
-  // ``target``: a selector the press must land in, or the tap is counted as missed.
+  // ``target``: a selector the press must land in, or the tap is counted as missed. A tap
+  // ends the one before it: a tap that never came (its click failed) or missed looked for its
+  // frame at every frame for 30 s, keeping the page drawing 60 frames a second, and its
+  // listener took the next tap's press.
+  let ended = null;
   window.__benchTap = (kind, target, shown) => {
+    if (ended) ended();
     let pressed = null;
+    let over = false;
     const press = (event) => {
       if (event.target.closest(target)) pressed = event.timeStamp;
-      else window.__bench.taps.push([kind + "-missed", 0]);
+      else { window.__bench.taps.push([kind + "-missed", 0]); over = true; }
     };
     document.addEventListener("pointerdown", press, { capture: true, once: true });
+    ended = () => {
+      over = true;
+      document.removeEventListener("pointerdown", press, { capture: true });
+    };
     const until = performance.now() + 30000;  // a tap that never came stops looking
     const look = () => {
+      if (over) return;
       if (pressed !== null && shown()) {
         const at = pressed;
         window.__bench.taps.push([kind, performance.now() - at]);
@@ -104,6 +115,7 @@ PAGE_PROBE = """
     };
     requestAnimationFrame(look);
   };
+  window.__benchEnd = () => { if (ended) ended(); };
 })();
 """
 
@@ -551,7 +563,7 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
         for _ in range(args.taps):
             tap_table(page, names, rng)
             tap_alert(page)
-        taps = page.evaluate("() => window.__bench.taps")
+        taps = page.evaluate("() => { window.__benchEnd(); return window.__bench.taps; }")
         floor.stop.set()
         floor.join(30)
         top = profile_top(counters, min(args.seconds, 20)) if biggest and args.profile else None
