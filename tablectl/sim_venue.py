@@ -173,7 +173,13 @@ class SimTable:
     def await_daemon(self) -> None:
         """Until the daemon ``launch_daemon`` started runs and its button listens."""
         if not self.ready.wait(30):
-            raise RuntimeError(f"{self.name}: the daemon did not start")
+            assert self.process is not None
+            ended = self.process.poll()
+            said = "\n".join(list(self.output)[-20:]) or "(nothing)"
+            raise RuntimeError(
+                f"{self.name}: the daemon did not start within 30 s "
+                + (f"(it exited with {ended})" if ended is not None else "(still running)")
+                + f"; its last lines:\n{said}")
         deadline = time.monotonic() + 10
         while not self.control.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
