@@ -20,6 +20,7 @@ from tablectl.sections import IDENTIFIER, PORT, load, read, section, setting
 SECONDS: dict[str, Any] = {"expect": "a number of seconds > 0", "exclusiveMinimum": 0}
 PIN: dict[str, Any] = {"expect": "a BCM GPIO number 0 to 27", "minimum": 0, "maximum": 27}
 TIME = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
+UNIX_SOCKET_PATH_MAX = 107  # bytes: sun_path is 108 on Linux, its last for the NUL
 
 
 class ConfigError(ProblemsError):
@@ -150,6 +151,12 @@ class Config:
         if judged("button.control", "button.backend") and \
                 self.button.control is not None and self.button.backend != "mock":
             found.append("button.control: only a mock button is driven over a control socket")
+        control = self.button.control
+        if judged("button.control") and control is not None and \
+                len(os.fsencode(control)) > UNIX_SOCKET_PATH_MAX:
+            found.append(f"button.control: {len(os.fsencode(control))} bytes, longer than a "
+                         f"Unix socket's path may be ({UNIX_SOCKET_PATH_MAX}): give a shorter "
+                         "path")
         return found
 
 

@@ -135,3 +135,17 @@ def test_a_cluster_node_and_a_listener_need_a_host_and_a_port_in_range(tmp_path)
         "--http (dashboard.listen): 'h:70000': a port is 0 (any free one) to 65535"]
     config = _hub(tmp_path, text, "--cluster", "n1:8883,[fd00::2]:8883", command="central")
     assert config.group.cluster == ("n1:8883", "[fd00::2]:8883")
+
+
+def test_a_button_control_socket_longer_than_unix_allows_is_a_configuration_error():
+    """Bound, a socket path over 107 bytes fails deep in the daemon's start ("AF_UNIX path
+    too long", seen when a test's directories ran deep): the configuration says so first."""
+    def control(path: str) -> dict:
+        return {"button": {"backend": "mock", "control": path}, "mqtt": {"enabled": False}}
+
+    config_from_data(control("/run/t/" + "d" * 95 + ".sock"), "t.toml")  # 107 bytes: fine
+    with pytest.raises(ConfigError) as info:
+        config_from_data(control("/run/t/" + "d" * 96 + ".sock"), "t.toml")
+    assert info.value.problems == [
+        "button.control: 108 bytes, longer than a Unix socket's path may be (107): give a "
+        "shorter path"]
