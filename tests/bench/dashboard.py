@@ -58,11 +58,9 @@ from typing import Any
 from contract.envelope import envelope
 from contract.schema import receive
 from contract.views import public_event
-from hub import auth
 from simulators.broker import Broker
 from simulators.staff import Staff
 from tablectl.bench import percentile
-from tablectl.hub_app import Hub, HubSettings
 
 VENUE = "bench"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -196,8 +194,8 @@ def _publisher(port: int, tables: list[str], events: list[dict[str, Any]], ready
             for topic, payload, retain in _messages(table, tick + 1, event):
                 client.publish(topic, payload, qos=1, retain=retain)
         tick += 1
+    client.disconnect()  # first: the network thread then ends at once
     client.loop_stop()
-    client.disconnect()
 
 
 class Room:
@@ -505,6 +503,11 @@ def trace_frames(browser: Any, page: Any, seconds: float,
 
 def measure_room(directory: Path, browser: Any, count: int, events: list[dict[str, Any]],
                  args: argparse.Namespace, biggest: bool) -> dict[str, Any]:
+    # The hub here only: the room's processes (spawned) import this module, and the hub's
+    # web framework cost each of them a second of CPU for nothing.
+    from hub import auth
+    from tablectl.hub_app import Hub, HubSettings
+
     broker = Broker(directory / f"broker-{count}").start()
     users = directory / f"users-{count}.toml"
     auth.save_user(users, "bench", "floor", "bench-password")
