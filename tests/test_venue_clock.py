@@ -182,10 +182,10 @@ def test_tablectl_clock_commands_reach_the_venue_clock(broker):
         service.stop()
 
 
-def test_a_reading_counts_from_when_the_hub_took_it(tmp_path, broker):
-    # A reading queued by the broker while a table was cut off, or slow on a lossy link, is
-    # as old as it says: the table adds its age, and drops one older than a reading it has
-    # followed (a queue of them after a cut set the clock back by the cut's length).
+def _venue_table(tmp_path, broker):
+    """A table on the venue's clock, its wall clock and its monotonic one held still by the
+    test: the clock's reading is read back at once on a busy machine as on an idle one (0.1 s
+    passing between them once read 150.6)."""
     wall = Tick()
     wall.now = 1_800_000_000.0
     config = config_from_data({
@@ -193,11 +193,16 @@ def test_a_reading_counts_from_when_the_hub_took_it(tmp_path, broker):
         "shoe": {"backend": "none"}, "button": {"backend": "none"},
         "display": {"backend": "none"}, "buzzer": {"backend": "none"},
         "mqtt": {"port": broker.port}, "storage": {"data_dir": str(tmp_path)}}, "test")
-    # The daemon's monotonic clock held still too: the clock's reading is read back at once
-    # on a busy machine as on an idle one (0.1 s passing between them once read 150.6).
     mono = Tick()
     mono.now = 5_000.0
-    daemon = Daemon(config, wall=wall, clock=mono).start()
+    return wall, Daemon(config, wall=wall, clock=mono).start()
+
+
+def test_a_reading_counts_from_when_the_hub_took_it(tmp_path, broker):
+    # A reading queued by the broker while a table was cut off, or slow on a lossy link, is
+    # as old as it says: the table adds its age, and drops one older than a reading it has
+    # followed (a queue of them after a cut set the clock back by the cut's length).
+    wall, daemon = _venue_table(tmp_path, broker)
     try:
         def follow(elapsed, at, running=True):
             # Through the link's own check of the payload, as the broker would hand it in.
@@ -231,16 +236,7 @@ def test_a_table_follows_the_newest_change_of_the_clock_never_an_older_one(tmp_p
     # the hub's wall clock stepped back. Before, readings were ordered by their time alone:
     # one from more than ten minutes before, or from the same millisecond as the change,
     # set the table's clock back to a level the hub had left.
-    wall = Tick()
-    wall.now = 1_800_000_000.0
-    config = config_from_data({
-        "table": {"venue": "v1", "id": "t1"}, "clock": {"mode": "venue"},
-        "shoe": {"backend": "none"}, "button": {"backend": "none"},
-        "display": {"backend": "none"}, "buzzer": {"backend": "none"},
-        "mqtt": {"port": broker.port}, "storage": {"data_dir": str(tmp_path)}}, "test")
-    mono = Tick()
-    mono.now = 5_000.0
-    daemon = Daemon(config, wall=wall, clock=mono).start()
+    wall, daemon = _venue_table(tmp_path, broker)
     try:
         def follow(elapsed, at, revision, incarnation="hub-1", retained=False):
             daemon.link._venue_clock(encode({
