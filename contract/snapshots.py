@@ -51,10 +51,21 @@ class VenueClockReading:
         incarnation, a lower revision (a message published before a change, delivered after
         it). Readings of different incarnations, or without a version, are not ordered
         here."""
-        return (other is not None and self.incarnation is not None
-                and self.revision is not None and other.revision is not None
-                and self.incarnation == other.incarnation and self.revision < other.revision)
+        return other is not None and self.older_than_version(other.incarnation, other.revision)
 
+    def newer_than(self, other: VenueClockReading | None) -> bool:
+        """Whether this reading is a change newer than ``other``'s of the same clock: same
+        incarnation, a higher revision (whatever either says of its time). The converse of
+        ``older_than``, by the same rule."""
+        return other is not None and other.older_than_version(self.incarnation, self.revision)
+
+    def older_than_version(self, incarnation: str | None, revision: int | None) -> bool:
+        """Whether this reading is older than the clock's version (``incarnation``,
+        ``revision``): the one rule ``older_than`` and ``newer_than`` apply, for a holder of
+        the clock itself (the hub's) that has its version without a reading."""
+        return (self.incarnation is not None and self.revision is not None
+                and revision is not None and self.incarnation == incarnation
+                and self.revision < revision)
 
 class ClockShown(TypedDict):
     """A table's blind clock in its snapshot (schema ``State.clock``)."""

@@ -111,34 +111,33 @@ class ReadingAges:
     def __init__(self, wall: Callable[[], float]) -> None:
         self.wall = wall
         self.last: float | None = None  # the hub's time of the last reading followed
-        self.version: tuple[str, int] | None = None  # its (incarnation, revision)
+        # The last reading followed that said its version (the clock's incarnation and
+        # revision): a later one is ordered against it by the contract's rule.
+        self.followed: VenueClockReading | None = None
 
     def age(self, reading: VenueClockReading) -> float | None:
         """How old ``reading`` is, in seconds; None when it is older than one already
         followed: following it would set the clock back (the broker's queue after a cut) or
         undo a change (a reading published before the floor's change and delivered after
-        it). Of the same incarnation as the last one followed, a lower revision is older and
-        a higher one newer whatever its time says; an equal one (a republication) and any
-        other are ordered by ``at``. A reading without ``at``, or from a hub whose wall
-        clock is a minute or more from this table's (no NTP yet on a Pi without a battery
-        clock), is taken as of now, as before readings said when."""
+        it). Against the last one followed, a reading ``older_than`` it (same incarnation, a
+        lower revision) is dropped and one ``newer_than`` it followed whatever its time says;
+        an equal one (a republication) and any other are ordered by ``at``. A reading without
+        ``at``, or from a hub whose wall clock is a minute or more from this table's (no NTP
+        yet on a Pi without a battery clock), is taken as of now, as before readings said
+        when."""
         at = reading.at
-        version = (reading.incarnation, reading.revision) \
-            if reading.incarnation is not None and reading.revision is not None else None
-        newer = False
-        if version is not None and self.version is not None and \
-                version[0] == self.version[0]:
-            if version[1] < self.version[1]:
-                return None
-            newer = version[1] > self.version[1]
+        if reading.older_than(self.followed):
+            return None
+        newer = reading.newer_than(self.followed)
+        versioned = reading.incarnation is not None and reading.revision is not None
         if not isinstance(at, int | float) or isinstance(at, bool) or not math.isfinite(at):
-            if version is not None:
-                self.version = version
+            if versioned:
+                self.followed = reading
             return 0.0
         if not newer and self.last is not None and self.last - HUB_CLOCK_STEP < at < self.last:
             return None  # (the same moment again is a redelivery or a second publication)
-        if version is not None:
-            self.version = version
+        if versioned:
+            self.followed = reading
         self.last = float(at)
         age = self.wall() - at
         if abs(age) >= READING_CLOCKS_AGREE:

@@ -203,6 +203,27 @@ def test_a_venue_clock_reading_reads_back_as_the_hub_published_it():
         assert VenueClockReading.parse(encode(published)).to_json() == published
 
 
+def test_venue_clock_readings_are_ordered_by_one_rule_of_incarnation_and_revision():
+    """The table (``ReadingAges``) and the hub (its echo) order readings by the contract's
+    one rule: of the same incarnation, a lower revision is older and a higher one newer;
+    readings of different incarnations, or without a version, are not ordered."""
+    from contract.snapshots import VenueClockReading
+
+    def reading(incarnation: str | None, revision: int | None) -> VenueClockReading:
+        return VenueClockReading(structure=None, elapsed=0.0, running=False,
+                                 hand_for_hand=False, incarnation=incarnation,
+                                 revision=revision)
+
+    one, two, other, bare = reading("a", 1), reading("a", 2), reading("b", 5), reading(None, None)
+    assert one.older_than(two) and two.newer_than(one)
+    assert not two.older_than(one) and not one.newer_than(two)
+    assert not one.older_than(one) and not one.newer_than(one)  # a republication
+    for x, y in ((one, other), (other, one), (one, bare), (bare, one), (one, None)):
+        assert not x.older_than(y) and not x.newer_than(y)
+    assert one.older_than_version("a", 2) and not two.older_than_version("a", 2)
+    assert not one.older_than_version("b", 9) and not bare.older_than_version("a", 2)
+
+
 def test_the_core_takes_the_table_ids_the_contract_allows():
     """A seating change names other tables by id: the core (which imports no contract) checks
     them with the contract's own pattern."""
