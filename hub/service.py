@@ -263,7 +263,7 @@ class FloorService:
         hub's clock has a later revision) or than the one shown (a broker's redelivery, a
         retained message sent at a resubscription) is dropped: it would show the floor a
         clock, and a hand-for-hand, that the hub has moved past."""
-        if reading.older_than(self.clock.reading(self.wall())) or \
+        if reading.older_than_version(self.clock.incarnation, self.clock.revision) or \
                 reading.older_than(self._shown_clock):
             return
         self._shown_clock = reading
