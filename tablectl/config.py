@@ -151,6 +151,12 @@ class Config:
         if judged("button.control", "button.backend") and \
                 self.button.control is not None and self.button.backend != "mock":
             found.append("button.control: only a mock button is driven over a control socket")
+        shoe = self.shoe
+        if judged("shoe.clock", "shoe.backend") and shoe.clock == "host" and \
+                shoe.backend != "serial":
+            found.append(f'shoe.clock: "host" is read by the serial backend only, not '
+                         f'"{shoe.backend}" (a simulated shoe\'s clock is always the host\'s): '
+                         'leave it "shoe" or set shoe.backend = "serial"')
         control = self.button.control
         if judged("button.control") and control is not None and \
                 len(os.fsencode(control)) > UNIX_SOCKET_PATH_MAX:

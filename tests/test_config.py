@@ -149,3 +149,23 @@ def test_a_button_control_socket_longer_than_unix_allows_is_a_configuration_erro
     assert info.value.problems == [
         "button.control: 108 bytes, longer than a Unix socket's path may be (107): give a "
         "shorter path"]
+
+
+def test_a_host_shoe_clock_without_the_serial_backend_is_a_configuration_error():
+    """Only the serial backend reads ``shoe.clock``: "host" with another is a mistake the
+    configuration names (listed with the others, at once), not a key silently ignored."""
+    def table(backend: str, clock: str, **more: dict) -> dict:
+        return {"shoe": {"backend": backend, "clock": clock}, "mqtt": {"enabled": False},
+                **more}
+
+    assert config_from_data(table("serial", "host"), "t.toml").shoe.clock == "host"
+    for backend in ("nfc", "simulated", "none"):
+        assert config_from_data(table(backend, "shoe"), "t.toml").shoe.backend == backend
+        with pytest.raises(ConfigError) as info:  # with another problem: both said
+            config_from_data(table(backend, "host", button={
+                "backend": "gpio", "control": "/run/t/b.sock"}), "t.toml")
+        assert info.value.problems == [
+            "button.control: only a mock button is driven over a control socket",
+            f'shoe.clock: "host" is read by the serial backend only, not "{backend}" (a '
+            'simulated shoe\'s clock is always the host\'s): leave it "shoe" or set '
+            'shoe.backend = "serial"']
