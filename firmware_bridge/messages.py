@@ -112,6 +112,17 @@ ShoeMessage = Hello | Heartbeat | CardDrawn | DeckInserted | DeckRemoved | Fault
 
 _U32 = struct.Struct(">I")
 
+# Every ``ms`` field is the shoe's clock in milliseconds, cut to 32 bits (PROTOCOL.md).
+MS_WRAP = 1 << 32
+
+
+def clock_zero_ms(host_ms: int) -> int:
+    """Where a shoe whose clock is a host's millisecond clock cut to 32 bits (the simulated
+    shoe's, on the host's monotonic clock) reads 0: the host's milliseconds at that clock's
+    last wrap at or before ``host_ms``. The simulated shoe and a table that pins its mapping
+    (``shoe.clock = "host"``) take it from here, so that both count from the same zero."""
+    return host_ms - host_ms % MS_WRAP
+
 
 def _take(payload: bytes, offset: int, size: int) -> tuple[bytes, int]:
     if offset + size > len(payload):

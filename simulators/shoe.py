@@ -34,6 +34,7 @@ from pathlib import Path
 
 from firmware_bridge.firmware.protocol import ShoeProtocol
 from firmware_bridge.firmware.shoe import Shoe
+from firmware_bridge.messages import clock_zero_ms
 
 CAPS = 1 | 2 | 4 | 8
 
@@ -148,8 +149,7 @@ class SimulatedShoe:
         """Host monotonic seconds at this shoe's millisecond 0 (its clock is the host's, cut to
         the firmware's 32 bits; held, it reads a moment of the host's that has passed): a host
         on the same machine knows the mapping exactly."""
-        real = int(time.monotonic() * 1000)
-        return (real - (real & 0xFFFFFFFF)) / 1000.0
+        return clock_zero_ms(int(time.monotonic() * 1000)) / 1000.0
 
     # -- the cable
     def _plug(self) -> None:

@@ -223,8 +223,9 @@ def host_clock_pin(wiring: Wiring, shoe_zero: float | None = None) -> float:
     ``shoe_zero`` the host's monotonic seconds at the shoe's millisecond 0 (by default, the
     last wrap of that clock), plus where the daemon's time stands against the host's."""
     if shoe_zero is None:
-        real = int(time.monotonic() * 1000)
-        shoe_zero = (real - (real & 0xFFFFFFFF)) / 1000.0
+        from firmware_bridge.messages import clock_zero_ms
+
+        shoe_zero = clock_zero_ms(int(time.monotonic() * 1000)) / 1000.0
     return shoe_zero + wiring.now() - time.monotonic()  # the daemon's continues its journal
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -353,3 +354,25 @@ def test_the_shoe_drops_a_host_frame_longer_than_247_bytes():
     shoe.receive(_raw_frame(m.HOST_HELLO, 0, bytes(240)), 3)  # 247 bytes: a frame
     answered = [f for f in FrameDecoder().feed(shoe.poll(4)) if isinstance(f, Frame)]
     assert [f.type for f in answered] == [m.HELLO]
+
+
+@given(st.integers(min_value=0, max_value=(1 << 40)))
+def test_a_host_clock_shoe_counts_from_its_clocks_last_32_bit_wrap(host_ms):
+    """The simulated shoe's clock is the host's milliseconds cut to 32 bits: its zero is the
+    last wrap at or before now, one rule for the shoe and for a table that pins it."""
+    zero = m.clock_zero_ms(host_ms)
+    assert zero % m.MS_WRAP == 0 and zero <= host_ms < zero + m.MS_WRAP
+    assert host_ms - zero == host_ms & 0xFFFFFFFF  # what the shoe stamps at host_ms
+
+
+def test_the_simulated_shoe_and_a_pinned_table_take_the_same_zero(tmp_path):
+    from types import SimpleNamespace
+
+    from simulators.shoe import SimulatedShoe
+    from tablectl.parts import host_clock_pin
+
+    # The daemon's time the host's: the pin is the zero, but for the moment between the two
+    # readings of the clock (a different zero would be 2^32 ms, some 50 days, away).
+    wiring = SimpleNamespace(now=time.monotonic)
+    shoe = SimulatedShoe(tmp_path / "shoe")
+    assert abs(host_clock_pin(wiring) - shoe.clock_offset()) < 60  # type: ignore[arg-type]
