@@ -98,6 +98,8 @@ class HandForHandState:
         if order == HandForHandOrder.ON:
             self.state = "playing" if hand_in_progress else "waiting"
         elif order == HandForHandOrder.OFF:
+            if self.state == "off":
+                return []  # (the hub tells every table that joins: off to one off says nothing)
             self.state = "off"
         elif self.state == "waiting":  # release
             self.state = "playing"

@@ -271,17 +271,21 @@ class FloorService:
 
     def on_status(self, table: str, body: dict[str, Any]) -> None:
         now = self.now_ms()
-        was = self.floor.tables[table].hand_for_hand if table in self.floor.tables else "off"
         updates = self.floor.on_status(table, body, now)
         if body.get("state") == TableStatus.ONLINE:
-            # A table that (re)joins is told hand-for-hand by the hub's own clock, the truth
-            # (the reading the broker gives back lags it or is stale): on when it is on; off
-            # when it is off and the table last said it played hand for hand (it was away when
-            # the floor turned it off: a table's session is not kept, the order was lost).
-            if self.clock.hand_for_hand:
-                self.send(table, HandForHandCommand(state=HandForHandOrder.ON), "hub")
-            elif was != "off":
-                self.send(table, HandForHandCommand(state=HandForHandOrder.OFF), "hub")
+            # A table that (re)joins is told hand-for-hand by the hub's own clock, the truth,
+            # on or off: a command carries the whole desired state, whatever the table last
+            # said (a copy: it may say nothing yet, after a restart of the hub) or the
+            # reading the broker gives back (it lags the clock or is stale). A table away
+            # when the floor turned it off never got the order (its session is not kept);
+            # an "off" to a table off changes nothing there (tablectl/daemon.py). Kept for
+            # its reply and shown as the hub's, but no floor log line: a copy brought into
+            # line at every join is no floor action (as the seating's ``reconcile``).
+            order = HandForHandOrder.ON if self.clock.hand_for_hand else HandForHandOrder.OFF
+            command = HandForHandCommand(state=order)
+            self.link.send_command(table, command)
+            updates.append(self.floor.command_sent(command.transaction, table, command.name,
+                                                   command.fields(), "hub", now))
         self.after(updates, now)
 
     def on_state(self, table: str, state: TableState) -> None:

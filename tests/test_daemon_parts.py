@@ -174,3 +174,28 @@ def test_a_part_that_fails_is_said_once_and_the_table_deals_on(tmp_path):
         assert len(daemon.outbox.journal_lines()) >= journal + 3
     finally:
         daemon.stop()
+
+
+def test_an_off_hand_for_hand_to_a_table_off_commits_nothing(tmp_path):
+    """The hub tells every table that joins whether hand-for-hand is on, on or off: an "off"
+    to a table that is off is answered (no refusal) and changes nothing: no journal line, no
+    event; one to a table waiting for a release ends it, said once."""
+    from contract.commands import HandForHandCommand
+    from controller.events import HandForHandOrder
+
+    daemon, _, buzzer, link = _daemon(tmp_path)
+    daemon.start()
+    try:
+        journal, seq = len(daemon.outbox.journal_lines()), daemon.events
+        off = HandForHandCommand(state=HandForHandOrder.OFF)
+        assert daemon.apply_command(off) is None
+        assert len(daemon.outbox.journal_lines()) == journal and daemon.events == seq
+        assert buzzer.commits == [] and link.notified == 0
+        assert daemon.apply_command(HandForHandCommand(state=HandForHandOrder.ON)) is None
+        assert daemon.table.hand_for_hand.state == "waiting"
+        assert daemon.apply_command(off) is None  # a barrier: this one is committed
+        assert [[e.state for e in commit] for commit in buzzer.commits] == [["waiting"],
+                                                                            ["off"]]
+        assert len(daemon.outbox.journal_lines()) == journal + 2
+    finally:
+        daemon.stop()

@@ -336,7 +336,9 @@ def test_the_floor_s_use_cases_run_without_a_broker_or_a_server(tmp_path):
         floor.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
         seating = floor.table_command(maria, "t1", SeatingCommand(seats=[1, 2]))
         assert seating["seats"] == [1, 2] and seating["seating"]["state"] == "waiting"
-        [(table, sent)] = link.commands  # the hub's seating, numbered
+        # Hand-for-hand as the clock has it (off), told at the join; the hub's seating.
+        [(_, told), (table, sent)] = link.commands
+        assert told.fields() == {"state": "off"}
         assert (table, sent.seats, sent.version) == ("t1", [1, 2], 1)
         with pytest.raises(StaffError, match="no table 't9'"):
             floor.table_command(maria, "t9", StatusCommand())
@@ -457,6 +459,8 @@ def test_floor_commands_are_validated_at_the_hub_and_the_tables_reply_is_shown(
     taken = []
 
     def on_command(command):
+        if not isinstance(command, SeatingCommand):
+            return None  # (hand-for-hand, told as the clock has it at the table's join)
         taken.append(command)
         return None if command.seats else "no seats: a table needs players"
 
@@ -515,12 +519,17 @@ def test_the_venue_clock_and_hand_for_hand_are_run_from_the_hub(tmp_path, broker
     try:
         assert wait_for(lambda: hub.floor.tables.get("t1") and
                         hub.floor.tables["t1"].status == "online", 10)
+        # Told at its join (at each "online" the hub hears: the table says it again when the
+        # hub asks its status), as every table: the clock has hand-for-hand off.
+        off = {"state": "off"}
+        assert wait_for(lambda: taken and all(c.fields() == off for c in taken), 10)
         assert maria.post("/api/clock", {"action": "start", "value": "nope"})[0] == 400
         status, state = maria.post("/api/clock", {"action": "start", "value": "tda-2024"})
         assert status == 200 and state["level"] == 1 and state["running"]
         assert wait_for(lambda: (hub.floor.clock or {}).get("structure") == "tda-2024", 10)
         maria.post("/api/clock", {"action": "hand-for-hand", "value": "on"})
-        assert wait_for(lambda: [c.fields() for c in taken] == [{"state": "on"}], 10)
+        assert wait_for(lambda: [c.fields() for c in taken if c.fields() != off] == [
+            {"state": "on"}], 10)
         assert maria.post("/api/hand-for-hand/release") == (
             400, {"error": "no table is waiting for the next hand"})
 

@@ -555,7 +555,7 @@ def test_a_table_that_joins_is_told_hand_for_hand_from_the_hubs_clock_not_its_ec
     """The venue clock is the hub's (``service.clock``); the reading the broker gives back
     (``floor.clock``) is a copy that lags it, or is left stale. A table that comes online is
     told hand-for-hand from the truth: on when the hub's clock has it on, whatever the echo,
-    and never on from an echo the hub's clock has moved past."""
+    and off, never on, from an echo the hub's clock has moved past."""
     from contract.commands import HandForHandCommand, HandForHandOrder
 
     service = floor_service(HubSettings(venue="venue", db=str(tmp_path / "hub.db")))
@@ -574,7 +574,7 @@ def test_a_table_that_joins_is_told_hand_for_hand_from_the_hubs_clock_not_its_ec
                     if t == table and isinstance(c, HandForHandCommand)]
 
         service.on_status("t1", {"state": "online", "boot": 1, "table": "t1", "ts": 1})
-        assert told("t1") == []  # the hub's clock has it off: the echo says on
+        assert told("t1") == [HandForHandOrder.OFF]  # the hub's clock has it off: the echo on
         service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="on"))
         service.on_venue_clock(stale)  # an echo from before it was on
         service.on_status("t2", {"state": "online", "boot": 1, "table": "t2", "ts": 1})
@@ -599,6 +599,8 @@ def test_an_old_echo_of_the_clock_changes_neither_the_tables_nor_the_floor_s_vie
             return [c.state for t, c in link.commands
                     if t == "t1" and isinstance(c, HandForHandCommand)]
 
+        assert told() == [HandForHandOrder.OFF]  # at its join, as every table
+        link.commands.clear()
         service.clock_action(MARIA, HubClockCommand(action="start", value="tda-2024"))
         service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="on"))
         assert told() == [HandForHandOrder.ON]  # at the change, not at its echo
@@ -627,8 +629,9 @@ def test_an_old_echo_of_the_clock_changes_neither_the_tables_nor_the_floor_s_vie
 def test_a_table_away_when_hand_for_hand_ended_is_told_so_when_it_comes_back(tmp_path):
     """A table's session is not kept: one that was away when the floor turned hand-for-hand
     off never got the order, and comes back still waiting for a release. The hub's clock is
-    the truth: a table whose last state said hand for hand is told 'off' when it is online
-    again; one that said 'off' is told nothing."""
+    the truth, and a command carries it whole: every table that is online again is told
+    'off', whatever its last state said (a table off already takes it silently: the
+    daemon's test)."""
     from contract.commands import HandForHandCommand, HandForHandOrder
 
     service = floor_service(HubSettings(venue="venue", db=str(tmp_path / "hub.db")),
@@ -640,18 +643,47 @@ def test_a_table_away_when_hand_for_hand_ended_is_told_so_when_it_comes_back(tmp
             return [c.state for t, c in link.commands
                     if t == table and isinstance(c, HandForHandCommand)]
 
+        on, off = HandForHandOrder.ON, HandForHandOrder.OFF
+        assert told("t1") == told("t2") == [off]  # at their joins
         service.clock_action(MARIA, HubClockCommand(action="start", value="tda-2024"))
         service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="on"))
         service.on_state("t1", table_state(hand_for_hand="waiting"))
         service.on_status("t1", {"state": "lost", "boot": 1, "table": "t1", "ts": 2})
         service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="off"))
-        assert told("t1") == [HandForHandOrder.ON] and told("t2") == [
-            HandForHandOrder.ON, HandForHandOrder.OFF]
+        assert told("t1") == [off, on] and told("t2") == [off, on, off]
         service.on_status("t1", {"state": "online", "boot": 2, "table": "t1", "ts": 3})
-        assert told("t1") == [HandForHandOrder.ON, HandForHandOrder.OFF]
+        assert told("t1") == [off, on, off]
         service.on_state("t1", table_state(hand_for_hand="off"))
         service.on_status("t1", {"state": "online", "boot": 3, "table": "t1", "ts": 4})
         service.on_status("t3", {"state": "online", "boot": 1, "table": "t3", "ts": 4})
-        assert told("t1") == [HandForHandOrder.ON, HandForHandOrder.OFF] and told("t3") == []
+        assert told("t1") == [off, on, off, off] and told("t3") == [off]
     finally:
         service.close()
+
+
+def test_a_restarted_hub_tells_a_table_hand_for_hand_is_off_before_it_says_its_state(
+        tmp_path):
+    """The floor turned hand-for-hand off while a table was away, waiting for a release; the
+    hub then restarted (the clock restored, off; the table's last state not known yet). The
+    table comes back and says it is online before its state message: it is told 'off' from
+    the clock, not left waiting because the hub had no copy of its state to go by."""
+    from contract.commands import HandForHandCommand, HandForHandOrder
+
+    settings = HubSettings(venue="venue", db=str(tmp_path / "hub.db"))
+    service = floor_service(settings, "t1")
+    try:
+        service.clock_action(MARIA, HubClockCommand(action="start", value="tda-2024"))
+        service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="on"))
+        service.on_state("t1", table_state(hand_for_hand="waiting"))
+        service.on_status("t1", {"state": "lost", "boot": 1, "table": "t1", "ts": 2})
+        service.clock_action(MARIA, HubClockCommand(action="hand-for-hand", value="off"))
+    finally:
+        service.close()
+    restarted = floor_service(settings)
+    try:
+        assert restarted.clock.known and not restarted.clock.hand_for_hand
+        restarted.on_status("t1", {"state": "online", "boot": 2, "table": "t1", "ts": 3})
+        assert [c.state for t, c in restarted.link.commands
+                if t == "t1" and isinstance(c, HandForHandCommand)] == [HandForHandOrder.OFF]
+    finally:
+        restarted.close()

@@ -40,6 +40,7 @@ def test_hand_for_hand_waits_after_each_hand_until_released():
     h4h.hand_over("complete", 6, 5.0)
     assert [e.state for e in h4h.deck_in(6.0)] == ["dealt_early"]
     assert [e.state for e in h4h.command("off", False, 7.0)] == ["off"]
+    assert h4h.command("off", False, 8.0) == []  # off already: nothing to say (hub's joins)
 
 
 def test_dealers_choice_cycles_and_the_deck_fixes_the_game():
