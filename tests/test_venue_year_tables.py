@@ -176,17 +176,25 @@ def test_a_reinstalled_a_restored_and_a_doubled_table_lose_nothing(tmp_path, bro
         # Re-installed on a new card: a new journal, from seq 1 and hand 1.
         _finished(_table(new_card, broker.port, 2))
         made |= _made(new_card)
-        # The old card, put back by mistake, runs while the new one deals: two devices.
-        both = [_table(new_card, broker.port, 4, pause=0.3),
-                _table(card, broker.port, 4, pause=0.3)]
-        for process in both:
-            _finished(process)
+        # The old card, put back by mistake, runs while the new one is on: two devices. The
+        # new one stays on until the hub has said so (on a loaded machine, the old card's
+        # process could otherwise start after the new one had ended).
+        running = _table(new_card, broker.port, 4, pause=0.3, linger=HUB_DEADLINE)
+        try:
+            _acked(running)
+            old = _table(card, broker.port, 4, pause=0.3)
+            assert wait_for(lambda: "two_tables_one_name" in _alerts(db), HUB_DEADLINE), \
+                _alerts(db)
+        finally:
+            running.kill()
+            running.communicate()
+        _finished(old)
         made |= _made(card) | _made(new_card)
 
         assert len({(inc, seq) for inc, seq, _, _ in made}) == len(made) == 36
         assert wait_for(lambda: _stored(db) == made, HUB_DEADLINE), sorted(made - _stored(db))
-        assert wait_for(lambda: {"journal_restored", "journal_new", "two_tables_one_name"}
-                        <= set(_alerts(db)), 10), _alerts(db)
+        assert {"journal_restored", "journal_new", "two_tables_one_name"} <= set(_alerts(db)), \
+            _alerts(db)
         alerts = _alerts(db)
         assert alerts.count("journal_restored") == alerts.count("journal_new") == 1, alerts
         assert restored in {inc for inc, *_ in made}
