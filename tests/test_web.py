@@ -14,16 +14,8 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-import requests
-import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
 from contract.commands import COMMANDS
 from contract.schema import document
@@ -63,6 +55,8 @@ def _address(hub):
 
 
 def _session(hub, role):
+    import requests
+
     session = requests.Session()
     if role != "anonymous":
         name = ROLES[role]
@@ -83,6 +77,8 @@ def _rss_kb(pid=None):
 # ---------------------------------------------------------------------------- the contract
 
 def test_the_openapi_document_in_the_repo_is_the_one_the_hub_serves(hub):
+    import requests
+
     served = requests.get(hub.url + "/api/openapi.json", timeout=10).json()
     assert served == json.loads(OPENAPI.read_text()), \
         "docs/openapi.json is stale: python -m hub.web > docs/openapi.json"
@@ -98,8 +94,15 @@ def test_the_openapi_document_in_the_repo_is_the_one_the_hub_serves(hub):
             "properties"].items() if k != "transaction"}
 
 
-schema = schemathesis.openapi.from_path(str(OPENAPI)).exclude(path="/api/stream").exclude(
-    path="/api/broadcast/tables/{table}/stream")
+def _contract():
+    """The document's operations to fuzz, less the endless streams. Schemathesis is imported
+    here and requests in the functions that send with it, not by the module: each of the
+    suite's workers imports every test module to collect it, and schemathesis (a second of
+    imports, requests among them) is for this file's fuzzing only."""
+    import schemathesis
+
+    return schemathesis.openapi.from_path(str(OPENAPI)).exclude(path="/api/stream").exclude(
+        path="/api/broadcast/tables/{table}/stream")
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +116,13 @@ def sessions(hub):
 def _fuzz(operation, hub, sessions, statuses) -> None:
     """Generated requests for one operation (and the document's own examples of it), each
     sent as every role and with no session."""
+    from schemathesis.checks import not_a_server_error
+    from schemathesis.specs.openapi.checks import (
+        content_type_conformance,
+        response_schema_conformance,
+        status_code_conformance,
+    )
+
     strategies = [operation.as_strategy(), *operation.get_strategies_from_examples()]
 
     @settings(max_examples=8, deadline=None, derandomize=True, database=None,
@@ -140,7 +150,7 @@ def test_every_operation_as_every_role_answers_within_the_contract(hub, sessions
     barrier against a fuzzer that only ever met the login wall: every role got past it
     somewhere, and a viewer's clock call was refused (403)."""
     statuses: set[tuple[str, str, str, int]] = set()
-    operations = [result.ok() for result in schema.get_all_operations()]
+    operations = [result.ok() for result in _contract().get_all_operations()]
     assert len(operations) >= 7
     for operation in operations:
         _fuzz(operation, hub, sessions, statuses)
@@ -318,6 +328,8 @@ def test_one_host_re_opening_half_sent_requests_cannot_keep_a_supervisor_out(hub
 
 
 def test_a_405_names_what_is_allowed_and_plain_http_gets_no_hsts(hub):
+    import requests
+
     answer = requests.delete(hub.url + "/api/state", timeout=10)
     assert answer.status_code == 405 and "GET" in answer.headers["Allow"]
     assert "Strict-Transport-Security" not in answer.headers  # HTTPS only (test_security)
@@ -502,6 +514,8 @@ def _ends(sock, within=10.0):
 def test_a_stream_ends_when_its_session_ends(hub, monkeypatch):
     """Logged out, or expired: the stream that session opened ends too (it went on delivering
     the floor log)."""
+    import requests
+
     monkeypatch.setattr(streams, "SESSION_CHECK", 0.5)  # an idle stream's look at its session
     maria = Staff(hub.url, "maria", "maria-password")
     sock, status = _open_stream(hub, maria.cookie())
@@ -567,6 +581,8 @@ def test_one_account_cannot_take_every_stream_and_staff_keep_room(hub, monkeypat
 # ---------------------------------------------------------------------------- logins
 
 def _login(hub, name, password, address_header=None):
+    import requests
+
     headers = {"X-Forwarded-For": address_header} if address_header else {}
     answer = requests.post(hub.url + "/login", data={"user": name, "password": password},
                            headers=headers, allow_redirects=False, timeout=30)
