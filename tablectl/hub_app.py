@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from controller.clock import Structure
 from hub.auth import Sessions, UsersFile
@@ -31,10 +31,10 @@ from hub.reports import Reports
 from hub.service import FloorService
 from hub.settings import HubSettings
 from hub.storage import open_storage
-from hub.web.app import create_app
-from hub.web.deps import WebContext
-from hub.web.server import WebServer
 from tablectl.secret_files import loose_secret
+
+if TYPE_CHECKING:
+    from hub.web.server import WebServer
 
 __all__ = ["ClockControl", "Hub", "HubSettings", "users_file_mode"]
 
@@ -77,6 +77,13 @@ class Hub:
         open_storage(self.settings.db).close()
         self.recorder.start()
         self.worker.start()  # the floor is as it was left (setup) before paho delivers anything
+        # The web's stack (FastAPI, Starlette, pydantic, uvicorn: most of a second of imports)
+        # when the dashboard starts, not with this module: the tests import it to build hubs,
+        # and each of the suite's workers imports every test module before running any.
+        from hub.web.app import create_app
+        from hub.web.deps import WebContext
+        from hub.web.server import WebServer
+
         context = WebContext(self.worker, self.reports, self.sessions, self.settings)
         self.web = WebServer(create_app(context), self.settings.http_host,
                              self.settings.http_port, cert=self.settings.web_cert,

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from contextlib import closing
 
-import requests
-
 from hub import auth
 from simulators.staff import Staff
 from tablectl.hub_app import Hub, HubSettings
@@ -27,6 +25,8 @@ def _started(settings: HubSettings) -> Hub:
 
 def _asked(hub: Hub, path: str, key: str) -> tuple[int, dict]:
     """A TV's or a players' screen's question with the link's key: the status, the answer."""
+    import requests
+
     answer = requests.get(hub.url + path, headers={"X-Room-Key": key}, timeout=10)
     return answer.status_code, answer.json()
 
@@ -35,6 +35,8 @@ def _overlay(hub: Hub, key: str) -> tuple[int, str]:
     """The overlay page's stream opened with ``key``, as OBS's browser source does (on the
     hub's own machine: plain HTTP is let through): 200 and its first event's name, or the
     refusal's status and words."""
+    import requests
+
     with requests.get(hub.url + "/api/overlay/stream", headers={"X-Overlay-Key": key},
                       stream=True, timeout=10) as answer:
         if answer.status_code != 200:

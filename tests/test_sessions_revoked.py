@@ -17,21 +17,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import requests
 
 from contract.wire import encode
 from hub import auth
 from hub.service import FloorService
-from hub.web import streams
 from simulators.broker import Broker
 from simulators.staff import Staff
 from tablectl.hub_app import Hub, HubSettings
 from tests.conftest import wait_for
 
 WITHDRAWN = "this TV link was withdrawn: ask the floor for the new one"
-# A stream with nothing to deliver looks at its session every SESSION_CHECK, at a users file
-# read up to USERS_FILE_AGE before: it ends within both (and a busy machine's slack).
-STREAM_ENDS_WITHIN = streams.SESSION_CHECK + streams.USERS_FILE_AGE + 8.0
 # The idle stream's look at its session, as often as the tests' streams take it (the hub runs
 # in this process): an ended session's stream ends at the next look, whenever that comes, so
 # the tests need not wait out the hub's 2 s for it.
@@ -66,9 +61,18 @@ def hub(venue):
 
 
 @pytest.fixture
-def quick_session_check(monkeypatch):
-    """Idle streams opened from here on look at their session every QUICK_SESSION_CHECK."""
+def quick_session_check(monkeypatch) -> float:
+    """Idle streams opened from here on look at their session every QUICK_SESSION_CHECK. The
+    value: how long a stream may take to end at the hub's own pace, for the tests' deadlines. A
+    stream with nothing to deliver looks at its session every SESSION_CHECK, at a users file
+    read up to USERS_FILE_AGE before: it ends within both (and a busy machine's slack). (The
+    web's modules are imported here, not by the module: each of the suite's workers imports
+    every test module before running any.)"""
+    from hub.web import streams
+
+    stream_ends_within = streams.SESSION_CHECK + streams.USERS_FILE_AGE + 8.0
     monkeypatch.setattr(streams, "SESSION_CHECK", QUICK_SESSION_CHECK)
+    return stream_ends_within
 
 
 def _take_out(users: Path, name: str) -> None:
@@ -88,6 +92,8 @@ def _log_lines(staff: Staff) -> list[dict]:
 
 def _tv(hub: Hub, key: str) -> tuple[int, dict]:
     """The room clock as a TV asks for it, with ``key``: the status and the answer."""
+    import requests
+
     answer = requests.get(hub.url + "/api/tv", headers={"X-Room-Key": key}, timeout=10)
     return answer.status_code, answer.json()
 
@@ -135,7 +141,7 @@ def test_a_new_password_ends_every_session_made_before_and_its_stream(
         auth.save_user(venue["users"], "pat", "floor", "pat-password-2")
         assert pat.get("/api/me") == (401, {"error": "log in first"})
         assert pat.post("/api/clock", {"action": "pause"})[0] == 401
-        assert pat.stream_ended.wait(STREAM_ENDS_WITHIN), "a stream outlived its password"
+        assert pat.stream_ended.wait(quick_session_check), "a stream outlived its password"
         with pytest.raises(PermissionError, match="wrong user name or password"):
             Staff(hub.url, "pat", "pat-password-1")
         again = Staff(hub.url, "pat", "pat-password-2")  # the new one works
@@ -169,7 +175,7 @@ def test_a_user_taken_out_of_the_file_ends_every_session_and_its_stream(
         assert "rem" not in auth.load_users(venue["users"])
         assert rem.get("/api/me")[0] == 401
         assert rem.post("/api/clock", {"action": "pause"})[0] == 401
-        assert rem.stream_ended.wait(STREAM_ENDS_WITHIN), "a stream outlived its user"
+        assert rem.stream_ended.wait(quick_session_check), "a stream outlived its user"
     finally:
         rem.close()
 
@@ -221,6 +227,8 @@ def test_floor_log_lines_waiting_for_a_stream_whose_user_was_demoted_are_not_sen
     dealers = {"kind": "dealers", "dealers": {"B-DEM": "Dee"}}
 
     async def written() -> list[bytes]:
+        from hub.web import streams
+
         registry = streams.StreamRegistry()
         viewer = registry.open("session", floor, asyncio.get_running_loop())
         viewer._put(line)  # as the floor's worker offers them: sorted by the role then
@@ -275,6 +283,8 @@ def test_the_floor_withdraws_the_tv_link_and_the_new_one_survives_a_restart(venu
     """The TV link leaked: the floor withdraws it (a viewer may not); the old key is refused
     with words the TV page shows, the new one is served, the floor log says who did it, and
     after a restart the new link still works and the old one is still withdrawn."""
+    import requests
+
     auth.save_user(venue["users"], "val", "viewer", "val-password")
     with _own_hub(venue, "tv.db", "maria", "val") as (hub, (maria, val)):
         old = hub.tv_key
@@ -338,6 +348,8 @@ def test_a_withdrawal_the_database_did_not_keep_changes_nothing(venue, monkeypat
     """The database refuses the withdrawal's commit (a disk full, say): the hub goes on
     serving the link the database holds, the old one, and a restart finds the same: never a
     new key only the memory knew, nor a withdrawn link that works again after a restart."""
+    import requests
+
     with _own_hub(venue, "tv-failing.db", "maria") as (hub, (maria,)):
         old = hub.tv_key
         storage = hub.service.db

@@ -5,10 +5,13 @@ that came among waiting updates still ends it, after them (issue 50)."""
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from contract.wire import encode
 from hub import auth
-from hub.web import streams
+
+if TYPE_CHECKING:  # each test imports it: the web's stack only in the worker that runs them
+    from hub.web import streams
 
 FLOOR = auth.User("maria", "floor", "hash")
 
@@ -22,6 +25,8 @@ def _updates(written: bytes) -> list[bytes]:
 
 
 async def _stream() -> tuple[streams.Viewer, object]:
+    from hub.web import streams
+
     registry = streams.StreamRegistry()
     viewer = registry.open("session", FLOOR, asyncio.get_running_loop())
     stream = streams.events(viewer, {}, streams=registry, session_user=lambda s: FLOOR,
@@ -31,6 +36,8 @@ async def _stream() -> tuple[streams.Viewer, object]:
 
 
 def test_a_busy_room_is_written_a_few_times_a_second_every_update_in_order():
+    from hub.web import streams
+
     async def run() -> tuple[list[bytes], float]:
         viewer, stream = await _stream()
         loop = asyncio.get_running_loop()
@@ -63,6 +70,8 @@ def test_a_busy_room_is_written_a_few_times_a_second_every_update_in_order():
 
 
 def test_a_quiet_streams_update_is_written_without_waiting_for_company(monkeypatch):
+    from hub.web import streams
+
     monkeypatch.setattr(streams, "WRITE_EVERY", 20.0)  # a pause this long would show
 
     async def run() -> bytes:
@@ -100,6 +109,8 @@ def test_a_role_changed_while_a_write_waits_sorts_what_that_write_carries(monkey
     """A floor user demoted to viewer while the stream holds updates back for its next write:
     the floor log lines in that write are sorted by the role as it is when the write goes
     (the line came while the stream still took the user for the floor's)."""
+    from hub.web import streams
+
     monkeypatch.setattr(streams, "WRITE_EVERY", 0.5)
     viewer_role = auth.User("maria", "viewer", "hash")
     role = {"now": FLOOR}

@@ -22,7 +22,6 @@ from contract.schema import document
 from contract.wire import decode
 from hub import auth
 from hub.service import FloorService
-from hub.web import deps, guard, server, streams
 from simulators.staff import Staff
 from tablectl.hub_app import Hub, HubSettings, users_file_mode
 from tests.conftest import wait_for
@@ -123,6 +122,8 @@ def _fuzz(operation, hub, sessions, statuses) -> None:
         status_code_conformance,
     )
 
+    from hub.web import deps
+
     strategies = [operation.as_strategy(), *operation.get_strategies_from_examples()]
 
     @settings(max_examples=8, deadline=None, derandomize=True, database=None,
@@ -218,6 +219,8 @@ def test_a_slow_client_is_cut_within_the_request_deadline(hub, monkeypatch):
     """Headers trickled a byte every half second, and a body that never comes: both
     connections are closed by the hub within the deadline (plus a margin), however often a
     byte arrives (uvicorn's own keep-alive timer starts again with each)."""
+    from hub.web import server
+
     monkeypatch.setattr(server, "REQUEST_DEADLINE", 2.0)
     started = time.monotonic()
     trickler = socket.create_connection(_address(hub), timeout=30)
@@ -260,6 +263,8 @@ def test_a_slow_client_is_cut_within_the_request_deadline(hub, monkeypatch):
 
 
 def test_connections_over_the_cap_are_refused_and_half_sent_requests_free_their_threads(hub):
+    from hub.web import server
+
     threads_before = len(os.listdir("/proc/self/task"))
     held = []
     try:
@@ -283,6 +288,8 @@ def test_one_host_re_opening_half_sent_requests_cannot_keep_a_supervisor_out(hub
     """300 half-sent requests, each re-opened as it is cut, left a supervisor with 503 on 16
     of 17 tries. One address holds at most its share; the 503 it then meets carries the
     security headers; a supervisor on another address is served."""
+    from hub.web import guard, server
+
     host, port = _address(hub)
     held, refused = [], []
     try:
@@ -419,6 +426,8 @@ def test_each_domain_error_has_its_answer_and_anything_else_is_a_bug():
 
 def test_a_call_the_floor_does_not_answer_in_time_is_a_503_and_is_not_done_later(
         hub, monkeypatch):
+    from hub.web import deps
+
     monkeypatch.setattr(deps, "FLOOR_TIMEOUT", 0.5)
     release = threading.Event()
     maria = Staff(hub.url, "maria", "maria-password")
@@ -457,6 +466,8 @@ def test_the_users_file_is_never_readable_by_others(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------- streams
 
 def test_streams_are_capped_per_session_and_a_stalled_viewer_is_dropped(hub):
+    from hub.web import streams
+
     maria = Staff(hub.url, "maria", "maria-password")
     cookie = maria.cookie()
     host, port = _address(hub)
@@ -516,6 +527,8 @@ def test_a_stream_ends_when_its_session_ends(hub, monkeypatch):
     the floor log)."""
     import requests
 
+    from hub.web import streams
+
     monkeypatch.setattr(streams, "SESSION_CHECK", 0.5)  # an idle stream's look at its session
     maria = Staff(hub.url, "maria", "maria-password")
     sock, status = _open_stream(hub, maria.cookie())
@@ -545,6 +558,8 @@ def test_a_stream_ends_when_its_session_ends(hub, monkeypatch):
 def test_one_account_cannot_take_every_stream_and_staff_keep_room(hub, monkeypatch):
     """One viewer account logged in over and over took all 200 streams, and a supervisor then
     had none. Capped per account; the last STAFF_STREAMS are the staff's."""
+    from hub.web import streams
+
     opened = []
     logins = []
     try:
