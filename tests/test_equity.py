@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 from itertools import combinations
 
-import pokerkit
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -39,6 +38,8 @@ def _text(cards: list[str]) -> str:
 @given(DECKS)
 def test_seven_cards_order_as_pokerkit_orders_them(deck):
     """Two random seven-card hands (from one deck), ordered by this evaluator and by pokerkit."""
+    import pokerkit
+
     a, b = deck[:7], deck[7:14]
     ours = _sign(high_value(a), high_value(b))
     theirs = _sign(pokerkit.StandardHighHand.from_game(_text(a)),
@@ -57,6 +58,8 @@ def _river_result(game, holes, board):
 @given(DECKS)
 def test_holdem_river_winner_as_pokerkit_says(deck):
     """Two seats sharing a board (ties come up): the enumeration's winner is pokerkit's."""
+    import pokerkit
+
     holes, board = (deck[:2], deck[2:4]), deck[4:9]
     one, two = (pokerkit.StandardHighHand.from_game(_text(h), _text(board)) for h in holes)
     result = _river_result("holdem", holes, board)
@@ -69,6 +72,8 @@ def test_holdem_river_winner_as_pokerkit_says(deck):
 @settings(max_examples=200)
 @given(DECKS)
 def test_omaha_high_uses_two_hole_and_three_board_as_pokerkit(deck):
+    import pokerkit
+
     holes, board = (deck[:4], deck[4:8]), deck[8:13]
     one, two = (pokerkit.OmahaHoldemHand.from_game(_text(h), _text(board)) for h in holes)
     assert _sign(omaha_high_value(holes[0], board), omaha_high_value(holes[1], board)) == \
@@ -79,6 +84,8 @@ def test_omaha_high_uses_two_hole_and_three_board_as_pokerkit(deck):
 
 
 def _pokerkit_low(hole, board):
+    import pokerkit
+
     return pokerkit.OmahaEightOrBetterLowHand.from_game_or_none(_text(hole), _text(board))
 
 
@@ -119,6 +126,8 @@ def test_a_turn_counted_by_hand():
 
 def _pokerkit_flop(hole, board, dead=()):
     """Every runout of a Hold'em flop evaluated by pokerkit: each seat's win, tie and equity."""
+    import pokerkit
+
     used = {c for cards in hole.values() for c in cards} | set(board) | set(dead)
     deck = [c for c in STANDARD_DECK if c not in used]
     seats = sorted(hole)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-from playwright.sync_api import expect
 
 from contract.commands import HubClockCommand
 from hub import auth
@@ -53,6 +52,8 @@ def test_a_no_show_is_refunded_and_a_player_who_played_is_not(venue):
     """The floor enters two players; Nora never comes: No-show, the buy-in refunded, her line
     kept, the summary and the floor log say so. Rita is drawn to a seat and dealt in: No-show
     is refused, saying she has played."""
+    from playwright.sync_api import expect
+
     hub = venue["hub"]
     maria = login_page(venue, "maria", viewport={"width": 1440, "height": 900})
     try:
@@ -103,6 +104,8 @@ def test_a_no_show_is_refunded_and_a_player_who_played_is_not(venue):
 def test_the_re_entries_left_are_shown_and_none_left_is_no_re_entry(venue):
     """The structure allows one re-entry: Rita, busted, shows one left and re-enters; busted
     again she has none left and Re-entry cannot be tapped."""
+    from playwright.sync_api import expect
+
     hub = venue["hub"]
     maria = login_page(venue, "maria", viewport={"width": 1440, "height": 900})
     try:
@@ -131,6 +134,8 @@ def test_alternates_wait_while_the_field_is_full_and_take_the_seats_that_open(ve
     """The floor adds an alternate while seats are free: refused, saying so. Once the field is
     full Alma and Bert wait in order; a bust-out's seat goes to Alma (her line, the log), Bert
     moves up; when late registration closes the list says it is closed."""
+    from playwright.sync_api import expect
+
     hub = venue["hub"]
     maria = login_page(venue, "maria", viewport={"width": 1440, "height": 900})
     try:

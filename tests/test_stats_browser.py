@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
 
 from contract.wire import encode
 from hub import auth
@@ -77,6 +76,8 @@ def _chart(page, canvas):
 
 
 def test_a_viewer_sees_the_nights_figures_as_charts_and_takes_them_as_csv(night, tmp_path):
+    from playwright.sync_api import expect
+
     hub = night["hub"]
     context = night["browser"].new_context(viewport={"width": 1280, "height": 800},
                                            accept_downloads=True)
@@ -132,6 +133,8 @@ def test_a_viewer_sees_the_nights_figures_as_charts_and_takes_them_as_csv(night,
 def test_chart_labels_show_bidirectional_controls_as_everything_else_does(night):
     """A dealer's name with a right-to-left override was drawn raw on the charts (every other
     text from the tables goes through the page's bidi filter)."""
+    from playwright.sync_api import expect
+
     hub = night["hub"]
     storage = open_storage(hub.settings.db)
     start = night["start"] + 5 * 60_000
