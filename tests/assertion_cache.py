@@ -21,6 +21,9 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+# Imported before the pool forks: its processes need not import pytest again.
+from _pytest.assertion.rewrite import PYC_TAIL, _rewrite_test, _write_pyc_fp, get_cache_dir
+
 TESTS = Path(__file__).resolve().parent
 
 
@@ -34,8 +37,6 @@ def modules() -> list[Path]:
 def write(module: Path) -> str:
     """Rewrite ``module`` and write its pyc where pytest looks for it (a temporary file
     renamed over it, as pytest does, so that a reader never sees half of one)."""
-    from _pytest.assertion.rewrite import PYC_TAIL, _rewrite_test, _write_pyc_fp, get_cache_dir
-
     # (the source's hash, or its stat in pytest 8: passed on to the writer as pytest does)
     checked, code = _rewrite_test(module, None)
     cache = get_cache_dir(module)
