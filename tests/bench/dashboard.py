@@ -36,13 +36,18 @@ adds the page's functions by self time while the biggest room deals (the DevTool
 longest: a finger waits for the task under way when it lands), the share of the time in
 tasks of 50 ms or more, what such a task spends on style, layout, paint and script, the
 layouts and the objects they lay out, and the five longest tasks, each with its script's
-entry points; ``--trace-file PATH`` keeps the trace for DevTools' performance panel.
+entry points, and what the frames repaint (the ``paint`` figures: the layers painted anew
+and their area, the tiles rastered, whatever the machine's load: a card's change repaints
+that card, the second's tick the few pixels that count); ``--trace-file PATH`` keeps the
+trace for DevTools' performance panel. The trace is of the first screen (scrolled to the top
+after the taps).
 It asserts nothing: tests assert behaviour, never speed.
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import multiprocessing
 import random
@@ -414,6 +419,52 @@ TRACE_PARTS = {
 }
 
 
+def painted(events: list[dict[str, Any]], pid: Any, mine: list[dict[str, Any]],
+            tasks: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the page repaints a frame, from the trace, whatever the machine's load: the
+    layers painted anew and their area, and the tiles rastered. A frame's paint is one
+    ``Paint`` event over the whole view (its cull rect: the viewport and 4000 px around it,
+    walked whatever changed, the layers that did not change taken from the cache) with one
+    ``Paint`` event inside it for each paint layer painted anew, its ``clip`` that layer's
+    rect: what changed, redrawn. ``RasterTask``: a tile of a composited layer rastered again
+    (in the compositor's tile workers), by the frame it was painted in."""
+    starts = [t["ts"] for t in tasks]
+    frames: dict[int, list[tuple[str, float]]] = {}
+    for e in sorted((e for e in mine if e["name"] == "Paint"),
+                    key=lambda e: (e["ts"], -e.get("dur", 0))):
+        index = bisect.bisect_right(starts, e["ts"]) - 1
+        if index < 0:
+            continue
+        data = e.get("args", {}).get("data", {})
+        quad = data.get("clip") or [0] * 8
+        area = abs(quad[2] - quad[0]) * abs(quad[5] - quad[1])
+        frames.setdefault(index, []).append((str(data.get("nodeName", "?")), area))
+    # Each frame's first Paint is the frame's walk of the view (the outermost); the rest are
+    # the layers painted anew.
+    layers = [paints[1:] for paints in frames.values()]
+    by_layer: Counter[str] = Counter()  # the area painted over the trace, by element
+    for frame in layers:
+        for name, area in frame:
+            by_layer[name[:60]] += area
+    tiles = Counter(e["args"]["tileData"].get("sourceFrameNumber") for e in events
+                    if e.get("name") == "RasterTask" and e.get("pid") == pid
+                    and "tileData" in e.get("args", {}))
+    areas = [sum(area for _, area in frame) for frame in layers]
+    return {
+        "frames": len(layers),
+        "view_px": int(percentile([frame_paints[0][1] for frame_paints in frames.values()], 50))
+        if frames else None,
+        "layers_repainted_p50": percentile([len(frame) for frame in layers], 50)
+        if layers else None,
+        "repainted_px_p50": int(percentile(areas, 50)) if areas else None,
+        "repainted_px_p90": int(percentile(areas, 90)) if areas else None,
+        "repainted_px_total": int(sum(areas)),
+        "by_layer_px": dict(by_layer.most_common(4)),
+        "raster_frames": len(tiles),
+        "tiles_rastered_p50": percentile(list(tiles.values()), 50) if tiles else None,
+        "tiles_rastered_total": sum(tiles.values())}
+
+
 def trace_frames(browser: Any, page: Any, seconds: float,
                  keep: str | None = None) -> dict[str, Any]:
     """The page's main thread over ``seconds`` (Chromium's tracing, the DevTools timeline's
@@ -479,6 +530,7 @@ def trace_frames(browser: Any, page: Any, seconds: float,
     longest = sorted(tasks, key=lambda t: -t["dur"])[:5]
     return {
         "seconds": seconds, "tasks": len(tasks),
+        "paint": painted(events, pid, mine, tasks),
         "busy_ms_per_s": round(in_tasks / seconds, 1),
         "task_p50_ms": round(percentile(lengths, 50), 1) if lengths else None,
         "task_p99_ms": round(percentile(lengths, 99), 1) if lengths else None,
@@ -577,6 +629,8 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
         floor.stop.set()
         floor.join(30)
         top = profile_top(counters, min(args.seconds, 20)) if biggest and args.profile else None
+        if biggest and args.trace:  # the first screen, what a floor member watches
+            page.evaluate("window.scrollTo(0, 0)")
         frames = (trace_frames(browser, page, args.trace, args.trace_file)
                   if biggest and args.trace else None)
         cards = page.evaluate("() => document.querySelectorAll('#tables .table').length")
@@ -695,6 +749,13 @@ def report(figures: dict[str, Any]) -> None:
                     print(f"    {line['ms']:>8} ms {line['share']:>6.1%}  {line['function']}")
         if r.get("trace"):
             t = r["trace"]
+            p = t["paint"]
+            print(f"  paint over the trace: {p['frames']} frames painted, each walking a view of "
+                  f"{p['view_px']} px; repainted a frame, p50: {p['layers_repainted_p50']} "
+                  f"layers, {p['repainted_px_p50']} px (p90 {p['repainted_px_p90']}, all "
+                  f"{p['repainted_px_total']} px); {p['tiles_rastered_p50']} tiles rastered a "
+                  f"frame (p50), {p['tiles_rastered_total']} in all; the most repainted: "
+                  + ", ".join(f"{name} {px} px" for name, px in p["by_layer_px"].items()))
             print(f"  trace over {t['seconds']} s: {t['tasks']} tasks, busy "
                   f"{t['busy_ms_per_s']} ms a second; a task p50 {t['task_p50_ms']} ms, p99 "
                   f"{t['task_p99_ms']} ms, longest {t['task_max_ms']} ms; "
