@@ -379,18 +379,21 @@ function setText(node, text) {
 }
 
 // "live" only when both hold: this page's stream from the hub, and the hub's broker link.
+// Written only when it changes: the tick calls it every second, and a text written again, if
+// the same, repainted the header (dashboard.css: .clock).
 function drawLink() {
   const link = $("#link");
+  let text = "live";
+  let className = "link ok";
   if (document.body.dataset.live !== "1") {
-    link.textContent = "reconnecting to the hub";
-    link.className = "link lost";
+    text = "reconnecting to the hub";
+    className = "link lost";
   } else if (state.hub && state.hub.broker !== "ok") {
-    link.textContent = `hub lost the broker ${ago(state.hub.since)} ago: tables not updated`;
-    link.className = "link lost";
-  } else {
-    link.textContent = "live";
-    link.className = "link ok";
+    text = `hub lost the broker ${ago(state.hub.since)} ago: tables not updated`;
+    className = "link lost";
   }
+  setText(link, text);
+  if (link.className !== className) link.className = className;
 }
 
 function drawClock() {
@@ -402,14 +405,14 @@ function drawClock() {
     showRunningStructure();
   }
   if (!c || !c.structure) {
-    $(".level", box).textContent = "no clock";
-    $(".time", box).textContent = "";
-    $(".running", box).textContent = "";
+    setText($(".level", box), "no clock");
+    setText($(".time", box), "");
+    setText($(".running", box), "");
     return;
   }
-  $(".level", box).textContent = c.on_break ? "BREAK" : `Level ${c.level ?? "?"}`;
-  $(".time", box).textContent = clockText(leftNow(c.remaining, c.received, c.running));
-  $(".running", box).textContent = c.running ? "" : "PAUSED";
+  setText($(".level", box), c.on_break ? "BREAK" : `Level ${c.level ?? "?"}`);
+  setText($(".time", box), clockText(leftNow(c.remaining, c.received, c.running)));
+  setText($(".running", box), c.running ? "" : "PAUSED");
 }
 
 // Open alerts grouped by table, the most urgent first and then the one waiting longest (a
@@ -653,8 +656,9 @@ function drawCard(card, t) {
   const parts = [
     // The status and the clock are keyed by what they are worked out from, not by their text,
     // which counts on with the time (the tick writes it).
-    ["status", `${t.status}|${t.status_since}`, () => el("span", "status", statusText(t))],
+    // The name first: it floats, and the status's line goes beside it (dashboard.css).
     ["name", name, () => el("div", "name", name)],
+    ["status", `${t.status}|${t.status_since}`, () => el("span", "status", statusText(t))],
     ["seats", seatMapKey(t), () => seatMap(t)],
     ["names", seatNamesText(t), () => { const text = seatNamesText(t); return text && el("div", "seat-names", text); }],
     ["clock", `${level}|${t.remaining}|${t.state_ts}|${t.clock_running}|${t.status}`, () => {
