@@ -24,20 +24,27 @@ it to send again the streams it is behind on (``group.gaps``).
 
 No venue can stall the others: what comes in waits in a bounded queue per venue, taken one
 message of each venue in turn (``group.intake``); what a venue sends past its share is not taken,
-so not answered, and its uplink sends it again later (back-pressure). The recorder takes no
-more while its writers have ``max_pending_events`` waiting: memory stays bounded whatever the
-venues send. What it refuses or leaves is logged once a minute a venue, in a few lines.
+so not answered, and its uplink sends it again later (back-pressure). The writers are shared
+by table, and each takes what waits for it one message of each venue in turn, up to
+``write_events`` a write (``group.turns``): another venue's message is in a writer's next
+write whatever a venue has pending. A venue with ``venue_pending_events`` checked and not yet
+written is paused at the intake (its share fills, and its uplink sends again later), and the
+recorder takes no more of venues with something pending while its writers have
+``max_pending_events`` waiting: memory stays bounded whatever the venues send, and a venue
+with nothing pending is always taken in. What it refuses or leaves is logged once a minute a
+venue, in a few lines.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +57,7 @@ from contract.worker import Connected, Disconnected, Received
 from group.gaps import CentralHoldings
 from group.intake import FairIntake
 from group.link import GroupEndpoint, NatsWorker, subject, topic
+from group.turns import VenueTurns
 from store.database import connect, migrate
 
 log = logging.getLogger("tablectl.group")
@@ -195,14 +203,21 @@ Message = tuple[str, list[dict[str, Any]], bytes]  # venue, its envelopes (check
 # The connection it came on, the reply subject its uplink waits on, the answer: empty once
 # stored, a GroupRefusal (why) for a message refused.
 Ack = tuple[int, str, bytes]
+# What waits for a writer: the venue it came from (as its intake share names it), the message
+# (None for a message refused, or one with no events) and the answer it waits for (None for
+# none).
+Entry = tuple[str, Message | None, Ack | None]
 
 
 @dataclass(frozen=True)
 class Write:
-    """Messages to store in one statement and one commit; then ``acks`` may be sent."""
+    """Messages to store in one statement and one commit; then ``acks`` may be sent.
+    ``venues``: the events it carries, venue by venue (each venue's pending ones, once
+    written)."""
 
     messages: list[Message]
     acks: list[Ack]
+    venues: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -212,6 +227,7 @@ class Written:
     writer: int
     messages: list[Message]
     acks: list[Ack]
+    venues: dict[str, int]
     stored: int
 
 
@@ -264,8 +280,12 @@ class GroupWriter:
                 stored = self.storage.insert(messages)
                 self.storage.commit()
                 self.busy_since = None
+                venues: dict[str, int] = {}
+                for write in writes:
+                    for venue, events in write.venues.items():
+                        venues[venue] = venues.get(venue, 0) + events
                 self.done(Written(self.number, messages,
-                                  [a for write in writes for a in write.acks], stored))
+                                  [a for write in writes for a in write.acks], venues, stored))
             for item in items:
                 if isinstance(item, _Close):
                     self.storage.close()
@@ -300,6 +320,15 @@ class CentralRecorder(NatsWorker):
     take_at_once = 256
     take_seconds = 0.02
     max_pending_events = 10_000  # checked and waiting for the writers: take no more
+    # A venue's share of those: over it, the venue is paused at the intake (what comes past its
+    # intake share is not answered, and its uplink sends it again later), so that the others
+    # always find a quarter free. Three quarters: a venue's backlog alone keeps both writers
+    # busy (two writes of ``write_events`` under way) and the next ones checked ahead.
+    venue_pending_events = 7_500
+    # The most events a write takes (and a message): one write's time is what another venue's
+    # message may wait for behind what a venue has pending, twice (the write under way, then
+    # its own, taken a venue's message at a time in turn: group/turns.py).
+    write_events = 2_500
     say_every = 60.0  # seconds between two log lines about one venue's refused or left messages
 
     def __init__(self, db: str, endpoint: GroupEndpoint) -> None:
@@ -316,11 +345,11 @@ class CentralRecorder(NatsWorker):
         self._left_said = -math.inf  # when those were last said
         self._writers: list[GroupWriter] = []
         # Writer by writer: a Write is with it (the next waits for its Written), what it
-        # has not been handed yet (messages checked; acknowledgements), when it was last.
+        # has not been handed yet (messages checked, answers), venue by venue, when it was last.
         self._writing: list[bool] = []
-        self._pending: list[list[Message]] = []
-        self._unacked: list[list[Ack]] = []
+        self._pending: list[VenueTurns[Entry]] = []
         self._last_write: list[float] = []
+        self._venue_events: dict[str, int] = {}  # venue: its events checked, not yet written
         self.holdings = CentralHoldings()
 
     def setup(self) -> None:
@@ -334,8 +363,7 @@ class CentralRecorder(NatsWorker):
         storages = [storage] + [GroupStorage(self.db_path) for _ in range(count - 1)]
         self._writers = [GroupWriter(n, s, self.put).start() for n, s in enumerate(storages)]
         self._writing = [False] * count
-        self._pending = [[] for _ in range(count)]
-        self._unacked = [[] for _ in range(count)]
+        self._pending = [VenueTurns() for _ in range(count)]
         self._last_write = [0.0] * count
 
     def unhealthy(self, timeout: float = 5.0) -> str | None:
@@ -379,22 +407,28 @@ class CentralRecorder(NatsWorker):
             self.queue.put(Wake())
 
     def _take(self) -> None:
-        """What waits in the intake, a venue's message at a time in turn, until the writers
-        have enough waiting; a Wake for the rest, after what else is on the queue."""
+        """What waits in the intake, a venue's message at a time in turn, of the venues not
+        paused (``_admits``); a Wake for the rest, after what else is on the queue."""
         self._wake_put = False  # (before taking: an offer from now on puts a Wake)
         until = time.monotonic() + self.take_seconds
         for _ in range(self.take_at_once):
-            if self._pending_events >= self.max_pending_events:
-                return  # the writers' Written items turn the worker again
-            taken = self.intake.take(1)
+            taken = self.intake.take(1, self._admits)
             if not taken:
-                return
+                return  # nothing waits, or its venues are paused: Written turns the worker
             self._receive(taken[0])
             if time.monotonic() > until:
                 break
         if len(self.intake) and not self._wake_put:
             self._wake_put = True
             self.queue.put(Wake())
+
+    def _admits(self, venue: Hashable) -> bool:
+        """Whether a venue's next message is taken in: one with nothing pending always is (a
+        message: memory stays bounded, by the venues' number); one with events pending, while
+        they are under its share and all venues' under ``max_pending_events``."""
+        pending = self._venue_events.get(str(venue), 0)
+        return pending == 0 or (pending < self.venue_pending_events
+                                and self._pending_events < self.max_pending_events)
 
     def _receive(self, item: Received) -> None:
         named = topics.parse(topic(item.topic))
@@ -412,18 +446,23 @@ class CentralRecorder(NatsWorker):
                                         f"{envelope['table']} on {venue}/{table}'s topic")
             self.stats.received += len(envelopes)
             writer = hash((venue, table)) % len(self._writers)
-            if envelopes:  # to its writer, with the others taken in since its last write
-                self._pending[writer].append((venue, envelopes, item.payload))
-                self._pending_events += len(envelopes)
+            message: Message | None = (venue, envelopes, item.payload) if envelopes else None
             answer = b""
         except ContractError as exc:
             self._refuse(item.topic, exc)
-            writer = 0
+            writer, message = 0, None
             answer = encode({"v": 1, "refused": shortened(str(exc))}).encode("utf-8", "replace")
-        # Stored or refused, it is answered after its writer's next commit; refused, with why:
-        # its uplink counts nothing of it and parks the table, instead of sending it forever.
-        if item.reply:
-            self._unacked[writer].append((item.connection, item.reply, answer))
+        # Stored or refused, it is answered after the commit of the write that takes it (in
+        # its venue's turn); refused, with why: its uplink counts nothing of it and parks the
+        # table, instead of sending it forever.
+        ack: Ack | None = (item.connection, item.reply, answer) if item.reply else None
+        if message is None and ack is None:
+            return
+        share, events = _venue_of(item.topic), len(message[1]) if message else 0
+        self._pending[writer].add(share, (share, message, ack), events)
+        if events:
+            self._pending_events += events
+            self._venue_events[share] = self._venue_events.get(share, 0) + events
 
     def _refuse(self, topic: str, problem: ContractError) -> None:
         """Counted; said once a minute a venue at most, its reason cut short: a venue's bad
@@ -500,6 +539,10 @@ class CentralRecorder(NatsWorker):
         """A write committed: its messages acknowledged, what the centre holds moved on."""
         self._writing[written.writer] = False
         self._pending_events -= sum(len(envelopes) for _, envelopes, _ in written.messages)
+        for share, events in written.venues.items():
+            left = self._venue_events.pop(share, 0) - events
+            if left > 0:
+                self._venue_events[share] = left
         self.stats.stored += written.stored
         self.stats.duplicates += (sum(len(envelopes) for _, envelopes, _ in written.messages)
                                   - written.stored)
@@ -534,11 +577,10 @@ class CentralRecorder(NatsWorker):
     def _hand_writes(self) -> None:
         now = time.monotonic()
         for n, writer in enumerate(self._writers):
-            if (self._writing[n] or not (self._unacked[n] or self._pending[n])
+            if (self._writing[n] or not self._pending[n]
                     or now - self._last_write[n] < self.commit_interval):
                 continue
-            writer.put(Write(self._pending[n], self._unacked[n]))
-            self._pending[n], self._unacked[n] = [], []
+            writer.put(_write(self._pending[n].take(self.write_events)))
             self._writing[n] = True
             self._last_write[n] = now
 
@@ -547,9 +589,11 @@ class CentralRecorder(NatsWorker):
         answered once committed (the connection is still up); what still waited is stored
         unanswered, so its uplink sends it again (a duplicate)."""
         for n, writer in enumerate(self._writers):
-            if self._pending[n]:
-                writer.put(Write(self._pending[n], []))
-        self._pending = [[] for _ in self._writers]
+            entries: list[Entry] = []
+            while self._pending[n]:
+                entries += self._pending[n].take(self.write_events)
+            if entries:
+                writer.put(dataclasses.replace(_write(entries), acks=[]))
         # Within stop's 5 s, all writers together; a writer whose thread died is not waited for.
         deadline = time.monotonic() + 4.0
         for writer in self._writers:
@@ -564,6 +608,15 @@ class CentralRecorder(NatsWorker):
                 break
             if isinstance(item, Written):
                 self._written(item)
+
+
+def _write(entries: list[Entry]) -> Write:
+    venues: dict[str, int] = {}
+    for share, message, _ in entries:
+        if message is not None:
+            venues[share] = venues.get(share, 0) + len(message[1])
+    return Write([message for _, message, _ in entries if message is not None],
+                 [ack for _, _, ack in entries if ack is not None], venues)
 
 
 def _of(stream: Stream) -> str:

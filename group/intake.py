@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -56,13 +56,22 @@ class FairIntake(Generic[Item]):
             share.size += size
             return True
 
-    def take(self, most: int) -> list[Item]:
+    def take(self, most: int,
+             admit: Callable[[Hashable], bool] = lambda venue: True) -> list[Item]:
         """Up to ``most`` items, one of each venue in turn (a venue with many waits its turn
-        behind every other venue with something waiting)."""
+        behind every other venue with something waiting), of the venues ``admit`` lets in: a
+        venue it pauses keeps what waits (its queue full, its uplink's next messages are
+        refused and come again later) and its turn comes again once it is let in."""
         taken: list[Item] = []
         with self._lock:
-            while self._turns and len(taken) < most:
+            paused = 0  # venues passed over since the last taken: all of them, and it is over
+            while self._turns and len(taken) < most and paused < len(self._turns):
                 venue = self._turns.popleft()
+                if not admit(venue):
+                    self._turns.append(venue)
+                    paused += 1
+                    continue
+                paused = 0
                 share = self._shares[venue]
                 item, size = share.waiting.popleft()
                 share.size -= size

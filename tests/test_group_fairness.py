@@ -222,7 +222,8 @@ def test_the_cluster_holds_each_venue_to_its_account_limits(tmp_path):
 def test_the_intake_serves_venues_in_turn_and_bounds_each():
     """``group.intake.FairIntake`` by itself: a venue with many waiting takes its turn behind
     each other venue's one; a full share refuses (and counts) what comes, by messages and by
-    bytes; a venue with nothing waiting gets one in whatever its size."""
+    bytes; a venue with nothing waiting gets one in whatever its size; a venue paused is passed
+    over and keeps what waits."""
     from group.intake import FairIntake
 
     intake: FairIntake[str] = FairIntake(max_messages=4, max_bytes=100)
@@ -235,3 +236,98 @@ def test_the_intake_serves_venues_in_turn_and_bounds_each():
     assert len(intake) == 6
     assert intake.take(10) == ["a0", "b0", "a1", "b1", "a2", "a3"]
     assert len(intake) == 0 and intake.take(5) == []
+    # A venue paused (over its share of the writers' pending events) keeps what waits and is
+    # passed over; the others are taken in turn; once let in, it is taken again.
+    for n in range(3):
+        assert intake.offer("a", f"a{n}", 10) and intake.offer("b", f"b{n}", 10)
+    assert intake.take(10, admit=lambda venue: venue != "a") == ["b0", "b1", "b2"]
+    assert intake.take(10, admit=lambda venue: venue != "a") == [] and len(intake) == 3
+    assert intake.take(10) == ["a0", "a1", "a2"]
+
+
+def test_a_venues_pending_writes_delay_another_venues_by_two_writes_at_most(tmp_path):
+    """The central recorder's scheduling by itself, without a cluster: its real intake and
+    writer (on SQLite: one, which every table shares), turned by hand, each write's ``Written``
+    handled before the next turn (so what is taken and written does not hang on timing).
+    Venue a has 20,000 events taken in or waiting; then venue b sends one event. b's is
+    written with the second write at the latest: a's pending writes delay it by the write
+    under way and a share of its own, not by all that a has pending (before, b's message
+    waited at the intake while a held 10,000 pending events and was then written with all of
+    a's: 19,800 of a's events). Each of a's tables is written in seq order, every event once."""
+    import queue
+
+    from contract.worker import Received
+    from group.centre import CentralRecorder, Written
+    from group.link import GroupEndpoint
+
+    recorder = CentralRecorder(str(tmp_path / "central.db"), GroupEndpoint(("unused:4222",)))
+    recorder.setup()
+    recorder.commit_interval = 0.0  # a write as soon as the last is answered
+    recorder.take_seconds = 60.0  # a turn takes take_at_once messages, not what 20 ms allows
+    try:
+        def offer(venue: str, table: str, first: int, events: int) -> None:
+            subject_ = f"pkr.v1.{venue}.tables.{table}.private"
+            payload = encode({"v": 1, "batch": [_level(venue, table, seq)
+                                                for seq in range(first, first + events)]})
+            assert recorder.intake.offer(venue, Received(subject_, payload.encode()),
+                                         len(payload))
+
+        for first in (1, 101):  # two messages a table: each table's order is checked
+            for n in range(1, 101):
+                offer("a", f"t{n}", first, 100)
+        recorder.turn()  # a's first messages taken in, the first write handed
+        offer("b", "t1", 1, 1)
+        recorder.turn()  # (as the Wake its offer puts on the queue turns it) while a's is written
+        writes: list[list[tuple[str, str, int]]] = []  # (venue, table, first seq) a write
+        while not any(venue == "b" for write in writes for venue, _, _ in write):
+            assert len(writes) < 20, writes
+            item = recorder.queue.get(timeout=30)
+            recorder.handle(item)
+            if isinstance(item, Written):
+                writes.append([(venue, envelopes[0]["table"], envelopes[0]["seq"])
+                               for venue, envelopes, _ in item.messages])
+                recorder.turn()
+        a_before_b = sum(100 for write in writes for venue, _, _ in write if venue == "a")
+        assert len(writes) <= 2, [len(write) for write in writes]
+        assert a_before_b <= 2 * (recorder.write_events + 100), a_before_b
+        # The rest written: each table's two messages in order, each event once.
+        while recorder._pending_events:
+            try:
+                item = recorder.queue.get(timeout=30)
+            except queue.Empty:
+                recorder.turn()
+                continue
+            recorder.handle(item)
+            if isinstance(item, Written):
+                writes.append([(venue, envelopes[0]["table"], envelopes[0]["seq"])
+                               for venue, envelopes, _ in item.messages])
+            recorder.turn()
+        order = [(venue, table, first) for write in writes for venue, table, first in write]
+        assert len(order) == len(set(order)) == 201
+        for n in range(1, 101):
+            assert order.index(("a", f"t{n}", 1)) < order.index(("a", f"t{n}", 101))
+        assert recorder.stats.stored == 20_001 and recorder.stats.duplicates == 0
+    finally:
+        recorder.finish()
+
+
+def test_a_writers_turns_take_each_venues_message_in_turn_up_to_a_writes_events():
+    """``group.turns.VenueTurns`` by itself: one message of each venue in turn, each venue's
+    in the order they came, until a write's events are reached (at least one entry, whatever
+    it carries); an answer alone carries no events."""
+    from group.turns import VenueTurns
+
+    turns: VenueTurns[str] = VenueTurns()
+    for n in range(5):
+        turns.add("a", f"a{n}", 100)
+    turns.add("b", "b0", 1)
+    turns.add("c", "c-refused", 0)
+    turns.add("b", "b1", 1)
+    assert len(turns) == 8 and turns.events == 502
+    assert turns.take(150) == ["a0", "b0", "c-refused", "a1"]
+    assert turns.take(1) == ["b1"]
+    assert turns.take(1) == ["a2"]
+    assert turns.take(10_000) == ["a3", "a4"]
+    assert turns.take(10_000) == [] and len(turns) == 0 and turns.events == 0
+    turns.add("d", "d-huge", 50_000)
+    assert turns.take(10) == ["d-huge"]
