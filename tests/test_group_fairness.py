@@ -4,7 +4,8 @@
 - venue a, with only its own credentials and subjects, floods the centre for a few seconds
   with valid batches and with malformed ones as large as the cluster lets through, never
   waiting for an answer; meanwhile venue b sends an event every 0.2 s and waits for each
-  answer (given only after the commit): every one of b's is stored within seconds, and the
+  answer (given only after the commit): b's answers keep coming while a floods, every one of
+  b's is stored, and the
   centre's memory stays bounded; the centre says, in a few lines, that a's messages were past
   its share and that it refused a's bad ones;
 - the cluster holds each account to its limits (accounts.conf): a fifth connection of one
@@ -32,7 +33,13 @@ from tests.bench.multi_venue import Group
 FLOOD_SECONDS = 5.0
 B_EVENTS = 40
 B_EVERY = 0.2
-B_WITHIN = 5.0  # seconds from b's sending to the centre's answer after its commit, at most
+# b's answers that come while a still floods, at least: the check that a cannot stall b, whatever
+# the machine's speed (a stalled b is answered only once a's flood and backlog are done).
+B_ANSWERED_DURING_FLOOD = 3
+# Seconds from b's sending to the centre's answer after its commit, at most: only that b is
+# answered at all (on a starved 2-core machine the cluster's reading of b's message behind a's
+# flood alone took up to 5.5 s; a quiet one answers in about a second).
+B_WITHIN = 20.0
 CENTRE_MEMORY_MB = 400  # the centre's peak resident memory, at most (1.2 GB before)
 
 
@@ -117,6 +124,7 @@ def test_a_venue_flooding_the_centre_delays_not_another_venue(tmp_path, postgres
             async def answer(msg) -> None:
                 number = msg.subject.rsplit(".", 1)[1]
                 answered[number] = time.monotonic() - sent_at[number]
+                answered_during_flood.append(flooder.is_alive())
 
             await venue_b.subscribe(inbox + ".*", cb=answer)
             await venue_b.flush()
@@ -140,16 +148,19 @@ def test_a_venue_flooding_the_centre_delays_not_another_venue(tmp_path, postgres
             return sorted(answered.values())
 
         during_flood: list[bool] = []
+        answered_during_flood: list[bool] = []
         delays = asyncio.run(steady())
         flooder.join(30)
         peak = _peak_memory_mb(group.central.pid)
         log = (tmp_path / "central.log").read_text()
-        report = (f"b's answers: {len(delays)} of {B_EVENTS} ({sum(during_flood)} sent during "
-                  f"the flood), slowest {delays[-3:]} s; "
+        report = (f"b's answers: {len(delays)} of {B_EVENTS} ({sum(during_flood)} sent, "
+                  f"{sum(answered_during_flood)} answered during the flood), slowest "
+                  f"{delays[-3:]} s; "
                   f"a sent {sent.value} messages; the centre's peak memory {peak:.0f} MB")
         print(report)
         assert sent.value > 0, report  # the flood ran, and ended
         assert sum(during_flood) >= 10, report  # b's events met the flood
+        assert sum(answered_during_flood) >= B_ANSWERED_DURING_FLOOD, report  # not stalled
         assert len(delays) == B_EVENTS and delays[-1] <= B_WITHIN, report
         assert peak <= CENTRE_MEMORY_MB, report
         storage = GroupStorage(postgres)
