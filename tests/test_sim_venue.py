@@ -103,8 +103,9 @@ def test_tablectl_sim_with_the_dashboard_runs_the_hub_and_keeps_it_up(tmp_path):
     # Port 0: the dashboard says where it listens (a port picked free here could be taken by
     # another test's service before the simulator binds it, with four workers at once).
     process = subprocess.Popen(
+        # (Twice the default pace: the hand's script 3 s, not 5; the hub is what is looked at.)
         [sys.executable, "-m", "tablectl.cli", "sim", "--tables", "1", "--hands", "1",
-         "--quiet", "--dashboard", "127.0.0.1:0"],
+         "--pace", "0.05", "--quiet", "--dashboard", "127.0.0.1:0"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert process.stdout is not None
     try:
