@@ -92,14 +92,23 @@ class HandForHandState:
     def __init__(self) -> None:
         self.state = "off"
 
+    def holds(self, order: HandForHandOrder) -> bool:
+        """Whether this table already is as ``order`` asks: ``off`` to a table off, ``on`` to
+        a table on (waiting, or released and playing). The hub tells every table that joins
+        whether hand-for-hand is on, so such an order comes at every reconnect: it changes
+        nothing (a released table that heard "on" again went back to waiting, for a release
+        the floor had already given)."""
+        return (order == HandForHandOrder.OFF and self.state == "off") or \
+            (order == HandForHandOrder.ON and self.state != "off")
+
     def command(self, order: HandForHandOrder, hand_in_progress: bool,
                 t: float) -> list[Event]:
         """The floor's ``on``, ``off`` or ``release``."""
+        if self.holds(order):
+            return []
         if order == HandForHandOrder.ON:
             self.state = "playing" if hand_in_progress else "waiting"
         elif order == HandForHandOrder.OFF:
-            if self.state == "off":
-                return []  # (the hub tells every table that joins: off to one off says nothing)
             self.state = "off"
         elif self.state == "waiting":  # release
             self.state = "playing"

@@ -38,7 +38,7 @@ from contract.supervise import EXIT_WORKER_DIED, FAILED, SystemdNotifier, failur
 from contract.wire import decode
 from controller.datafiles import ProblemsError
 from controller.decks import DeckRegistry
-from controller.events import ClockAction, Event, HandForHandOrder, JournalQuarantined
+from controller.events import ClockAction, Event, JournalQuarantined
 from controller.inputs import (
     ClockCommand,
     Gesture,
@@ -535,10 +535,10 @@ class Daemon:
         past = self._past_house_size(seats or ())
         if past:
             return past  # a command from a tool that is not the hub (which checks it too)
-        if isinstance(item, HandForHand) and item.state == HandForHandOrder.OFF and \
-                self.table.hand_for_hand.state == "off":
-            # The hub tells every table that joins whether hand-for-hand is on: an "off" to
-            # a table off changes nothing, and is not journaled (a line at every reconnect).
+        if isinstance(item, HandForHand) and self.table.hand_for_hand.holds(item.state):
+            # The hub tells every table that joins whether hand-for-hand is on: an order the
+            # table already follows changes nothing, and is not journaled (a line at every
+            # reconnect).
             return None
         try:
             self._handle(item)

@@ -176,10 +176,11 @@ def test_a_part_that_fails_is_said_once_and_the_table_deals_on(tmp_path):
         daemon.stop()
 
 
-def test_an_off_hand_for_hand_to_a_table_off_commits_nothing(tmp_path):
+def test_a_hand_for_hand_order_the_table_follows_already_commits_nothing(tmp_path):
     """The hub tells every table that joins whether hand-for-hand is on, on or off: an "off"
-    to a table that is off is answered (no refusal) and changes nothing: no journal line, no
-    event; one to a table waiting for a release ends it, said once."""
+    to a table that is off, or an "on" to one on, is answered (no refusal) and changes
+    nothing: no journal line, no event; an "off" to a table waiting for a release ends it,
+    said once."""
     from contract.commands import HandForHandCommand
     from controller.events import HandForHandOrder
 
@@ -193,6 +194,9 @@ def test_an_off_hand_for_hand_to_a_table_off_commits_nothing(tmp_path):
         assert buzzer.commits == [] and link.notified == 0
         assert daemon.apply_command(HandForHandCommand(state=HandForHandOrder.ON)) is None
         assert daemon.table.hand_for_hand.state == "waiting"
+        on_again = len(daemon.outbox.journal_lines())
+        assert daemon.apply_command(HandForHandCommand(state=HandForHandOrder.ON)) is None
+        assert len(daemon.outbox.journal_lines()) == on_again
         assert daemon.apply_command(off) is None  # a barrier: this one is committed
         assert [[e.state for e in commit] for commit in buzzer.commits] == [["waiting"],
                                                                             ["off"]]

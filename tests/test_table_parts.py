@@ -43,6 +43,18 @@ def test_hand_for_hand_waits_after_each_hand_until_released():
     assert h4h.command("off", False, 8.0) == []  # off already: nothing to say (hub's joins)
 
 
+def test_hand_for_hand_on_again_keeps_a_table_s_place_in_the_round():
+    """The hub tells every table that joins "on" while hand-for-hand is on: a table released
+    (its next deck not yet in) that reconnects stays released, a waiting one stays waiting."""
+    h4h = HandForHandState()
+    h4h.command("on", False, 0.0)
+    assert h4h.command("on", False, 1.0) == [] and h4h.state == "waiting"
+    assert [e.state for e in h4h.command("release", False, 2.0)] == ["released"]
+    assert h4h.command("on", False, 3.0) == [] and h4h.state == "playing"
+    assert h4h.deck_in(4.0) == []  # dealt after its release: nothing early about it
+    assert h4h.command("on", True, 5.0) == [] and h4h.state == "playing"
+
+
 def test_dealers_choice_cycles_and_the_deck_fixes_the_game():
     choice = DealersChoice()
     game, betting, events = choice.deck_in(0.0)  # nobody declared: the first game, said so
