@@ -382,12 +382,14 @@ class SimTable:
         self.dumped = True
         before = seen = self.lines_seen
         os.kill(self.process.pid, signal.SIGUSR1)
-        deadline = time.monotonic() + 3
+        # Until the stacks have come and stopped coming: on a crowded machine (a load of 20)
+        # the reader of the daemon's output may pause for a while between two of their lines.
+        deadline = time.monotonic() + 10
         quiet_since: float | None = None  # from the first line of the stacks on
-        while time.monotonic() < deadline:  # until the stacks have come and stopped coming
+        while time.monotonic() < deadline:
             if self.lines_seen != seen:
                 seen, quiet_since = self.lines_seen, time.monotonic()
-            elif quiet_since is not None and time.monotonic() - quiet_since > 0.3:
+            elif quiet_since is not None and time.monotonic() - quiet_since > 1.0:
                 break
             time.sleep(0.02)
         lines = list(self.output)
