@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 # never do, start 40-60 ms sooner without its dataclasses (five uplinks start at once).
 
 EXIT_USAGE = 2
+CLOCK_ANSWER_SECONDS = 10.0  # `tablectl clock` waits this long for the venue clock's answer
 
 
 class _Parser(argparse.ArgumentParser):
@@ -620,13 +621,17 @@ def cmd_clock(args: argparse.Namespace) -> int:
     client.publish(topics.hub(venue, "cmd/clock"),
                    encode({"transaction": transaction, "action": args.action,
                            "value": value}), qos=1)
-    got = done.wait(5)
+    # As long as the hub's own web requests wait for its floor (FLOOR_TIMEOUT, 10 s): a hub
+    # just started, on a crowded machine, took more than 5 s to answer.
+    got = done.wait(CLOCK_ANSWER_SECONDS)
     # Disconnected first: the network thread sends DISCONNECT and ends at once (stopped
     # first, it waits out its socket's one-second select).
     client.disconnect()
     client.loop_stop()
     if not got:
-        return _fail("no answer from the venue clock (is `tablectl venue-clock` running?)")
+        return _fail(f"no answer from the venue clock in {CLOCK_ANSWER_SECONDS:g} s (is the hub, "
+                     "or `tablectl venue-clock`, running for this venue? If so it is busy: "
+                     "try again)")
     print(json.dumps(answer[0]))
     return 0 if answer[0].get("ok") else 1
 
