@@ -21,25 +21,26 @@ settings.load_profile("no-deadline")
 SCENARIOS = Path(__file__).parent / "scenarios"
 
 
-# The longest files, longest first: seconds each took in its process (the mean of two fresh
-# clones' `make test` with `--junitxml`, summed by file, on a quiet machine): bench 56,
-# net_venue 55, dashboard_browser 51, floor_alerts_browser 44, web 30, shoe_link 30,
-# firmware_micropython 29, multi_venue 28, broadcast 28, sim_venue 27, hostile 26,
-# tournament_browser 26, reporting 24, tournament_houses 24, tournament 22,
-# broadcast_desk_browser 22, players_browser 21, hub 21, venue_year_tables 20, cli 19,
-# sessions_revoked 14, payouts_browser 14, nfc 13, group_fairness 12, deploy 12,
-# dashboard_frames_browser 9, registration_browser 11; every other file under 10 (the sum,
-# 800-860 s, over four processes: they end within seconds of each other).
-LONGEST_FILES = ("test_bench.py", "test_net_venue.py", "test_dashboard_browser.py",
-                 "test_floor_alerts_browser.py", "test_web.py", "test_shoe_link.py",
-                 "test_firmware_micropython.py", "test_multi_venue.py", "test_broadcast.py",
-                 "test_sim_venue.py", "test_hostile.py", "test_tournament_browser.py",
-                 "test_reporting.py", "test_tournament_houses.py", "test_tournament.py",
-                 "test_broadcast_desk_browser.py", "test_players_browser.py", "test_hub.py",
-                 "test_venue_year_tables.py", "test_cli.py", "test_sessions_revoked.py",
-                 "test_payouts_browser.py", "test_nfc.py", "test_group_fairness.py",
-                 "test_deploy.py", "test_dashboard_frames_browser.py",
-                 "test_registration_browser.py")
+# The longest files, longest first: seconds each took in its process (a fresh clone's
+# `make test` with `--junitxml`, summed by file, on a quiet machine, 2026-12-05, second
+# session): dashboard_browser 69, bench 67, net_venue 59, floor_alerts_browser 51,
+# multi_venue 38, firmware_micropython 33, hub 32, sim_venue 30, shoe_link 30, reporting 28,
+# players_browser 26, broadcast 25, tournament_browser 23, broadcast_desk_browser 22, hostile
+# 22, venue_year_tables 22, web 21, tournament 21, tournament_houses 20, nfc 16, cli 16,
+# payouts_browser 14, sessions_revoked 13, registration_browser 11, group_fairness 11, deploy
+# 11, dashboard_frames_browser 10; every other file under 10 (the sum, 887 s, over four
+# processes).
+LONGEST_FILES = ("test_dashboard_browser.py", "test_bench.py", "test_net_venue.py",
+                 "test_floor_alerts_browser.py", "test_multi_venue.py",
+                 "test_firmware_micropython.py", "test_hub.py", "test_sim_venue.py",
+                 "test_shoe_link.py", "test_reporting.py", "test_players_browser.py",
+                 "test_broadcast.py", "test_tournament_browser.py",
+                 "test_broadcast_desk_browser.py", "test_hostile.py",
+                 "test_venue_year_tables.py", "test_web.py", "test_tournament.py",
+                 "test_tournament_houses.py", "test_nfc.py", "test_cli.py",
+                 "test_payouts_browser.py", "test_sessions_revoked.py",
+                 "test_registration_browser.py", "test_group_fairness.py", "test_deploy.py",
+                 "test_dashboard_frames_browser.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
