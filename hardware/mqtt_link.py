@@ -166,11 +166,16 @@ class TableLink(MqttWorker):
 
     def _on_connect(self) -> None:
         client = self.client
-        client.publish(self.topic("status"), self._status("online"), qos=1, retain=True)
+        # Subscribed before "online" is said: the hub answers "online" at once (its status
+        # question for the table's clock, hand-for-hand's state), and the broker takes one
+        # connection's packets in order, so the subscription is in place before anyone hears
+        # it. Said first, a starved table's subscription could come after the hub's question,
+        # which the broker then dropped: the hub never measured that table's clock.
         subscriptions = [(self.topic("cmd/+"), 1), (self.topic("ack"), 1)]
         if self.on_venue_clock is not None:
             subscriptions.append((topics.venue_clock(self.venue), 1))
         client.subscribe(subscriptions)
+        client.publish(self.topic("status"), self._status("online"), qos=1, retain=True)
         self._numbers.clear()
         self.sender.connect(self.outbox.acked_upto, self.outbox.last_seq)
 
