@@ -282,10 +282,8 @@ class FloorService:
             # its reply and shown as the hub's, but no floor log line: a copy brought into
             # line at every join is no floor action (as the seating's ``reconcile``).
             order = HandForHandOrder.ON if self.clock.hand_for_hand else HandForHandOrder.OFF
-            command = HandForHandCommand(state=order)
-            self.link.send_command(table, command)
-            updates.append(self.floor.command_sent(command.transaction, table, command.name,
-                                                   command.fields(), "hub", now))
+            updates.append(self.bring_into_line(table, HandForHandCommand(state=order), "hub",
+                                                now))
         self.after(updates, now)
 
     def on_state(self, table: str, state: TableState) -> None:
@@ -330,12 +328,10 @@ class FloorService:
         reviewed."""
         due, updates = self.floor.seating_desk.reconcile(now)
         for table, command in due:
-            self.link.send_command(table, command)
             # Shown as sent by whoever made the change it carries ("hub": a player released
             # to the table they move to, a table brought back into line).
             by = self.floor.seating.tables[table].changed_by
-            updates.append(self.floor.command_sent(command.transaction, table, command.name,
-                                                   command.fields(), by, now))
+            updates.append(self.bring_into_line(table, command, by, now))
             log.info("table %s sent its seating version %s", table, command.version)
         self.keep_seating()
         self.broadcast(updates + self.floor.review_balance(now))
@@ -355,6 +351,15 @@ class FloorService:
         self.reconcile(now)
 
     # ------------------------------------------------------------------ what goes out
+    def bring_into_line(self, table: str, command: Command, by: str, now: int) -> Update:
+        """A table's copy brought into line with the truth (a seating it does not deal yet,
+        hand-for-hand's state at its join): the command published and kept for its reply,
+        shown as ``by``'s, but no floor log line (no floor action: it may come at every
+        reconnect). The dashboards' update."""
+        self.link.send_command(table, command)
+        return self.floor.command_sent(command.transaction, table, command.name,
+                                       command.fields(), by, now)
+
     def send(self, table: str, command: Command, user: str) -> dict[str, Any]:
         """Publish one command and remember it for its reply; what was sent."""
         command.payload()  # too long for a table: refused before anything is sent or logged
