@@ -23,6 +23,7 @@ from contract.snapshots import VenueClockReading
 from controller.events import Event
 from controller.inputs import Input
 from controller.screens import Screen
+from firmware_bridge.messages import clock_zero_ms
 from tablectl.config import Config
 
 if TYPE_CHECKING:
@@ -223,8 +224,6 @@ def host_clock_pin(wiring: Wiring, shoe_zero: float | None = None) -> float:
     ``shoe_zero`` the host's monotonic seconds at the shoe's millisecond 0 (by default, the
     last wrap of that clock), plus where the daemon's time stands against the host's."""
     if shoe_zero is None:
-        from firmware_bridge.messages import clock_zero_ms
-
         shoe_zero = clock_zero_ms(int(time.monotonic() * 1000)) / 1000.0
     return shoe_zero + wiring.now() - time.monotonic()  # the daemon's continues its journal
 
