@@ -14,8 +14,10 @@ systemd restarts it; what a single bad message can cause is caught where it is h
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
+import traceback
 from dataclasses import dataclass
 
 from contract.supervise import start_worker
@@ -76,6 +78,9 @@ class QueueWorker:
         # seen it: what it sends now goes on this connection.
         self.online = False
         self.last_turn = time.monotonic()  # a worker with turn_seconds turns that often
+        # What the worker's thread is on now and since when (monotonic), or None between
+        # items: for ``busy``, when another thread gave up waiting for it.
+        self.doing: tuple[object, float] | None = None
 
     # ------------------------------------------------------------------ for subclasses
     def setup(self) -> None:
@@ -127,6 +132,23 @@ class QueueWorker:
             return f"the {self.worker_name} worker has not turned for {timeout:g} s"
         return None
 
+    def busy(self) -> str:
+        """What the worker is doing now, for a log line when someone waited in vain: the item
+        and for how long, how many wait behind it, and where its thread is (the innermost
+        frames of its stack)."""
+        doing, waiting = self.doing, self.queue.qsize()
+        if doing is None:
+            return f"the {self.worker_name} worker is between items, {waiting} waiting"
+        item, since = doing
+        text = (f"the {self.worker_name} worker has been on {str(item)[:160]} for "
+                f"{time.monotonic() - since:.1f} s, {waiting} waiting")
+        frame = (sys._current_frames().get(self._thread.ident)
+                 if self._thread is not None and self._thread.ident is not None else None)
+        if frame is not None:
+            where = traceback.format_stack(frame)[-6:]
+            text += "; its stack, innermost last:\n" + "".join(where).rstrip()
+        return text
+
     @property
     def thread(self) -> threading.Thread | None:
         """The worker's thread (for health checks: is it alive)."""
@@ -161,10 +183,13 @@ class QueueWorker:
                     self.online = not item.refused
                 elif isinstance(item, Disconnected):
                     self.online = False
+                self.doing = (item, time.monotonic())
                 self.noted(item)
                 self.handle(item)
+            self.doing = ("the turn after a batch", time.monotonic())
             self.turn()
             self.turned()
+            self.doing = None
             self.last_turn = time.monotonic()
 
     def _put_back(self, items: list[object]) -> None:

@@ -21,6 +21,10 @@ class Call:
 
     function: Callable[[], Any]
     future: Future[Any]
+    name: str = "a call"  # what it does, for a log line that says what the worker was on
+
+    def __str__(self) -> str:
+        return f"Call({self.name})"
 
     def run(self) -> Exception | None:
         """On the worker's thread; what it raised, if it did (the worker then undoes what it
@@ -36,8 +40,8 @@ class Call:
         return None
 
 
-def submit(worker: MqttWorker, function: Callable[[], T]) -> Future[T]:
+def submit(worker: MqttWorker, function: Callable[[], T], name: str = "a call") -> Future[T]:
     """``function`` queued for ``worker``'s thread; its result comes in the future."""
     future: Future[T] = Future()
-    worker.put(Call(function, future))
+    worker.put(Call(function, future, name))
     return future

@@ -99,7 +99,8 @@ class FloorWorker(MqttWorker):
                *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """A use case of the floor, run on this worker (from any thread)."""
         service = self._floor()
-        return submit(self, lambda: use_case(service, *args, **kwargs))
+        return submit(self, lambda: use_case(service, *args, **kwargs),
+                      getattr(use_case, "__qualname__", "a use case"))
 
     def _status(self, state: str) -> str:
         return encode({"state": state, "venue": self.venue, "ts": int(self.wall() * 1000)})

@@ -81,6 +81,10 @@ class OnFloor(Protocol):
     def submit(self, use_case: Callable[Concatenate[FloorService, P], T], /,
                *args: P.args, **kwargs: P.kwargs) -> Future[T]: ...
 
+    def busy(self) -> str:
+        """What the worker is on now (contract/worker.py, ``QueueWorker.busy``)."""
+        ...
+
 
 class FloorService:
     """The floor: its view, the venue clock, its storage and the dashboards' streams, what

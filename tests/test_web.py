@@ -6,6 +6,7 @@ turned against staff. Memory and threads are read from /proc."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import threading
@@ -425,10 +426,11 @@ def test_each_domain_error_has_its_answer_and_anything_else_is_a_bug():
 
 
 def test_a_call_the_floor_does_not_answer_in_time_is_a_503_and_is_not_done_later(
-        hub, monkeypatch):
+        hub, monkeypatch, caplog):
     from hub.web import deps
 
     monkeypatch.setattr(deps, "FLOOR_TIMEOUT", 0.5)
+    caplog.set_level(logging.WARNING, logger="tablectl.hub")
     release = threading.Event()
     maria = Staff(hub.url, "maria", "maria-password")
     try:
@@ -440,6 +442,11 @@ def test_a_call_the_floor_does_not_answer_in_time_is_a_503_and_is_not_done_later
         maria.close()
     names = [p["name"] for p in hub.call(FloorService.roster)["players"]]
     assert "Late Larry" not in names, "a request given up on was done once the floor was free"
+    # The log says what held the floor: the call it was on, what waited, where its thread was.
+    [line] = [r.getMessage() for r in caplog.records if "for the floor in vain" in r.getMessage()]
+    assert line.startswith("FloorService.add_player waited 0.5 s"), line
+    assert "has been on Call(test_a_call_the_floor" in line and "1 waiting" in line, line
+    assert "release.wait(10)" in line, line
 
 
 def test_the_users_file_is_never_readable_by_others(tmp_path, monkeypatch):

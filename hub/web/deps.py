@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from hub.settings import HubSettings
 from hub.web.errors import Refused
 from hub.web.streams import StreamRegistry
 
+log = logging.getLogger("tablectl.hub")
 COOKIE = "pkr_session"
 FLOOR_TIMEOUT = 10.0  # seconds a request waits for the floor's worker: then 503
 P = ParamSpec("P")
@@ -61,7 +63,15 @@ async def on_floor(context: WebContext,
     TimeoutError (a 503) if the floor does not answer within FLOOR_TIMEOUT (the use case is
     then not run late, if it has not started)."""
     future = context.floor.submit(use_case, *args, **kwargs)
-    return await asyncio.wait_for(asyncio.wrap_future(future), FLOOR_TIMEOUT)
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(future), FLOOR_TIMEOUT)
+    except TimeoutError:
+        # The staff see "try again"; the log says what held the floor up, for whoever
+        # looks into a slow hub.
+        name = getattr(use_case, "__qualname__", "a use case")
+        log.warning("%s waited %g s for the floor in vain: %s", name, FLOOR_TIMEOUT,
+                    context.floor.busy())
+        raise
 
 
 def session_of(request: Request) -> str | None:
