@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# How long whoever asks the hub waits for its answer (a web request for the floor's worker,
+# `tablectl clock` for the venue clock's answer on cmd-resp): then it says the hub is busy.
+# One figure: a hub that a web request may wait for is waited for as long on MQTT.
+HUB_ANSWER_SECONDS = 10.0
+
 ROOT = "pkr/v1"
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from contract import topics
+from contract.topics import HUB_ANSWER_SECONDS
 from houses import DEFAULT_PROFILE
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 # never do, start 40-60 ms sooner without its dataclasses (five uplinks start at once).
 
 EXIT_USAGE = 2
-CLOCK_ANSWER_SECONDS = 10.0  # `tablectl clock` waits this long for the venue clock's answer
 
 
 class _Parser(argparse.ArgumentParser):
@@ -621,15 +621,15 @@ def cmd_clock(args: argparse.Namespace) -> int:
     client.publish(topics.hub(venue, "cmd/clock"),
                    encode({"transaction": transaction, "action": args.action,
                            "value": value}), qos=1)
-    # As long as the hub's own web requests wait for its floor (FLOOR_TIMEOUT, 10 s): a hub
-    # just started, on a crowded machine, took more than 5 s to answer.
-    got = done.wait(CLOCK_ANSWER_SECONDS)
+    # As long as the hub's own web requests wait for its floor: a hub just started, on a
+    # crowded machine, took more than 5 s to answer.
+    got = done.wait(HUB_ANSWER_SECONDS)
     # Disconnected first: the network thread sends DISCONNECT and ends at once (stopped
     # first, it waits out its socket's one-second select).
     client.disconnect()
     client.loop_stop()
     if not got:
-        return _fail(f"no answer from the venue clock in {CLOCK_ANSWER_SECONDS:g} s (is the hub, "
+        return _fail(f"no answer from the venue clock in {HUB_ANSWER_SECONDS:g} s (is the hub, "
                      "or `tablectl venue-clock`, running for this venue? If so it is busy: "
                      "try again)")
     print(json.dumps(answer[0]))

@@ -16,6 +16,7 @@ from fastapi import Body, Depends, Path, Query, Request
 from pydantic import BaseModel, ConfigDict
 
 from contract.schema import NAME
+from contract.topics import HUB_ANSWER_SECONDS
 from hub.auth import Sessions, User
 from hub.reports import Reports
 from hub.service import FloorService, OnFloor
@@ -25,7 +26,7 @@ from hub.web.streams import StreamRegistry
 
 log = logging.getLogger("tablectl.hub")
 COOKIE = "pkr_session"
-FLOOR_TIMEOUT = 10.0  # seconds a request waits for the floor's worker: then 503
+FLOOR_TIMEOUT = HUB_ANSWER_SECONDS  # seconds a request waits for the floor's worker: then 503
 P = ParamSpec("P")
 T = TypeVar("T")
 
