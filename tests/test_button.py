@@ -214,6 +214,16 @@ def test_the_simulators_control_socket_believes_only_stamps_of_this_run(tmp_path
         def release_later() -> bytes:  # a good stamp: the finger lifts 0.1 s from now
             return b"up %.6f" % (time.monotonic() + 0.1)
 
+        # A press the simulator's dealer stamps at its moment in the script after waiting up
+        # to 15 s for the shoe (a starved machine): a tap, its rhythm kept. (Refused, its
+        # down and up came together: a bounce, the press lost.)
+        pressed = time.monotonic() - 14.0
+        finger.sendto(b"down %.6f" % pressed, str(control))
+        finger.sendto(b"up %.6f" % (pressed + 0.1), str(control))
+        seen = arrived()
+        assert [g.kind for g in seen] == ["tap"]
+        assert seen[0].t == pytest.approx(daemon.now() - 14.0 + 0.1, abs=2.0)
+        last_tap[0] = seen[0].t
         for stamp in (b"nan", b"1e300"):
             # A dealer's taps half a second apart are two taps, not a double tap.
             assert wait_for(lambda: daemon.now() > last_tap[0] + 0.5, 5)
