@@ -144,6 +144,25 @@ def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, 
     assert maria.is_disabled("#h4h-release")
     replies = maria.locator("#replies li.ok")
     assert wait_for(lambda: replies.count() >= 4, 10)  # on and release, to each table
+    # "Off"'s answer held back in the page until the break's has come: an older answer, late
+    # (a busy tablet, two connections), is not written over the newer one's on the reply line.
+    maria.evaluate("""() => {
+      const fetchFirst = window.fetch;
+      window.heldAnswers = [];
+      window.fetch = async (path, options) => {
+        const response = await fetchFirst(path, options);
+        if (!(options && String(options.body).includes('"hand-for-hand"'))) return response;
+        await new Promise((release) => window.heldAnswers.push(release));
+        const json = response.json.bind(response);
+        // Read, then a task later (after the page's own continuation): a marker for the test.
+        response.json = async () => {
+          const value = await json();
+          setTimeout(() => { window.lateAnswerRead = true; });
+          return value;
+        };
+        return response;
+      };
+    }""")
     maria.click("#h4h-off")
     expect(maria.locator("#h4h .state")).to_have_text("off")
     # (15 s, as for the tables: a fresh-clone run with both cores kept busy took longer than
@@ -152,6 +171,10 @@ def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, 
     # The hub's answer first (a refusal or a busy floor says so here), then its publication
     # back through the broker and the stream.
     expect(maria.locator("#clock-reply")).to_have_text("clock break: done", timeout=15000)
+    maria.wait_for_function("window.heldAnswers.length === 1")
+    maria.evaluate("window.heldAnswers[0]()")
+    maria.wait_for_function("window.lateAnswerRead === true")
+    assert maria.inner_text("#clock-reply") == "clock break: done"
     expect(maria.locator("#clock .level")).to_have_text("BREAK", timeout=15000)
     maria.click("[data-clock=break][data-value=end]")
     expect(maria.locator("#clock .level")).to_have_text("Level 5", timeout=15000)

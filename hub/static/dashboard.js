@@ -1615,27 +1615,36 @@ async function withdrawTvLink() {
   const generation = state.tvLink.generation;
   if (!(await confirmed("Withdraw the room clock's TV link? Every TV showing it stops and " +
                         "says so; open the new link on the TVs.", "Withdraw the link"))) return;
-  const reply = $("#clock-reply");
+  const reply = clockReply();
   try {
     showTvLink(await api("/api/tv-link/withdraw", { generation }));
-    reply.className = "reply ok";
-    reply.textContent = "TV link withdrawn: open the new one on the TVs";
+    reply("ok", "TV link withdrawn: open the new one on the TVs");
   } catch (e) {
     if (e.body && e.body.current) showTvLink(e.body.current);
-    reply.className = "reply error";
-    reply.textContent = shown(`TV link: ${e.message}`);
+    reply("error", `TV link: ${e.message}`);
   }
 }
 
+// The clock's reply line answers the newest question asked on this tablet: an older one's
+// answer coming late (two connections, a busy tablet) is not written over a newer one's.
+let clockAsked = 0;
+function clockReply() {
+  const asked = ++clockAsked;
+  return (kind, text) => {
+    if (asked !== clockAsked) return;
+    const line = $("#clock-reply");
+    line.className = `reply ${kind}`;
+    line.textContent = shown(text);
+  };
+}
+
 async function clockCommand(action, value) {
-  const reply = $("#clock-reply");
+  const reply = clockReply();
   try {
     await api("/api/clock", { action, value });
-    reply.className = "reply ok";
-    reply.textContent = `clock ${action}: done`;
+    reply("ok", `clock ${action}: done`);
   } catch (e) {
-    reply.className = "reply error";
-    reply.textContent = shown(`clock ${action}: ${e.message}`);
+    reply("error", `clock ${action}: ${e.message}`);
   }
 }
 
