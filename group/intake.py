@@ -9,23 +9,24 @@ message of each venue in turn; what comes while a venue's queue is full is not t
 not answered, and its uplink sends it again later, slower each time (its answer timeout doubles
 at each expiry): back-pressure that costs the other venues nothing.
 
-Thread-safe: nats-py's loop offers, the recorder's worker takes.
+Thread-safe: nats-py's loop offers, the recorder's worker takes. The lock is here; the turns
+are ``group.rounds``'s (pure), which the writers' ``group.turns`` share.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import deque
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from group.rounds import Rounds
 
 Item = TypeVar("Item")
 
 
 @dataclass
-class _Share(Generic[Item]):
-    waiting: deque[tuple[Item, int]] = field(default_factory=deque)
+class _Share:
     size: int = 0  # bytes waiting
     refused: int = 0  # offers not taken (its queue full) since the last ``refusals``
 
@@ -35,8 +36,8 @@ class FairIntake(Generic[Item]):
         self.max_messages = max_messages  # a venue's queue, each
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
-        self._shares: dict[Hashable, _Share[Item]] = {}
-        self._turns: deque[Hashable] = deque()  # venues with something waiting, in turn
+        self._shares: dict[Hashable, _Share] = {}
+        self._rounds: Rounds[Hashable, tuple[Item, int]] = Rounds()  # (item, its size)
 
     def offer(self, venue: Hashable, item: Item, size: int) -> bool:
         """Take ``item`` (of ``size`` bytes) into ``venue``'s queue; False if it is full (the
@@ -46,13 +47,11 @@ class FairIntake(Generic[Item]):
             share = self._shares.get(venue)
             if share is None:
                 share = self._shares[venue] = _Share()
-            if share.waiting and (len(share.waiting) >= self.max_messages
-                                  or share.size + size > self.max_bytes):
+            waiting = self._rounds.waiting(venue)
+            if waiting and (waiting >= self.max_messages or share.size + size > self.max_bytes):
                 share.refused += 1
                 return False
-            if not share.waiting:
-                self._turns.append(venue)
-            share.waiting.append((item, size))
+            self._rounds.add(venue, (item, size))
             share.size += size
             return True
 
@@ -64,25 +63,18 @@ class FairIntake(Generic[Item]):
         refused and come again later) and its turn comes again once it is let in."""
         taken: list[Item] = []
         with self._lock:
-            paused = 0  # venues passed over since the last taken: all of them, and it is over
-            while self._turns and len(taken) < most and paused < len(self._turns):
-                venue = self._turns.popleft()
-                if not admit(venue):
-                    self._turns.append(venue)
-                    paused += 1
-                    continue
-                paused = 0
-                share = self._shares[venue]
-                item, size = share.waiting.popleft()
-                share.size -= size
+            while len(taken) < most:
+                next_in_turn = self._rounds.take(admit)
+                if next_in_turn is None:
+                    break  # nothing waits, or every venue waiting is paused
+                venue, (item, size) = next_in_turn
+                self._shares[venue].size -= size
                 taken.append(item)
-                if share.waiting:
-                    self._turns.append(venue)
         return taken
 
     def __len__(self) -> int:
         with self._lock:
-            return sum(len(share.waiting) for share in self._shares.values())
+            return len(self._rounds)
 
     def refusals(self) -> dict[Hashable, int]:
         """Venue by venue, the offers refused since the last call (then forgotten)."""

@@ -10,32 +10,28 @@ one venue has waiting, and no write is longer than ``most_events`` and a message
 
 A venue's entries stay in the order they came: a table's messages (a table is always one
 writer's) are written in order, each once. Pure: no lock, no clock; the recorder's worker
-alone adds and takes.
+alone adds and takes. The turns are ``group.rounds``'s, which the intake shares.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
+
+from group.rounds import Rounds
 
 Entry = TypeVar("Entry")
 
 
 class VenueTurns(Generic[Entry]):
     def __init__(self) -> None:
-        self._waiting: dict[Hashable, deque[tuple[Entry, int]]] = {}
-        self._turns: deque[Hashable] = deque()  # venues with something waiting, in turn
+        self._rounds: Rounds[Hashable, tuple[Entry, int]] = Rounds()  # (entry, its events)
         self.events = 0  # events waiting, every venue's
 
     def add(self, venue: Hashable, entry: Entry, events: int) -> None:
         """``entry`` (carrying ``events`` events; 0 for an answer alone) after the venue's
         others."""
-        waiting = self._waiting.get(venue)
-        if waiting is None:
-            waiting = self._waiting[venue] = deque()
-            self._turns.append(venue)
-        waiting.append((entry, events))
+        self._rounds.add(venue, (entry, events))
         self.events += events
 
     def take(self, most_events: int) -> list[Entry]:
@@ -44,18 +40,15 @@ class VenueTurns(Generic[Entry]):
         behind the others, in this write and the next."""
         taken: list[Entry] = []
         carried = 0
-        while self._turns and (not taken or carried < most_events):
-            venue = self._turns.popleft()
-            waiting = self._waiting[venue]
-            entry, events = waiting.popleft()
+        while not taken or carried < most_events:
+            next_in_turn = self._rounds.take()
+            if next_in_turn is None:
+                break  # nothing waits
+            _venue, (entry, events) = next_in_turn
             taken.append(entry)
             carried += events
-            if waiting:
-                self._turns.append(venue)
-            else:
-                del self._waiting[venue]  # (memory: only venues with something waiting)
         self.events -= carried
         return taken
 
     def __len__(self) -> int:
-        return sum(len(waiting) for waiting in self._waiting.values())
+        return len(self._rounds)

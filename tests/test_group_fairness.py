@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from contract.envelope import envelope
 from contract.wire import encode
@@ -342,3 +344,54 @@ def test_a_writers_turns_take_each_venues_message_in_turn_up_to_a_writes_events(
     assert turns.take(10_000) == [] and len(turns) == 0 and turns.events == 0
     turns.add("d", "d-huge", 50_000)
     assert turns.take(10) == ["d-huge"]
+
+
+_KEYS = "abc"
+
+
+@given(st.lists(st.one_of(st.sampled_from(_KEYS),  # a key: add its next entry
+                          st.frozensets(st.sampled_from(_KEYS))),  # the keys let in: take
+                max_size=60))
+def test_rounds_serve_keys_in_turn_each_keys_entries_in_order_once(steps):
+    """``group.rounds.Rounds``, what the intake and the writers' turns share, adds and takes
+    interleaved, some keys paused at each take: a take gives an entry of a key let in, or
+    None only when no key waiting is; a key taken is not taken again before every other key
+    that waited then and was let in at each take since (in turn); each key's entries come out
+    in the order they went in, each once."""
+    from group.rounds import Rounds
+
+    rounds: Rounds[str, tuple[str, int]] = Rounds()
+    added = dict.fromkeys(_KEYS, 0)
+    taken: dict[str, list[int]] = {key: [] for key in _KEYS}
+    # key: the other keys it waits behind (waiting when it was last taken, let in since)
+    behind: dict[str, set[str]] = {key: set() for key in _KEYS}
+
+    def waiting(key: str) -> int:
+        return added[key] - len(taken[key])
+
+    def take(let_in: frozenset[str]) -> None:
+        for others in behind.values():
+            others &= let_in
+        got = rounds.take(lambda key: key in let_in)
+        if got is None:
+            assert not [key for key in let_in if waiting(key)]
+            return
+        key, (entry_key, n) = got
+        assert key == entry_key and key in let_in and not behind[key]
+        taken[key].append(n)
+        for others in behind.values():
+            others.discard(key)
+        behind[key] = {other for other in _KEYS if other != key and waiting(other)}
+
+    for step in steps:
+        if isinstance(step, str):
+            rounds.add(step, (step, added[step]))
+            added[step] += 1
+        else:
+            take(step)
+        assert len(rounds) == sum(map(waiting, _KEYS))
+        assert all(rounds.waiting(key) == waiting(key) for key in _KEYS)
+    while len(rounds):
+        take(frozenset(_KEYS))
+    assert rounds.take() is None
+    assert taken == {key: list(range(added[key])) for key in _KEYS}
