@@ -76,19 +76,26 @@ def test_retention_keeps_what_the_group_lacks_and_the_uplink_goes_on_past_what_i
     uplink_state.close()
 
     # The hub's retention (at its start): only what the centre holds goes.
-    hub = subprocess.Popen([sys.executable, "-m", "tablectl.cli", "hub", "--config",
-                            str(_hub_config(tmp_path, broker.port, db, state))],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    hub_log = tmp_path / "hub.log"
+    with hub_log.open("w") as log_file:
+        hub = subprocess.Popen([sys.executable, "-m", "tablectl.cli", "hub", "--config",
+                                str(_hub_config(tmp_path, broker.port, db, state))],
+                               stdout=subprocess.DEVNULL, stderr=log_file)
     try:
+        # The barrier: the purge has run, and the hub says it is up. (The floor's first turn
+        # purges while the hub still starts its dashboard: a SIGTERM then, before the hub
+        # handles signals, ended it with nothing said.)
         deadline = time.monotonic() + 30
-        while _seqs(db, "t1")[:1] != [11]:  # the barrier: the purge has run
-            assert hub.poll() is None and time.monotonic() < deadline, _seqs(db, "t1")
+        while _seqs(db, "t1")[:1] != [11] or "hub for venue" not in hub_log.read_text():
+            assert hub.poll() is None and time.monotonic() < deadline, (
+                _seqs(db, "t1"), hub_log.read_text())
             time.sleep(0.1)
         assert _seqs(db, "t1") == list(range(11, 41))
         assert _seqs(db, "t2") == list(range(1, 21))
     finally:
         hub.send_signal(signal.SIGTERM)
-        _, said = hub.communicate(timeout=30)
+        hub.wait(30)
+    said = hub_log.read_text()
     assert "retention keeps 50 events older than 90 days: the group's centre does not hold" \
         in said, said
 
