@@ -388,6 +388,18 @@ class SimTable:
                 and pressed_on.poll() is None:
             self.dump_threads(f"took no {gesture} press in {timeout:g} s")
 
+    def describe(self, lines: int = 12) -> str:
+        """For a failure's message: the simulated shoe's state (cards not yet read, frames not
+        yet acknowledged by the daemon, the clock's hold) and the daemon's last lines."""
+        shoe = self.shoe
+        with shoe._lock:
+            state = (f"shoe: {len(shoe._pending)} cards not read, "
+                     f"{len(shoe.protocol.unacked)} frames unacknowledged "
+                     f"({shoe.protocol.dropped} dropped this boot), "
+                     f"plugged {shoe.plugged}, hold {shoe._hold_ms}")
+        said = "\n  ".join(list(self.output)[-lines:]) or "(nothing)"
+        return f"{self.name}: {state}; the daemon's last lines:\n  {said}"
+
     def dump_threads(self, why: str) -> None:
         """A daemon alive that takes nothing in: its threads' stacks (the daemon's faulthandler
         prints them on SIGUSR1) and its last lines, on stderr, once a table. What a hang
