@@ -78,9 +78,10 @@ class QueueWorker:
         # seen it: what it sends now goes on this connection.
         self.online = False
         self.last_turn = time.monotonic()  # a worker with turn_seconds turns that often
-        # What the worker's thread is on now and since when (monotonic), or None between
-        # items: for ``busy``, when another thread gave up waiting for it.
-        self.doing: tuple[object, float] | None = None
+        # What the worker's thread is on now, since when (monotonic) and how many items of
+        # its batch wait behind it (taken off the queue already), or None between items: for
+        # ``busy``, when another thread gave up waiting for it.
+        self.doing: tuple[object, float, int] | None = None
 
     # ------------------------------------------------------------------ for subclasses
     def setup(self) -> None:
@@ -139,7 +140,8 @@ class QueueWorker:
         doing, waiting = self.doing, self.queue.qsize()
         if doing is None:
             return f"the {self.worker_name} worker is between items, {waiting} waiting"
-        item, since = doing
+        item, since, behind = doing
+        waiting += behind
         text = (f"the {self.worker_name} worker has been on {str(item)[:160]} for "
                 f"{time.monotonic() - since:.1f} s, {waiting} waiting")
         frame = (sys._current_frames().get(self._thread.ident)
@@ -183,10 +185,10 @@ class QueueWorker:
                     self.online = not item.refused
                 elif isinstance(item, Disconnected):
                     self.online = False
-                self.doing = (item, time.monotonic())
+                self.doing = (item, time.monotonic(), len(items) - index - 1)
                 self.noted(item)
                 self.handle(item)
-            self.doing = ("the turn after a batch", time.monotonic())
+            self.doing = ("the turn after a batch", time.monotonic(), 0)
             self.turn()
             self.turned()
             self.doing = None

@@ -425,3 +425,38 @@ def test_the_commands_schemas_are_as_strict_as_the_code_that_takes_them():
     assert problems("SeatingCommand", {"transaction": "x", "seats": ["1"]})
     assert not problems("SeatingCommand", {"transaction": "x", "seats": [1, 10], "version": 3})
     assert problems("HandForHandCommand", {"transaction": "x", "state": "maybe"})
+
+
+def test_a_busy_worker_says_what_it_is_on_and_what_waits_behind_it():
+    """``QueueWorker.busy``, logged when a web request waits for the floor in vain: the item
+    it is on, and every item behind it, those of its batch (off the queue already) too."""
+    import threading
+
+    from contract.worker import QueueWorker
+
+    release = threading.Event()
+    started = threading.Event()
+
+    class Stuck(QueueWorker):
+        worker_name = "stuck"
+
+        def handle(self, item: object) -> None:
+            if item == "the long one":
+                started.set()
+                release.wait(10)
+
+    worker = Stuck()
+    # Queued before the thread starts: it takes all three in one batch.
+    for item in ("the long one", "next", "last"):
+        worker.put(item)
+    worker._start_thread()
+    try:
+        assert started.wait(10)
+        said = worker.busy()
+        assert said.startswith("the stuck worker has been on the long one for "), said
+        assert ", 2 waiting; its stack, innermost last:" in said, said
+        assert "release.wait(10)" in said, said
+    finally:
+        release.set()
+        worker._stop_thread(5)
+    assert worker.busy() == "the stuck worker is between items, 0 waiting"
