@@ -65,6 +65,11 @@ class QueueWorker:
     worker_name = "worker"
     turn_seconds: float | None = None  # None: wait for an item, however long
     batch = 1000  # items taken per turn
+    # Seconds of handling after which a batch stops and the worker turns, the rest of it
+    # handled next (None: the whole batch). A worker whose turn commits its writes holds the
+    # database's one write lock meanwhile: the recorder's thousand messages on a loaded
+    # machine held it for over 10 s, and the floor's writes waited (hub/recorder.py).
+    batch_seconds: float | None = None
 
     def __init__(self) -> None:
         self.queue: queue.Queue[object] = queue.Queue()
@@ -172,6 +177,7 @@ class QueueWorker:
                     items.append(self.queue.get_nowait())
                 except queue.Empty:
                     break
+            began = time.monotonic()
             for index, item in enumerate(items):
                 if isinstance(item, Stop):
                     self._put_back(items[index + 1:])  # for finish: an answer it waits for
@@ -188,6 +194,10 @@ class QueueWorker:
                 self.doing = (item, time.monotonic(), len(items) - index - 1)
                 self.noted(item)
                 self.handle(item)
+                if (self.batch_seconds is not None and index + 1 < len(items)
+                        and time.monotonic() - began >= self.batch_seconds):
+                    self._put_back(items[index + 1:])  # first in the next batch, in order
+                    break
             self.doing = ("the turn after a batch", time.monotonic(), 0)
             self.turn()
             self.turned()

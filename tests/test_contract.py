@@ -460,3 +460,44 @@ def test_a_busy_worker_says_what_it_is_on_and_what_waits_behind_it():
         release.set()
         worker._stop_thread(5)
     assert worker.busy() == "the stuck worker is between items, 0 waiting"
+
+
+def test_a_worker_with_batch_seconds_turns_between_the_items_of_a_long_batch():
+    """The recorder commits (and releases SQLite's one write lock) in its turn: a batch of a
+    thousand messages on a loaded machine held it for over 10 s while the floor's writes
+    waited. With ``batch_seconds`` the worker turns once a batch has taken that long, and
+    handles the rest next, in order, each once."""
+    import threading
+    import time as clock
+
+    from contract.worker import QueueWorker
+
+    seen: list[str] = []
+    done = threading.Event()
+
+    class Slow(QueueWorker):
+        worker_name = "slow"
+        batch_seconds = 0.05
+
+        def handle(self, item: object) -> None:
+            clock.sleep(0.02)
+            seen.append(str(item))
+            if item == 9:
+                done.set()
+
+        def turn(self) -> None:
+            seen.append("turn")
+
+    worker = Slow()
+    for item in range(10):  # queued before the thread starts: one batch of ten
+        worker.put(item)
+    worker._start_thread()
+    try:
+        assert done.wait(10)
+    finally:
+        worker._stop_thread(5)
+    items = [entry for entry in seen if entry != "turn"]
+    assert items == [str(n) for n in range(10)], seen
+    # A turn within the ten (after about three items each: fewer on a loaded machine), not
+    # only after them: ten items take at least 0.2 s.
+    assert 1 <= seen.index("turn") < 10, seen
