@@ -37,7 +37,7 @@ from contract.wire import encode
 from hub.identities import TableIdentities
 from hub.ledger import RecorderLedger, Replay
 from hub.states import TableStatus
-from hub.storage import Storage, open_storage
+from hub.storage import Storage, event_row, open_storage
 
 log = logging.getLogger("tablectl.recorder")
 
@@ -92,6 +92,9 @@ class Recorder(MqttWorker):
         self.on_news = on_news
         self.wall = wall
         self._stored: dict[str, list[dict[str, Any]]] = {}  # since the last commit
+        # The events found new since the last commit, written with it: rows and their keys.
+        self._waiting_rows: list[tuple[Any, ...]] = []
+        self._waiting_keys: set[tuple[str, str, int]] = set()
         # What it holds and asks for (pure: hub/ledger.py); this class is its MQTT and
         # database shell.
         self.ledger: RecorderLedger[Stream] = RecorderLedger(reorder_timeout)
@@ -263,6 +266,7 @@ class Recorder(MqttWorker):
             return
         assert self._db is not None
         offset = round((sent + now) / 2 * 1000) - int(body["ts"])
+        self._write_waiting()  # (their times moved too; committed with the next flush)
         self._db.set_clock_offset(stream, offset)
         for kind, text in self.identities.clock(stream, offset, int(body["ts"])):
             log.warning("%s: %s", table, text)
@@ -309,10 +313,15 @@ class Recorder(MqttWorker):
             hub_ts = ts + known.clock_offset
         else:
             hub_ts = int(self.wall() * 1000)
-        new = self._db.insert(table, seq, envelope, raw, hub_ts)
-        if not new:
+        # Written when the turn commits (``_flush``), not now: SQLite has one write lock,
+        # and a write now would hold it, against the floor's writes, until then. Only the
+        # recorder stores events: what is neither waiting here nor in the database is new.
+        key = (table, stream.incarnation, seq)
+        if key in self._waiting_keys or self._db.has_event(*key):
             self.stats.duplicates += 1
         else:
+            self._waiting_rows.append(event_row(table, seq, envelope, raw, hub_ts))
+            self._waiting_keys.add(key)
             self.stats.stored += 1
             if self.on_stored is not None:
                 self._stored.setdefault(table, []).append(envelope)
@@ -335,6 +344,13 @@ class Recorder(MqttWorker):
                                 stream.incarnation[:8])
                 self.ledger.replay_refused(stream, body["oldest"])
 
+    def _write_waiting(self) -> None:
+        """The events found new since the last commit, written (into its transaction)."""
+        if self._waiting_rows:
+            assert self._db is not None
+            self._db.insert_rows(self._waiting_rows)
+            self._waiting_rows, self._waiting_keys = [], set()
+
     def _count_newest(self, counted: Mapping[Stream, int]) -> None:
         for stream, upto in counted.items():
             if self.identities.newest.get(stream.table) == stream:
@@ -344,6 +360,7 @@ class Recorder(MqttWorker):
         assert self._db is not None
         self.stats.flushed_at = now
         counted = self.ledger.counts(now)
+        self._write_waiting()
         for stream, upto in counted.items():
             self._db.set_upto(stream, upto)
         # One commit (one fsync) for the rows and every table's count; only then the acks, so

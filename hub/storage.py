@@ -144,6 +144,17 @@ BROADCAST_TYPES = ("hand.started", "card", "irregularity", "ruling", "board.reso
                    "hand.ended", "hand.record")
 
 
+_INSERT_EVENT = ("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                 "ON CONFLICT (tbl, inc, seq) DO NOTHING")
+
+
+def event_row(table: str, seq: int, envelope: dict[str, Any], raw: str,
+              hub_ts: int) -> tuple[Any, ...]:
+    """An event's row (its incarnation is the envelope's), its time by the hub's clock."""
+    return (table, incarnation_of(envelope), seq, envelope.get("boot"), envelope.get("type"),
+            envelope.get("ts"), int(bool(envelope.get("historical"))), raw, hub_ts)
+
+
 class Storage:
     def __init__(self, connection: Any, placeholder: str) -> None:
         self.db = connection
@@ -164,12 +175,18 @@ class Storage:
                hub_ts: int) -> bool:
         """Store one event (its incarnation is the envelope's) with its time by the hub's
         clock; False if it was there."""
-        cursor = self.execute(
-            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (tbl, inc, seq) DO NOTHING",
-            (table, incarnation_of(envelope), seq, envelope.get("boot"), envelope.get("type"),
-             envelope.get("ts"), int(bool(envelope.get("historical"))), raw, hub_ts))
+        cursor = self.execute(_INSERT_EVENT, event_row(table, seq, envelope, raw, hub_ts))
         return bool(cursor.rowcount)
+
+    def insert_rows(self, rows: list[tuple[Any, ...]]) -> None:
+        """Events (``event_row``'s) found new, stored at once: the recorder's, as it commits,
+        so that it holds the database's write lock for this and the commit only."""
+        if rows:
+            self.db.cursor().executemany(self._sql(_INSERT_EVENT), rows)
+
+    def has_event(self, table: str, incarnation: str, seq: int) -> bool:
+        return self.execute("SELECT 1 FROM events WHERE tbl = ? AND inc = ? AND seq = ?",
+                            (table, incarnation, seq)).fetchone() is not None
 
     def set_upto(self, stream: Stream, upto: int) -> None:
         self.execute("UPDATE streams SET upto = ? WHERE tbl = ? AND inc = ?",

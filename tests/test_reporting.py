@@ -580,3 +580,39 @@ def test_the_recorder_acknowledges_what_its_kept_session_delivers_before_the_sub
         assert wait_for(lambda: second in published, 5), published
     finally:
         rec.stop()
+
+
+def test_the_recorder_holds_no_write_lock_between_its_commits(tmp_path):
+    """SQLite has one write lock, the recorder's and the floor's. The recorder writes the
+    events it found new when its turn commits, not as each message comes: while it reads and
+    checks the next messages, the floor may write (an alert, the seating). Written as they
+    came, its thousand-message batches on a loaded machine held the lock for over 10 s."""
+    import sqlite3
+
+    from contract import topics
+    from contract.envelope import envelope
+    from contract.wire import encode
+
+    def receive(seq: int) -> None:
+        body = envelope({"type": "level", "hand": None, "level": seq, "sb": 100, "bb": 200,
+                         "ante": 0, "t": float(seq)}, venue="v", table="t1", seq=seq, boot=1,
+                        ts_ms=1_800_000_000_000 + seq)
+        recorder._receive(topics.table("v", "t1", "private"), encode(body).encode(), False)
+
+    recorder = Recorder(tmp_path / "hub.db", venue="v")
+    recorder.setup()
+    try:
+        receive(1)  # (the table's first event: its journal kept, a write, committed here)
+        recorder._flush(time.monotonic())
+        for seq in (2, 3, 2):  # (the second 2: a duplicate, counted as one)
+            receive(seq)
+        floor = sqlite3.connect(tmp_path / "hub.db", timeout=0)
+        floor.execute("BEGIN IMMEDIATE")  # the floor's write: the lock is free
+        floor.rollback()
+        assert recorder.stats.stored == 3 and recorder.stats.duplicates == 1
+        recorder._flush(time.monotonic())
+        assert [row[0] for row in floor.execute(
+            "SELECT seq FROM events WHERE tbl = 't1' ORDER BY seq")] == [1, 2, 3]
+        floor.close()
+    finally:
+        recorder.finish()
