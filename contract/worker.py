@@ -65,11 +65,6 @@ class QueueWorker:
     worker_name = "worker"
     turn_seconds: float | None = None  # None: wait for an item, however long
     batch = 1000  # items taken per turn
-    # Seconds of handling after which a batch stops and the worker turns, the rest of it
-    # handled next (None: the whole batch). A worker whose turn commits its writes holds the
-    # database's one write lock meanwhile: the recorder's thousand messages on a loaded
-    # machine held it for over 10 s, and the floor's writes waited (hub/recorder.py).
-    batch_seconds: float | None = None
 
     def __init__(self) -> None:
         self.queue: queue.Queue[object] = queue.Queue()
@@ -177,7 +172,6 @@ class QueueWorker:
                     items.append(self.queue.get_nowait())
                 except queue.Empty:
                     break
-            began = time.monotonic()
             for index, item in enumerate(items):
                 if isinstance(item, Stop):
                     self._put_back(items[index + 1:])  # for finish: an answer it waits for
@@ -194,10 +188,6 @@ class QueueWorker:
                 self.doing = (item, time.monotonic(), len(items) - index - 1)
                 self.noted(item)
                 self.handle(item)
-                if (self.batch_seconds is not None and index + 1 < len(items)
-                        and time.monotonic() - began >= self.batch_seconds):
-                    self._put_back(items[index + 1:])  # first in the next batch, in order
-                    break
             self.doing = ("the turn after a batch", time.monotonic(), 0)
             self.turn()
             self.turned()
@@ -205,12 +195,12 @@ class QueueWorker:
             self.last_turn = time.monotonic()
 
     def _put_back(self, items: list[object]) -> None:
-        """``items`` back on the queue, ahead of what waits there (only this thread takes)."""
-        waiting = []
-        while True:
-            try:
-                waiting.append(self.queue.get_nowait())
-            except queue.Empty:
-                break
-        for item in (*items, *waiting):
-            self.queue.put(item)
+        """``items`` back on the queue, ahead of what waits there, at once: the network's
+        thread puts meanwhile (taking what waits and putting it all back let a message it put
+        between the two overtake these). Under the queue's own lock, on its deque (``Queue``'s
+        ``mutex``, ``queue`` and ``not_empty``: CPython's, unchanged since Python 2.4)."""
+        if not items:
+            return
+        with self.queue.mutex:
+            self.queue.queue.extendleft(reversed(items))
+            self.queue.not_empty.notify()

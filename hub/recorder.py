@@ -84,9 +84,6 @@ class Recorder(MqttWorker):
         self.reorder_timeout = reorder_timeout
         self.ack_interval = ack_interval
         self.turn_seconds = ack_interval
-        # Its writes are one transaction until the turn commits them: the write lock of a
-        # SQLite database (the floor's too) is held no longer than this, however much waits.
-        self.batch_seconds = ack_interval
         self.validate = validate
         self.on_stored = on_stored
         self.on_news = on_news
