@@ -263,8 +263,9 @@ class Recorder(MqttWorker):
             return
         assert self._db is not None
         offset = round((sent + now) / 2 * 1000) - int(body["ts"])
-        self._write_waiting()  # (their times moved too; committed with the next flush)
+        self._write_waiting()  # (their times moved too)
         self._db.set_clock_offset(stream, offset)
+        self._db.commit()  # (once a table a run: the write lock let go at once, as above)
         for kind, text in self.identities.clock(stream, offset, int(body["ts"])):
             log.warning("%s: %s", table, text)
             if self.on_news is not None:
@@ -284,6 +285,9 @@ class Recorder(MqttWorker):
         self._db.save_stream(stream, journal=known.journal, follows=known.follows,
                              since_seq=known.since_seq, epoch=known.epoch,
                              first_seen=int(self.wall() * 1000))
+        # Committed at once (a status, a journal's first event: a few a table a run), not with
+        # the batch: SQLite's one write lock is not held while the batch goes on (_store).
+        self._db.commit()
 
     def _request_replay(self, replay: Replay[Stream]) -> None:
         self.stats.replay_requests += 1

@@ -40,6 +40,9 @@ class Offsets:
         self.set.append((stream, offset_ms))
         return 0
 
+    def commit(self) -> None:
+        """(The recorder commits a measured offset at once.)"""
+
 
 def _recorder(tmp_path: Any) -> tuple[Recorder, Wall, Asked, Offsets]:
     wall = Wall()

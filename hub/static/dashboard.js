@@ -1626,12 +1626,13 @@ async function withdrawTvLink() {
 }
 
 // The clock's reply line answers the newest question asked on this tablet: an older one's
-// answer coming late (two connections, a busy tablet) is not written over a newer one's.
+// "done" coming late (two connections, a busy tablet) is not written over a newer one's. A
+// refusal always is, whenever it comes: it names its action, and the floor must see it.
 let clockAsked = 0;
 function clockReply() {
   const asked = ++clockAsked;
   return (kind, text) => {
-    if (asked !== clockAsked) return;
+    if (asked !== clockAsked && kind === "ok") return;
     const line = $("#clock-reply");
     line.className = `reply ${kind}`;
     line.textContent = shown(text);
