@@ -40,6 +40,11 @@ class Call:
         return None
 
 
+def use_case_name(use_case: Callable[..., Any]) -> str:
+    """A use case as a log line names it (``FloorService.bust``)."""
+    return str(getattr(use_case, "__qualname__", "a use case"))
+
+
 def submit(worker: MqttWorker, function: Callable[[], T], name: str = "a call") -> Future[T]:
     """``function`` queued for ``worker``'s thread; its result comes in the future."""
     future: Future[T] = Future()

@@ -31,7 +31,7 @@ from contract.schema import ContractError, receive
 from contract.snapshots import TableState, VenueClockReading
 from contract.supervise import LogOnce
 from contract.wire import encode
-from hub.calls import Call, submit
+from hub.calls import Call, submit, use_case_name
 from hub.service import FloorService
 from hub.settings import HubSettings
 
@@ -100,7 +100,7 @@ class FloorWorker(MqttWorker):
         """A use case of the floor, run on this worker (from any thread)."""
         service = self._floor()
         return submit(self, lambda: use_case(service, *args, **kwargs),
-                      getattr(use_case, "__qualname__", "a use case"))
+                      use_case_name(use_case))
 
     def _status(self, state: str) -> str:
         return encode({"state": state, "venue": self.venue, "ts": int(self.wall() * 1000)})

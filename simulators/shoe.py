@@ -199,6 +199,19 @@ class SimulatedShoe:
     def plugged(self) -> bool:
         return self._master is not None
 
+    def describe(self) -> str:
+        """For a failure's message: cards drawn and not yet read, frames the host has not
+        acknowledged (and those dropped), the cable, the clock's hold. (A firmware thread stuck
+        holding the lock must not hang the failure that asks.)"""
+        if not self._lock.acquire(timeout=1):
+            return "its lock held for over 1 s (its firmware thread stuck?)"
+        try:
+            return (f"{len(self._pending)} cards not read, {len(self.protocol.unacked)} frames "
+                    f"unacknowledged ({self.protocol.dropped} dropped this boot), plugged "
+                    f"{self.plugged}, hold {self._hold_ms}")
+        finally:
+            self._lock.release()
+
     @property
     def deck_present(self) -> bool:
         return self._deck.value

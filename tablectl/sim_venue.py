@@ -394,18 +394,7 @@ class SimTable:
     def describe(self, lines: int = 12) -> str:
         """For a failure's message: the simulated shoe's state (cards not yet read, frames not
         yet acknowledged by the daemon, the clock's hold) and the daemon's last lines."""
-        shoe = self.shoe
-        # (A shoe thread stuck holding its lock must not hang the failure that asks.)
-        if shoe._lock.acquire(timeout=1):
-            try:
-                state = (f"shoe: {len(shoe._pending)} cards not read, "
-                         f"{len(shoe.protocol.unacked)} frames unacknowledged "
-                         f"({shoe.protocol.dropped} dropped this boot), "
-                         f"plugged {shoe.plugged}, hold {shoe._hold_ms}")
-            finally:
-                shoe._lock.release()
-        else:
-            state = "shoe: its lock held for over 1 s (its thread stuck?)"
+        state = f"shoe: {self.shoe.describe()}"
         said = "\n  ".join(list(self.output)[-lines:]) or "(nothing)"
         return f"{self.name}: {state}; the daemon's last lines:\n  {said}"
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from contract.schema import NAME
 from contract.topics import HUB_ANSWER_SECONDS
 from hub.auth import Sessions, User
+from hub.calls import use_case_name
 from hub.reports import Reports
 from hub.service import FloorService, OnFloor
 from hub.settings import HubSettings
@@ -69,9 +70,8 @@ async def on_floor(context: WebContext,
     except TimeoutError:
         # The staff see "try again"; the log says what held the floor up, for whoever
         # looks into a slow hub.
-        name = getattr(use_case, "__qualname__", "a use case")
-        log.warning("%s waited %g s for the floor in vain: %s", name, FLOOR_TIMEOUT,
-                    context.floor.busy())
+        log.warning("%s waited %g s for the floor in vain: %s", use_case_name(use_case),
+                    FLOOR_TIMEOUT, context.floor.busy())
         raise
 
 
