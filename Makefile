@@ -71,9 +71,10 @@ system-deps:
 	  if [ -n "$$missing" ]; then echo "installing$$missing with apt"; \
 	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q $$missing; fi
 
-# Four processes (pytest-xdist) on two cores: most tests wait on brokers, clusters, pty's and
+# Five processes (pytest-xdist) on two cores: most tests wait on brokers, clusters, pty's and
 # browsers, not the CPU (the CPU is 60 % busy with three; four took pytest from 243 s to 198 s
-# in one tree, the floor's browser tests split in two modules so that no file is the tail). The
+# in one tree, the floor's browser tests split in two modules so that no file is the tail; on
+# a slower machine five took it from 282 s to 257 s, and six to 260 s: the CPU is full). The
 # pty dealing tests, which deal at twenty times a dealer's pace, no longer estimate the
 # simulated shoe's clock (a crowded host's delays, magnified twenty times, once turned a rhythm
 # into a pause): the simulated table pins it (tablectl/shoe_to_core.py, ShoeClock.pin).
@@ -88,7 +89,7 @@ system-deps:
 unit: compiled
 	$(PYTEST)
 
-PYTEST := PKR_REQUIRE_MICROPYTHON=1 $(PY) -m pytest -n 4 --dist loadfile --no-loadscope-reorder
+PYTEST := PKR_REQUIRE_MICROPYTHON=1 $(PY) -m pytest -n 5 --dist loadfile --no-loadscope-reorder
 
 compiled: $(STAMP) system-deps $(MICROPYTHON)
 	-@$(PY) -m compileall -q -j 0 $(VENV)/lib contract controller firmware_bridge hardware \

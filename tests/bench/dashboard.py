@@ -1,7 +1,7 @@
 """The floor dashboard on a tablet: what a room of dealing tables costs the page's main thread.
 
     python -m tests.bench.dashboard [--rooms 20,200] [--seconds 60] [--cpu 4] [--json]
-                                    [--profile] [--trace SECONDS]
+                                    [--profile] [--trace SECONDS] [--trace-taps]
 
 For each room size, in one run: a Mosquitto, the hub, and the room's tables as publishers in
 processes of their own (the events of generated hands, through the core, as a table link sends
@@ -40,7 +40,9 @@ entry points, and what the frames repaint (the ``paint`` figures: the layers pai
 and their area, the tiles rastered, whatever the machine's load: a card's change repaints
 that card, the second's tick the few pixels that count); ``--trace-file PATH`` keeps the
 trace for DevTools' performance panel. The trace is of the first screen (scrolled to the top
-after the taps).
+after the taps). ``--trace-taps`` traces the biggest room's taps and prints the five slowest,
+each as the main thread's tasks from the press to the frame that showed it (when each began
+after the press, its length, its style, layout, paint and script, its entry points).
 It asserts nothing: tests assert behaviour, never speed.
 """
 
@@ -110,6 +112,8 @@ PAGE_PROBE = """
       if (pressed !== null && shown()) {
         const at = pressed;
         window.__bench.taps.push([kind, performance.now() - at]);
+        // The frame that showed it, marked in a trace (--trace-taps): bench-tap-INDEX.
+        console.timeStamp(`bench-tap-${window.__bench.taps.length - 1}`);
         const after = new MessageChannel();
         after.port1.onmessage = () =>
           window.__bench.taps.push([kind + "-frame", performance.now() - at]);
@@ -465,14 +469,15 @@ def painted(events: list[dict[str, Any]], pid: Any, mine: list[dict[str, Any]],
         "tiles_rastered_total": sum(tiles.values())}
 
 
-def trace_frames(browser: Any, page: Any, seconds: float,
-                 keep: str | None = None) -> dict[str, Any]:
-    """The page's main thread over ``seconds`` (Chromium's tracing, the DevTools timeline's
-    events): its tasks' lengths, a tap's wait for the task under way when the finger lands,
-    and what the long ones (a frame's 50 ms and over) spend their time on."""
+def start_trace(browser: Any) -> None:
     browser.start_tracing(categories=[  # no page: its screenshots would be painted
         "devtools.timeline", "disabled-by-default-devtools.timeline", "toplevel"])
-    time.sleep(seconds)
+
+
+def stop_trace(browser: Any, keep: str | None = None) -> tuple[
+        list[dict[str, Any]], Any, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The trace's events, the dashboard's renderer, its main thread's complete events and
+    its tasks (the outermost), in order."""
     raw = browser.stop_tracing()
     if keep:  # for the DevTools performance panel (Load profile)
         Path(keep).write_bytes(raw)
@@ -486,37 +491,86 @@ def trace_frames(browser: Any, page: Any, seconds: float,
     main = {(e["pid"], e["tid"]) for e in events if e.get("ph") == "M"
             and e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"
             and e["pid"] == pid}
-    mine = [e for e in events if (e.get("pid"), e.get("tid")) in main and e.get("ph") == "X"]
+    # Complete events, and the instant ones (console.timeStamp's marks).
+    mine = [e for e in events if (e.get("pid"), e.get("tid")) in main
+            and e.get("ph") in ("X", "I")]
     tasks: list[dict[str, Any]] = []
     for e in sorted((e for e in mine if e["name"] in ("RunTask", "ThreadControllerImpl::RunTask")
                      and e.get("dur", 0) > 0), key=lambda e: (e["ts"], -e["dur"])):
         if not tasks or e["ts"] >= tasks[-1]["ts"] + tasks[-1]["dur"]:  # the outermost only
             tasks.append(e)
+    return events, pid, mine, tasks
+
+
+ENTRY_POINTS = ("TimerFire", "EventDispatch", "FireAnimationFrame", "FunctionCall",
+                "EvaluateScript", "MajorGC", "MinorGC", "V8.GC_MARK_COMPACTOR")
+
+
+def task_entries(mine: list[dict[str, Any]], task: dict[str, Any], top: int = 3) -> str:
+    """A task's script by its entry points (a timer, an event's type, a frame's callbacks, a
+    function) and its collections, in ms, the biggest first."""
+    start, end = task["ts"], task["ts"] + task["dur"]
+    entries: Counter[str] = Counter()
+    for e in mine:
+        if start <= e["ts"] < end and e["name"] in ENTRY_POINTS:
+            data = e.get("args", {}).get("data", {})
+            label = e["name"] + (f" {data['type']}" if "type" in data else "") + (
+                f" {data['functionName']}" if data.get("functionName") else "")
+            entries[label] += e.get("dur", 0) / 1000
+    return ", ".join(f"{label} {ms:.0f}" for label, ms in entries.most_common(top))
+
+
+def tap_breakdown(mine: list[dict[str, Any]], tasks: list[dict[str, Any]],
+                  taps: list[dict[str, Any]], slowest: int = 5) -> list[dict[str, Any]]:
+    """Where the slowest taps' time went: each tap's main-thread tasks from its press to the
+    frame that showed it (the probe's ``console.timeStamp`` marks that frame), each with its
+    start after the press, its length, its style, layout, paint and script, and its entry
+    points. The press is the mark's time less the tap's own figure (the event's time stamp:
+    when the input reached the browser)."""
+    marks = {e["args"]["data"].get("message", ""): e["ts"] for e in mine
+             if e["name"] == "TimeStamp" and "data" in e.get("args", {})}
+    found = []
+    for tap in sorted(taps, key=lambda t: -t["ms"])[:slowest]:
+        shown = marks.get(tap["mark"])
+        if shown is None:
+            found.append({"kind": tap["kind"], "ms": tap["ms"], "tasks": None})
+            continue
+        pressed = shown - tap["ms"] * 1000
+        during = [t for t in tasks if t["ts"] + t["dur"] > pressed and t["ts"] < shown]
+        found.append({"kind": tap["kind"], "ms": tap["ms"], "tasks": [
+            {"at_ms": round((t["ts"] - pressed) / 1000, 1), "ms": round(t["dur"] / 1000, 1),
+             **{part: round(_within(mine, t, names), 1) for part, names in TRACE_PARTS.items()},
+             "what": task_entries(mine, t)} for t in during]})
+    return found
+
+
+def _within(mine: list[dict[str, Any]], task: dict[str, Any], names: tuple[str, ...]) -> float:
+    """The ms of a task spent in events of these names (nested ones counted once)."""
+    start, end = task["ts"], task["ts"] + task["dur"]
+    inner = sorted((e["ts"], e["ts"] + e.get("dur", 0)) for e in mine
+                   if e["name"] in names and start <= e["ts"] < end)
+    total, reach = 0.0, start
+    for begin, finish in inner:
+        if finish > reach:
+            total += finish - max(begin, reach)
+            reach = finish
+    return total / 1000
+
+
+def trace_frames(browser: Any, page: Any, seconds: float,
+                 keep: str | None = None) -> dict[str, Any]:
+    """The page's main thread over ``seconds`` (Chromium's tracing, the DevTools timeline's
+    events): its tasks' lengths, a tap's wait for the task under way when the finger lands,
+    and what the long ones (a frame's 50 ms and over) spend their time on."""
+    start_trace(browser)
+    time.sleep(seconds)
+    events, pid, mine, tasks = stop_trace(browser, keep)
     def within(task: dict[str, Any], names: tuple[str, ...]) -> float:
-        start, end = task["ts"], task["ts"] + task["dur"]
-        inner = sorted((e["ts"], e["ts"] + e.get("dur", 0)) for e in mine
-                       if e["name"] in names and start <= e["ts"] < end)
-        total, reach = 0.0, start  # nested events (a layout forced in script) counted once
-        for begin, finish in inner:
-            if finish > reach:
-                total += finish - max(begin, reach)
-                reach = finish
-        return total / 1000
+        return _within(mine, task, names)
     # The longest tasks' script by its entry points (a timer, an event's type, a frame's
     # callbacks, a function) and collections, in ms.
     for task in sorted(tasks, key=lambda t: -t["dur"])[:5]:
-        start, end = task["ts"], task["ts"] + task["dur"]
-        entries: Counter[str] = Counter()
-        for e in mine:
-            if start <= e["ts"] < end and e["name"] in ("TimerFire", "EventDispatch",
-                                                          "FireAnimationFrame", "FunctionCall",
-                                                          "EvaluateScript", "MajorGC",
-                                                          "MinorGC", "V8.GC_MARK_COMPACTOR"):
-                data = e.get("args", {}).get("data", {})
-                label = e["name"] + (f" {data['type']}" if "type" in data else "") + (
-                    f" {data['functionName']}" if data.get("functionName") else "")
-                entries[label] += e.get("dur", 0) / 1000
-        task["_what"] = ", ".join(f"{label} {ms:.0f}" for label, ms in entries.most_common(3))
+        task["_what"] = task_entries(mine, task)
     long_tasks = [t for t in tasks if t["dur"] >= 50_000]
     lengths = [t["dur"] / 1000 for t in tasks]
     wall = seconds * 1000
@@ -616,6 +670,9 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
         # Then the taps, the room still dealing: each measured by itself (a tap costs the page
         # more than an update: the table's hands are fetched and written out).
         timed_out = 0
+        tracing_taps = biggest and args.trace_taps
+        if tracing_taps:
+            start_trace(browser)
         for _ in range(args.taps):
             try:
                 tap_table(page, names, rng)
@@ -626,6 +683,12 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
                 page.keyboard.press("Escape")  # the dialog closed, if it came after all
             tap_alert(page)
         taps = page.evaluate("() => { window.__benchEnd(); return window.__bench.taps; }")
+        slow_taps = None
+        if tracing_taps:
+            _, _, mine, tasks = stop_trace(browser)
+            slow_taps = tap_breakdown(mine, tasks, [
+                {"kind": kind, "ms": ms, "mark": f"bench-tap-{index}"}
+                for index, (kind, ms) in enumerate(taps) if kind in ("open", "ack")])
         floor.stop.set()
         floor.join(30)
         top = profile_top(counters, min(args.seconds, 20)) if biggest and args.profile else None
@@ -665,7 +728,8 @@ def measure_room(directory: Path, browser: Any, count: int, events: list[dict[st
         "tv_busy_ms_per_s": round((tv_after["TaskDuration"] - tv_before["TaskDuration"])
                                   / dealing["wall_s"] * 1000, 1),
         **({"profile": top} if top is not None else {}),
-        **({"trace": frames} if frames is not None else {})}
+        **({"trace": frames} if frames is not None else {}),
+        **({"slowest_taps": slow_taps} if slow_taps is not None else {})}
 
 
 def tv_key(page: Any) -> str:
@@ -769,6 +833,12 @@ def report(figures: dict[str, Any]) -> None:
             print("  the longest tasks: " + "; ".join(
                 f"{x['ms']} ms (style {x['style']}, layout {x['layout']}, paint {x['paint']}, "
                 f"script {x['script']}; {x['what']})" for x in t["longest"]))
+        for tap in r.get("slowest_taps", []):
+            print(f"  a slow tap ({tap['kind']}), {tap['ms']:.1f} ms from the press to its "
+                  "frame: " + ("not in the trace" if tap["tasks"] is None else "; ".join(
+                      f"at {t['at_ms']} ms a task of {t['ms']} ms (style {t['style']}, layout "
+                      f"{t['layout']}, paint {t['paint']}, script {t['script']}; {t['what']})"
+                      for t in tap["tasks"])))
     if figures["update_cost_ratio_big_over_small"] is not None:
         print(f"one update's cost, the biggest room over the smallest: "
               f"{figures['update_cost_ratio_big_over_small']}x")
@@ -793,6 +863,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a trace of the biggest room's page dealing, after the taps")
     parser.add_argument("--trace-file", metavar="PATH",
                         help="where to keep that trace (DevTools' performance panel loads it)")
+    parser.add_argument("--trace-taps", action="store_true",
+                        help="trace the biggest room's taps: where the slowest five went")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     figures = run(args)
