@@ -85,7 +85,8 @@ system-deps:
 # the import's to report, so it does not stop the run. The test modules too, as pytest reads
 # them: their assertions rewritten (tests/assertion_cache.py), once, where each of the four
 # workers rewrote every one of them to collect the suite (a worker's collection: 1.2 s of CPU
-# with them written ahead, 3.7-4.0 s without).
+# with them written ahead, 3.7-4.0 s without), and hypothesis's Unicode tables (1.7 s of CPU in
+# each worker that draws text, on a fresh clone).
 unit: compiled
 	$(PYTEST)
 

@@ -12,6 +12,12 @@ The writer calls pytest's rewriter and pyc writer as pytest does, with no config
 only setting the rewrite reads, ``enable_assertion_pass_hook``, is off here. Should a pytest
 release change those functions, this fails and pytest rewrites as before: pytest reads a pyc
 only when its header and the source's hash are right, so a stale or foreign one is ignored.
+
+Beside them, hypothesis's Unicode tables: the characters of each category, and those UTF-8
+encodes, which hypothesis works out over every code point (1.7 s of CPU) in the first process
+that draws text, unless it finds them in its storage directory (``.hypothesis`` here). On a
+fresh clone each worker whose tests draw text (schemathesis's requests, generated payloads)
+worked them out at once; written here once, they read them.
 """
 
 from __future__ import annotations
@@ -49,10 +55,23 @@ def write(module: Path) -> str:
     return module.name
 
 
+def unicode_tables() -> str:
+    """Hypothesis's tables, written to its storage directory as its text strategies write
+    them (its own functions, so that their format is always the release's)."""
+    from hypothesis.internal.charmap import charmap, intervals_from_codec
+
+    charmap()
+    intervals_from_codec("utf-8")
+    return "hypothesis's Unicode tables"
+
+
 def main() -> int:
     with ProcessPoolExecutor(os.cpu_count()) as pool:
+        tables = pool.submit(unicode_tables)  # the longest job, first
         written = list(pool.map(write, modules()))
-    print(f"{len(written)} test modules rewritten for pytest", file=sys.stderr)
+        tables.result()
+    print(f"{len(written)} test modules rewritten for pytest, and hypothesis's Unicode tables",
+          file=sys.stderr)
     return 0
 
 

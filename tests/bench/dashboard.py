@@ -536,7 +536,8 @@ def tap_breakdown(mine: list[dict[str, Any]], tasks: list[dict[str, Any]],
             found.append({"kind": tap["kind"], "ms": tap["ms"], "tasks": None})
             continue
         pressed = shown - tap["ms"] * 1000
-        during = [t for t in tasks if t["ts"] + t["dur"] > pressed and t["ts"] < shown]
+        during = [t for t in tasks if t["ts"] + t["dur"] > pressed and t["ts"] < shown
+                  and t["dur"] >= 500]  # the tasks that cost something (0.5 ms and over)
         found.append({"kind": tap["kind"], "ms": tap["ms"], "tasks": [
             {"at_ms": round((t["ts"] - pressed) / 1000, 1), "ms": round(t["dur"] / 1000, 1),
              **{part: round(_within(mine, t, names), 1) for part, names in TRACE_PARTS.items()},
