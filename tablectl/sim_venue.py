@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.gestures import GestureConfig
 from controller.inputs import parse_input
 from controller.replay import replay
 from controller.table import Table, TableConfig, TableUsageError
@@ -47,6 +48,9 @@ BETWEEN_GESTURES = 0.55
 # After a double tap, whose release the button has settled 30 ms later (its debounce): the
 # following dealer's next press.
 AFTER_DOUBLE_TAP = 0.15
+# The button pairs a tap with one released within its double-tap window before it
+# (controller/gestures.py): after a lone tap the button holds, the next press waits that long.
+PAIRING_SECONDS = GestureConfig().double_tap + 0.1
 
 
 class Finger:
@@ -366,6 +370,20 @@ class SimTable:
         except sqlite3.OperationalError:
             return None
 
+    def gestures_after(self, after: int) -> list[tuple[str, float]]:
+        """The button gestures the daemon has journaled after id ``after`` and the one before
+        them, in order, each with its moment."""
+        try:
+            with sqlite3.connect(f"file:{self.database()}?mode=ro", uri=True) as db:
+                rows = db.execute(
+                    "SELECT json_extract(line, '$.gesture'), json_extract(line, '$.t') FROM "
+                    "journal WHERE id >= (SELECT COALESCE(MAX(id), 0) FROM journal WHERE id <= ? "
+                    "AND json_extract(line, '$.type') = 'button') AND json_extract(line, "
+                    "'$.type') = 'button' ORDER BY id", (after,)).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [(str(gesture), float(t)) for gesture, t in rows]
+
     def _last_button(self) -> int:
         """The journal's id of the newest button gesture the daemon has taken in."""
         row = self._ask("SELECT MAX(id) FROM journal WHERE json_extract(line, '$.type') = "
@@ -500,6 +518,27 @@ class FollowingDealer:
         # dealt a hand in 0.9 s, 0.4 s of it this wait.)
         self.next_press = time.monotonic() + AFTER_DOUBLE_TAP
         self.table._wait_button(seen, "double_tap", 5, pressed_on)
+        if not self._in_step(seen):
+            # Out of step: the first tap made a double tap with a tap just before it (a
+            # script's double tap hard on the river's betting tap, seen on a loaded run), so
+            # the second is a lone tap in its turn, which the button holds. Pressed again
+            # within the button's window, the next double tap would be out of step too, and
+            # so every hand after, each lone tap landing in the next hand, once among its hole
+            # cards (betting closed with cards missing). It comes in, then the window passes,
+            # before anything else: the next press is in step.
+            self.table._wait_button(self.table._last_button() - 1, "tap", 5, pressed_on)
+            time.sleep(PAIRING_SECONDS)
+            self.next_press = time.monotonic()
+
+    def _in_step(self, seen: int) -> bool:
+        """Whether the press's double tap came from its own two taps: the gesture before it a
+        tap released a press and a gap (0.2 s) earlier (a press lost with its daemon: yes)."""
+        gestures = self.table.gestures_after(seen)
+        doubles = [i for i, (gesture, _) in enumerate(gestures) if gesture == "double_tap"]
+        if not doubles or doubles[-1] == 0:
+            return True
+        (before, t0), (_, t1) = gestures[doubles[-1] - 1], gestures[doubles[-1]]
+        return before == "tap" and abs(t1 - t0 - (PRESS + GAP)) < 0.02
 
     def _finish(self, finger: Finger) -> None:
         """The double tap until the hand is over."""

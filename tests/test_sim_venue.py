@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 
 import pytest
 
@@ -180,6 +181,52 @@ def test_the_simulators_dealer_follows_the_floor_once_it_changes_the_table(tmp_p
         assert alerts == [], alerts  # no irregularity dealt: no alert, before or after
         assert json.dumps(hub.floor.tables["t1"].seating["state"]) == '"dealt"'
     finally:
+        venue.stop()
+
+
+def test_a_double_tap_out_of_step_puts_no_hand_after_it_out_of_step(tmp_path, monkeypatch):
+    """A dealer who closes the betting with a tap and double taps 0.05 s later (a loaded run's
+    script did, on the river): the double tap's first tap makes the pair with the betting tap,
+    and its second is a lone tap, which the button holds for its window. The following dealer
+    sees its double tap out of step, lets the lone tap come in and the window pass: the next
+    double tap is in step, and every hand after. (Before, the next double tap paired with the
+    lone tap, and so on at every hand, each lone tap a hand late; once one landed among the
+    next hand's hole cards: betting closed with cards missing, a floor call.)"""
+    import threading
+
+    from tablectl.sim_venue import GAP, PRESS, Finger, FollowingDealer
+
+    presses: list[str] = []
+    press = Finger.press
+
+    def hasty(finger, gesture, at=None):
+        presses.append(gesture)
+        if len(presses) == 2:  # hand 2's double tap, hard on a betting tap
+            press(finger, "tap")
+            time.sleep(0.05)
+        press(finger, gesture, at)
+
+    monkeypatch.setattr(Finger, "press", hasty)
+    venue = SimulatedVenue(tmp_path, tables=1, hands=1, broker="none", quiet=True,
+                           irregularities=0.0, pace=0.05).start()
+    stop = threading.Event()
+    try:
+        table = venue.tables[0]
+        dealer = FollowingDealer(table, stop)
+        dealer.deal(until_ended=6)
+        assert dealer.failure is None, dealer.failure
+        journal, events = table.journal_and_events()
+        gestures = [(line["gesture"], line["t"]) for line in journal if line["type"] == "button"]
+        # In step, a double tap comes a press and a gap (0.2 s) after its own first tap, which
+        # was reported as a tap; out of step, its first tap is the double tap, and its second
+        # comes alone that long after.
+        in_step = [i > 0 and gestures[i - 1][0] == "tap"
+                   and abs(t - gestures[i - 1][1] - (PRESS + GAP)) < 0.02
+                   for i, (gesture, t) in enumerate(gestures) if gesture == "double_tap"]
+        assert in_step == [True, False, True, True, True, True], gestures
+        assert [e for e in events if e["type"] in ("irregularity", "ruling")] == []
+    finally:
+        stop.set()
         venue.stop()
 
 
