@@ -4,8 +4,8 @@ tests.assertion_cache`` (``make unit`` runs it before pytest).
 pytest compiles each test module and conftest.py anew, its assertions rewritten to explain a
 failure, unless it finds that module's rewritten code in ``__pycache__`` (a pyc named for
 pytest's version, checked against a hash of the source). Where PYTHONDONTWRITEBYTECODE is set
-(this machine sets it) it never writes one, so each of the suite's four workers rewrote all
-of them: about 1.1 MB of tests, 3.8 s of CPU in each worker, four times on two cores, before
+(this machine sets it) it never writes one, so each of the suite's workers rewrote all
+of them: about 1.1 MB of tests, 3.8 s of CPU in each worker, on two cores, before
 any test ran. Written here once, by pytest's own functions, each worker reads them instead.
 
 The writer calls pytest's rewriter and pyc writer as pytest does, with no configuration: the

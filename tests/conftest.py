@@ -28,7 +28,7 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 # players_browser 26, broadcast 25, tournament_browser 23, broadcast_desk_browser 22, hostile
 # 22, venue_year_tables 22, web 21, tournament 21, tournament_houses 20, nfc 16, cli 16,
 # payouts_browser 14, sessions_revoked 13, registration_browser 11, group_fairness 11, deploy
-# 11, dashboard_frames_browser 10; every other file under 10 (the sum, 887 s, over four
+# 11, dashboard_frames_browser 10; every other file under 10 (the sum, 887 s, over the
 # processes).
 LONGEST_FILES = ("test_dashboard_browser.py", "test_bench.py", "test_net_venue.py",
                  "test_floor_alerts_browser.py", "test_multi_venue.py",
