@@ -201,9 +201,11 @@ def test_a_double_tap_out_of_step_puts_no_hand_after_it_out_of_step(tmp_path, mo
 
     def hasty(finger, gesture, at=None):
         presses.append(gesture)
-        if len(presses) == 2:  # hand 2's double tap, hard on a betting tap
-            press(finger, "tap")
-            time.sleep(0.05)
+        if len(presses) == 2:  # hand 2's double tap, 0.05 s after a betting tap's release
+            now = time.monotonic()  # (stamped so: a loaded machine's late sleep made 0.2 s)
+            press(finger, "tap", at=now)
+            press(finger, gesture, at=now + PRESS + 0.05)
+            return
         press(finger, gesture, at)
 
     monkeypatch.setattr(Finger, "press", hasty)
