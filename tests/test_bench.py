@@ -13,7 +13,9 @@ import pytest
 RUNS = {
     "replay": ["--hands", "20"],
     "shoe": ["--frames", "500", "--samples", "40"],
-    "display": ["--frames", "5", "--idle-seconds", "1", "--settle-seconds", "0.2"],
+    # Two idle seconds: a table pushes its clock once a second, and one second on a slow
+    # machine saw no push (a fresh clone's run, the tick late past the window's end).
+    "display": ["--frames", "5", "--idle-seconds", "2", "--settle-seconds", "0.2"],
     "latency": ["--cards", "30"],
     "outage": ["--events", "120"],  # a backlog of more than two messages (50 events each)
     "footprint": ["--hands", "1", "--idle-seconds", "1", "--settle-seconds", "0.2"],
