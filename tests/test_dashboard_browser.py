@@ -966,3 +966,48 @@ def test_a_card_off_screen_is_not_counted_on_and_is_right_when_it_comes_back(ven
         expect(status).not_to_have_text(frozen)
     finally:
         maria.context.close()
+
+
+def test_a_refused_stream_is_asked_for_again_and_a_session_over_goes_to_the_login(venue):
+    """The hub refuses a tablet's stream (its session's streams at their cap: a 429, as a busy
+    hub's 503): the page says it reconnects and asks again by itself, live once a stream is
+    free, not left showing "reconnecting" for good; its session over, the login page."""
+    import socket
+
+    from hub.web import streams
+
+    hub = venue["hub"]
+    context = venue["browser"].new_context()
+    answer = context.request.post(hub.url + "/login", max_redirects=0, form={
+        "user": "maria", "password": "maria-password"})
+    assert answer.status == 303
+    cookie = "; ".join(f"{c['name']}={c['value']}" for c in context.cookies())
+    host, port = hub.url.removeprefix("http://").rsplit(":", 1)
+    held = []
+    try:
+        for _ in range(streams.MAX_STREAMS_PER_SESSION):  # the session's streams, all taken
+            sock = socket.create_connection((host, int(port)), timeout=10)
+            sock.sendall(f"GET /api/stream HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n"
+                         .encode())
+            assert b" 200 " in sock.recv(4096).split(b"\r\n", 1)[0]
+            held.append(sock)
+        page = context.new_page()
+        refusals: list[int] = []
+        page.on("response", lambda r: refusals.append(r.status)
+                if r.url.endswith("/api/stream") and r.status == 429 else None)
+        page.goto(hub.url + "/")
+        # (Playwright's events reach this thread while it waits in Playwright.)
+        assert wait_for(lambda: page.wait_for_timeout(50) or len(refusals) >= 2, 30), \
+            "the page did not ask again"
+        expect(page.locator("#link")).to_have_text("reconnecting to the hub")
+        assert page.get_attribute("body", "data-live") != "1"
+        held.pop().close()  # a stream free again
+        page.wait_for_selector("body[data-live='1']", timeout=30000)
+        expect(page.locator("#link")).to_have_text("live")
+        # Logged out elsewhere: the stream ends, the page asks again, and is sent to log in.
+        assert context.request.post(hub.url + "/logout", max_redirects=0).status == 303
+        page.wait_for_url("**/login**", timeout=30000)
+    finally:
+        for sock in held:
+            sock.close()
+        context.close()

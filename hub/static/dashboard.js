@@ -72,7 +72,10 @@ async function api(path, body) {
   const response = await fetch(path, options);
   const value = await response.json().catch(() => ({}));
   // A refusal's whole answer goes with it (a 409 says what is current).
-  if (!response.ok) throw Object.assign(new Error(value.error || response.statusText), { body: value });
+  if (!response.ok) {
+    throw Object.assign(new Error(value.error || response.statusText),
+                        { body: value, status: response.status });
+  }
   return value;
 }
 
@@ -1967,9 +1970,16 @@ function setUpDialog() {
   $(".status-cmd", dialog).addEventListener("click", () => tableCommand(state.openTable, "status", {}));
 }
 
+// Seconds before the page asks for its stream again after the hub refused it; doubled at each
+// refusal in a row, up to RECONNECT_MOST.
+const RECONNECT_FIRST = 1;
+const RECONNECT_MOST = 15;
+let reconnectIn = RECONNECT_FIRST;
+
 function connect() {
   const source = new EventSource("/api/stream");
   source.addEventListener("snapshot", (m) => {
+    reconnectIn = RECONNECT_FIRST;
     applySnapshot(JSON.parse(m.data));
     document.body.dataset.live = "1";
     draw();
@@ -1978,7 +1988,24 @@ function connect() {
   source.addEventListener("error", () => {
     document.body.dataset.live = "";
     drawLink();
+    // A lost connection the browser tries again by itself; a refusal (a busy hub's 503, too
+    // many tabs' 429, the session over) it never does: a tablet left showing "reconnecting"
+    // for good, its alerts unheard. Asked again here, later each time; gone to the login
+    // page once the session is over.
+    if (source.readyState === EventSource.CLOSED) {
+      setTimeout(reconnect, reconnectIn * 1000);
+      reconnectIn = Math.min(reconnectIn * 2, RECONNECT_MOST);
+    }
   });
+}
+
+async function reconnect() {
+  try {
+    await api("/api/me");
+  } catch (e) {
+    if (e.status === 401) { window.location = "/login"; return; }
+  }
+  connect();
 }
 
 // Back (the browser's, an Android tablet's) stays in the dashboard: it closes the dialog on
