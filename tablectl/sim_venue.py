@@ -143,6 +143,7 @@ class SimTable:
         self.ready = threading.Event()  # the daemon launched last says it runs
         self.lines_seen = 0  # lines the daemon wrote, all boots
         self.dumped = False  # its threads asked for once (dump_threads)
+        self.reads_kept_out = 0  # reads of its database a lock kept out, tried again (read)
 
     def script_seconds(self) -> float:
         """How long the dealer's script lasts in real time at the venue's pace."""
@@ -364,24 +365,36 @@ class SimTable:
     def _ask(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
         """One row from the daemon's database, read-only while it writes; None before the
         daemon has made it."""
-        try:
-            with sqlite3.connect(f"file:{self.database()}?mode=ro", uri=True) as db:
-                return db.execute(sql, args).fetchone()
-        except sqlite3.OperationalError:
-            return None
+        rows = self.read(sql, args)
+        return rows[0] if rows else None
+
+    def read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+        """Rows from the daemon's database, read-only while it writes; none before the daemon
+        has made it (no file, no tables yet). A read the daemon's writing kept out (busy,
+        locked: a starved machine's checkpoint) is tried again, never taken for "nothing
+        there": a count read as 0 once made a dealer deal a hand no cards."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while True:
+            try:
+                with contextlib.closing(sqlite3.connect(
+                        f"file:{self.database()}?mode=ro", uri=True)) as db:
+                    return db.execute(sql, args).fetchall()
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorname", "") in ("SQLITE_CANTOPEN", "SQLITE_ERROR"):
+                    return []  # not made yet: no file, or no tables in it
+                self.reads_kept_out += 1
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def gestures_after(self, after: int) -> list[tuple[str, float]]:
         """The button gestures the daemon has journaled after id ``after`` and the one before
         them, in order, each with its moment."""
-        try:
-            with sqlite3.connect(f"file:{self.database()}?mode=ro", uri=True) as db:
-                rows = db.execute(
-                    "SELECT json_extract(line, '$.gesture'), json_extract(line, '$.t') FROM "
-                    "journal WHERE id >= (SELECT COALESCE(MAX(id), 0) FROM journal WHERE id <= ? "
-                    "AND json_extract(line, '$.type') = 'button') AND json_extract(line, "
-                    "'$.type') = 'button' ORDER BY id", (after,)).fetchall()
-        except sqlite3.OperationalError:
-            return []
+        rows = self.read(
+            "SELECT json_extract(line, '$.gesture'), json_extract(line, '$.t') FROM "
+            "journal WHERE id >= (SELECT COALESCE(MAX(id), 0) FROM journal WHERE id <= ? "
+            "AND json_extract(line, '$.type') = 'button') AND json_extract(line, "
+            "'$.type') = 'button' ORDER BY id", (after,))
         return [(str(gesture), float(t)) for gesture, t in rows]
 
     def _last_button(self) -> int:
@@ -414,7 +427,22 @@ class SimTable:
         yet acknowledged by the daemon, the clock's hold) and the daemon's last lines."""
         state = f"shoe: {self.shoe.describe()}"
         said = "\n  ".join(list(self.output)[-lines:]) or "(nothing)"
-        return f"{self.name}: {state}; the daemon's last lines:\n  {said}"
+        return (f"{self.name}: {state}; the daemon's last lines:\n  {said}\n"
+                f"  its journal's last inputs and last events:\n  {self.recent()}")
+
+    def recent(self, rows: int = 8) -> str:
+        """The journal's last inputs and the outbox's last events, one short line each."""
+        try:
+            inputs = self.read("SELECT id, substr(line, 1, 110) FROM journal ORDER BY id DESC "
+                               "LIMIT ?", (rows,))
+            events = self.read("SELECT seq, substr(event, 1, 110) FROM outbox ORDER BY seq "
+                               "DESC LIMIT ?", (rows,))
+        except sqlite3.OperationalError as exc:
+            return f"(its database not read: {exc})"
+        return "\n  ".join(
+            [f"{self.reads_kept_out} reads kept out by its writing, tried again"]
+            + [f"input {n}: {text}" for n, text in reversed(inputs)]
+            + [f"event {n}: {text}" for n, text in reversed(events)])
 
     def dump_threads(self, why: str) -> None:
         """A daemon alive that takes nothing in: its threads' stacks (the daemon's faulthandler
@@ -478,16 +506,15 @@ class FollowingDealer:
         self.hands = 0  # decks put in
         self.failure: str | None = None
         self.next_press = 0.0
+        self.doing = "not begun"  # what the dealer does now, since when: said by a failure
+        self.doing_since = time.monotonic()
 
     def seats(self) -> list[int]:
         """The seats the table deals its next hand to, from what it committed: its setup,
         each seating taken now, each one held for the next hand and taken at a hand's end."""
-        rows = []
-        with contextlib.suppress(sqlite3.OperationalError), sqlite3.connect(
-                f"file:{self.table.database()}?mode=ro", uri=True) as db:
-            rows = db.execute(
-                "SELECT event FROM outbox WHERE json_extract(event, '$.type') IN "
-                "('table.setup', 'seating', 'hand.ended') ORDER BY seq").fetchall()
+        rows = self.table.read(
+            "SELECT event FROM outbox WHERE json_extract(event, '$.type') IN "
+            "('table.setup', 'seating', 'hand.ended') ORDER BY seq")
         seats: list[int] = []
         pending: list[int] | None = None
         for (text,) in rows:
@@ -499,6 +526,14 @@ class FollowingDealer:
             elif event.get("seats") is not None:
                 seats, pending = list(event["seats"]), None
         return seats
+
+    def _now_doing(self, what: str) -> None:
+        if what != self.doing:
+            self.doing, self.doing_since = what, time.monotonic()
+
+    def describe(self) -> str:
+        return (f"dealer at {self.table.name}: {self.hands} decks, {self.doing} for "
+                f"{time.monotonic() - self.doing_since:.1f} s")
 
     def _until(self, condition: Any, seconds: float) -> bool:
         end = time.monotonic() + seconds
@@ -526,6 +561,7 @@ class FollowingDealer:
             # so every hand after, each lone tap landing in the next hand, once among its hole
             # cards (betting closed with cards missing). It comes in, then the window passes,
             # before anything else: the next press is in step.
+            self._now_doing(self.doing + ", out of step")
             self.table._wait_button(self.table._last_button() - 1, "tap", 5, pressed_on)
             time.sleep(PAIRING_SECONDS)
             self.next_press = time.monotonic()
@@ -542,10 +578,12 @@ class FollowingDealer:
 
     def _finish(self, finger: Finger) -> None:
         """The double tap until the hand is over."""
-        ended = self.table.hands_ended()
-        for _ in range(20):
+        ended, hand = self.table.hands_ended(), self.table.hands_started()
+        for press in range(20):
             while self.paused.is_set() and not self.stop.is_set():
+                self._now_doing("paused in a hand")
                 time.sleep(0.05)
+            self._now_doing(f"double tap {press + 1} to end hand {hand}")
             self._press(finger)
             if self._until(lambda: self.table.hands_ended() > ended, 5) or self.stop.is_set():
                 return
@@ -558,8 +596,13 @@ class FollowingDealer:
         try:
             while not self.stop.is_set() and self.failure is None and (
                     until_ended is None or self.table.hands_ended() < until_ended):
-                if (self.paused.is_set() or len(self.seats()) < 2
-                        or self.table.newest("hand_for_hand", "state") == "waiting"):
+                if self.paused.is_set():
+                    self._now_doing("paused")
+                    time.sleep(0.05)
+                    continue
+                if len(seats := self.seats()) < 2 or \
+                        self.table.newest("hand_for_hand", "state") == "waiting":
+                    self._now_doing(f"waiting: seats {seats}, or hand-for-hand")
                     time.sleep(0.05)  # nobody to deal to, or the floor has not released
                     continue
                 started = self.table.hands_started()
@@ -567,6 +610,7 @@ class FollowingDealer:
                     self._finish(finger)  # a hand the table resumed after a restart
                     continue
                 self.hands += 1
+                self._now_doing(f"deck {self.hands} in")
                 perform({"type": "deck_in", "deck": "R1" if self.hands % 2 else "B2"}, shoe,
                         lambda _line, _at: None)
                 if not self._until(lambda n=started: self.table.hands_started() > n, 5):
@@ -579,6 +623,7 @@ class FollowingDealer:
         """The hand just started, dealt: a hole card each twice to the seats it was dealt
         to, then the double tap."""
         moment = time.monotonic()
+        self._now_doing(f"dealing hand {self.table.hands_started()}")
         for index, card in enumerate(self.CARDS[:2 * len(self.table.dealt_seats() or ())]):
             perform({"type": "card", "card": card}, self.table.shoe, lambda _line, _at: None,
                     at=moment + 0.005 * index)

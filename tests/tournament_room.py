@@ -117,7 +117,7 @@ class Tournament:
         assert wait_for(lined, IN_LINE_SECONDS), (step, [
             (t["name"], t["status"], t["table_seats"], t["seating"], t["in_progress"], t["hand"])
             for t in self.state()["tables"]], [
-            (d.table.name, d.hands, d.failure) for d in self.dealers.values()],
+            (d.dealer.describe(), d.failure) for d in self.dealers.values()],
             "\n".join(d.table.describe() for d in self.dealers.values()))
 
     def someone_seated(self) -> tuple[str, int]:
