@@ -469,6 +469,14 @@ class SimTable:
                          + "\n".join(lines[-(new + 20):]) + "\n")
         sys.stderr.flush()
 
+    def cards_in_newest_hand(self) -> int:
+        """How many cards the newest hand has been dealt (0 before any hand)."""
+        row = self._ask("SELECT COUNT(*) FROM outbox WHERE json_extract(event, '$.type') = "
+                        "'card' AND json_extract(event, '$.hand') = (SELECT json_extract("
+                        "event, '$.hand') FROM outbox WHERE json_extract(event, '$.type') = "
+                        "'hand.started' ORDER BY seq DESC LIMIT 1)")
+        return int(row[0]) if row else 0
+
     def hands_ended(self) -> int:
         return self.events_of("hand.ended")
 
@@ -587,7 +595,7 @@ class FollowingDealer:
             self._press(finger)
             if self._until(lambda: self.table.hands_ended() > ended, 5) or self.stop.is_set():
                 return
-        self.failure = f"{self.table.name}: hand {self.hands} did not end"
+        self.failure = f"{self.table.name}: hand {hand} did not end after 20 double taps"
 
     def deal(self, until_ended: int | None = None) -> None:
         """Deal until ``until_ended`` hands have ended at the table (None: until stopped)."""
@@ -607,7 +615,15 @@ class FollowingDealer:
                     continue
                 started = self.table.hands_started()
                 if started > self.table.hands_ended():
-                    self._finish(finger)  # a hand the table resumed after a restart
+                    # A hand the table resumed after a restart: dealt, it is finished; begun
+                    # by a deck that went in while the daemon was down (the shoe kept it and
+                    # sent it once the daemon was back), it is dealt first: the double tap
+                    # of a hand with nothing dealt is no end of it (controller/table.py).
+                    settle(shoe, SETTLE_SECONDS)  # (what the shoe kept, taken in first)
+                    if self.table.cards_in_newest_hand() == 0:
+                        self.deal_hand(finger)
+                    else:
+                        self._finish(finger)
                     continue
                 self.hands += 1
                 self._now_doing(f"deck {self.hands} in")

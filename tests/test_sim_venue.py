@@ -232,6 +232,43 @@ def test_a_double_tap_out_of_step_puts_no_hand_after_it_out_of_step(tmp_path, mo
         venue.stop()
 
 
+def test_a_deck_in_while_the_daemon_was_down_begins_a_hand_the_dealer_deals(tmp_path):
+    """The dealer put the deck in as the daemon was killed (a loaded run's tournament did):
+    the shoe keeps the deck's read and sends it once the daemon is back, whose hand begins
+    then with nothing dealt. The following dealer deals that hand, then finishes it, and
+    the next. (Before, it took the hand for one resumed after a restart, dealt: its double
+    taps, which do not end a hand with nothing dealt, went on until it gave up.)"""
+    import threading
+
+    from simulators.shoe import perform
+    from tablectl.sim_venue import FollowingDealer
+    from tests.conftest import wait_for
+
+    venue = SimulatedVenue(tmp_path, tables=1, hands=1, broker="none", quiet=True,
+                           irregularities=0.0, pace=0.05).start()
+    stop = threading.Event()
+    try:
+        table = venue.tables[0]
+        dealer = FollowingDealer(table, stop)
+        dealer.deal(until_ended=1)
+        assert dealer.failure is None, dealer.failure
+        table.kill_daemon()
+        perform({"type": "deck_in", "deck": "B2"}, table.shoe, lambda _line, _at: None)
+        table.start_daemon()
+        assert wait_for(lambda: table.hands_started() == 2, 30)  # the kept deck, sent
+        assert table.cards_in_newest_hand() == 0
+        dealer.deal(until_ended=3)
+        assert dealer.failure is None, (dealer.failure, dealer.describe())
+        _, events = table.journal_and_events()
+        hands = {e["hand"]: e for e in events if e["type"] == "hand.ended"}
+        assert sorted(hands) == [1, 2, 3], hands
+        assert all(len(hands[n]["hole"]) == len(table.dealt_seats() or ()) for n in hands)
+        assert [e for e in events if e["type"] in ("irregularity", "ruling")] == []
+    finally:
+        stop.set()
+        venue.stop()
+
+
 def test_a_featured_table_shows_on_the_broadcast_feed_end_to_end(tmp_path):
     """`tablectl sim --dashboard ... --featured t1 --delay 1`: the table featured before its
     first hand, its overlay link made by the broadcast login the simulator prints; each hand
