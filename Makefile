@@ -94,8 +94,8 @@ unit: compiled
 # has a tmpfs that runs programs: the disk's fsync is not what they test, and on a loaded
 # machine one SQLite commit of the hub's (synchronous=FULL) waited 10 s for the disk, past
 # the deadline a floor request waits for the hub.
-TEST_TMP := $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && \
-  ! findmnt -no OPTIONS --target /dev/shm 2>/dev/null | grep -q noexec && echo /dev/shm || echo /tmp)
+TEST_TMP := $(shell [ -w /dev/shm ] && findmnt -no FSTYPE,OPTIONS --target /dev/shm 2>/dev/null | \
+  grep '^tmpfs ' | grep -qvw noexec && echo /dev/shm || echo /tmp)
 PYTEST := TMPDIR=$(TEST_TMP) PKR_REQUIRE_MICROPYTHON=1 $(PY) -m pytest -n 5 --dist loadfile \
   --no-loadscope-reorder
 

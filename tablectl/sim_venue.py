@@ -143,7 +143,7 @@ class SimTable:
         self.ready = threading.Event()  # the daemon launched last says it runs
         self.lines_seen = 0  # lines the daemon wrote, all boots
         self.dumped = False  # its threads asked for once (dump_threads)
-        self.reads_kept_out = 0  # reads of its database a lock kept out, tried again (read)
+        self.reads_kept_out = 0  # reads of its database that failed and were tried again
 
     def script_seconds(self) -> float:
         """How long the dealer's script lasts in real time at the venue's pace."""
@@ -368,19 +368,21 @@ class SimTable:
         rows = self.read(sql, args)
         return rows[0] if rows else None
 
-    def read(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+    def read(self, sql: str, args: tuple[Any, ...] = (), *,
+             seconds: float = SETTLE_SECONDS) -> list[Any]:
         """Rows from the daemon's database, read-only while it writes; none before the daemon
         has made it (no file, no tables yet). A read the daemon's writing kept out (busy,
-        locked: a starved machine's checkpoint) is tried again, never taken for "nothing
-        there": a count read as 0 once made a dealer deal a hand no cards."""
-        deadline = time.monotonic() + SETTLE_SECONDS
+        locked) is tried again for up to ``seconds``, never taken for "nothing there": the
+        dealer goes by these counts."""
+        deadline = time.monotonic() + seconds
         while True:
             try:
                 with contextlib.closing(sqlite3.connect(
-                        f"file:{self.database()}?mode=ro", uri=True)) as db:
+                        f"file:{self.database()}?mode=ro", uri=True, timeout=0.5)) as db:
                     return db.execute(sql, args).fetchall()
             except sqlite3.OperationalError as exc:
-                if getattr(exc, "sqlite_errorname", "") in ("SQLITE_CANTOPEN", "SQLITE_ERROR"):
+                if getattr(exc, "sqlite_errorname", "") == "SQLITE_CANTOPEN" or \
+                        str(exc).startswith("no such table"):
                     return []  # not made yet: no file, or no tables in it
                 self.reads_kept_out += 1
                 if time.monotonic() > deadline:
@@ -433,14 +435,15 @@ class SimTable:
     def recent(self, rows: int = 8) -> str:
         """The journal's last inputs and the outbox's last events, one short line each."""
         try:
+            # (a failure's message: not held up long by a daemon that holds its lock)
             inputs = self.read("SELECT id, substr(line, 1, 110) FROM journal ORDER BY id DESC "
-                               "LIMIT ?", (rows,))
+                               "LIMIT ?", (rows,), seconds=1)
             events = self.read("SELECT seq, substr(event, 1, 110) FROM outbox ORDER BY seq "
-                               "DESC LIMIT ?", (rows,))
+                               "DESC LIMIT ?", (rows,), seconds=1)
         except sqlite3.OperationalError as exc:
             return f"(its database not read: {exc})"
         return "\n  ".join(
-            [f"{self.reads_kept_out} reads kept out by its writing, tried again"]
+            [f"{self.reads_kept_out} reads of its database failed and were tried again"]
             + [f"input {n}: {text}" for n, text in reversed(inputs)]
             + [f"event {n}: {text}" for n, text in reversed(events)])
 
@@ -470,11 +473,11 @@ class SimTable:
         sys.stderr.flush()
 
     def cards_in_newest_hand(self) -> int:
-        """How many cards the newest hand has been dealt (0 before any hand)."""
+        """How many cards the table took in since its newest hand began (0 before any hand;
+        a misdeal's redeal, which keeps the hand's number, counted from the redeal)."""
         row = self._ask("SELECT COUNT(*) FROM outbox WHERE json_extract(event, '$.type') = "
-                        "'card' AND json_extract(event, '$.hand') = (SELECT json_extract("
-                        "event, '$.hand') FROM outbox WHERE json_extract(event, '$.type') = "
-                        "'hand.started' ORDER BY seq DESC LIMIT 1)")
+                        "'card' AND seq > (SELECT MAX(seq) FROM outbox WHERE "
+                        "json_extract(event, '$.type') = 'hand.started')")
         return int(row[0]) if row else 0
 
     def hands_ended(self) -> int:
@@ -569,7 +572,7 @@ class FollowingDealer:
             # so every hand after, each lone tap landing in the next hand, once among its hole
             # cards (betting closed with cards missing). It comes in, then the window passes,
             # before anything else: the next press is in step.
-            self._now_doing(self.doing + ", out of step")
+            self.doing += ", out of step"
             self.table._wait_button(self.table._last_button() - 1, "tap", 5, pressed_on)
             time.sleep(PAIRING_SECONDS)
             self.next_press = time.monotonic()
@@ -619,8 +622,10 @@ class FollowingDealer:
                     # by a deck that went in while the daemon was down (the shoe kept it and
                     # sent it once the daemon was back), it is dealt first: the double tap
                     # of a hand with nothing dealt is no end of it (controller/table.py).
-                    settle(shoe, SETTLE_SECONDS)  # (what the shoe kept, taken in first)
-                    if self.table.cards_in_newest_hand() == 0:
+                    if shoe.plugged and not shoe.idle(SETTLE_SECONDS):
+                        continue  # what the shoe kept not yet acknowledged: looked at again
+                    # (a read the shoe saw acknowledged is committed a moment later)
+                    if not self._until(lambda: self.table.cards_in_newest_hand() > 0, 1.0):
                         self.deal_hand(finger)
                     else:
                         self._finish(finger)

@@ -72,10 +72,7 @@ async function api(path, body) {
   const response = await fetch(path, options);
   const value = await response.json().catch(() => ({}));
   // A refusal's whole answer goes with it (a 409 says what is current).
-  if (!response.ok) {
-    throw Object.assign(new Error(value.error || response.statusText),
-                        { body: value, status: response.status });
-  }
+  if (!response.ok) throw Object.assign(new Error(value.error || response.statusText), { body: value });
   return value;
 }
 
@@ -2001,9 +1998,10 @@ function connect() {
 
 async function reconnect() {
   try {
-    await api("/api/me");
+    const response = await fetch("/api/me", { signal: AbortSignal.timeout(10000) });
+    if (response.status === 401) { window.location = "/login"; return; }
   } catch (e) {
-    if (e.status === 401) { window.location = "/login"; return; }
+    // The hub not answering: its stream is asked for all the same, and refused again if so.
   }
   connect();
 }
