@@ -4,6 +4,7 @@ and the recorder (the same under chaos: ``test_sim_venue_chaos.py``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import time
@@ -184,6 +185,23 @@ def test_the_simulators_dealer_follows_the_floor_once_it_changes_the_table(tmp_p
         venue.stop()
 
 
+@contextlib.contextmanager
+def _a_dealer_at_one_table(tmp_path):
+    """One simulated table (no broker, no irregularity) and a following dealer at it."""
+    import threading
+
+    from tablectl.sim_venue import FollowingDealer
+
+    venue = SimulatedVenue(tmp_path, tables=1, hands=1, broker="none", quiet=True,
+                           irregularities=0.0, pace=0.05).start()
+    stop = threading.Event()
+    try:
+        yield venue.tables[0], FollowingDealer(venue.tables[0], stop)
+    finally:
+        stop.set()
+        venue.stop()
+
+
 def test_a_double_tap_out_of_step_puts_no_hand_after_it_out_of_step(tmp_path, monkeypatch):
     """A dealer who closes the betting with a tap and double taps 0.05 s later (a loaded run's
     script did, on the river): the double tap's first tap makes the pair with the betting tap,
@@ -192,9 +210,8 @@ def test_a_double_tap_out_of_step_puts_no_hand_after_it_out_of_step(tmp_path, mo
     double tap is in step, and every hand after. (Before, the next double tap paired with the
     lone tap, and so on at every hand, each lone tap a hand late; once one landed among the
     next hand's hole cards: betting closed with cards missing, a floor call.)"""
-    import threading
 
-    from tablectl.sim_venue import GAP, PRESS, Finger, FollowingDealer
+    from tablectl.sim_venue import GAP, PRESS, Finger
 
     presses: list[str] = []
     press = Finger.press
@@ -209,12 +226,7 @@ def test_a_double_tap_out_of_step_puts_no_hand_after_it_out_of_step(tmp_path, mo
         press(finger, gesture, at)
 
     monkeypatch.setattr(Finger, "press", hasty)
-    venue = SimulatedVenue(tmp_path, tables=1, hands=1, broker="none", quiet=True,
-                           irregularities=0.0, pace=0.05).start()
-    stop = threading.Event()
-    try:
-        table = venue.tables[0]
-        dealer = FollowingDealer(table, stop)
+    with _a_dealer_at_one_table(tmp_path) as (table, dealer):
         dealer.deal(until_ended=6)
         assert dealer.failure is None, dealer.failure
         journal, events = table.journal_and_events()
@@ -227,9 +239,6 @@ def test_a_double_tap_out_of_step_puts_no_hand_after_it_out_of_step(tmp_path, mo
                    for i, (gesture, t) in enumerate(gestures) if gesture == "double_tap"]
         assert in_step == [True, False, True, True, True, True], gestures
         assert [e for e in events if e["type"] in ("irregularity", "ruling")] == []
-    finally:
-        stop.set()
-        venue.stop()
 
 
 def test_a_deck_in_while_the_daemon_was_down_begins_a_hand_the_dealer_deals(tmp_path):
@@ -238,18 +247,11 @@ def test_a_deck_in_while_the_daemon_was_down_begins_a_hand_the_dealer_deals(tmp_
     then with nothing dealt. The following dealer deals that hand, then finishes it, and
     the next. (Before, it took the hand for one resumed after a restart, dealt: its double
     taps, which do not end a hand with nothing dealt, went on until it gave up.)"""
-    import threading
 
     from simulators.shoe import perform
-    from tablectl.sim_venue import FollowingDealer
     from tests.conftest import wait_for
 
-    venue = SimulatedVenue(tmp_path, tables=1, hands=1, broker="none", quiet=True,
-                           irregularities=0.0, pace=0.05).start()
-    stop = threading.Event()
-    try:
-        table = venue.tables[0]
-        dealer = FollowingDealer(table, stop)
+    with _a_dealer_at_one_table(tmp_path) as (table, dealer):
         dealer.deal(until_ended=1)
         assert dealer.failure is None, dealer.failure
         table.kill_daemon()
@@ -264,9 +266,6 @@ def test_a_deck_in_while_the_daemon_was_down_begins_a_hand_the_dealer_deals(tmp_
         assert sorted(hands) == [1, 2, 3], hands
         assert all(len(hands[n]["hole"]) == len(table.dealt_seats() or ()) for n in hands)
         assert [e for e in events if e["type"] in ("irregularity", "ruling")] == []
-    finally:
-        stop.set()
-        venue.stop()
 
 
 def test_a_featured_table_shows_on_the_broadcast_feed_end_to_end(tmp_path):
