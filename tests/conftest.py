@@ -90,6 +90,17 @@ def wait_for(condition: Any, timeout: float = 15.0, step: float = 0.05) -> bool:
     return bool(condition())
 
 
+def open_event_stream(url: str, cookie: str) -> tuple[Any, bytes]:
+    """A dashboard's event stream (``GET /api/stream``) opened on a raw socket with a
+    session's cookie, as a tab holds it: the socket, left open, and the answer's status line."""
+    import socket
+
+    host, port = url.split("//")[1].split(":")
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    sock.sendall(f"GET /api/stream HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n".encode())
+    return sock, sock.recv(4096).split(b"\r\n", 1)[0]
+
+
 def subscribed(client: Any, *topics: str, qos: int = 1, timeout: float = 10.0) -> None:
     """Subscribe a paho client and return once the broker granted every subscription
     (SUBACK): a message published after this reaches the client. Use before publishing what

@@ -24,7 +24,7 @@ from hub import auth
 from hub.service import FloorService
 from simulators.shoe import perform
 from tablectl.sim_venue import SimulatedVenue
-from tests.conftest import wait_for
+from tests.conftest import open_event_stream, wait_for
 from tests.floor_browser import (
     SCREENSHOTS,
     VENUE_ZONE,
@@ -973,7 +973,6 @@ def test_a_refused_stream_is_asked_for_again_and_a_session_over_goes_to_the_logi
     hub's 503): the page says it reconnects and asks again by itself, live once a stream is
     free, not left showing "reconnecting" for good; its session over, the login page."""
     import http.client
-    import socket
 
     from hub.web import streams
 
@@ -983,15 +982,12 @@ def test_a_refused_stream_is_asked_for_again_and_a_session_over_goes_to_the_logi
         "user": "maria", "password": "maria-password"})
     assert answer.status == 303
     cookie = "; ".join(f"{c['name']}={c['value']}" for c in context.cookies())
-    host, port = hub.url.removeprefix("http://").rsplit(":", 1)
     held = []
     try:
         for _ in range(streams.MAX_STREAMS_PER_SESSION):  # the session's streams, all taken
-            sock = socket.create_connection((host, int(port)), timeout=10)
-            sock.sendall(f"GET /api/stream HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n"
-                         .encode())
-            assert b" 200 " in sock.recv(4096).split(b"\r\n", 1)[0]
+            sock, status = open_event_stream(hub.url, cookie)
             held.append(sock)
+            assert b" 200 " in status
         page = context.new_page()
         refusals: list[int] = []
         page.on("response", lambda r: refusals.append(r.status)
@@ -1007,7 +1003,7 @@ def test_a_refused_stream_is_asked_for_again_and_a_session_over_goes_to_the_logi
         expect(page.locator("#link")).to_have_text("live")
         # Logged out elsewhere (the session's cookie kept here): the stream ends, the page
         # asks again, is refused, and is sent to log in.
-        logout = http.client.HTTPConnection(host, int(port), timeout=10)
+        logout = http.client.HTTPConnection(hub.url.split("//")[1], timeout=10)
         logout.request("POST", "/logout", headers={"Cookie": cookie})
         assert logout.getresponse().status == 303
         logout.close()

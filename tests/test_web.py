@@ -26,7 +26,7 @@ from hub import auth
 from hub.service import FloorService
 from simulators.staff import Staff
 from tablectl.hub_app import Hub, HubSettings, users_file_mode
-from tests.conftest import wait_for
+from tests.conftest import open_event_stream, wait_for
 
 VENUE = "webtest"
 OPENAPI = Path(__file__).resolve().parents[1] / "docs" / "openapi.json"
@@ -483,15 +483,12 @@ def test_streams_are_capped_per_session_and_a_stalled_viewer_is_dropped(hub):
 
     maria = Staff(hub.url, "maria", "maria-password")
     cookie = maria.cookie()
-    host, port = _address(hub)
     opened = []
     try:
         for _ in range(streams.MAX_STREAMS_PER_SESSION):
-            sock = socket.create_connection((host, port), timeout=10)
-            sock.sendall(f"GET /api/stream HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n"
-                         .encode())
-            assert b" 200 " in sock.recv(4096).split(b"\r\n", 1)[0]
+            sock, status = open_event_stream(hub.url, cookie)
             opened.append(sock)
+            assert b" 200 " in status
         one_more = maria.get("/api/stream")
         assert one_more[0] == 429 and "at most" in one_more[1]["error"]
         # The opened streams now stop reading; the floor floods them with updates.
@@ -510,14 +507,6 @@ def test_streams_are_capped_per_session_and_a_stalled_viewer_is_dropped(hub):
         for sock in opened:
             sock.close()
         maria.close()
-
-
-def _open_stream(hub, cookie):
-    host, port = _address(hub)
-    sock = socket.create_connection((host, port), timeout=10)
-    sock.sendall(f"GET /api/stream HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n".encode())
-    head = sock.recv(4096)
-    return sock, head.split(b"\r\n", 1)[0]
 
 
 def _ends(sock, within=10.0):
@@ -544,7 +533,7 @@ def test_a_stream_ends_when_its_session_ends(hub, monkeypatch):
 
     monkeypatch.setattr(streams, "SESSION_CHECK", 0.5)  # an idle stream's look at its session
     maria = Staff(hub.url, "maria", "maria-password")
-    sock, status = _open_stream(hub, maria.cookie())
+    sock, status = open_event_stream(hub.url, maria.cookie())
     try:
         assert b" 200 " in status
         out = requests.post(hub.url + "/logout", headers={"Cookie": maria.cookie()},
@@ -554,7 +543,7 @@ def test_a_stream_ends_when_its_session_ends(hub, monkeypatch):
     finally:
         sock.close()
     maria = Staff(hub.url, "maria", "maria-password")
-    sock, status = _open_stream(hub, maria.cookie())
+    sock, status = open_event_stream(hub.url, maria.cookie())
     try:
         assert b" 200 " in status
         with hub.sessions._lock:  # the shift is over: the session expires now
@@ -580,7 +569,7 @@ def test_one_account_cannot_take_every_stream_and_staff_keep_room(hub, monkeypat
             val = Staff(hub.url, "val", "val-password")
             logins.append(val)
             for _ in range(streams.MAX_STREAMS_PER_SESSION):
-                sock, status = _open_stream(hub, val.cookie())
+                sock, status = open_event_stream(hub.url, val.cookie())
                 opened.append(sock)
                 if b" 429 " in status:
                     break
@@ -596,7 +585,7 @@ def test_one_account_cannot_take_every_stream_and_staff_keep_room(hub, monkeypat
         assert viewer_full[0] == 503, viewer_full
         maria = Staff(hub.url, "maria", "maria-password")
         logins.append(maria)
-        sock, status = _open_stream(hub, maria.cookie())
+        sock, status = open_event_stream(hub.url, maria.cookie())
         opened.append(sock)
         assert b" 200 " in status
     finally:
