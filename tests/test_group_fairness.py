@@ -129,6 +129,11 @@ def test_a_venue_flooding_the_centre_delays_not_another_venue(tmp_path, postgres
                 answered[number] = time.monotonic() - sent_at[number]
                 answered_during_flood.append(flooder.is_alive())
 
+            async def send(seq: int) -> None:  # b's event seq, its answer to the inbox
+                await venue_b.publish("pkr.v1.b.tables.t1.private",
+                                      encode(_level("b", "t1", seq)).encode(),
+                                      reply=f"{inbox}.{seq}")
+
             await venue_b.subscribe(inbox + ".*", cb=answer)
             await venue_b.flush()
             flooder.start()
@@ -139,9 +144,7 @@ def test_a_venue_flooding_the_centre_delays_not_another_venue(tmp_path, postgres
                 number = str(seq)
                 sent_at[number] = time.monotonic()
                 during_flood.append(flooder.is_alive())
-                await venue_b.publish("pkr.v1.b.tables.t1.private",
-                                      encode(_level("b", "t1", seq)).encode(),
-                                      reply=f"{inbox}.{number}")
+                await send(seq)
                 await venue_b.flush()
                 await asyncio.sleep(B_EVERY)
             # As b's uplink does: what is not answered is sent again (core NATS delivers at
@@ -154,10 +157,7 @@ def test_a_venue_flooding_the_centre_delays_not_another_venue(tmp_path, postgres
                 if time.monotonic() >= again_at:
                     for number in sent_at.keys() - answered.keys():
                         resent.append(number)
-                        await venue_b.publish(
-                            "pkr.v1.b.tables.t1.private",
-                            encode(_level("b", "t1", int(number))).encode(),
-                            reply=f"{inbox}.{number}")
+                        await send(int(number))
                     await venue_b.flush()
                     again_at = time.monotonic() + B_AGAIN
                 await asyncio.sleep(0.05)
