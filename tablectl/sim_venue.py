@@ -143,7 +143,7 @@ class SimTable:
         self.ready = threading.Event()  # the daemon launched last says it runs
         self.lines_seen = 0  # lines the daemon wrote, all boots
         self.dumped = False  # its threads asked for once (dump_threads)
-        self.reads_kept_out = 0  # reads of its database that failed and were tried again
+        self.reads_retried = 0  # reads of its database that failed and were tried again
 
     def script_seconds(self) -> float:
         """How long the dealer's script lasts in real time at the venue's pace."""
@@ -384,7 +384,7 @@ class SimTable:
                 if getattr(exc, "sqlite_errorname", "") == "SQLITE_CANTOPEN" or \
                         str(exc).startswith("no such table"):
                     return []  # not made yet: no file, or no tables in it
-                self.reads_kept_out += 1
+                self.reads_retried += 1
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)
@@ -443,7 +443,7 @@ class SimTable:
         except sqlite3.OperationalError as exc:
             return f"(its database not read: {exc})"
         return "\n  ".join(
-            [f"{self.reads_kept_out} reads of its database failed and were tried again"]
+            [f"{self.reads_retried} reads of its database failed and were tried again"]
             + [f"input {n}: {text}" for n, text in reversed(inputs)]
             + [f"event {n}: {text}" for n, text in reversed(events)])
 
@@ -504,7 +504,8 @@ class FollowingDealer:
     follow the hub's seating, the dealer follows the table. A hand: the hole cards, then the
     dealer's double tap (everyone folds to the big blind). Hand-for-hand is kept: no deck
     while the table waits for the floor's release. A deck or a press lost while the daemon
-    was down (killed, started again: its hand resumed from its journal) is made again;
+    was down (killed, started again: its hand resumed from its journal) is made again; a
+    deck the shoe kept meanwhile begins a hand once the daemon is back, which is dealt;
     ``paused`` holds the dealer meanwhile (a test that kills the daemon)."""
 
     CARDS = tuple(rank + suit for suit in "cdhs" for rank in "23456789TJQKA")
@@ -589,7 +590,7 @@ class FollowingDealer:
 
     def _finish(self, finger: Finger) -> None:
         """The double tap until the hand is over."""
-        ended, hand = self.table.hands_ended(), self.table.hands_started()
+        ended, hand = self.table.hands_ended(), self.table.newest("hand.started", "hand")
         for press in range(20):
             while self.paused.is_set() and not self.stop.is_set():
                 self._now_doing("paused in a hand")
@@ -644,7 +645,7 @@ class FollowingDealer:
         """The hand just started, dealt: a hole card each twice to the seats it was dealt
         to, then the double tap."""
         moment = time.monotonic()
-        self._now_doing(f"dealing hand {self.table.hands_started()}")
+        self._now_doing(f"dealing hand {self.table.newest('hand.started', 'hand')}")
         for index, card in enumerate(self.CARDS[:2 * len(self.table.dealt_seats() or ())]):
             perform({"type": "card", "card": card}, self.table.shoe, lambda _line, _at: None,
                     at=moment + 0.005 * index)
