@@ -141,6 +141,16 @@ class SimulatedShoe:
         with self._lock:
             self._hold_ms = None if at is None else int(at * 1000)
 
+    def hold_here(self) -> float:
+        """Stop the shoe's clock where it stands (``hold``) and say at what moment
+        (``time.monotonic()``): an action done ``at`` that moment is stamped exactly then,
+        however long the caller is kept from doing it. (A moment read from the host's clock
+        first can already be behind the shoe's, which never runs backwards.)"""
+        with self._lock:
+            here = max(self._last_turn_ms, self._world_ms())
+            self._hold_ms = here
+            return here / 1000.0
+
     def _now(self) -> int:
         # Never before the last turn's reading, which a timed action may have moved ahead.
         return max(self._last_turn_ms, self._world_ms()) & 0xFFFFFFFF

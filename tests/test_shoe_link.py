@@ -228,8 +228,12 @@ def test_a_venue_table_starved_at_the_link_s_start_stamps_cards_at_their_moments
         table.shoe.insert_deck()
         for card in ("As", "Ks", "Qs"):
             time.sleep(0.05)
-            moments.append(time.monotonic())
+            # The card's moment on the shoe's own clock, held there until it is drawn: a
+            # moment read from this host's clock could be behind the shoe's already when
+            # this thread is descheduled before the draw (a card 46 ms late, in a loaded run).
+            moments.append(table.shoe.hold_here())
             table.shoe.draw(f"R1:{card}", at=moments[-1])
+            table.shoe.hold(None)
         deadline = time.monotonic() + 10 + STARVED
         while len(stamped) < len(moments) and time.monotonic() < deadline:
             with contextlib.suppress(queue.Empty):
