@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import select
 import threading
 import time
 import tty
@@ -37,6 +38,11 @@ from firmware_bridge.firmware.shoe import Shoe
 from firmware_bridge.messages import clock_zero_ms
 
 CAPS = 1 | 2 | 4 | 8
+# With nothing to read, send or time closely, the loop turns this often (s), unless the host's
+# bytes or an action on the shoe wake it: dozens of idle simulated shoes, turning every 2 ms
+# as a board does, took a tenth of the test machine's CPU. Its timers (the heartbeat each
+# second, a frame sent again after 250 ms) come at most this late.
+IDLE_TURN_S = 0.02
 
 
 def uid_for(label: str) -> bytes:
@@ -106,6 +112,9 @@ class SimulatedShoe:
         self._thread: threading.Thread | None = None
         self._running = False
         self._garbage: deque[bytes] = deque()
+        self._wake_read, self._wake_write = os.pipe()  # an action on the shoe: turn now
+        os.set_blocking(self._wake_read, False)
+        os.set_blocking(self._wake_write, False)
         self.deck_label = "R1"  # the deck whose labels scripted cards without a deck carry
 
     def _boot(self) -> None:
@@ -119,11 +128,13 @@ class SimulatedShoe:
         with self._lock:
             self.boot_id += 1
             self._boot()
+        self._wake()
 
     def crash_reads(self, count: int = 1) -> None:
         """The next ``count`` reads raise inside the firmware's loop (a driver bug)."""
         with self._lock:
             self._reader.crashes += count
+        self._wake()
 
     def _world_ms(self) -> int:
         real = int(time.monotonic() * 1000)
@@ -140,6 +151,7 @@ class SimulatedShoe:
         the clock runs with the host's again (the script is done)."""
         with self._lock:
             self._hold_ms = None if at is None else int(at * 1000)
+        self._wake()
 
     def hold_here(self) -> float:
         """Stop the shoe's clock where it stands (``hold``) and say at what moment
@@ -190,10 +202,20 @@ class SimulatedShoe:
 
     def stop(self) -> None:
         self._running = False
+        self._wake()
         if self._thread is not None:
             self._thread.join(timeout=5)
         with self._lock:
             self._unplug()
+        if self._thread is None or not self._thread.is_alive():
+            for fd in (self._wake_read, self._wake_write):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def _wake(self) -> None:
+        """The firmware's loop turns now, not at its next idle turn."""
+        with contextlib.suppress(OSError):  # full: it wakes already; closed: it has stopped
+            os.write(self._wake_write, b"!")
 
     def unplug(self) -> None:
         """The USB cable is pulled: the port disappears; the shoe (on its own power) goes on."""
@@ -204,6 +226,7 @@ class SimulatedShoe:
         with self._lock:
             self._plug()
             self.protocol.link_up(self._now())
+        self._wake()
 
     @property
     def plugged(self) -> bool:
@@ -243,11 +266,13 @@ class SimulatedShoe:
         with self._lock:
             self._deck.value = True
             self._raise_floor(at)
+        self._wake()
 
     def remove_deck(self, at: float | None = None) -> None:
         with self._lock:
             self._deck.value = False
             self._raise_floor(at)
+        self._wake()
 
     def _raise_floor(self, at: float | None) -> None:
         if at is not None:
@@ -266,14 +291,17 @@ class SimulatedShoe:
         with self._lock:
             at_ms = None if at is None else int(at * 1000)
             self._pending.append((uid, label or "", face_up, boxed, reads, at_ms))
+        self._wake()
 
     def set_reader_ok(self, ok: bool) -> None:
         with self._lock:
             self._reader.healthy = ok
+        self._wake()
 
     def send_garbage(self, data: bytes) -> None:
         with self._lock:
             self._garbage.append(data)
+        self._wake()
 
     def read_out(self, timeout: float = 5.0) -> bool:
         """Wait until the firmware has read every card drawn so far (one a loop turn): what
@@ -325,7 +353,29 @@ class SimulatedShoe:
                         # If the host is not reading, the protocol retransmits later.
                         with contextlib.suppress(OSError):
                             os.write(self._master, out)
+                # A board's turn (step_s) while there is work: bytes going out (a turn
+                # writes a part of a long queue), cards to read, a label awaited.
+                busy = bool(out or data or self._pending or self._reader.queue
+                            or self.shoe.held is not None or self._garbage)
+                master = self._master
+            self._rest(self.step_s if busy else IDLE_TURN_S, master)
+
+    def _rest(self, seconds: float, master: int | None) -> None:
+        """Until the next turn: ``seconds``, or less when the host writes or the world acts."""
+        if seconds <= self.step_s:
+            time.sleep(seconds)
+            return
+        watched = [self._wake_read] if master is None else [self._wake_read, master]
+        try:
+            ready, _, _ = select.select(watched, [], [], seconds)
+        except (OSError, ValueError):  # the cable pulled meanwhile: its descriptor closed
             time.sleep(self.step_s)
+            return
+        if self._wake_read in ready:
+            with contextlib.suppress(OSError):
+                os.read(self._wake_read, 4096)
+        elif ready:
+            time.sleep(self.step_s)  # the host's bytes: at a board's pace still
 
     def _feed_reader(self, real_ms: int) -> None:
         # One card per loop turn reaches the antenna, with its sensor readings.
