@@ -9,11 +9,20 @@ Link changes are reported as ``LinkUp`` / ``LinkDown`` events.
 A read waits up to READ_TIMEOUT for a byte: an idle shoe costs two wake-ups a second, not
 fifty (a mode change asked meanwhile goes out at the end of that wait); ``stop`` cancels the
 wait where the port can.
+
+A write waits for the port, not for the clock: pyserial's ``write_timeout`` counts from the
+call and is checked after the bytes went out, so a thread descheduled past it on a busy host
+raised with everything written and took a working shoe for lost, mid-hand. The link writes
+to the port's descriptor itself and gives up only when the port takes nothing for
+WRITE_STALL seconds (a shoe that stopped reading).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
+import select
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +38,35 @@ def _default_opener(url: str) -> Any:
 
 
 READ_TIMEOUT = 0.5  # seconds a read waits for a byte (how often an idle link looks around)
+WRITE_STALL = 1.0  # seconds a port may take nothing before the link is taken for lost
+
+
+class WriteStalled(OSError):
+    """The port took no byte for WRITE_STALL seconds: the shoe stopped reading."""
+
+
+def write_all(port: Any, data: bytes, stall: float = WRITE_STALL) -> None:
+    """Write all of ``data``: to the port's descriptor where it has one (a device, a pty),
+    waiting while it takes nothing, up to ``stall`` seconds at a time; else with the port's
+    own ``write`` (pyserial's URL handlers, a test's port)."""
+    try:
+        fd = port.fileno()
+    except (AttributeError, OSError, ValueError):  # no descriptor (io's UnsupportedOperation)
+        port.write(data)
+        return
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+            continue
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EINTR):
+                raise
+        # The kernel's account of the port, not this thread's clock: a thread descheduled
+        # meanwhile finds it writable on waking, however long it slept.
+        _, ready, _ = select.select([], [fd], [], stall)
+        if not ready:
+            raise WriteStalled(f"the port took no byte for {stall:g} s")
 
 
 class SerialShoe:
@@ -102,7 +140,7 @@ class SerialShoe:
         link = self.link
         link.request_hello()
         try:
-            port.write(link.data_to_send())
+            write_all(port, link.data_to_send())
             while not self._stop.is_set():
                 # Wait (up to the port timeout) for one byte, then take all that is there: a
                 # plain read(4096) would sit out the whole timeout on every frame.
@@ -120,7 +158,7 @@ class SerialShoe:
                     command(link)
                 out = link.data_to_send()
                 if out:
-                    port.write(out)
+                    write_all(port, out)
         except Exception as exc:
             return f"{type(exc).__name__}: {exc}"
         return "stopped"

@@ -251,3 +251,76 @@ def test_a_venue_table_starved_at_the_link_s_start_stamps_cards_at_their_moments
     assert len(stamped) == len(moments)
     late = [round(s - m, 3) for m, s in zip(moments, stamped, strict=True) if abs(s - m) > 0.002]
     assert late == [], late  # seconds each card was stamped after it was drawn
+
+
+def test_a_write_whose_deadline_passed_while_its_bytes_went_out_keeps_the_link(tmp_path):
+    """pyserial's write timeout counts from the call and is checked after the bytes went out:
+    a thread descheduled past it on a busy host raised with everything written, and the
+    daemon took a working shoe for lost mid-hand (a floor call no dealer caused, in loaded
+    runs of the network venue). Here every write's deadline has passed once its bytes are
+    out (a timeout of a microsecond): the link's writes wait on the port, not the clock, and
+    every card arrives over the one connection."""
+    import serial
+
+    from firmware_bridge.host import LinkDown, LinkUp
+    from hardware.shoe_serial import SerialShoe
+    from simulators.shoe import SimulatedShoe
+
+    shoe = SimulatedShoe(tmp_path / "shoe").start()
+    heard: list[object] = []
+    link = SerialShoe(str(shoe.port), lambda event, _t: heard.append(event),
+                      opener=lambda url: serial.serial_for_url(url, timeout=0.1,
+                                                               write_timeout=1e-6)).start()
+    try:
+        shoe.insert_deck()
+        for card in ("As", "Ks", "Qs"):
+            shoe.draw(f"R1:{card}")
+        assert shoe.idle(10), shoe.describe()  # read, sent and acknowledged: the host wrote
+    finally:
+        link.stop()
+        shoe.stop()
+    cards = [event.text for event in heard if isinstance(event, CardDrawn)]
+    assert cards == ["R1:As", "R1:Ks", "R1:Qs"]
+    assert [type(e) for e in heard if isinstance(e, LinkUp | LinkDown)] == [LinkUp], heard
+
+
+def test_a_port_that_takes_nothing_is_given_up_after_the_stall_and_a_slow_one_is_not():
+    """The other side of waiting on the port: a shoe that stopped reading (its pipe full) is
+    given up once it has taken nothing for the stall; one that reads slowly gets it all."""
+    import os
+    import threading
+
+    from hardware.shoe_serial import WriteStalled, write_all
+
+    class Port:  # a pipe's end, as a port: its descriptor
+        def __init__(self, fd: int) -> None:
+            self.fd = fd
+
+        def fileno(self) -> int:
+            return self.fd
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    try:
+        with pytest.raises(WriteStalled):
+            write_all(Port(write_end), b"x" * (1 << 20), stall=0.2)  # more than a pipe holds
+        os.set_blocking(read_end, False)
+        with contextlib.suppress(BlockingIOError):
+            while os.read(read_end, 1 << 16):
+                pass
+        os.set_blocking(read_end, True)
+        got = bytearray()
+
+        def slow_reader() -> None:
+            while len(got) < 1 << 20:
+                time.sleep(0.01)
+                got.extend(os.read(read_end, 1 << 16))
+
+        reader = threading.Thread(target=slow_reader)
+        reader.start()
+        write_all(Port(write_end), b"y" * (1 << 20), stall=5)
+        reader.join(10)
+        assert bytes(got) == b"y" * (1 << 20)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
