@@ -229,14 +229,17 @@ def test_a_full_queue_end_to_end_is_a_floor_call_in_the_hand_in_progress(rig):  
     r.shoe.wait_seen()
     for card in ("As", "Ks"):
         r.shoe.draw(f"R1:{card}")
-    assert r.pump_until(lambda: len(of_type(r.events, "card")) == 2, 10)
+    # Both acknowledged before the cable goes: a host starved between queueing a read and
+    # acknowledging it leaves it in the shoe's queue, which then drops 13 (a loaded run).
+    assert r.pump_until(lambda: len(of_type(r.events, "card")) == 2 and r.shoe.idle(0.01), 10)
     r.shoe.unplug()
     # A dealer who keeps dealing through a loose cable: 140 reads, 12 over the shoe's queue.
     # Tags without labels (UIDs the table does not know), so each one is a read and no
     # card repeats.
     for i in range(140):
         r.shoe.draw(uid=b"\x04\x55" + i.to_bytes(5, "big"))
-    assert r.pump_until(lambda: r.shoe.protocol.dropped == 12, 20)
+    assert r.pump_until(lambda: r.shoe.protocol.dropped >= 12, 20), r.shoe.describe()
+    assert r.shoe.protocol.dropped == 12, r.shoe.describe()
     r.shoe.replug()
     assert r.pump_until(lambda: r.shoe.idle(0.01), 30)
 
