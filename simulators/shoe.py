@@ -329,13 +329,18 @@ class SimulatedShoe:
         while self._running:
             with self._lock:
                 real = self._world_ms()
+                # The antenna's repeated reads of a card still passing it (``reads``) come at
+                # the card's moment: the clock stands while they are read. (Run on, a thread
+                # starved past SAME_CARD_MS between two of them made one card two reads.)
+                passing = bool(self._reader.queue)
                 self._feed_reader(real)
-                # The firmware's clock never runs backwards: a card fed late is read at its
-                # moment (the clock held there: see ``hold``), or at the last turn's if that
-                # was later still; a timed action ahead of the idle clock moves it on to its
-                # moment.
-                self._last_turn_ms = max(self._last_turn_ms, real - self._lag_ms,
-                                         self._floor_ms)
+                if not passing:
+                    # The firmware's clock never runs backwards: a card fed late is read at
+                    # its moment (the clock held there: see ``hold``), or at the last turn's
+                    # if that was later still; a timed action ahead of the idle clock moves
+                    # it on to its moment.
+                    self._last_turn_ms = max(self._last_turn_ms, real - self._lag_ms,
+                                             self._floor_ms)
                 now = self._last_turn_ms & 0xFFFFFFFF  # the firmware's 32-bit milliseconds
                 data = b""
                 if self._master is not None:

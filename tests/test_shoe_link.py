@@ -324,3 +324,41 @@ def test_a_port_that_takes_nothing_is_given_up_after_the_stall_and_a_slow_one_is
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def test_a_card_read_twice_as_it_passes_is_one_card_however_late_the_second_read(
+        tmp_path, monkeypatch):
+    """The antenna reads a card more than once as it passes; the firmware counts it once
+    (reads within SAME_CARD_MS). The simulated shoe's thread starved between two reads of one
+    card (here: 0.4 s asleep after the first) must not make them two cards (a live deck
+    check counted 53 of 52, in a run of the suite)."""
+    import serial
+
+    import simulators.shoe as simulated
+    from hardware.shoe_serial import SerialShoe
+
+    shoe = simulated.SimulatedShoe(tmp_path / "shoe")
+    rest = shoe._rest
+    starved: list[bool] = []
+
+    def starving(seconds: float, master: int | None) -> None:
+        if shoe._reader.queue and not starved:  # a read of the card still to come
+            starved.append(True)
+            time.sleep(0.4)
+        rest(seconds, master)
+
+    monkeypatch.setattr(shoe, "_rest", starving)
+    shoe.start()
+    heard: list[object] = []
+    link = SerialShoe(str(shoe.port), lambda event, _t: heard.append(event),
+                      opener=lambda url: serial.serial_for_url(url, timeout=0.1)).start()
+    try:
+        shoe.insert_deck()
+        shoe.draw("R1:As", reads=2)
+        shoe.draw("R1:Ks")
+        assert shoe.idle(10), shoe.describe()
+    finally:
+        link.stop()
+        shoe.stop()
+    assert starved
+    assert [event.text for event in heard if isinstance(event, CardDrawn)] == ["R1:As", "R1:Ks"]
