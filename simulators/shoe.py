@@ -99,9 +99,6 @@ class SimulatedShoe:
         self._stack = _Sensor()
         self._deck = _Sensor()
         self._pending: deque[tuple[bytes, str, bool, bool, int, int | None]] = deque()
-        # How far behind its moment the card being read was fed (ms): the firmware reads it,
-        # and its antenna repeats, at that moment, not when a busy machine got round to it.
-        self._lag_ms = 0
         self._last_turn_ms = 0
         self.boot_id = boot_id
         self.firmware = firmware
@@ -333,14 +330,13 @@ class SimulatedShoe:
                 # the card's moment: the clock stands while they are read. (Run on, a thread
                 # starved past SAME_CARD_MS between two of them made one card two reads.)
                 passing = bool(self._reader.queue)
-                self._feed_reader(real)
+                moment = self._feed_reader(real)
                 if not passing:
                     # The firmware's clock never runs backwards: a card fed late is read at
                     # its moment (the clock held there: see ``hold``), or at the last turn's
                     # if that was later still; a timed action ahead of the idle clock moves
                     # it on to its moment.
-                    self._last_turn_ms = max(self._last_turn_ms, real - self._lag_ms,
-                                             self._floor_ms)
+                    self._last_turn_ms = max(self._last_turn_ms, moment, self._floor_ms)
                 now = self._last_turn_ms & 0xFFFFFFFF  # the firmware's 32-bit milliseconds
                 data = b""
                 if self._master is not None:
@@ -382,19 +378,21 @@ class SimulatedShoe:
         elif ready:
             time.sleep(self.step_s)  # the host's bytes: at a board's pace still
 
-    def _feed_reader(self, real_ms: int) -> None:
-        # One card per loop turn reaches the antenna, with its sensor readings.
-        if not self._reader.queue:
-            self._lag_ms = 0
-        if self._pending and not self._reader.queue:
-            uid, label, face_up, boxed, reads, at_ms = self._pending.popleft()
-            self._exit.value = face_up
-            self._stack.value = boxed
-            self._lag_ms = max(0, real_ms - at_ms) if at_ms is not None else 0
-            if at_ms is not None:
-                self._floor_ms = max(self._floor_ms, at_ms)
-            for _ in range(reads):
-                self._reader.queue.append((uid, label))
+    def _feed_reader(self, real_ms: int) -> int:
+        """One card per loop turn reaches the antenna, with its sensor readings. Returns the
+        moment this turn reads the world at: a card's own when it was drawn ``at`` one (the
+        firmware reads it then, not when a busy machine got round to it), else ``real_ms``."""
+        if not self._pending or self._reader.queue:
+            return real_ms
+        uid, label, face_up, boxed, reads, at_ms = self._pending.popleft()
+        self._exit.value = face_up
+        self._stack.value = boxed
+        for _ in range(reads):
+            self._reader.queue.append((uid, label))
+        if at_ms is None:
+            return real_ms
+        self._floor_ms = max(self._floor_ms, at_ms)
+        return at_ms
 
 
 # What a dealer's script does on the shoe itself; the rest is the button, or the floor's.
