@@ -253,6 +253,29 @@ def test_a_venue_table_starved_at_the_link_s_start_stamps_cards_at_their_moments
     assert late == [], late  # seconds each card was stamped after it was drawn
 
 
+@contextlib.contextmanager
+def _heard_over_a_serial_link(shoe, **port):
+    """The shoe (not started yet) and a SerialShoe on its pty (opened with ``port``'s
+    pyserial settings), yielding what the link hears; both stopped after."""
+    import serial
+
+    from hardware.shoe_serial import SerialShoe
+
+    shoe.start()
+    heard: list[object] = []
+    link = SerialShoe(str(shoe.port), lambda event, _t: heard.append(event),
+                      opener=lambda url: serial.serial_for_url(url, timeout=0.1, **port)).start()
+    try:
+        yield heard
+    finally:
+        link.stop()
+        shoe.stop()
+
+
+def _cards(heard):
+    return [event.text for event in heard if isinstance(event, CardDrawn)]
+
+
 def test_a_write_whose_deadline_passed_while_its_bytes_went_out_keeps_the_link(tmp_path):
     """pyserial's write timeout counts from the call and is checked after the bytes went out:
     a thread descheduled past it on a busy host raised with everything written, and the
@@ -260,27 +283,16 @@ def test_a_write_whose_deadline_passed_while_its_bytes_went_out_keeps_the_link(t
     runs of the network venue). Here every write's deadline has passed once its bytes are
     out (a timeout of a microsecond): the link's writes wait on the port, not the clock, and
     every card arrives over the one connection."""
-    import serial
-
     from firmware_bridge.host import LinkDown, LinkUp
-    from hardware.shoe_serial import SerialShoe
     from simulators.shoe import SimulatedShoe
 
-    shoe = SimulatedShoe(tmp_path / "shoe").start()
-    heard: list[object] = []
-    link = SerialShoe(str(shoe.port), lambda event, _t: heard.append(event),
-                      opener=lambda url: serial.serial_for_url(url, timeout=0.1,
-                                                               write_timeout=1e-6)).start()
-    try:
+    shoe = SimulatedShoe(tmp_path / "shoe")
+    with _heard_over_a_serial_link(shoe, write_timeout=1e-6) as heard:
         shoe.insert_deck()
         for card in ("As", "Ks", "Qs"):
             shoe.draw(f"R1:{card}")
         assert shoe.idle(10), shoe.describe()  # read, sent and acknowledged: the host wrote
-    finally:
-        link.stop()
-        shoe.stop()
-    cards = [event.text for event in heard if isinstance(event, CardDrawn)]
-    assert cards == ["R1:As", "R1:Ks", "R1:Qs"]
+    assert _cards(heard) == ["R1:As", "R1:Ks", "R1:Qs"]
     assert [type(e) for e in heard if isinstance(e, LinkUp | LinkDown)] == [LinkUp], heard
 
 
@@ -332,12 +344,9 @@ def test_a_card_read_twice_as_it_passes_is_one_card_however_late_the_second_read
     (reads within SAME_CARD_MS). The simulated shoe's thread starved between two reads of one
     card (here: 0.4 s asleep after the first) must not make them two cards (a live deck
     check counted 53 of 52, in a run of the suite)."""
-    import serial
+    from simulators.shoe import SimulatedShoe
 
-    import simulators.shoe as simulated
-    from hardware.shoe_serial import SerialShoe
-
-    shoe = simulated.SimulatedShoe(tmp_path / "shoe")
+    shoe = SimulatedShoe(tmp_path / "shoe")
     rest = shoe._rest
     starved: list[bool] = []
 
@@ -348,17 +357,10 @@ def test_a_card_read_twice_as_it_passes_is_one_card_however_late_the_second_read
         rest(seconds, master)
 
     monkeypatch.setattr(shoe, "_rest", starving)
-    shoe.start()
-    heard: list[object] = []
-    link = SerialShoe(str(shoe.port), lambda event, _t: heard.append(event),
-                      opener=lambda url: serial.serial_for_url(url, timeout=0.1)).start()
-    try:
+    with _heard_over_a_serial_link(shoe) as heard:
         shoe.insert_deck()
         shoe.draw("R1:As", reads=2)
         shoe.draw("R1:Ks")
         assert shoe.idle(10), shoe.describe()
-    finally:
-        link.stop()
-        shoe.stop()
     assert starved
-    assert [event.text for event in heard if isinstance(event, CardDrawn)] == ["R1:As", "R1:Ks"]
+    assert _cards(heard) == ["R1:As", "R1:Ks"]
