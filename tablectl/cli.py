@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from contract import topics
 from contract.topics import HUB_ANSWER_SECONDS
 from houses import DEFAULT_PROFILE
+from tablectl.signals import StopSignals
 
 if TYPE_CHECKING:
     from controller.events import Event
@@ -240,12 +241,12 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
-def _until_stopped(unhealthy: Callable[[], str | None] | None = None) -> int:
-    """Wait for SIGTERM or Ctrl-C while a hub service runs in its own threads; the exit status:
-    0, or 70 when one of its workers died (systemd then restarts the service). Under systemd,
-    READY=1 now, and WATCHDOG=1 while ``unhealthy`` finds nothing wrong."""
-    import signal
-    import threading
+def _until_stopped(unhealthy: Callable[[], str | None] | None = None,
+                   stop: StopSignals | None = None) -> int:
+    """Wait for SIGTERM or Ctrl-C (``stop``, installed here unless given) while a hub service
+    runs in its own threads; the exit status: 0, or 70 when one of its workers died (systemd
+    then restarts the service). Under systemd, READY=1 now, and WATCHDOG=1 while
+    ``unhealthy`` finds nothing wrong."""
     import time
 
     from contract.supervise import EXIT_WORKER_DIED, FAILED, SystemdNotifier, failures
@@ -254,25 +255,21 @@ def _until_stopped(unhealthy: Callable[[], str | None] | None = None) -> int:
     notifier.send("READY=1")
     last_ping = 0.0
     said: str | None = None
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        while not stop.wait(0.5):
-            if notifier.watchdog and time.monotonic() - last_ping >= notifier.watchdog:
-                last_ping = time.monotonic()
-                problem = unhealthy() if unhealthy is not None else None
-                if problem is None:
-                    notifier.send("WATCHDOG=1")
-                elif problem != said:  # no ping: systemd restarts the service
-                    print(f"not healthy, no watchdog ping: {problem}", file=sys.stderr,
-                          flush=True)
-                said = problem
-            if FAILED.is_set():
-                print("a worker died, stopping so that systemd restarts the service: "
-                      + "; ".join(failures), file=sys.stderr, flush=True)
-                return EXIT_WORKER_DIED
-    except KeyboardInterrupt:
-        pass
+    stop = stop or StopSignals().install()
+    while not stop.wait(0.5):
+        if notifier.watchdog and time.monotonic() - last_ping >= notifier.watchdog:
+            last_ping = time.monotonic()
+            problem = unhealthy() if unhealthy is not None else None
+            if problem is None:
+                notifier.send("WATCHDOG=1")
+            elif problem != said:  # no ping: systemd restarts the service
+                print(f"not healthy, no watchdog ping: {problem}", file=sys.stderr,
+                      flush=True)
+            said = problem
+        if FAILED.is_set():
+            print("a worker died, stopping so that systemd restarts the service: "
+                  + "; ".join(failures), file=sys.stderr, flush=True)
+            return EXIT_WORKER_DIED
     return 0
 
 
@@ -435,26 +432,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM (systemctl stop, kill, a supervisor): stopped as by Ctrl-C, its broker and
-    daemons with it, and the summary printed."""
-
-
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise _Terminated
-
-
 def cmd_sim(args: argparse.Namespace) -> int:
-    import signal
     import tempfile
     from pathlib import Path
 
     from tablectl.sim_venue import SimulatedVenue
 
-    # Without this, SIGTERM ended the process where it stood: its Mosquitto and table daemons
-    # ran on, and nothing was said.
-    signal.signal(signal.SIGTERM, _raise_terminated)
-    stopped_by = "Ctrl-C"
+    # SIGTERM (systemctl stop, kill, a supervisor) stops it as Ctrl-C does: its broker and
+    # daemons with it, and the summary printed. (Without a handler, SIGTERM ended the process
+    # where it stood: its Mosquitto and table daemons ran on, and nothing was said.)
+    stop = StopSignals().install()
 
     if args.featured and not args.dashboard:
         raise SystemExit("--featured needs --dashboard HOST:PORT: the feed is the hub's")
@@ -468,32 +455,23 @@ def cmd_sim(args: argparse.Namespace) -> int:
                                irregularities=args.irregularities, structure=args.structure,
                                quiet=args.quiet, dashboard=args.dashboard,
                                featured=args.featured, feed_delay=args.delay)
-        interrupted = False
         try:
             venue.start()
-            venue.say(f"{args.tables} table(s), {args.hands} hands each, profile "
-                      f"{args.profile}, at {1 / args.pace:g}x a dealer's pace; Ctrl-C stops")
-            venue.run()
-            delivered = venue.wait_delivered()
+            if not stop.is_set():
+                venue.say(f"{args.tables} table(s), {args.hands} hands each, profile "
+                          f"{args.profile}, at {1 / args.pace:g}x a dealer's pace; Ctrl-C stops")
+                venue.run(stop_requested=stop.is_set)
+            delivered = venue.wait_delivered(stop_requested=stop.is_set)
+            interrupted = stop.is_set()
+            if interrupted:  # stopped mid-deal: what was dealt so far still goes (a moment)
+                delivered = venue.wait_delivered(5)
             summary = venue.summary()
-            if venue.hub is not None:
+            if venue.hub is not None and not interrupted:
                 venue.say(f"the hands are dealt; the dashboard stays at {venue.hub.url} "
                           "until Ctrl-C")
-                _until_stopped()
-        except KeyboardInterrupt as stop:
-            # Stopped mid-deal: what was dealt so far still goes to the recorder (a moment).
-            interrupted = True
-            stopped_by = "SIGTERM" if isinstance(stop, _Terminated) else "Ctrl-C"
-            try:
-                delivered = venue.wait_delivered(5)
-            except KeyboardInterrupt:
-                delivered = False
-            summary = venue.summary()
+                _until_stopped(stop=stop)
         finally:
-            try:
-                venue.stop()
-            except KeyboardInterrupt:  # a second signal while stopping: stop all the same
-                venue.stop()
+            venue.stop()
     for name, table in summary["tables"].items():
         where = (f"{table['delivered']}/{table['events']} events at the recorder"
                  if summary["broker"] else f"{table['events']} events in the local outbox")
@@ -502,7 +480,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     for line in _sim_closing(summary, args):
         print(line)
     if interrupted:
-        print(f"stopped by {stopped_by} before every hand was dealt" + (
+        print(f"stopped by {stop.by} before every hand was dealt" + (
             "; every event dealt so far reached the recorder" if summary["broker"] and delivered
             else "; some events had not reached the recorder yet" if summary["broker"] else ""))
         return 130

@@ -20,7 +20,6 @@ SIGHUP reloads what can change without a restart (profile, gestures, dealing gap
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import queue
@@ -30,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields, replace
+from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from contract.commands import Command
@@ -68,6 +68,7 @@ from tablectl.parts import (
     VenueClockFollowed,
     Wiring,
 )
+from tablectl.signals import StopSignals
 from tablectl.subscribers import HUB_CONNECT_GRACE, ScreenFeed, StatePublisher, Subscriber
 
 if TYPE_CHECKING:
@@ -165,6 +166,8 @@ class Daemon:
         self.venue_clock_readings = 0  # venue clock states handled (tests wait on it)
         self.notifier = SystemdNotifier()
         self.running = threading.Event()
+        self.stop_signals = StopSignals()  # SIGTERM and Ctrl-C, installed by run
+        self.reload_asked = False  # SIGHUP
         self.parts = Parts()
         self.subscribers: list[Subscriber] = []
         self.state: StatePublisher | None = None  # with a link to the hub
@@ -479,11 +482,12 @@ class Daemon:
 
     # ------------------------------------------------------------------ running
     def run(self) -> int:
-        signal.signal(signal.SIGTERM, lambda *_: self.running.clear())
-        signal.signal(signal.SIGHUP, lambda *_: self.queue.put(Reload()))
+        # The handlers only note (tablectl.signals says why): the loop, which turns at least
+        # every tick, stops on SIGTERM or Ctrl-C and takes a SIGHUP's reload.
+        self.stop_signals = StopSignals().install()
+        signal.signal(signal.SIGHUP, self._note_reload)
         try:  # whatever ends the loop, the table stops cleanly: link flushed, offline said
-            with contextlib.suppress(KeyboardInterrupt):
-                self.loop()
+            self.loop()
         finally:
             self.stop()
         if FAILED.is_set():
@@ -492,12 +496,19 @@ class Daemon:
             return EXIT_WORKER_DIED
         return 0
 
+    def _note_reload(self, signum: int, frame: FrameType | None) -> None:
+        self.reload_asked = True  # the loop reloads (a handler takes no lock: tablectl.signals)
+
     def loop(self, until: Callable[[], bool] | None = None) -> None:
         """Take items and tick until stopped, or (a simulator, a test) until ``until`` holds:
         it is asked before each turn, and at least every UNTIL_POLL seconds."""
         next_tick = self._mono()
         last_ping = 0.0
-        while self.running.is_set() and not FAILED.is_set() and not (until and until()):
+        while self.running.is_set() and not FAILED.is_set() and not (until and until()) \
+                and not self.stop_signals.is_set():
+            if self.reload_asked:
+                self.reload_asked = False
+                self._dispatch(Reload())
             wait = max(0.0, next_tick - self._mono())
             try:  # an item, or the next tick: the loop wakes for nothing else
                 item = self.queue.get(timeout=min(wait, UNTIL_POLL) if until else wait)

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -808,7 +808,10 @@ class SimulatedVenue:
         self.out.write(f"[sim] {text}\n")
         self.out.flush()
 
-    def run(self, stop: threading.Event | None = None, chaos: Any = None) -> None:
+    def run(self, stop: threading.Event | None = None, chaos: Any = None,
+            stop_requested: Callable[[], bool] = lambda: False) -> None:
+        """Every table's dealer through its script, until done or ``stop`` is set (by a test's
+        chaos, or here when ``stop_requested``: a signal's flag, tablectl.signals)."""
         stop = stop or threading.Event()
         players = [threading.Thread(target=t.play, args=(stop,), daemon=True)
                    for t in self.tables]
@@ -820,6 +823,8 @@ class SimulatedVenue:
             for player in players:
                 while player.is_alive():
                     player.join(0.2)
+                    if stop_requested():
+                        stop.set()
         except KeyboardInterrupt:
             # Ctrl-C: the dealers stop now (a dealer still dealing would keep the tables busy
             # while they are asked to stop).
@@ -833,7 +838,7 @@ class SimulatedVenue:
         # A table a fault made deal otherwise (``off_script``) is not waited for: its player
         # saw every card taken in and every press journaled, and its hands are what they are.
         end = time.monotonic() + 30
-        while time.monotonic() < end and not stop.is_set() and any(
+        while time.monotonic() < end and not stop.is_set() and not stop_requested() and any(
                 t.hands_ended() < t.hands_to_end for t in self.tables
                 if t.name not in self.off_script):
             time.sleep(0.05)
@@ -842,11 +847,14 @@ class SimulatedVenue:
         """Each table's seq up to which the recorder holds every event."""
         return dict(self.recorder.upto) if self.recorder is not None else {}
 
-    def wait_delivered(self, timeout: float = 60) -> bool:
+    def wait_delivered(self, timeout: float = 60,
+                       stop_requested: Callable[[], bool] = lambda: False) -> bool:
+        """Whether the recorder holds every table's events within ``timeout`` seconds (False
+        at once when ``stop_requested``)."""
         if self.store is None:
             return True  # nothing records: the events stay in the outboxes
         end = time.monotonic() + timeout
-        while time.monotonic() < end:
+        while time.monotonic() < end and not stop_requested():
             upto = self.uptos()
             if all(upto.get(t.name, 0) >= t.last_seq() > 0 for t in self.tables):
                 return True
