@@ -171,9 +171,12 @@ def test_hand_for_hand_shows_who_has_finished_and_releases_the_next_hand(venue, 
     # The hub's answer first (a refusal or a busy floor says so here), then its publication
     # back through the broker and the stream.
     expect(maria.locator("#clock-reply")).to_have_text("clock break: done", timeout=15000)
-    maria.wait_for_function("window.heldAnswers.length === 1")
+    # (Functions, not bare expressions: Playwright evaluates a bare one again with eval at each
+    # poll after the first, and the page's CSP refuses eval: it failed when the first look
+    # came too early.)
+    maria.wait_for_function("() => window.heldAnswers.length === 1")
     maria.evaluate("window.heldAnswers[0]()")
-    maria.wait_for_function("window.lateAnswerRead === true")
+    maria.wait_for_function("() => window.lateAnswerRead === true")
     assert maria.inner_text("#clock-reply") == "clock break: done"
     expect(maria.locator("#clock .level")).to_have_text("BREAK", timeout=15000)
     maria.click("[data-clock=break][data-value=end]")
@@ -903,7 +906,11 @@ def test_an_update_about_one_dealer_draws_that_dealer_s_row_and_no_other(venue):
         t32.state("D32", 5, [2, 4, 6])
         expect(maria.locator("#dealers-on tr[data-badge=D31]")).to_contain_text("table t31")
         expect(maria.locator("#dealers-on tr[data-badge=D32]")).to_contain_text("table t32")
+        # What came before the count starts is drawn first: an update about one of the
+        # venue's dealing tables, received just before, would otherwise be drawn (its row
+        # read) in the next frame, after the count started, without being counted.
         maria.evaluate("""() => {
+          drawChanged();
           window.__read = new Set();
           window.__from = window.__received.length;
           for (const [name, t] of Object.entries(state.tables)) {
