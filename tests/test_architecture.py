@@ -77,3 +77,17 @@ def test_the_daemon_keeps_its_own_rules():
     later = {(m.name, attr) for m in methods if m.name != "__init__"
              for attr in assigned(m) - made}
     assert later == set(), f"attributes first made outside __init__: {sorted(later)}"
+
+
+def test_the_browser_tests_wait_on_functions_not_bare_expressions():
+    """Playwright evaluates a bare ``wait_for_function`` expression again with ``eval`` at each
+    poll after the first, and the hub's pages' CSP refuses eval: such a wait fails whenever
+    its first look comes too early (a function is evaluated once, then called)."""
+    import re
+
+    bare = [f"{path.name}:{number}"
+            for path in sorted((ROOT / "tests").glob("*.py"))
+            for number, line in enumerate(path.read_text().splitlines(), 1)
+            if (call := re.search(r"wait_for_function\(\s*f?[\"']([^\"']*)", line))
+            and not re.match(r"\s*(\(.*\)|\w+)\s*=>|\s*function\b", call.group(1))]
+    assert bare == []
