@@ -52,9 +52,10 @@ typecheck: $(STAMP)
 # The tests start their own Mosquitto brokers, make certificates with openssl, check the
 # shell scripts with shellcheck and the systemd unit with systemd-analyze, and run the
 # recorder on PostgreSQL (the local server, or a temporary cluster they start), drive the
-# floor dashboard in Debian's Chromium with Playwright, and (as root) build a venue's network
-# in network namespaces with iproute2, dropping packets with nftables; the shoe firmware
-# runs on MicroPython's WebAssembly port under Node.js.
+# floor dashboard with Playwright in Debian's Chromium (its headless shell; the dashboard's
+# bench in the full browser), and (as root) build a venue's network in network namespaces
+# with iproute2, dropping packets with nftables; the shoe firmware runs on MicroPython's
+# WebAssembly port under Node.js.
 system-deps:
 	@missing=""; \
 	  command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || missing="$$missing mosquitto"; \
@@ -63,6 +64,7 @@ system-deps:
 	  command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	  command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	  command -v chromium-headless-shell >/dev/null 2>&1 || missing="$$missing chromium-headless-shell"; \
 	  command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing="$$missing iproute2"; \
 	  command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing="$$missing nftables"; \
 	  command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing="$$missing nats-server"; \

@@ -1,14 +1,14 @@
-"""The floor's browser tests' venue and helpers: Debian's Chromium driven by Playwright,
-against a real Mosquitto, the real hub and simulated tables (each the real daemon with the
-simulated shoe on a pty). Each browser test module opens a venue of its own (``floor_venue``),
-so that the modules run side by side in the test processes."""
+"""The floor's browser tests' venue and helpers: Debian's Chromium (its headless shell:
+tests/headless_chromium.py) driven by Playwright, against a real Mosquitto, the real hub and
+simulated tables (each the real daemon with the simulated shoe on a pty). Each browser test
+module opens a venue of its own (``floor_venue``), so that the modules run side by side in the
+test processes."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +22,8 @@ from simulators.shoe import perform
 from tablectl.hub_app import Hub, HubSettings
 from tablectl.sim_venue import SimulatedVenue
 from tests.conftest import wait_for
+from tests.headless_chromium import CHROMIUM, MISSING, present
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # What a page shows after the venue does something (a table's event through the broker, the
 # recorder, the floor and the stream) is waited for 15 s, not Playwright's 5: a run with both
 # cores kept busy took longer, test after test (the wait ends as soon as it shows).
@@ -53,10 +53,10 @@ RECORD_STREAM = """
 
 @contextlib.contextmanager
 def chromium() -> Iterator[Any]:
-    """Debian's Chromium, driven by Playwright, with the tests' expectation timeout: every
-    browser test module's browser."""
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
+    """Debian's Chromium (its headless shell), driven by Playwright, with the tests'
+    expectation timeout: every browser test module's browser."""
+    if not present():
+        pytest.fail(MISSING)
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)

@@ -9,7 +9,6 @@ import hashlib
 import io
 import os
 import re
-import shutil
 import time
 from pathlib import Path
 
@@ -22,8 +21,8 @@ from simulators.broker import Broker
 from tablectl.hub_app import Hub, HubSettings
 from tests import test_stats
 from tests.conftest import wait_for
+from tests.headless_chromium import CHROMIUM, MISSING, present
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 SCREENSHOTS = os.environ.get("TABLECTL_SCREENSHOTS")
 STATIC = Path(__file__).resolve().parent.parent / "hub" / "static"
 
@@ -38,8 +37,8 @@ def test_each_vendored_library_is_the_file_its_note_names(library, licence):
 
 @pytest.fixture(scope="module")
 def night(tmp_path_factory):
-    if not os.path.exists(CHROMIUM):
-        pytest.fail("Chromium is missing: `make system-deps` installs Debian's chromium")
+    if not present():
+        pytest.fail(MISSING)
     from playwright.sync_api import sync_playwright
 
     directory = tmp_path_factory.mktemp("stats")
