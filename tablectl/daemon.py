@@ -481,11 +481,16 @@ class Daemon:
         self.feed(item)
 
     # ------------------------------------------------------------------ running
-    def run(self) -> int:
-        # The handlers only note (tablectl.signals says why): the loop, which turns at least
-        # every tick, stops on SIGTERM or Ctrl-C and takes a SIGHUP's reload.
-        self.stop_signals = StopSignals().install()
+    def handle_signals(self) -> Daemon:
+        """SIGTERM, Ctrl-C and SIGHUP noted from now on (before ``start``, so that a table that
+        says it runs takes a reload: SIGHUP's default ends the process). The handlers only
+        note (tablectl.signals says why): the loop, which turns at least every tick, stops on
+        SIGTERM or Ctrl-C and takes a SIGHUP's reload."""
+        self.stop_signals.install()
         signal.signal(signal.SIGHUP, self._note_reload)
+        return self
+
+    def run(self) -> int:
         try:  # whatever ends the loop, the table stops cleanly: link flushed, offline said
             self.loop()
         finally:
@@ -624,7 +629,7 @@ def main_run(config_path: str, out: TextIO = sys.stdout) -> int:
     # that takes nothing in while alive says where it waits (``kill -USR1``).
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     config = load_config(config_path)
-    daemon = Daemon(config, config_path=config_path, out=out).start()
+    daemon = Daemon(config, config_path=config_path, out=out).handle_signals().start()
     out.write(f"[{config.table.id}] running: {json.dumps(daemon.summary())}\n")
     out.flush()
     return daemon.run()

@@ -92,7 +92,9 @@ def test_a_table_daemon_reloads_on_sighup_and_stops_on_sigterm(tmp_path):
         table.process.send_signal(signal.SIGHUP)
         deadline = time.monotonic() + 30
         while not any("reloaded: nothing changed" in line for line in table.output):
-            assert time.monotonic() < deadline, "\n".join(table.output)
+            assert table.process.poll() is None and time.monotonic() < deadline, (
+                # (-1: SIGHUP's default ended it, the handler not installed yet)
+                f"exit {table.process.poll()}; " + "\n".join(table.output))
             time.sleep(0.02)
         table.process.send_signal(signal.SIGTERM)
         assert table.process.wait(30) == 0, "\n".join(table.output)
