@@ -4,8 +4,8 @@ Blink as the browser a tablet runs). The full browser (the package chromium) run
 keeps its own window's WebUI in a renderer of its own: with it, Chromium took a third of `make
 test`'s CPU (measured on tests/test_dashboard_browser.py:
 36 s of Chromium's CPU with the full browser, 12 s with the shell). The dashboard's bench
-(tests/bench/dashboard.py) keeps the full browser its figures were measured with: it times the
-page's main thread, which is Blink's in both."""
+(tests/bench/dashboard.py) keeps the full browser its figures were measured with (it times the
+page's main thread, which is Blink's in both); its test gives it the shell."""
 
 from __future__ import annotations
 

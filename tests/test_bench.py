@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from tests.headless_chromium import CHROMIUM
+
 # The benchmark commands (`tablectl bench NAME ...`, docs/benchmarks.md), at small sizes.
 RUNS = {
     "replay": ["--hands", "20"],
@@ -131,7 +133,8 @@ def test_dashboard_bench_draws_every_table_counts_updates_and_times_the_taps():
     arrive."""
     result = subprocess.run(
         [sys.executable, "-m", "tests.bench.dashboard", "--rooms", "2,4", "--seconds", "2",
-         "--idle-seconds", "0.5", "--warm-up", "0", "--taps", "2", "--cpu", "1", "--json"],
+         "--idle-seconds", "0.5", "--warm-up", "0", "--taps", "2", "--cpu", "1",
+         "--browser", CHROMIUM, "--json"],
         capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout)

@@ -779,7 +779,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results = []
     with tempfile.TemporaryDirectory(prefix="tablectl-bench-dashboard-") as tmp, \
             sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = playwright.chromium.launch(executable_path=args.browser,
+                                             args=["--no-sandbox"])
         try:
             for count in rooms:
                 results.append(measure_room(Path(tmp), browser, count, events, args,
@@ -886,6 +887,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="where to keep that trace (DevTools' performance panel loads it)")
     parser.add_argument("--trace-taps", action="store_true",
                         help="trace the biggest room's taps: where the slowest five went")
+    parser.add_argument("--browser", default=CHROMIUM, metavar="PATH",
+                        help="the Chromium to drive: Debian's full browser, which the figures "
+                             "were measured with (the tests, which check what the bench "
+                             "counts, give it the headless shell)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     figures = run(args)
