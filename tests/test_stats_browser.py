@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import os
 import re
 import time
 from pathlib import Path
@@ -21,9 +20,8 @@ from simulators.broker import Broker
 from tablectl.hub_app import Hub, HubSettings
 from tests import test_stats
 from tests.conftest import wait_for
-from tests.headless_chromium import CHROMIUM, MISSING, present
+from tests.floor_browser import SCREENSHOTS, chromium
 
-SCREENSHOTS = os.environ.get("TABLECTL_SCREENSHOTS")
 STATIC = Path(__file__).resolve().parent.parent / "hub" / "static"
 
 
@@ -37,10 +35,6 @@ def test_each_vendored_library_is_the_file_its_note_names(library, licence):
 
 @pytest.fixture(scope="module")
 def night(tmp_path_factory):
-    if not present():
-        pytest.fail(MISSING)
-    from playwright.sync_api import sync_playwright
-
     directory = tmp_path_factory.mktemp("stats")
     # The known night began two hours ago: inside the dashboard's default period.
     start = (int(time.time() * 1000) - 2 * 3600 * 1000) // 60_000 * 60_000
@@ -56,13 +50,10 @@ def night(tmp_path_factory):
     auth.save_user(users, "val", "viewer", "val-password")
     hub = Hub(HubSettings(venue="stats", db=db, users=str(users), port=broker.port,
                           http_port=0)).start()
-    playwright = sync_playwright().start()
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
     try:
-        yield {"hub": hub, "browser": browser, "start": start}
+        with chromium() as browser:
+            yield {"hub": hub, "browser": browser, "start": start}
     finally:
-        browser.close()
-        playwright.stop()
         hub.stop()
         broker.kill()
 
