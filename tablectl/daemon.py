@@ -166,7 +166,7 @@ class Daemon:
         self.venue_clock_readings = 0  # venue clock states handled (tests wait on it)
         self.notifier = SystemdNotifier()
         self.running = threading.Event()
-        self.stop_signals = StopSignals()  # SIGTERM and Ctrl-C, installed by run
+        self.stop_signals = StopSignals()  # SIGTERM and Ctrl-C, from handle_signals on
         self.reload_asked = False  # SIGHUP
         self.parts = Parts()
         self.subscribers: list[Subscriber] = []

@@ -13,6 +13,7 @@ import pytest
 
 from tablectl.signals import StopSignals
 from tablectl.sim_venue import SimulatedVenue
+from tests.conftest import wait_for
 
 
 @pytest.fixture
@@ -90,12 +91,13 @@ def test_a_table_daemon_reloads_on_sighup_and_stops_on_sigterm(tmp_path):
         table = venue.tables[0]
         assert table.process is not None
         table.process.send_signal(signal.SIGHUP)
-        deadline = time.monotonic() + 30
-        while not any("reloaded: nothing changed" in line for line in table.output):
-            assert table.process.poll() is None and time.monotonic() < deadline, (
-                # (-1: SIGHUP's default ended it, the handler not installed yet)
-                f"exit {table.process.poll()}; " + "\n".join(table.output))
-            time.sleep(0.02)
+
+        def reloaded() -> bool:
+            return any("reloaded: nothing changed" in line for line in table.output)
+
+        # (Waited for until reloaded or gone: -1 is SIGHUP's default, the handler not yet in.)
+        wait_for(lambda: reloaded() or table.process.poll() is not None, 30)
+        assert reloaded(), f"exit {table.process.poll()}; " + "\n".join(table.output)
         table.process.send_signal(signal.SIGTERM)
         assert table.process.wait(30) == 0, "\n".join(table.output)
     finally:
